@@ -1,0 +1,45 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "kc",
+    products: [
+        .executable(name: "kc", targets: ["kc"]),
+        .library(name: "KeychainCore", targets: ["KeychainCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "KeychainCore",
+            dependencies: ["CSodium", "CSQLite"]
+        ),
+        .executableTarget(
+            name: "kc",
+            dependencies: [
+                "KeychainCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "KeychainCoreTests",
+            dependencies: ["KeychainCore"]
+        ),
+        .testTarget(
+            name: "kcTests",
+            dependencies: ["KeychainCore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,52 @@
+internal import CSodium
+
+/// libsodium set-up and the small primitives the rest of `Crypto/` shares.
+enum Sodium {
+    private static let initialised: Bool = sodium_init() >= 0
+
+    /// Initialises libsodium once per process.
+    /// - Throws: `errSecInternalError` if libsodium cannot start (no entropy source).
+    static func ensureReady() throws {
+        guard initialised else {
+            throw KeychainError(errSecInternalError, "libsodium could not be initialised")
+        }
+    }
+
+    /// The version string of the libsodium in use (for `kc --version`).
+    static var version: String {
+        String(cString: sodium_version_string())
+    }
+
+    /// `count` bytes from the system's CSPRNG (`randombytes_buf`).
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            if let base = buffer.baseAddress { randombytes_buf(base, count) }
+        }
+        return bytes
+    }
+
+    /// Zeroes an array's storage in place (best effort: copies made earlier are not reached).
+    static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { buffer in
+            if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
+        }
+    }
+
+    /// Constant-time equality of two byte arrays of equal length.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return a.withUnsafeBytes { pa in
+            b.withUnsafeBytes { pb in
+                sodium_memcmp(pa.baseAddress!, pb.baseAddress!, a.count) == 0
+            }
+        }
+    }
+}
+
+/// Public version information for `kc --version`.
+public enum CryptoInfo {
+    /// libsodium's version string.
+    public static var libsodiumVersion: String { Sodium.version }
+}

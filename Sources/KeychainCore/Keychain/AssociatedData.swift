@@ -1,0 +1,66 @@
+/// The associated data of every ciphertext (`docs/format.md` §3): one fixed,
+/// length-unambiguous layout, so that a ciphertext decrypts only in its own place.
+enum AssociatedData {
+    static let masterKeyLabel = "kc/v1/mk-wrap"
+    static let dataKeyLabel = "kc/v1/dek"
+    static let metadataLabel = "kc/v1/meta"
+    static let dataLabel = "kc/v1/data"
+    static let headerLabel = "kc/v1/header"
+    static let accumulatorLabel = "kc/v1/acc"
+
+    /// The master-key wrap: label ‖ format ‖ keychain id ‖ key generation ‖ KDF algorithm,
+    /// opslimit, memlimit, salt.
+    static func masterKeyWrap(_ r: KeychainRecord) -> [UInt8] {
+        var w = ByteWriter()
+        w.label(masterKeyLabel)
+        w.u32(r.formatVersion)
+        w.lengthPrefixed(r.keychainID)
+        w.u32(r.keyGeneration)
+        w.u32(r.kdfAlgorithm)
+        w.u64(r.kdfOpslimit)
+        w.u64(r.kdfMemlimit)
+        w.lengthPrefixed(r.kdfSalt)
+        return w.bytes
+    }
+
+    /// The wrapped data key and the metadata: label ‖ keychain id ‖ key generation ‖ item
+    /// id ‖ class ‖ row version ‖ BLAKE2b-256 of the row's index columns.
+    static func rowBinding(label: String, keys: KeyHierarchy, row: ItemRow) -> [UInt8] {
+        var w = ByteWriter(capacity: 96)
+        w.label(label)
+        w.lengthPrefixed(keys.keychainID)
+        w.u32(keys.keyGeneration)
+        w.lengthPrefixed(row.itemID)
+        w.lengthPrefixed(Array(row.classCode.utf8))
+        w.u64(row.rowVersion)
+        w.raw(indexDigest(row))
+        return w.bytes
+    }
+
+    /// The data: label ‖ keychain id ‖ item id ‖ class. Bound to its row through its data
+    /// key, so a re-key re-wraps data keys without touching any secret's ciphertext.
+    static func data(keychainID: [UInt8], itemID: [UInt8], classCode: String) -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.label(dataLabel)
+        w.lengthPrefixed(keychainID)
+        w.lengthPrefixed(itemID)
+        w.lengthPrefixed(Array(classCode.utf8))
+        return w.bytes
+    }
+
+    /// BLAKE2b-256 over the primary-key fingerprint and every index column in schema
+    /// order, each as presence byte ‖ length ‖ bytes.
+    static func indexDigest(_ row: ItemRow) -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        w.lengthPrefixed(row.primaryKey)
+        for column in IndexColumn.allCases {
+            if let v = row.indexes[column] {
+                w.u8(1)
+                w.lengthPrefixed(v)
+            } else {
+                w.u8(0)
+            }
+        }
+        return Hashing.blake2b(w.bytes, length: 32)
+    }
+}

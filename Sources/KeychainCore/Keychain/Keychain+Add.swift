@@ -1,0 +1,119 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Keychain {
+    /// Adds an item (Apple's `SecItemAdd`): the class, its attributes and `kSecValueData`.
+    ///
+    ///     try keychain.add([kSecClass: kSecClassGenericPassword, kSecAttrService: "db",
+    ///                       kSecAttrAccount: "app", kSecValueData: Data("s3cret".utf8)])
+    ///
+    /// - Returns: what the kSecReturn… keys ask for, or nil.
+    /// - Throws: errSecDuplicateItem when an item with the same primary key exists;
+    ///   errSecParam, errSecNoSuchAttr, errSecNoSuchClass for a bad query.
+    @discardableResult
+    public func add(_ query: [String: Any]) throws -> Any? {
+        var q = try ItemQuery(query, for: .add)
+        defer { if q.data != nil { Sodium.wipe(&q.data!) } }
+        guard q.itemClass != .identity else {
+            throw KeychainError(errSecParam, "an identity is added as its certificate and its private key, as two items",
+                                hint: "add the certificate (kSecClassCertificate) and the key (kSecClassKey) separately")
+        }
+        var attributes = try Self.completeForAdd(q)
+        let now = Date().timeIntervalSinceReferenceDate
+        attributes["cdat"] = .date(now)
+        attributes["mdat"] = .date(now)
+        let itemID = Sodium.randomBytes(16)
+        let itemClass = q.itemClass
+        let data = q.data
+        try write { keys, state in
+            let codec = RowCodec(keys: keys)
+            let row: ItemRow
+            if let data {
+                row = try data.withUnsafeBytes { try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: $0) }
+            } else {
+                row = try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: nil)
+            }
+            do {
+                try store.insert(row)
+            } catch let error as KeychainError where error.status == errSecDuplicateItem {
+                throw KeychainError(errSecDuplicateItem, Self.duplicateMessage(itemClass, attributes),
+                                    hint: "update it instead, or delete it first")
+            }
+            Header.xor(&state.accumulator, Header.term(itemID: itemID, classCode: itemClass.code, rowVersion: state.generation, keys: keys))
+            state.itemCount += 1
+        }
+        guard q.returnData || q.returnAttributes || q.returnPersistentRef else { return nil }
+        let dataValue: Data? = q.returnData ? Data(data ?? []) : nil
+        return Results.item(attributes, persistentRef: Array(itemClass.code.utf8) + itemID, data: dataValue, query: q)
+    }
+
+    /// The stored attributes of a new item: primary-key defaults, accessibility, label,
+    /// synchronizable flag, and the certificate or key fields derived from its data.
+    static func completeForAdd(_ q: ItemQuery) throws -> [String: AttributeValue] {
+        var attributes = q.attributes
+        attributes["sync"] = .int(q.sync == .synchronizable ? 1 : 0)
+        if attributes["pdmn"] == nil {
+            attributes["pdmn"] = .string(q.itemClass == .certificate ? "dk" : "ak")
+        }
+        switch q.itemClass {
+        case .certificate:
+            try deriveCertificateAttributes(&attributes, data: q.data)
+        case .key:
+            if attributes["klbl"] == nil, let data = q.data {
+                // Apple hashes the public key; kc cannot derive one from an arbitrary key
+                // blob, so it hashes the blob (docs/apple-compatibility.md).
+                attributes["klbl"] = .data(SHA1.hash(data))
+            }
+        default:
+            break
+        }
+        for key in Schema.primaryKey(q.itemClass) where attributes[key] == nil {
+            attributes[key] = Schema.defaultValue(key)
+        }
+        if attributes["labl"] == nil {
+            if q.itemClass == .genericPassword, let s = attributes["svce"] { attributes["labl"] = s }
+            if q.itemClass == .internetPassword, let s = attributes["srvr"] { attributes["labl"] = s }
+        }
+        return attributes
+    }
+
+    /// Fills a certificate's issuer, serial number, subject, subject key id, public-key
+    /// hash, type and encoding from its DER data, as Apple does, unless given.
+    static func deriveCertificateAttributes(_ attributes: inout [String: AttributeValue], data: [UInt8]?) throws {
+        guard let data, !data.isEmpty else { return }
+        guard let cert = DERCertificate(der: data) else {
+            if attributes["issr"] == nil || attributes["slnr"] == nil {
+                throw KeychainError(errSecParam, "the certificate's data is not a DER X.509 certificate",
+                                    hint: "pass DER bytes, or give kSecAttrIssuer and kSecAttrSerialNumber")
+            }
+            return
+        }
+        let derived: [String: AttributeValue?] = [
+            "issr": .data(cert.issuer), "slnr": .data(cert.serialNumber), "subj": .data(cert.subject),
+            "pkhh": .data(cert.publicKeyHash), "skid": cert.subjectKeyID.map { .data($0) },
+            "ctyp": .int(Int64(cert.version)), "cenc": .int(3),
+        ]
+        for (key, value) in derived where attributes[key] == nil {
+            if let value { attributes[key] = value }
+        }
+    }
+
+    static func duplicateMessage(_ itemClass: ItemClass, _ attributes: [String: AttributeValue]) -> String {
+        func text(_ key: String) -> String {
+            switch attributes[key] {
+            case .string(let s)?: return "\"\(s)\""
+            case .data(let d)?: return "<\(d.count) bytes>"
+            case .int(let v)?: return String(v)
+            default: return "\"\""
+            }
+        }
+        switch itemClass {
+        case .genericPassword: return "an item for service \(text("svce")) and account \(text("acct")) already exists"
+        case .internetPassword: return "an item for server \(text("srvr")) and account \(text("acct")) already exists"
+        default: return "an item with the same primary key already exists"
+        }
+    }
+}

@@ -1,0 +1,92 @@
+extension Keychain {
+    /// Changes the password: the master key is re-wrapped under a key derived from
+    /// `newPassword` with a fresh salt; items are not touched. Ends with a TRUNCATE
+    /// checkpoint so the old wrap does not linger in the -wal file. Copies of the file
+    /// made before still open with the old password (use `rekey` when that matters).
+    ///
+    /// - Parameter profile: a new KDF profile, or nil to keep the current parameters.
+    /// - Throws: errSecInteractionNotAllowed when another process changed the password or
+    ///   re-keyed meanwhile (nothing is written).
+    public func changePassword(to newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
+        let keys = try unlockedKeys()
+        let before = try store.transaction(write: false) { try store.readKeychainRecord() }
+        var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])
+        if let profile { kdf = KDFParameters(profile: profile) }
+        kdf.salt = Sodium.randomBytes(KDFParameters.saltBytes)
+        // Argon2 runs outside the transaction; the write then compares-and-swaps.
+        let kek = try kdf.deriveKey(password: newPassword)
+        var record = before
+        record.kdfAlgorithm = kdf.algorithm
+        record.kdfOpslimit = kdf.opslimit
+        record.kdfMemlimit = kdf.memlimit
+        record.kdfSalt = kdf.salt
+        record.wrappedMasterKey = AEAD.seal(keys.master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
+        try write { _, _ in
+            let current = try store.readKeychainRecord()
+            guard current == before else {
+                throw KeychainError(errSecInteractionNotAllowed, "the password of \(path) was changed by another process meanwhile; nothing was written",
+                                    hint: "unlock with the current password and try again")
+            }
+            try store.writeKeychainRecord(record)
+        }
+        try store.compactLog()
+    }
+
+    /// Replaces the master key (after a suspected leak): a new key generation, every
+    /// data key re-wrapped and all metadata and indexes re-sealed in one transaction,
+    /// under a new password. Secrets' ciphertexts are kept. Old copies of the file still
+    /// open with the old password, but say nothing about items added afterwards.
+    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
+        let oldKeys = try unlockedKeys()
+        let before = try store.transaction(write: false) { try store.readKeychainRecord() }
+        var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])
+        if let profile { kdf = KDFParameters(profile: profile) }
+        kdf.salt = Sodium.randomBytes(KDFParameters.saltBytes)
+        let kek = try kdf.deriveKey(password: newPassword)
+        let master = try KeyHierarchy.newMasterKey()
+        var record = before
+        record.keyGeneration = before.keyGeneration &+ 1
+        record.kdfAlgorithm = kdf.algorithm
+        record.kdfOpslimit = kdf.opslimit
+        record.kdfMemlimit = kdf.memlimit
+        record.kdfSalt = kdf.salt
+        record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
+        let newKeys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
+                                       blindKeyIDs: Schema.blindKeyIDs)
+        try store.transaction(write: true) {
+            let current = try store.readKeychainRecord()
+            var state = try store.readState()
+            guard current == before else {
+                throw KeychainError(errSecInteractionNotAllowed, "\(path) was changed by another process meanwhile; nothing was written",
+                                    hint: "unlock again and retry")
+            }
+            try checkHeader(current, state, keys: oldKeys)
+            state.generation += 1
+            let oldCodec = RowCodec(keys: oldKeys), newCodec = RowCodec(keys: newKeys)
+            var rows: [ItemRow] = []
+            for c in ItemClass.stored {
+                try store.forEachRow(.scan(classCode: c.code), includeData: true) { row in
+                    rows.append(row)
+                    return true
+                }
+            }
+            var acc = [UInt8](repeating: 0, count: 32)
+            for row in rows {
+                let item = try oldCodec.open(row)
+                let new = try oldCodec.rekey(row, attributes: item.attributes, to: newCodec, rowVersion: state.generation)
+                try store.replace(new)
+                Header.xor(&acc, Header.term(itemID: new.itemID, classCode: new.classCode, rowVersion: new.rowVersion, keys: newKeys))
+            }
+            guard UInt64(rows.count) == state.itemCount else {
+                throw KeychainError(errSecDecode, "\(path) has \(rows.count) rows but its header says \(state.itemCount); not re-keyed")
+            }
+            state.accumulator = acc
+            state.mac = Header.mac(state, record: record, keys: newKeys)
+            try store.writeKeychainRecord(record)
+            try store.writeState(state)
+            highestGeneration = state.generation
+        }
+        keys = newKeys
+        try store.compactLog()
+    }
+}

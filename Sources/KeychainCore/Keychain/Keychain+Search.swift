@@ -1,0 +1,99 @@
+/// Finding items: the planner picks candidate rows by blind index, then every candidate's
+/// metadata is decrypted, checked against its row and re-matched on plaintext
+/// (`docs/format.md` §7). An index only narrows the candidates; it never decides a match.
+extension Keychain {
+    /// Chooses how to find candidates: the primary-key index when every key attribute is
+    /// given, else the exact indexes given, else a scan of the class.
+    func plan(_ query: ItemQuery, itemClass: ItemClass, conditions: [String: AttributeValue], codec: RowCodec) throws -> RowLookup {
+        if let id = query.persistentItemID { return .itemID(id) }
+        var effective = conditions
+        switch query.sync {
+        case .notSynchronizable: effective["sync"] = .int(0)
+        case .synchronizable: effective["sync"] = .int(1)
+        case .any: break
+        }
+        let pkKeys = Schema.primaryKey(itemClass)
+        let exactUsable: (String) -> Bool = { key in
+            // Ignore-case matching cannot use an exact fingerprint of a string value.
+            guard let v = effective[key] else { return false }
+            if query.caseInsensitive, v.comparableBytes != nil { return false }
+            return true
+        }
+        if pkKeys.allSatisfy(exactUsable) {
+            return .primaryKey(classCode: itemClass.code, try codec.fingerprints(itemClass, effective).pk)
+        }
+        var indexed: [(IndexColumn, [UInt8])] = []
+        for (column, key) in Schema.indexColumns(itemClass) where exactUsable(key) {
+            if let v = effective[key] {
+                indexed.append((column, try codec.fingerprint(v, column: column, itemClass: itemClass)))
+            }
+        }
+        return indexed.isEmpty ? .scan(classCode: itemClass.code) : .indexes(classCode: itemClass.code, indexed)
+    }
+
+    /// Calls `body` with each item of `itemClass` matching `conditions`, in insertion
+    /// order, until it returns false.
+    func forEachMatch(_ query: ItemQuery, itemClass: ItemClass, conditions: [String: AttributeValue],
+                      includeData: Bool, codec: RowCodec, _ body: (DecodedItem) throws -> Bool) throws {
+        let lookup = try plan(query, itemClass: itemClass, conditions: conditions, codec: codec)
+        try store.forEachRow(lookup, includeData: includeData) { row in
+            let item = try codec.open(row)
+            guard item.itemClass == itemClass, Self.matches(item, conditions: conditions, query: query) else { return true }
+            return try body(item)
+        }
+    }
+
+    /// The plaintext re-check of every condition (byte-exact; ignore-case on request).
+    static func matches(_ item: DecodedItem, conditions: [String: AttributeValue], query: ItemQuery) -> Bool {
+        let sync = item.attributes["sync"] ?? .int(0)
+        switch query.sync {
+        case .notSynchronizable: if sync != .int(0) { return false }
+        case .synchronizable: if sync != .int(1) { return false }
+        case .any: break
+        }
+        for (key, wanted) in conditions {
+            guard let have = item.attributes[key], have.matches(wanted, ignoringCase: query.caseInsensitive) else { return false }
+        }
+        return true
+    }
+
+    /// Splits an identity query into its certificate and key conditions (Apple's join:
+    /// label, issuer, serial and subject key id are the certificate's; the rest the key's).
+    static func identityConditions(_ attributes: [String: AttributeValue]) -> (certificate: [String: AttributeValue], key: [String: AttributeValue]) {
+        var cert: [String: AttributeValue] = [:], key: [String: AttributeValue] = [:]
+        let certFirst: Set<String> = ["labl", "issr", "slnr", "skid"]
+        for (k, v) in attributes {
+            let inCert = Schema.attribute(k, in: .certificate) != nil
+            let inKey = Schema.attribute(k, in: .key) != nil
+            if inCert && (!inKey || certFirst.contains(k)) { cert[k] = v } else { key[k] = v }
+        }
+        return (cert, key)
+    }
+
+    /// Calls `body` with each (certificate, key) pair whose public-key hash equals the
+    /// key's application label, both matching their conditions.
+    func forEachIdentity(_ query: ItemQuery, includeData: Bool, codec: RowCodec,
+                         _ body: (DecodedItem, DecodedItem) throws -> Bool) throws {
+        let (certConditions, keyConditions) = Self.identityConditions(query.attributes)
+        // Collect first: a nested lookup may reuse the same cached statement.
+        var certificates: [DecodedItem] = []
+        try forEachMatch(query, itemClass: .certificate, conditions: certConditions, includeData: includeData, codec: codec) { cert in
+            if cert.attributes["pkhh"] != nil { certificates.append(cert) }
+            return true
+        }
+        var keyQuery = query
+        keyQuery.persistentItemID = nil
+        for cert in certificates {
+            var conditions = keyConditions
+            conditions["klbl"] = cert.attributes["pkhh"]
+            var keys: [DecodedItem] = []
+            try forEachMatch(keyQuery, itemClass: .key, conditions: conditions, includeData: includeData, codec: codec) { key in
+                keys.append(key)
+                return true
+            }
+            for key in keys {
+                guard try body(cert, key) else { return }
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Keychain {
+    /// Changes every item matching `query` (Apple's `SecItemUpdate`): the attributes in
+    /// `attributesToUpdate` and, with `kSecValueData`, the secret. Each changed item is
+    /// re-sealed under a fresh data key; its modification date is set by kc.
+    ///
+    ///     try keychain.update([kSecClass: kSecClassGenericPassword, kSecAttrService: "db"],
+    ///                         [kSecValueData: Data("new".utf8)])
+    ///
+    /// - Returns: the number of items changed.
+    /// - Throws: errSecItemNotFound when nothing matches; errSecDuplicateItem when a change
+    ///   would give two items one primary key (then nothing is changed).
+    @discardableResult
+    public func update(_ query: [String: Any], _ attributesToUpdate: [String: Any]) throws -> Int {
+        let q = try ItemQuery(query, for: .update)
+        if attributesToUpdate[kSecClass] != nil {
+            throw KeychainError(errSecNoSuchAttr, "kSecClass cannot be changed by SecItemUpdate")
+        }
+        if attributesToUpdate[kSecAttrSynchronizable] as? String == kSecAttrSynchronizableAny {
+            throw KeychainError(errSecParam, "kSecAttrSynchronizableAny is a query value, not an attribute value")
+        }
+        let classes: [ItemClass] = q.itemClass == .identity ? [.certificate, .key] : [q.itemClass]
+        var changesByClass: [ItemClass: (attributes: [String: AttributeValue], data: [UInt8]?)] = [:]
+        for c in classes {
+            var attrs: [String: Any] = attributesToUpdate
+            if q.itemClass == .identity {
+                // An identity update applies what each class has (Apple: cert, then keys).
+                attrs = attrs.filter { $0.key == kSecValueData || Schema.attribute($0.key, in: c) != nil }
+            }
+            changesByClass[c] = try ItemQuery.changes(attrs, itemClass: c)
+        }
+        defer {
+            for c in classes where changesByClass[c]?.data != nil { Sodium.wipe(&changesByClass[c]!.data!) }
+        }
+        return try write { keys, state in
+            let codec = RowCodec(keys: keys)
+            var targets: [DecodedItem] = []
+            if q.itemClass == .identity {
+                var seen = Set<[UInt8]>()
+                try forEachIdentity(q, includeData: true, codec: codec) { cert, key in
+                    for item in [cert, key] where seen.insert(item.row.itemID).inserted { targets.append(item) }
+                    return true
+                }
+            } else {
+                try forEachMatch(q, itemClass: q.itemClass, conditions: q.attributes, includeData: true, codec: codec) { item in
+                    targets.append(item)
+                    return true
+                }
+            }
+            guard !targets.isEmpty else { throw KeychainError(errSecItemNotFound) }
+            let now = Date().timeIntervalSinceReferenceDate
+            for item in targets {
+                guard let change = changesByClass[item.itemClass] else { continue }
+                var attributes = item.attributes
+                for (k, v) in change.attributes where k != "mdat" { attributes[k] = v }
+                var mdat = now
+                if case .date(let old)? = item.attributes["mdat"], mdat <= old { mdat = old + 0.001 }
+                attributes["mdat"] = .date(mdat)
+                let newRow: ItemRow
+                if let newData = change.data {
+                    newRow = try newData.withUnsafeBytes {
+                        try codec.seal(itemID: item.row.itemID, itemClass: item.itemClass, rowVersion: state.generation, attributes: attributes, data: $0)
+                    }
+                } else if let opened = try codec.openData(item.row) {
+                    newRow = try opened.withBytes {
+                        try codec.seal(itemID: item.row.itemID, itemClass: item.itemClass, rowVersion: state.generation, attributes: attributes, data: $0)
+                    }
+                } else {
+                    newRow = try codec.seal(itemID: item.row.itemID, itemClass: item.itemClass, rowVersion: state.generation, attributes: attributes, data: nil)
+                }
+                do {
+                    try store.replace(newRow)
+                } catch let error as KeychainError where error.status == errSecDuplicateItem {
+                    throw KeychainError(errSecDuplicateItem, "the change would give two items the same primary key; nothing was changed")
+                }
+                Header.xor(&state.accumulator, Header.term(itemID: item.row.itemID, classCode: item.row.classCode, rowVersion: item.row.rowVersion, keys: keys))
+                Header.xor(&state.accumulator, Header.term(itemID: newRow.itemID, classCode: newRow.classCode, rowVersion: newRow.rowVersion, keys: keys))
+            }
+            return targets.count
+        }
+    }
+}

@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One keychain file, opened with its password: the object every SecItem call runs
+/// against. There is no hidden global keychain; a program opens the one it wants.
+///
+///     let password = try SecureBytes(copying: Array("hunter2".utf8))
+///     let keychain = try Keychain.create(at: "/home/me/.local/share/kc/login.keychain-db",
+///                                        password: password, profile: .moderate)
+///     try keychain.add([kSecClass: kSecClassGenericPassword, kSecAttrService: "github.com",
+///                       kSecAttrAccount: "alice", kSecValueData: Data("token".utf8)])
+///
+/// Not thread-safe: use one `Keychain` per thread (the agent serialises its use).
+public final class Keychain {
+    /// The format version this build writes (`docs/format.md`).
+    static let formatVersion: UInt32 = 1
+    /// The lowest kc format version that may write files this build writes.
+    static let writerVersion: UInt32 = 1
+    /// Default idle and absolute auto-lock timeouts stored in a new keychain (seconds).
+    static let defaultIdleTimeout: UInt64 = 15 * 60
+    static let defaultMaxTimeout: UInt64 = 12 * 60 * 60
+
+    /// The keychain file's path.
+    public let path: String
+    let store: SQLiteItemStore
+    /// The unlocked keys; nil once locked.
+    var keys: KeyHierarchy?
+    /// The highest header generation seen: a lower one later means a rolled-back file.
+    var highestGeneration: UInt64 = 0
+
+    private init(path: String, store: SQLiteItemStore, keys: KeyHierarchy) {
+        self.path = path
+        self.store = store
+        self.keys = keys
+    }
+
+    /// Creates a new keychain file (mode 0600 in a folder created 0700) protected by
+    /// `password`.
+    /// - Parameter profile: how hard the password is stretched (Argon2id).
+    /// - Throws: errSecDuplicateKeychain when the file exists; errSecIO / errSecReadOnly
+    ///   when it cannot be written.
+    public static func create(at path: String, password: borrowing SecureBytes, profile: KDFProfile = .moderate) throws -> Keychain {
+        try Sodium.ensureReady()
+        let kdf = KDFParameters(profile: profile)
+        let kek = try kdf.deriveKey(password: password)
+        let master = try KeyHierarchy.newMasterKey()
+        var record = KeychainRecord(formatVersion: formatVersion, keychainID: Sodium.randomBytes(16), keyGeneration: 1,
+                                    kdfAlgorithm: kdf.algorithm, kdfOpslimit: kdf.opslimit, kdfMemlimit: kdf.memlimit,
+                                    kdfSalt: kdf.salt, wrappedMasterKey: [])
+        record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
+        let keys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: 1, blindKeyIDs: Schema.blindKeyIDs)
+        let store = try SQLiteItemStore(creating: path)
+        do {
+            var state = StateRecord(minWriterVersion: writerVersion, generation: 0, itemCount: 0,
+                                    accumulator: [UInt8](repeating: 0, count: 32),
+                                    idleTimeout: defaultIdleTimeout, maxTimeout: defaultMaxTimeout, mac: [])
+            state.mac = Header.mac(state, record: record, keys: keys)
+            try store.transaction(write: true) {
+                try store.writeKeychainRecord(record)
+                try store.writeState(state)
+            }
+        } catch {
+            FileSafety.removeKeychainFiles(path)
+            throw error
+        }
+        return Keychain(path: path, store: store, keys: keys)
+    }
+
+    /// Opens a keychain with its password and checks its header and rows.
+    /// - Throws: errSecNoSuchKeychain (no file), errSecAuthFailed (wrong password or a
+    ///   tampered header: the two are indistinguishable by design), errSecDecode (not a kc
+    ///   keychain, damaged, or rows deleted, inserted or replayed), errSecWrongSecVersion.
+    public static func open(at path: String, password: borrowing SecureBytes) throws -> Keychain {
+        try Sodium.ensureReady()
+        let store = try SQLiteItemStore(openingExisting: path)
+        let record = try store.transaction(write: false) { try store.readKeychainRecord() }
+        let keys = try unwrap(record, password: password, path: path)
+        let keychain = Keychain(path: path, store: store, keys: keys)
+        try keychain.verify()
+        return keychain
+    }
+
+    /// Derives the KEK and unwraps the master key of `record`.
+    static func unwrap(_ record: KeychainRecord, password: borrowing SecureBytes, path: String) throws -> KeyHierarchy {
+        guard record.formatVersion <= formatVersion else {
+            throw KeychainError(errSecWrongSecVersion, "\(path) has format version \(record.formatVersion); this kc reads up to \(formatVersion)",
+                                hint: "upgrade kc to open this keychain")
+        }
+        guard record.keychainID.count == 16 else {
+            throw KeychainError(errSecDecode, "\(path) has a malformed keychain id")
+        }
+        let kdf = KDFParameters(algorithm: record.kdfAlgorithm, opslimit: record.kdfOpslimit,
+                                memlimit: record.kdfMemlimit, salt: record.kdfSalt)
+        let kek = try kdf.deriveKey(password: password)
+        let master: SecureBytes
+        do {
+            master = try AEAD.open(record.wrappedMasterKey, key: kek, ad: AssociatedData.masterKeyWrap(record), what: "the master key")
+        } catch {
+            throw KeychainError(errSecAuthFailed, "wrong password for \(path) (or its header was tampered with)")
+        }
+        guard master.count == 32 else { throw KeychainError(errSecDecode, "\(path) has a malformed master key") }
+        let mk = try SecureBytes(count: 32, guarded: true)
+        master.withUnsafeBytes { src in mk.withUnsafeMutableBytes { $0.copyMemory(from: src) } }
+        return try KeyHierarchy(master: SymmetricKey(mk), keychainID: record.keychainID,
+                                keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+    }
+
+    /// Wipes the keys; every later call fails with errSecInteractionNotAllowed.
+    public func lock() {
+        keys = nil
+    }
+
+    /// Whether the keychain's keys are held.
+    public var isUnlocked: Bool { keys != nil }
+
+    /// The keys, or errSecInteractionNotAllowed once locked.
+    func unlockedKeys() throws -> KeyHierarchy {
+        guard let keys else {
+            throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked", hint: "unlock it again")
+        }
+        return keys
+    }
+
+    /// The number of items in the keychain, from its authenticated header.
+    public func itemCount() throws -> Int {
+        try read { _, state in Int(state.itemCount) }
+    }
+
+    /// The stored auto-lock timeouts in seconds (idle, absolute).
+    public func timeouts() throws -> (idle: UInt64, maximum: UInt64) {
+        try read { _, state in (state.idleTimeout, state.maxTimeout) }
+    }
+
+    /// The KDF profile the keychain's password uses, if it is one of the named ones.
+    public func kdfProfile() throws -> KDFProfile? {
+        let r = try store.transaction(write: false) { try store.readKeychainRecord() }
+        return KDFParameters(algorithm: r.kdfAlgorithm, opslimit: r.kdfOpslimit, memlimit: r.kdfMemlimit, salt: r.kdfSalt).profile
+    }
+}
+
+/// Versions of the libraries kc is built on (for `kc --version`).
+public enum LibraryVersions {
+    /// libsodium's version.
+    public static var sodium: String { Sodium.version }
+    /// SQLite's version.
+    public static var sqlite: String { Database.sqliteVersion }
+}

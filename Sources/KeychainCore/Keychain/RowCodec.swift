@@ -1,0 +1,141 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An item after its metadata was opened and checked.
+struct DecodedItem {
+    var row: ItemRow
+    var itemClass: ItemClass
+    var attributes: [String: AttributeValue]
+
+    /// Apple's persistent reference: class (4 bytes) ‖ item id (16 bytes).
+    var persistentRef: [UInt8] { Array(row.classCode.utf8) + row.itemID }
+}
+
+/// A decrypted secret: a padded scratch buffer and the secret's length within it.
+struct OpenedData: ~Copyable {
+    let buffer: SecureBytes
+    let length: Int
+
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+    }
+}
+
+/// Turns attributes and secrets into sealed rows and back (`docs/format.md` §3–5), under
+/// one keychain's keys.
+struct RowCodec {
+    let keys: KeyHierarchy
+
+    /// The primary-key and index fingerprints of an item's attributes.
+    func fingerprints(_ itemClass: ItemClass, _ attributes: [String: AttributeValue]) throws -> (pk: [UInt8], indexes: [IndexColumn: [UInt8]]) {
+        var w = ByteWriter(capacity: 128)
+        for key in Schema.primaryKey(itemClass) {
+            w.label(key)
+            let value = attributes[key] ?? Schema.defaultValue(key) ?? .string("")
+            w.raw(value.indexEncoding)
+        }
+        let pk = BlindIndex.primaryKey(w.bytes, key: try keys.blindKey(BlindIndex.primaryKeyID(classCode: itemClass.code)))
+        var indexes: [IndexColumn: [UInt8]] = [:]
+        for (column, key) in Schema.indexColumns(itemClass) {
+            guard let value = attributes[key] else { continue }
+            indexes[column] = try fingerprint(value, column: column, itemClass: itemClass)
+        }
+        return (pk, indexes)
+    }
+
+    /// The fingerprint of one value in an index column.
+    func fingerprint(_ value: AttributeValue, column: IndexColumn, itemClass: ItemClass) throws -> [UInt8] {
+        BlindIndex.value(value.indexEncoding, key: try keys.blindKey(Schema.blindKeyID(column: column, itemClass: itemClass)))
+    }
+
+    /// Seals a new version of an item under a fresh data key.
+    func seal(itemID: [UInt8], itemClass: ItemClass, rowVersion: UInt64,
+              attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?) throws -> ItemRow {
+        let (pk, indexes) = try fingerprints(itemClass, attributes)
+        var row = ItemRow(itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: pk,
+                          indexes: indexes, wrappedKey: [], metadata: [], data: nil)
+        let dek = try KeyHierarchy.newDataKey()
+        row.wrappedKey = AEAD.seal(dek.bytes, key: keys.wrap, ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row))
+        row.metadata = try sealMetadata(attributes, row: row)
+        if let data {
+            let padded = try Padding.pad(data)
+            row.data = AEAD.seal(padded, key: dek, ad: AssociatedData.data(keychainID: keys.keychainID, itemID: itemID, classCode: itemClass.code))
+        }
+        return row
+    }
+
+    private func sealMetadata(_ attributes: [String: AttributeValue], row: ItemRow) throws -> [UInt8] {
+        var plain = Metadata.encode(attributes)
+        defer { Sodium.wipe(&plain) }
+        let padded = try Padding.pad(plain)
+        return AEAD.seal(padded, key: keys.meta, ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row))
+    }
+
+    /// Opens a row's metadata and checks it against the row: the class and every
+    /// fingerprint are recomputed from the plaintext. - Throws: errSecDecode on any mismatch.
+    func open(_ row: ItemRow) throws -> DecodedItem {
+        guard let itemClass = ItemClass(rawValue: row.classCode), itemClass != .identity, row.itemID.count == 16 else {
+            throw KeychainError(errSecDecode, "a row has an unknown class or a malformed id: the keychain is damaged or was tampered with")
+        }
+        let padded = try AEAD.open(row.metadata, key: keys.meta,
+                                   ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row),
+                                   what: "an item's attributes")
+        let length = try Padding.unpaddedLength(padded)
+        var plain = padded.withUnsafeBytes { Array($0[0..<length]) }
+        defer { Sodium.wipe(&plain) }
+        let attributes = try Metadata.decode(plain)
+        let (pk, indexes) = try fingerprints(itemClass, attributes)
+        guard pk == row.primaryKey, indexes == row.indexes else {
+            throw KeychainError(errSecDecode, "an item's index columns do not match its attributes: the keychain was tampered with")
+        }
+        return DecodedItem(row: row, itemClass: itemClass, attributes: attributes)
+    }
+
+    /// Unwraps a row's data key.
+    func dataKey(_ row: ItemRow) throws -> SymmetricKey {
+        let dek = try AEAD.open(row.wrappedKey, key: keys.wrap,
+                                ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row),
+                                what: "an item's data key")
+        guard dek.count == AEAD.keyBytes else { throw KeychainError(errSecDecode, "an item's data key has the wrong size") }
+        return SymmetricKey(dek)
+    }
+
+    /// Decrypts a row's secret; nil when the item has no data. The row must have been
+    /// loaded with its data.
+    func openData(_ row: ItemRow) throws -> OpenedData? {
+        guard let sealed = row.data else { return nil }
+        let dek = try dataKey(row)
+        let padded = try AEAD.open(sealed, key: dek, ad: AssociatedData.data(keychainID: keys.keychainID, itemID: row.itemID, classCode: row.classCode),
+                                   what: "an item's data")
+        let length = try Padding.unpaddedLength(padded)
+        return OpenedData(buffer: padded, length: length)
+    }
+
+    /// Decrypts a row's secret into `Data` for an API result (the copy Apple's API forces).
+    func openDataCopy(_ row: ItemRow) throws -> Data? {
+        guard let sealed = row.data else { return nil }
+        _ = sealed
+        let opened = try openData(row)
+        switch consume opened {
+        case .some(let d): return d.withBytes { Data($0) }
+        case .none: return nil
+        }
+    }
+
+    /// Re-wraps a row's data key and re-seals its metadata under `target`'s keys (a
+    /// re-key); the data ciphertext is kept as it is.
+    func rekey(_ row: ItemRow, attributes: [String: AttributeValue], to target: RowCodec, rowVersion: UInt64) throws -> ItemRow {
+        let itemClass = ItemClass(rawValue: row.classCode) ?? .genericPassword
+        let dek = try dataKey(row)
+        let (pk, indexes) = try target.fingerprints(itemClass, attributes)
+        var new = ItemRow(itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: pk,
+                          indexes: indexes, wrappedKey: [], metadata: [], data: row.data)
+        new.wrappedKey = AEAD.seal(dek.bytes, key: target.keys.wrap,
+                                   ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: target.keys, row: new))
+        new.metadata = try target.sealMetadata(attributes, row: new)
+        return new
+    }
+}

@@ -1,0 +1,194 @@
+internal import CSQLite
+
+/// One SQLite connection, opened the one way kc opens every keychain (`docs/format.md` §1):
+/// `busy_timeout` first, then the per-connection pragmas. WAL is set once, at creation.
+final class Database {
+    /// How long a writer waits for another writer before giving up.
+    static let busyTimeoutMilliseconds: Int32 = 30_000
+
+    private var handle: OpaquePointer?
+    private var statements: [String: Statement] = [:]
+    let path: String
+
+    /// Opens an existing file read-write; never creates one (the caller pre-creates files
+    /// with mode 0600, see `FileSafety`).
+    init(path: String) throws {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        handle = db
+        guard rc == SQLITE_OK, db != nil else {
+            let error = Self.error(rc, db: db, context: "cannot open \(path)")
+            sqlite3_close_v2(db)
+            handle = nil
+            throw error
+        }
+        sqlite3_extended_result_codes(db, 1)
+        // busy_timeout before anything else: the first statement may already meet a writer.
+        sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
+        try exec("PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF;")
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs SQL with no results.
+    func exec(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if let message { sqlite3_free(message) }
+        guard rc == SQLITE_OK else { throw Self.error(rc, db: handle, context: "keychain storage") }
+    }
+
+    /// A cached prepared statement, reset and with its bindings cleared.
+    func statement(_ sql: String) throws -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else {
+            throw Self.error(rc, db: handle, context: "keychain storage")
+        }
+        let statement = Statement(stmt, database: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` for writes (the write lock is taken
+    /// at once, so no two writers interleave), `BEGIN` for consistent reads. Rolls back
+    /// when `body` throws.
+    func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
+        try exec(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try exec("COMMIT")
+            return result
+        } catch {
+            try? exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The number of rows the last statement changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// `PRAGMA wal_checkpoint(TRUNCATE)`, retried until it completes (old page images,
+    /// such as a previous master-key wrap, leave the -wal file).
+    func checkpointTruncate() throws {
+        for _ in 0..<50 {
+            var logFrames: Int32 = 0, checkpointed: Int32 = 0
+            let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointed)
+            if rc == SQLITE_OK { return }
+            if rc != SQLITE_BUSY && rc != SQLITE_LOCKED { throw Self.error(rc, db: handle, context: "checkpoint") }
+        }
+        throw KeychainError(errSecNotAvailable, "could not checkpoint \(path): another process keeps it busy")
+    }
+
+    /// The SQLite library version.
+    static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+
+    /// Maps an SQLite result code to a kc error (as Apple's `osstatus_for_s3e`).
+    static func error(_ rc: Int32, db: OpaquePointer?, context: String) -> KeychainError {
+        let detail = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        switch rc & 0xFF {
+        case SQLITE_CONSTRAINT:
+            return KeychainError(errSecDuplicateItem)
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return KeychainError(errSecNotAvailable, "\(context): the keychain stayed busy with another writer for 30 s",
+                                 hint: "try again; if it persists, look for a stuck kc process")
+        case SQLITE_NOMEM:
+            return KeychainError(errSecAllocate)
+        case SQLITE_IOERR:
+            return KeychainError(errSecIO, "\(context): I/O error (\(detail))")
+        case SQLITE_READONLY, SQLITE_PERM:
+            return KeychainError(errSecReadOnly, "\(context): the keychain file or its folder is read-only (\(detail))")
+        case SQLITE_FULL:
+            return KeychainError(errSecDiskFull, "\(context): the disk is full; nothing was written")
+        case SQLITE_NOTADB, SQLITE_CORRUPT, SQLITE_FORMAT:
+            return KeychainError(errSecDecode, "\(context): not a kc keychain, or the file is damaged (\(detail))")
+        case SQLITE_CANTOPEN:
+            return KeychainError(errSecNoSuchKeychain, "\(context): \(detail)")
+        default:
+            return KeychainError(errSecNotAvailable, "\(context): \(detail)")
+        }
+    }
+
+    fileprivate var rawHandle: OpaquePointer? { handle }
+}
+
+/// A prepared statement with typed binding and column access.
+final class Statement {
+    private let stmt: OpaquePointer
+    private unowned let database: Database
+
+    fileprivate init(_ stmt: OpaquePointer, database: Database) {
+        self.stmt = stmt
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Binds a blob (nil binds NULL) at a 1-based index.
+    func bind(_ index: Int32, _ bytes: [UInt8]?) {
+        guard let bytes else { sqlite3_bind_null(stmt, index); return }
+        bytes.withUnsafeBytes { b in
+            // A zero-length blob must still bind as a blob, not NULL.
+            _ = sqlite3_bind_blob(stmt, index, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+        }
+    }
+
+    func bind(_ index: Int32, _ value: Int64) {
+        sqlite3_bind_int64(stmt, index, value)
+    }
+
+    func bind(_ index: Int32, _ text: String) {
+        sqlite3_bind_text(stmt, index, text, -1, Self.transient)
+    }
+
+    /// Steps once: true when a row is available.
+    func step() throws -> Bool {
+        let rc = sqlite3_step(stmt)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw Database.error(rc, db: database.rawHandle, context: "keychain storage")
+        }
+    }
+
+    /// Runs to completion.
+    func run() throws {
+        while try step() {}
+    }
+
+    func blob(_ column: Int32) -> [UInt8]? {
+        if sqlite3_column_type(stmt, column) == SQLITE_NULL { return nil }
+        let count = Int(sqlite3_column_bytes(stmt, column))
+        guard count > 0, let base = sqlite3_column_blob(stmt, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    func int(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(stmt, column)
+    }
+
+    func text(_ column: Int32) -> String? {
+        guard let c = sqlite3_column_text(stmt, column) else { return nil }
+        return String(cString: c)
+    }
+
+    func isNull(_ column: Int32) -> Bool {
+        sqlite3_column_type(stmt, column) == SQLITE_NULL
+    }
+}

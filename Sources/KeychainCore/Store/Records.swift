@@ -1,0 +1,51 @@
+/// The fixed part of the header: identity, KDF parameters and the wrapped master key
+/// (`kc_keychain`, `docs/format.md` §2). Kept in its own table, apart from the counters,
+/// so that a counter update never rewrites the page holding the wrap.
+struct KeychainRecord: Equatable, Sendable {
+    var formatVersion: UInt32
+    var keychainID: [UInt8]
+    var keyGeneration: UInt32
+    var kdfAlgorithm: UInt32
+    var kdfOpslimit: UInt64
+    var kdfMemlimit: UInt64
+    var kdfSalt: [UInt8]
+    var wrappedMasterKey: [UInt8]
+}
+
+/// The changing part of the header, covered by a MAC under K_header (`kc_state`,
+/// `docs/format.md` §6).
+struct StateRecord: Equatable, Sendable {
+    var minWriterVersion: UInt32
+    var generation: UInt64
+    var itemCount: UInt64
+    var accumulator: [UInt8]
+    var idleTimeout: UInt64
+    var maxTimeout: UInt64
+    var mac: [UInt8]
+}
+
+/// One stored item as the store sees it: ids, class, blind indexes and ciphertexts; no
+/// plaintext attribute or secret ever reaches this type.
+struct ItemRow: Sendable {
+    var itemID: [UInt8]
+    var classCode: String
+    var rowVersion: UInt64
+    var primaryKey: [UInt8]
+    var indexes: [IndexColumn: [UInt8]]
+    var wrappedKey: [UInt8]
+    var metadata: [UInt8]
+    /// The sealed data, nil when the item has no data (or when it was not loaded).
+    var data: [UInt8]?
+}
+
+/// How the store selects candidate rows (the planner's choice, `docs/format.md` §7).
+enum RowLookup: Sendable {
+    /// One row by its persistent id.
+    case itemID([UInt8])
+    /// The row with this primary-key fingerprint in a class.
+    case primaryKey(classCode: String, [UInt8])
+    /// Rows of a class whose index columns all equal the given fingerprints.
+    case indexes(classCode: String, [(IndexColumn, [UInt8])])
+    /// Every row of a class.
+    case scan(classCode: String)
+}

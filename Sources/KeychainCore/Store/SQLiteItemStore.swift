@@ -1,0 +1,203 @@
+/// `ItemStore` on one SQLite file (`docs/format.md` §1).
+final class SQLiteItemStore: ItemStore {
+    let database: Database
+    private static let indexColumns = IndexColumn.allCases
+    private static let indexSQL = IndexColumn.allCases.map { "i_\($0.rawValue)" }
+    private static let rowColumns = "item_id, class, row_version, pk, " + indexSQL.joined(separator: ", ") + ", wrapped_key, metadata"
+
+    /// Opens an existing keychain file after `FileSafety` checks; migrates an older schema,
+    /// refuses a newer one or a file that is not a kc keychain.
+    init(openingExisting path: String) throws {
+        try FileSafety.checkKeychainFile(at: path)
+        database = try Database(path: path)
+        let appID = try Migrations.applicationID(database)
+        guard appID == Migrations.applicationID else {
+            throw KeychainError(errSecDecode, "\(path) is an SQLite database but not a kc keychain",
+                                hint: "check the path given with -k or KC_KEYCHAIN")
+        }
+        try Migrations.migrate(database)
+    }
+
+    /// Creates a new keychain file (0600, WAL) and its schema; the caller writes the header.
+    init(creating path: String) throws {
+        try FileSafety.createKeychainFile(at: path)
+        do {
+            database = try Database(path: path)
+            try database.exec("PRAGMA journal_mode=WAL")
+            try database.exec("PRAGMA application_id = \(Migrations.applicationID)")
+            try Migrations.migrate(database)
+        } catch {
+            FileSafety.removeKeychainFiles(path)
+            throw error
+        }
+    }
+
+    func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
+        try database.transaction(write: write, body)
+    }
+
+    func readKeychainRecord() throws -> KeychainRecord {
+        let s = try database.statement("""
+            SELECT format_version, keychain_id, key_generation, kdf_algorithm, kdf_opslimit,
+                   kdf_memlimit, kdf_salt, wrapped_master_key FROM kc_keychain WHERE id = 1
+            """)
+        guard try s.step() else {
+            throw KeychainError(errSecDecode, "\(database.path) has no keychain header: the file is damaged or unfinished")
+        }
+        guard let id = s.blob(1), let salt = s.blob(6), let wrap = s.blob(7),
+              let format = UInt32(exactly: s.int(0)), let gen = UInt32(exactly: s.int(2)),
+              let alg = UInt32(exactly: s.int(3)), let ops = UInt64(exactly: s.int(4)), let mem = UInt64(exactly: s.int(5))
+        else {
+            throw KeychainError(errSecDecode, "\(database.path) has a malformed keychain header")
+        }
+        return KeychainRecord(formatVersion: format, keychainID: id, keyGeneration: gen, kdfAlgorithm: alg,
+                              kdfOpslimit: ops, kdfMemlimit: mem, kdfSalt: salt, wrappedMasterKey: wrap)
+    }
+
+    func writeKeychainRecord(_ r: KeychainRecord) throws {
+        let s = try database.statement("""
+            INSERT OR REPLACE INTO kc_keychain(id, format_version, keychain_id, key_generation, kdf_algorithm,
+                kdf_opslimit, kdf_memlimit, kdf_salt, wrapped_master_key) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        s.bind(1, Int64(r.formatVersion))
+        s.bind(2, r.keychainID)
+        s.bind(3, Int64(r.keyGeneration))
+        s.bind(4, Int64(r.kdfAlgorithm))
+        s.bind(5, Int64(bitPattern: r.kdfOpslimit))
+        s.bind(6, Int64(bitPattern: r.kdfMemlimit))
+        s.bind(7, r.kdfSalt)
+        s.bind(8, r.wrappedMasterKey)
+        try s.run()
+    }
+
+    func readState() throws -> StateRecord {
+        let s = try database.statement("""
+            SELECT min_writer_version, generation, item_count, accumulator, idle_timeout, max_timeout, mac
+            FROM kc_state WHERE id = 1
+            """)
+        guard try s.step() else {
+            throw KeychainError(errSecDecode, "\(database.path) has no keychain state: the file is damaged or unfinished")
+        }
+        guard let acc = s.blob(3), let mac = s.blob(6),
+              let minWriter = UInt32(exactly: s.int(0)), let gen = UInt64(exactly: s.int(1)),
+              let count = UInt64(exactly: s.int(2)), let idle = UInt64(exactly: s.int(4)), let cap = UInt64(exactly: s.int(5))
+        else {
+            throw KeychainError(errSecDecode, "\(database.path) has a malformed keychain state")
+        }
+        return StateRecord(minWriterVersion: minWriter, generation: gen, itemCount: count, accumulator: acc,
+                           idleTimeout: idle, maxTimeout: cap, mac: mac)
+    }
+
+    func writeState(_ st: StateRecord) throws {
+        let s = try database.statement("""
+            INSERT OR REPLACE INTO kc_state(id, min_writer_version, generation, item_count, accumulator,
+                idle_timeout, max_timeout, mac) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        s.bind(1, Int64(st.minWriterVersion))
+        s.bind(2, Int64(bitPattern: st.generation))
+        s.bind(3, Int64(bitPattern: st.itemCount))
+        s.bind(4, st.accumulator)
+        s.bind(5, Int64(bitPattern: st.idleTimeout))
+        s.bind(6, Int64(bitPattern: st.maxTimeout))
+        s.bind(7, st.mac)
+        try s.run()
+    }
+
+    func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
+        let columns = Self.rowColumns + (includeData ? ", data" : "")
+        let s: Statement
+        switch lookup {
+        case .itemID(let id):
+            s = try database.statement("SELECT \(columns) FROM kc_items WHERE item_id = ?")
+            s.bind(1, id)
+        case .primaryKey(let classCode, let pk):
+            s = try database.statement("SELECT \(columns) FROM kc_items WHERE class = ? AND pk = ?")
+            s.bind(1, classCode)
+            s.bind(2, pk)
+        case .indexes(let classCode, let conditions):
+            let whereSQL = conditions.map { "i_\($0.0.rawValue) = ?" }.joined(separator: " AND ")
+            s = try database.statement("SELECT \(columns) FROM kc_items WHERE class = ? AND \(whereSQL) ORDER BY seq")
+            s.bind(1, classCode)
+            for (i, condition) in conditions.enumerated() { s.bind(Int32(i + 2), condition.1) }
+        case .scan(let classCode):
+            s = try database.statement("SELECT \(columns) FROM kc_items WHERE class = ? ORDER BY seq")
+            s.bind(1, classCode)
+        }
+        defer { s.reset() }
+        while try s.step() {
+            var indexes: [IndexColumn: [UInt8]] = [:]
+            for (i, column) in Self.indexColumns.enumerated() {
+                if let v = s.blob(Int32(4 + i)) { indexes[column] = v }
+            }
+            let base = Int32(4 + Self.indexColumns.count)
+            guard let id = s.blob(0), let classCode = s.text(1), let pk = s.blob(3),
+                  let wrapped = s.blob(base), let meta = s.blob(base + 1),
+                  let version = UInt64(exactly: s.int(2))
+            else {
+                throw KeychainError(errSecDecode, "a row of \(database.path) is malformed: the keychain is damaged or was tampered with")
+            }
+            let row = ItemRow(itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
+                              wrappedKey: wrapped, metadata: meta, data: includeData ? s.blob(base + 2) : nil)
+            guard try body(row) else { break }
+        }
+    }
+
+    func insert(_ row: ItemRow) throws {
+        let placeholders = Array(repeating: "?", count: 7 + Self.indexColumns.count).joined(separator: ", ")
+        let s = try database.statement("INSERT INTO kc_items(\(Self.rowColumns), data) VALUES (\(placeholders))")
+        bind(row, to: s)
+        try s.run()
+    }
+
+    func replace(_ row: ItemRow) throws {
+        let sets = (["class", "row_version", "pk"] + Self.indexSQL + ["wrapped_key", "metadata", "data"])
+            .map { "\($0) = ?" }.joined(separator: ", ")
+        let s = try database.statement("UPDATE kc_items SET \(sets) WHERE item_id = ?")
+        s.bind(1, row.classCode)
+        s.bind(2, Int64(bitPattern: row.rowVersion))
+        s.bind(3, row.primaryKey)
+        for (i, column) in Self.indexColumns.enumerated() { s.bind(Int32(4 + i), row.indexes[column]) }
+        let base = Int32(4 + Self.indexColumns.count)
+        s.bind(base, row.wrappedKey)
+        s.bind(base + 1, row.metadata)
+        s.bind(base + 2, row.data)
+        s.bind(base + 3, row.itemID)
+        try s.run()
+        guard database.changes == 1 else {
+            throw KeychainError(errSecItemNotFound, "the item changed or vanished during the update")
+        }
+    }
+
+    func delete(itemID: [UInt8]) throws {
+        let s = try database.statement("DELETE FROM kc_items WHERE item_id = ?")
+        s.bind(1, itemID)
+        try s.run()
+    }
+
+    func forEachVersion(_ body: ([UInt8], String, UInt64) throws -> Void) throws {
+        let s = try database.statement("SELECT item_id, class, row_version FROM kc_items")
+        defer { s.reset() }
+        while try s.step() {
+            guard let id = s.blob(0), let c = s.text(1), let v = UInt64(exactly: s.int(2)) else {
+                throw KeychainError(errSecDecode, "a row of \(database.path) is malformed")
+            }
+            try body(id, c, v)
+        }
+    }
+
+    func compactLog() throws {
+        try database.checkpointTruncate()
+    }
+
+    private func bind(_ row: ItemRow, to s: Statement) {
+        s.bind(1, row.itemID)
+        s.bind(2, row.classCode)
+        s.bind(3, Int64(bitPattern: row.rowVersion))
+        s.bind(4, row.primaryKey)
+        for (i, column) in Self.indexColumns.enumerated() { s.bind(Int32(5 + i), row.indexes[column]) }
+        let base = Int32(5 + Self.indexColumns.count)
+        s.bind(base, row.wrappedKey)
+        s.bind(base + 1, row.metadata)
+        s.bind(base + 2, row.data)
+    }
+}
