@@ -122,7 +122,7 @@ struct ItemQuery {
                     throw KeychainError(errSecParam, "kSecAttrSynchronizable must be a boolean or kSecAttrSynchronizableAny")
                 }
             default:
-                attributeCount += 1
+                if key.utf8.count == 4 { attributeCount += 1 }
                 try parseOther(key: key, value: value, operation: operation)
             }
         }

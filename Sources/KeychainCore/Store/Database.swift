@@ -80,6 +80,8 @@ final class Database {
     /// `PRAGMA wal_checkpoint(TRUNCATE)`, retried until it completes (old page images,
     /// such as a previous master-key wrap, leave the -wal file).
     func checkpointTruncate() throws {
+        // A statement left mid-step holds a read snapshot that would block the checkpoint.
+        for statement in statements.values { statement.reset() }
         for _ in 0..<50 {
             var logFrames: Int32 = 0, checkpointed: Int32 = 0
             let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointed)

@@ -80,12 +80,14 @@ enum Migrations {
 
     static func userVersion(_ db: Database) throws -> Int64 {
         let s = try db.statement("PRAGMA user_version")
+        defer { s.reset() }
         guard try s.step() else { return 0 }
         return s.int(0)
     }
 
     static func applicationID(_ db: Database) throws -> Int64 {
         let s = try db.statement("PRAGMA application_id")
+        defer { s.reset() }
         guard try s.step() else { return 0 }
         return s.int(0)
     }

@@ -41,6 +41,7 @@ final class SQLiteItemStore: ItemStore {
             SELECT format_version, keychain_id, key_generation, kdf_algorithm, kdf_opslimit,
                    kdf_memlimit, kdf_salt, wrapped_master_key FROM kc_keychain WHERE id = 1
             """)
+        defer { s.reset() }
         guard try s.step() else {
             throw KeychainError(errSecDecode, "\(database.path) has no keychain header: the file is damaged or unfinished")
         }
@@ -75,6 +76,7 @@ final class SQLiteItemStore: ItemStore {
             SELECT min_writer_version, generation, item_count, accumulator, idle_timeout, max_timeout, mac
             FROM kc_state WHERE id = 1
             """)
+        defer { s.reset() }
         guard try s.step() else {
             throw KeychainError(errSecDecode, "\(database.path) has no keychain state: the file is damaged or unfinished")
         }
