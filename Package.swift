@@ -32,9 +32,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // A load generator for the concurrency tests and `make stress`; not installed.
+        .executableTarget(
+            name: "kc-loadgen",
+            dependencies: ["KeychainCore"]
+        ),
         .testTarget(
             name: "KeychainCoreTests",
-            dependencies: ["KeychainCore"]
+            dependencies: ["KeychainCore", "kc-loadgen"]
         ),
         .testTarget(
             name: "kcTests",

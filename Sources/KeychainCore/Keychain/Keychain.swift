@@ -71,12 +71,15 @@ public final class Keychain {
     /// - Throws: errSecNoSuchKeychain (no file), errSecAuthFailed (wrong password or a
     ///   tampered header: the two are indistinguishable by design), errSecDecode (not a kc
     ///   keychain, damaged, or rows deleted, inserted or replayed), errSecWrongSecVersion.
-    public static func open(at path: String, password: borrowing SecureBytes) throws -> Keychain {
+    /// - Parameter minimumGeneration: the highest header generation seen before for this
+    ///   keychain (see `generation`); a file older than that is refused as a rollback.
+    public static func open(at path: String, password: borrowing SecureBytes, minimumGeneration: UInt64 = 0) throws -> Keychain {
         try Sodium.ensureReady()
         let store = try SQLiteItemStore(openingExisting: path)
         let record = try store.transaction(write: false) { try store.readKeychainRecord() }
         let keys = try unwrap(record, password: password, path: path)
         let keychain = Keychain(path: path, store: store, keys: keys)
+        keychain.highestGeneration = minimumGeneration
         try keychain.verify()
         return keychain
     }
@@ -104,6 +107,16 @@ public final class Keychain {
         master.withUnsafeBytes { src in mk.withUnsafeMutableBytes { $0.copyMemory(from: src) } }
         return try KeyHierarchy(master: SymmetricKey(mk), keychainID: record.keychainID,
                                 keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+    }
+
+    /// The highest header generation this object has seen: every write increments it, and
+    /// a file whose generation is lower is refused as a rollback. Whoever keeps state
+    /// outside the file (the agent) passes it back to `open(at:password:minimumGeneration:)`.
+    public var generation: UInt64 { highestGeneration }
+
+    /// The keychain's random 16-byte id (not secret).
+    public func keychainID() throws -> [UInt8] {
+        try store.transaction(write: false) { try store.readKeychainRecord() }.keychainID
     }
 
     /// Wipes the keys; every later call fails with errSecInteractionNotAllowed.

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+
+/// Several processes writing one keychain file at once lose nothing.
+@Suite struct ConcurrencyTests {
+    /// The `kc-loadgen` built beside this test bundle.
+    static var loadgen: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("kc-loadgen").path
+    }
+
+    @Test func processesAddingAtOnceLoseNothing() throws {
+        let t = try TempKeychain()
+        let processes = 4, perProcess = 25
+        var running: [Process] = []
+        for p in 0..<processes {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.loadgen)
+            process.arguments = [t.path, "p\(p)", String(perProcess)]
+            process.environment = ["KC_PASSWORD": TempKeychain.password]
+            let err = Pipe()
+            process.standardError = err
+            try process.run()
+            running.append(process)
+        }
+        // Meanwhile this process writes too.
+        for i in 0..<perProcess {
+            try t.keychain.add(genp([kSecAttrService: "main-\(i)", kSecAttrAccount: "load", kSecValueData: Data("secret-main-\(i)".utf8)]))
+        }
+        for process in running {
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+        let total = (processes + 1) * perProcess
+        #expect(try t.keychain.itemCount() == total)
+        let reopened = try t.reopen()   // verifies count and accumulator
+        let all = try #require(try reopened.copyMatching(genp([kSecAttrAccount: "load", kSecMatchLimit: kSecMatchLimitAll,
+                                                                kSecReturnAttributes: true, kSecReturnData: true])) as? [[String: Any]])
+        #expect(all.count == total)
+        for item in all {
+            let service = try #require(item[kSecAttrService] as? String)
+            #expect(item[kSecValueData] as? Data == Data("secret-\(service)".utf8))
+        }
+        #expect(try t.sql("PRAGMA integrity_check").trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+    }
+
+    @Test func twoAddsOfTheSameItemOneWins() throws {
+        let t = try TempKeychain()
+        var statuses: [Int32] = []
+        var running: [Process] = []
+        for _ in 0..<2 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.loadgen)
+            process.arguments = [t.path, "same", "1"]
+            process.environment = ["KC_PASSWORD": TempKeychain.password]
+            process.standardError = Pipe()
+            try process.run()
+            running.append(process)
+        }
+        for process in running {
+            process.waitUntilExit()
+            statuses.append(process.terminationStatus)
+        }
+        #expect(statuses.sorted() == [0, 45], "one succeeds, the other is errSecDuplicateItem (exit 45)")
+        #expect(try t.keychain.itemCount() == 1)
+    }
+
+    @Test func aWriterWithStaleKeysIsStopped() throws {
+        let t = try TempKeychain()
+        try t.keychain.add(genp([kSecAttrService: "before"]))
+        let other = try t.reopen()
+        try other.rekey(newPassword: try secure("new password"), profile: .interactive)
+        // The first keychain object still holds the old master key: it must not write rows
+        // no one can read, and must lock itself.
+        expectStatus(errSecInteractionNotAllowed) { try t.keychain.add(genp([kSecAttrService: "after"])) }
+        #expect(!t.keychain.isUnlocked)
+        #expect(try other.count(genp([kSecMatchLimit: kSecMatchLimitAll])) == 1)
+        _ = try Keychain.open(at: t.path, password: try secure("new password"))
+    }
+}

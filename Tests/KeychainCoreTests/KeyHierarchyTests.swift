@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+
+/// Known answers for the key hierarchy and blind indexes, computed independently by
+/// `Tests/Vectors/make_key_vectors.py` with Python's hashlib.
+@Suite struct KeyHierarchyTests {
+    static func vectors() throws -> [String: [UInt8]] {
+        let text = String(decoding: try Vectors.load("key-hierarchy.txt"), as: UTF8.self)
+        var out: [String: [UInt8]] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2 else { continue }
+            out[parts[0]] = try hex(parts[1])
+        }
+        return out
+    }
+
+    static func hex(_ s: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var i = s.startIndex
+        while i < s.endIndex {
+            let j = s.index(i, offsetBy: 2)
+            guard let b = UInt8(s[i..<j], radix: 16) else { throw KeychainError(errSecDecode, "bad hex") }
+            bytes.append(b)
+            i = j
+        }
+        return bytes
+    }
+
+    func hierarchy(_ v: [String: [UInt8]]) throws -> KeyHierarchy {
+        let mk = try SecureBytes(copying: try #require(v["master"]), guarded: true)
+        return try KeyHierarchy(master: SymmetricKey(mk), keychainID: Array(repeating: 7, count: 16), keyGeneration: 1,
+                                blindKeyIDs: Schema.blindKeyIDs)
+    }
+
+    @Test func subkeysMatchIndependentComputation() throws {
+        let v = try Self.vectors()
+        let keys = try hierarchy(v)
+        let pairs: [(String, SymmetricKey)] = [("meta", keys.meta), ("wrap", keys.wrap), ("header", keys.header), ("set", keys.set)]
+        for (name, key) in pairs {
+            #expect(key.withBytes { Array($0) } == v["subkey.\(name)"], "subkey \(name)")
+        }
+        let svce = try keys.blindKey(BlindIndex.keyID(classCode: "genp", attribute: "svce"))
+        #expect(svce.withBytes { Array($0) } == v["blindkey.genp.svce"])
+    }
+
+    @Test func blindIndexesMatchIndependentComputation() throws {
+        let v = try Self.vectors()
+        let codec = RowCodec(keys: try hierarchy(v))
+        let fp = try codec.fingerprint(.string("github.com"), column: .service, itemClass: .genericPassword)
+        #expect(fp == v["blind.genp.svce.github.com"])
+        let (pk, indexes) = try codec.fingerprints(.genericPassword, ["acct": .string("alice"), "svce": .string("github.com"),
+                                                                      "agrp": .string(""), "sync": .int(0)])
+        #expect(pk == v["blind.genp.pk.alice@github.com"])
+        #expect(indexes[.service] == fp)
+        // String and Data with the same bytes index alike; another class or attribute does not.
+        #expect(try codec.fingerprint(.data(Array("github.com".utf8)), column: .service, itemClass: .genericPassword) == fp)
+        #expect(try codec.fingerprint(.string("github.com"), column: .account, itemClass: .genericPassword) != fp)
+        #expect(try codec.fingerprint(.string("github.com"), column: .label, itemClass: .genericPassword) != fp)
+    }
+
+    @Test func certificateHashAndKeyLabelShareAnIndexKey() throws {
+        let v = try Self.vectors()
+        let codec = RowCodec(keys: try hierarchy(v))
+        let hash = AttributeValue.data([1, 2, 3, 4])
+        #expect(try codec.fingerprint(hash, column: .applicationLabel, itemClass: .certificate)
+                == codec.fingerprint(hash, column: .applicationLabel, itemClass: .key))
+    }
+
+    @Test func encodingsAreInjective() {
+        // Length prefixes keep ("ab","c") and ("a","bc") apart, and tags keep 0 and "" apart.
+        #expect(AttributeValue.string("ab").indexEncoding + AttributeValue.string("c").indexEncoding
+                != AttributeValue.string("a").indexEncoding + AttributeValue.string("bc").indexEncoding)
+        #expect(AttributeValue.int(0).indexEncoding != AttributeValue.string("").indexEncoding)
+        #expect(AttributeValue.string("a\u{0}").indexEncoding != AttributeValue.string("a").indexEncoding)
+    }
+}
+
+/// Argon2id parameters and the sealing primitives.
+@Suite struct CryptoTests {
+    @Test func kdfBoundsAreCheckedBeforeDerivation() throws {
+        let salt = [UInt8](repeating: 1, count: 16)
+        let bad: [(UInt32, UInt64, UInt64, [UInt8])] = [
+            (1, 3, 256 << 20, salt),          // Argon2i
+            (2, 1, 256 << 20, salt),          // opslimit below 2
+            (2, 17, 256 << 20, salt),         // opslimit above 16
+            (2, 3, 8 << 20, salt),            // memlimit below 64 MiB
+            (2, 3, 1 << 40, salt),            // 1 TiB: must be refused, not attempted
+            (2, 3, 256 << 20, [1, 2, 3]),     // short salt
+        ]
+        for (alg, ops, mem, s) in bad {
+            let p = KDFParameters(algorithm: alg, opslimit: ops, memlimit: mem, salt: s)
+            expectStatus(errSecDecode, "alg \(alg) ops \(ops) mem \(mem)") { try p.validate() }
+        }
+        for profile in KDFProfile.allCases {
+            let p = KDFParameters(profile: profile)
+            try p.validate()
+            #expect(p.profile == profile)
+            #expect(p.salt.count == 16)
+        }
+        #expect(KDFParameters(profile: .interactive).salt != KDFParameters(profile: .interactive).salt)
+    }
+
+    @Test func sealAndOpen() throws {
+        let key = try KeyHierarchy.newDataKey()
+        let plain: [UInt8] = Array("attack at dawn".utf8)
+        let box = plain.withUnsafeBytes { AEAD.seal($0, key: key, ad: [1, 2, 3]) }
+        #expect(box.count == 24 + plain.count + 16)
+        #expect(plain.withUnsafeBytes { AEAD.seal($0, key: key, ad: [1, 2, 3]) } != box, "nonces are random")
+        let opened = try AEAD.open(box, key: key, ad: [1, 2, 3], what: "test")
+        #expect(opened.withUnsafeBytes { Array($0) } == plain)
+        expectStatus(errSecDecode, "other associated data") { _ = try AEAD.open(box, key: key, ad: [1, 2, 4], what: "test") }
+        expectStatus(errSecDecode, "other key") { _ = try AEAD.open(box, key: try KeyHierarchy.newDataKey(), ad: [1, 2, 3], what: "test") }
+        for i in [0, 23, 24, box.count - 1] {
+            var bad = box
+            bad[i] ^= 0x01
+            expectStatus(errSecDecode, "flipped byte \(i)") { _ = try AEAD.open(bad, key: key, ad: [1, 2, 3], what: "test") }
+        }
+        expectStatus(errSecDecode, "truncated") { _ = try AEAD.open(Array(box.prefix(30)), key: key, ad: [1, 2, 3], what: "test") }
+    }
+
+    @Test func paddingHidesLengthsToTheBlock() throws {
+        for n in [0, 1, 100, 255, 256, 257, 1000] {
+            let bytes = [UInt8](repeating: 0x41, count: n)
+            let padded = try Padding.pad(bytes)
+            #expect(padded.count % 256 == 0 && padded.count > n)
+            #expect(try Padding.unpaddedLength(padded) == n)
+        }
+    }
+
+    @Test func metadataDecoderRejectsGarbage() {
+        let good = Metadata.encode(["acct": .string("a"), "port": .int(5), "cdat": .date(1.5), "gena": .data([0, 1])])
+        #expect((try? Metadata.decode(good)) == ["acct": .string("a"), "port": .int(5), "cdat": .date(1.5), "gena": .data([0, 1])])
+        for cut in 0..<good.count {
+            expectStatus(errSecDecode, "cut at \(cut)") { _ = try Metadata.decode(Array(good.prefix(cut))) }
+        }
+        expectStatus(errSecDecode) { _ = try Metadata.decode(good + [0]) }
+        expectStatus(errSecDecode) { _ = try Metadata.decode([1, 0xFF, 0xFF, 0xFF, 0xFF]) }
+    }
+}

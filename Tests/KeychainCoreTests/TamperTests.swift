@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+
+/// An attacker holding (and able to write) the keychain file edits it with the sqlite3
+/// tool. Every edit must be refused with an error; no wrong item or secret may come back.
+@Suite struct TamperTests {
+    /// A keychain with two generic passwords (seq 1 "alice"@github.com, seq 2
+    /// "mallory"@attacker.example) and an internet password (seq 3).
+    static func twoItems() throws -> TempKeychain {
+        let t = try TempKeychain()
+        try t.keychain.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("github-token".utf8)]))
+        try t.keychain.add(genp([kSecAttrService: "attacker.example", kSecAttrAccount: "mallory", kSecValueData: Data("attacker".utf8)]))
+        try t.keychain.add([kSecClass: kSecClassInternetPassword, kSecAttrServer: "mail.example", kSecAttrAccount: "alice",
+                            kSecValueData: Data("mail-pw".utf8)])
+        return t
+    }
+
+    static var allGeneric: [String: Any] { genp([kSecMatchLimit: kSecMatchLimitAll, kSecReturnData: true, kSecReturnAttributes: true]) }
+
+    /// Neither the current keychain object nor a fresh open returns anything after the edit.
+    func expectRefused(_ t: TempKeychain, _ what: String, _ query: [String: Any] = TamperTests.allGeneric,
+                       sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            let result = try t.keychain.copyMatching(query)
+            Issue.record("\(what): the tampered keychain answered \(type(of: result))", sourceLocation: sourceLocation)
+        } catch let e as KeychainError {
+            #expect([errSecDecode, errSecAuthFailed].contains(e.status), "\(what): \(e)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(what): \(error)", sourceLocation: sourceLocation)
+        }
+        do {
+            let k = try t.reopen()
+            let result = try k.copyMatching(query)
+            Issue.record("\(what): reopened, the tampered keychain answered \(type(of: result))", sourceLocation: sourceLocation)
+        } catch let e as KeychainError {
+            #expect([errSecDecode, errSecAuthFailed].contains(e.status), "\(what) (reopened): \(e)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(what): \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: ["data", "metadata", "wrapped_key", "item_id", "row_version", "pk", "i_svce", "i_acct", "i_labl"])
+    func swappingAColumnBetweenRowsIsDetected(column: String) throws {
+        let t = try Self.twoItems()
+        try t.sql("""
+            CREATE TEMP TABLE saved AS SELECT seq, \(column) AS v FROM kc_items WHERE seq IN (1, 2);
+            UPDATE kc_items SET \(column) = -seq WHERE seq IN (1, 2);
+            UPDATE kc_items SET \(column) = (SELECT v FROM saved WHERE saved.seq = 3 - kc_items.seq) WHERE seq IN (1, 2);
+            """)
+        expectRefused(t, "swapped \(column)")
+    }
+
+    /// Review C1: copy the attacker item's server index onto the victim row, then look the
+    /// attacker's name up: the victim's secret must not come back.
+    @Test func indexCopiedFromAnotherRowNeverSelectsIt() throws {
+        let t = try Self.twoItems()
+        try t.sql("UPDATE kc_items SET i_svce = (SELECT i_svce FROM kc_items WHERE seq = 2), i_acct = (SELECT i_acct FROM kc_items WHERE seq = 2) WHERE seq = 1")
+        try t.sql("DELETE FROM kc_items WHERE seq = 2")
+        expectRefused(t, "copied index", genp([kSecAttrService: "attacker.example", kSecAttrAccount: "mallory", kSecReturnData: true]))
+    }
+
+    @Test func movingARowToAnotherClassIsDetected() throws {
+        let t = try Self.twoItems()
+        try t.sql("UPDATE kc_items SET class = 'inet' WHERE seq = 1")
+        expectRefused(t, "class edited", [kSecClass: kSecClassInternetPassword, kSecMatchLimit: kSecMatchLimitAll, kSecReturnData: true])
+        try t.sql("UPDATE kc_items SET class = 'genp' WHERE seq = 1; UPDATE kc_items SET class = 'genp' WHERE seq = 3")
+        expectRefused(t, "inet row relabelled genp")
+    }
+
+    @Test(arguments: ["data", "metadata", "wrapped_key"])
+    func flippingAnyByteOfACiphertextIsDetected(column: String) throws {
+        let t = try Self.twoItems()
+        let hex = try t.sql("SELECT hex(\(column)) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines)
+        let bytes = try KeyHierarchyTests.hex(hex)
+        // First nonce byte, first ciphertext byte, middle, last tag byte.
+        for offset in [0, 24, bytes.count / 2, bytes.count - 1] {
+            var bad = bytes
+            bad[offset] ^= 0x80
+            try t.sql("UPDATE kc_items SET \(column) = X'\(bad.map { String(format: "%02X", $0) }.joined())' WHERE seq = 1")
+            expectRefused(t, "\(column) byte \(offset)", genp([kSecAttrService: "github.com", kSecReturnData: true]))
+        }
+    }
+
+    @Test func deletingARowIsDetected() throws {
+        let t = try Self.twoItems()
+        try t.sql("DELETE FROM kc_items WHERE seq = 2")
+        expectStatus(errSecDecode) { _ = try t.reopen() }
+        expectStatus(errSecDecode) { try t.keychain.verify() }
+    }
+
+    @Test func insertingACopiedRowIsDetected() throws {
+        let t = try Self.twoItems()
+        try t.sql("""
+            INSERT INTO kc_items(item_id, class, row_version, pk, i_acct, i_svce, i_labl, i_agrp, wrapped_key, metadata, data)
+            SELECT randomblob(16), class, row_version, randomblob(32), i_acct, i_svce, i_labl, i_agrp, wrapped_key, metadata, data
+            FROM kc_items WHERE seq = 1
+            """)
+        expectStatus(errSecDecode) { _ = try t.reopen() }
+    }
+
+    /// Replay: an old version of a row put back after the item changed.
+    @Test func replayingAnOldRowVersionIsDetected() throws {
+        let t = try Self.twoItems()
+        try t.sql("CREATE TABLE old AS SELECT * FROM kc_items WHERE seq = 1")
+        try t.keychain.update(genp([kSecAttrService: "github.com"]), [kSecValueData: Data("rotated-token".utf8)])
+        try t.sql("DELETE FROM kc_items WHERE seq = 1; INSERT INTO kc_items SELECT * FROM old; DROP TABLE old")
+        expectStatus(errSecDecode, "old row under the new header") { _ = try t.reopen() }
+    }
+
+    @Test func editingTheHeaderStateIsDetected() throws {
+        for edit in ["UPDATE kc_state SET item_count = item_count - 1", "UPDATE kc_state SET generation = generation + 5",
+                     "UPDATE kc_state SET idle_timeout = 0, max_timeout = 0", "UPDATE kc_state SET accumulator = zeroblob(32)",
+                     "UPDATE kc_state SET min_writer_version = 9"] {
+            let t = try Self.twoItems()
+            try t.sql(edit)
+            expectStatus(errSecDecode, edit) { _ = try t.reopen() }
+            expectStatus(errSecDecode, edit) { try t.keychain.add(genp([kSecAttrService: "new"])) }
+            #expect(try t.sql("SELECT count(*) FROM kc_items").trimmingCharacters(in: .whitespacesAndNewlines) == "3", "nothing was written")
+        }
+    }
+
+    /// Lowered or inflated KDF parameters: refused before any derivation, or the wrap no
+    /// longer opens (its associated data binds the parameters).
+    @Test func tamperedKDFParametersAreRefused() throws {
+        let cases: [(String, OSStatus)] = [
+            ("UPDATE kc_keychain SET kdf_opslimit = 1", errSecDecode),
+            ("UPDATE kc_keychain SET kdf_memlimit = 8192", errSecDecode),
+            ("UPDATE kc_keychain SET kdf_memlimit = 4398046511104", errSecDecode),
+            ("UPDATE kc_keychain SET kdf_algorithm = 1", errSecDecode),
+            ("UPDATE kc_keychain SET kdf_opslimit = 3", errSecAuthFailed),
+            ("UPDATE kc_keychain SET kdf_salt = zeroblob(16)", errSecAuthFailed),
+            ("UPDATE kc_keychain SET key_generation = 2", errSecAuthFailed),
+            ("UPDATE kc_keychain SET keychain_id = randomblob(16)", errSecAuthFailed),
+        ]
+        for (edit, status) in cases {
+            let t = try Self.twoItems()
+            try t.sql(edit)
+            expectStatus(status, edit) { _ = try t.reopen() }
+        }
+    }
+
+    @Test func anotherKeychainsWrappedMasterKeyIsRefused() throws {
+        let a = try Self.twoItems()
+        let b = try TempKeychain()   // same password, different keychain
+        let wrap = try b.sql("SELECT hex(wrapped_master_key) FROM kc_keychain").trimmingCharacters(in: .whitespacesAndNewlines)
+        try a.sql("UPDATE kc_keychain SET wrapped_master_key = X'\(wrap)'")
+        expectStatus(errSecAuthFailed) { _ = try a.reopen() }
+        // Even with its id, salt and parameters copied as well, the header MAC and the
+        // rows belong to the other master key.
+        try a.sql("ATTACH '\(b.path)' AS b; UPDATE main.kc_keychain SET (keychain_id, kdf_salt, kdf_opslimit, kdf_memlimit, wrapped_master_key) = (SELECT keychain_id, kdf_salt, kdf_opslimit, kdf_memlimit, wrapped_master_key FROM b.kc_keychain)")
+        expectStatus(errSecDecode) { _ = try a.reopen() }
+    }
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Known answers for kc's key hierarchy and blind indexes (docs/format.md §2, §5),
+computed independently of kc with Python's hashlib:
+
+  crypto_kdf_derive_from_key(len, id, ctx, key)
+    = BLAKE2b(key=key, digest_size=len, salt=LE64(id) || 0^8, person=ctx || 0^8, data="")
+
+Run: python3 make_key_vectors.py > key-hierarchy.txt
+"""
+import hashlib, struct
+
+def kdf(key, sub_id, ctx, n=32):
+    return hashlib.blake2b(b"", key=key, digest_size=n,
+                           salt=struct.pack("<Q", sub_id) + b"\0" * 8,
+                           person=ctx.encode() + b"\0" * 8).digest()
+
+def fourcc(s):
+    b = s.encode()[:4].ljust(4, b" ")
+    return int.from_bytes(b, "big")
+
+def index_encoding(value: bytes):
+    return b"\x01" + struct.pack(">I", len(value)) + value
+
+mk = bytes(range(32))
+print("master =", mk.hex())
+names = {1: "meta", 2: "index", 3: "wrap", 4: "header", 5: "set"}
+subs = {}
+for i, name in names.items():
+    subs[name] = kdf(mk, i, "kckeys01")
+    print(f"subkey.{name} =", subs[name].hex())
+blind = kdf(subs["index"], fourcc("genp") << 32 | fourcc("svce"), "kcblind1")
+print("blindkey.genp.svce =", blind.hex())
+print("blind.genp.svce.github.com =", hashlib.blake2b(index_encoding(b"github.com"), key=blind, digest_size=16).hexdigest())
+pk = kdf(subs["index"], fourcc("genp") << 32 | fourcc("#pk#"), "kcblind1")
+print("blindkey.genp.pk =", pk.hex())
+# The generic-password primary key tuple: agrp "", acct "alice", svce "github.com", sync 0.
+def label(s):
+    return bytes([len(s)]) + s.encode()
+tuple_ = (label("agrp") + index_encoding(b"") + label("acct") + index_encoding(b"alice")
+          + label("svce") + index_encoding(b"github.com") + label("sync") + b"\x02" + struct.pack(">q", 0))
+print("blind.genp.pk.alice@github.com =", hashlib.blake2b(tuple_, key=pk, digest_size=32).hexdigest())
