@@ -1,7 +1,11 @@
 import ArgumentParser
 import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The `kc` command. This issue's stub: `kc --version`.
+/// The `kc` command: parses arguments into query dictionaries for KeychainCore and prints
+/// results for terminals, scripts and CI. No SQL or libsodium here.
 @main
 struct KC: ParsableCommand {
     static let version = "0.1.0"
@@ -9,10 +13,52 @@ struct KC: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kc",
         abstract: "A command-line secrets manager: Apple's Keychain Services on an encrypted SQLite file.",
-        version: "kc \(version) (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))"
+        discussion: """
+        Examples:
+          kc add -s github.com -a alice              # the secret from a prompt or stdin
+          TOKEN=$(kc find -s github.com -a alice -w) # only the secret, for scripts
+          kc find -s github.com                      # attributes, never the secret
+          kc update -s github.com -a alice           # a new secret
+          kc delete -s github.com -a alice
+
+        The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else ~/.local/share/kc/login.keychain-db.
+        Its password: $KC_PASSWORD, --password-stdin, --password-file, or a prompt on the terminal.
+
+        Exit codes: 0 success, 2 usage error, otherwise the low byte of Apple's status:
+          36 locked and no way to ask for the password (errSecInteractionNotAllowed)
+          41 attribute not valid for the class (errSecNoSuchAttr)
+          42 secret or value too large (errSecDataTooLarge)
+          44 no item matches (errSecItemNotFound)
+          45 the item already exists (errSecDuplicateItem)
+          48 the keychain already exists (errSecDuplicateKeychain)
+          50 no such keychain (errSecNoSuchKeychain)
+          51 wrong password (errSecAuthFailed)
+          93 damaged, tampered or not a kc keychain (errSecDecode)
+          206 bad parameter (errSecParam)
+        `kc error CODE` prints the message of any status; docs/errors.md lists them all.
+        """,
+        version: "kc \(version) (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))",
+        subcommands: [Add.self, Find.self, Update.self, Delete.self, Create.self, Passwd.self, ErrorCommand.self]
     )
 
-    func run() throws {
-        print(KC.helpMessage())
+    static func main() {
+        Startup.prepare()
+        do {
+            try Startup.checkArgumentsAreUTF8()
+            var command = try parseAsRoot()
+            try command.run()
+            Startup.exit(0)
+        } catch let error as KeychainError {
+            Report.fail(error)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                Report.out(fullMessage(for: error) + "\n")
+                Startup.exit(0)
+            }
+            Report.err(fullMessage(for: error) + "\n")
+            // Usage errors exit 2 (ArgumentParser's default is 64).
+            Startup.exit(code == .validationFailure ? 2 : code.rawValue)
+        }
     }
 }

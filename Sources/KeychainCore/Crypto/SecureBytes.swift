@@ -51,8 +51,8 @@ public struct SecureBytes: ~Copyable {
         }
     }
 
-    /// Copies raw bytes into a new buffer.
-    init(copying source: UnsafeRawBufferPointer, guarded: Bool = false) throws {
+    /// Copies raw bytes into a new buffer. The caller should wipe its own copy.
+    public init(copying source: UnsafeRawBufferPointer, guarded: Bool = false) throws {
         try self.init(count: source.count, guarded: guarded)
         if let address = source.baseAddress, source.count > 0 {
             base.copyMemory(from: address, byteCount: source.count)
@@ -69,13 +69,18 @@ public struct SecureBytes: ~Copyable {
     }
 
     /// Calls `body` with a read-only view of the bytes. Do not let the pointer escape.
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withUnsafeBytes<R: ~Copyable, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 
     /// Calls `body` with a writable view of the bytes. Do not let the pointer escape.
-    public func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+    public func withUnsafeMutableBytes<R: ~Copyable, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeMutableRawBufferPointer(start: base, count: count))
+    }
+
+    /// A new buffer holding the first `length` bytes (clamped to `count`).
+    public func copy(prefix length: Int) throws -> SecureBytes {
+        try SecureBytes(copying: UnsafeRawBufferPointer(start: base, count: max(0, min(length, count))), guarded: guarded)
     }
 
     /// Constant-time comparison with another buffer (`sodium_memcmp`).

@@ -1,0 +1,34 @@
+import ArgumentParser
+import KeychainCore
+
+/// `kc create`: a new, empty keychain.
+struct Create: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a keychain (asks for its new password twice on a terminal).",
+        discussion: """
+        Examples:
+          kc create                                   # ~/.local/share/kc/login.keychain-db
+          kc create work                              # ~/.local/share/kc/work.keychain-db
+          KC_PASSWORD=... kc create ./ci.keychain-db --kdf interactive
+        Exit 48 when the file already exists.
+        """
+    )
+
+    @Argument(help: ArgumentHelp("A path, or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, login).", valueName: "path|name"))
+    var target: String?
+
+    @OptionGroup var keychain: KeychainOptions
+
+    @Option(help: "How hard the password is stretched (Argon2id): interactive, moderate or sensitive.")
+    var kdf: KDFProfile = .moderate
+
+    func run() throws {
+        let path = target.map { KeychainLocator.resolve($0) } ?? keychain.path
+        if Session.exists(path) {
+            throw KeychainError(errSecDuplicateKeychain, "\(path) already exists", hint: "choose another path or name")
+        }
+        let password = try PasswordSource.forNewKeychain(keychain, path: path)
+        _ = try Keychain.create(at: path, password: password, profile: kdf)
+        Report.note("created the keychain \(path)")
+    }
+}

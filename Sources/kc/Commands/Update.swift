@@ -1,0 +1,75 @@
+import ArgumentParser
+import KeychainCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
+
+/// `kc update`: a new secret and/or new attributes for the matching item.
+struct Update: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Give the matching item a new secret or new attributes.",
+        discussion: """
+        Examples:
+          kc update -s github.com -a alice                 # asks for the new secret twice
+          printf %s "$NEW" | kc update -s ci -a bot        # new secret from stdin
+          kc update -s github.com -a alice --new-label Work  # attributes only: no secret is read
+          kc update -s shared --all -w "$NEW"              # every matching item
+        Refuses to change more than one item unless --all is given, and says how many matched.
+        """
+    )
+
+    @OptionGroup var keychain: KeychainOptions
+    @OptionGroup var item: ItemOptions
+    @OptionGroup var secret: SecretOptions
+
+    @Flag(help: "Change every matching item (otherwise more than one match is refused).")
+    var all = false
+
+    @Option(help: "New label.") var newLabel: String?
+    @Option(help: "New kind.") var newKind: String?
+    @Option(help: "New comment.") var newComment: String?
+    @Option(help: "New account name.") var newAccount: String?
+    @Option(help: "New service (the server, for internet passwords).") var newService: String?
+
+    var attributeChanges: [String: Any] {
+        var c: [String: Any] = [:]
+        c[kSecAttrLabel] = newLabel
+        c[kSecAttrDescription] = newKind
+        c[kSecAttrComment] = newComment
+        c[kSecAttrAccount] = newAccount
+        if let newService { c[item.itemClass == .internet ? kSecAttrServer : kSecAttrService] = newService }
+        return c
+    }
+
+    func run() throws {
+        try item.checkFitsClass()
+        let keychain = try Session.open(self.keychain)
+        let query = item.query
+        try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")
+        var changes = attributeChanges
+        // A new secret is read unless only attributes change.
+        if secret.isGiven || changes.isEmpty {
+            let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
+            changes[kSecValueData] = value.withUnsafeBytes { Data($0) }
+        }
+        try keychain.update(query, changes)
+    }
+}
+
+/// The command line's care over Apple's defaults: update and delete act on one item
+/// unless --all says otherwise.
+enum Guard {
+    static func matches(_ keychain: Keychain, query: [String: Any], item: ItemOptions, all: Bool, verb: String) throws {
+        var counting = query
+        counting[kSecMatchLimit] = kSecMatchLimitAll
+        let count = try keychain.count(counting)
+        if count == 0 {
+            throw KeychainError(errSecItemNotFound, "no item matches \(item.summary) in \(keychain.path)",
+                                hint: "list what is there with `kc find --all`")
+        }
+        if count > 1 && !all {
+            throw KeychainError(errSecParam, "\(count) items match \(item.summary); kc \(verb) changes one unless --all is given",
+                                hint: "narrow the query with more attributes, or add --all")
+        }
+    }
+}

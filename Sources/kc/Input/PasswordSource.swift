@@ -1,0 +1,70 @@
+import KeychainCore
+
+/// Keychain passwords: from --password-stdin, --password-file, $KC_PASSWORD, or a prompt
+/// on the terminal, in that order. With none of them and no terminal, kc fails at once
+/// (errSecInteractionNotAllowed, exit 36): it never waits for input that cannot come.
+enum PasswordSource {
+    /// $KC_PASSWORD and $KC_NEW_PASSWORD, taken out of the environment at start-up.
+    nonisolated(unsafe) static var environmentPassword: SecureBytes?
+    nonisolated(unsafe) static var environmentNewPassword: SecureBytes?
+
+    /// Reads and wipes the password variables (see `Environment.takeSecret`).
+    static func captureEnvironment() {
+        environmentPassword = try? Environment.takeSecret("KC_PASSWORD")
+        environmentNewPassword = try? Environment.takeSecret("KC_NEW_PASSWORD")
+    }
+
+    /// The password of an existing keychain.
+    static func current(_ options: KeychainOptions, path: String) throws -> SecureBytes {
+        if let explicit = try explicit(options) { return explicit }
+        if let env = environmentPassword.take() { return env }
+        guard Terminal.isAvailable else {
+            throw KeychainError(errSecInteractionNotAllowed,
+                                "the keychain \(path) needs its password and there is no terminal to ask on",
+                                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+        }
+        return try Terminal.readSecret(prompt: "Password for keychain \(path): ")
+    }
+
+    /// The password for a keychain being created: the same sources, a prompt asks twice.
+    static func forNewKeychain(_ options: KeychainOptions, path: String) throws -> SecureBytes {
+        if let explicit = try explicit(options) { return try nonEmpty(explicit) }
+        if let env = environmentPassword.take() { return try nonEmpty(env) }
+        guard Terminal.isAvailable else {
+            throw KeychainError(errSecInteractionNotAllowed,
+                                "creating the keychain \(path) needs a new password and there is no terminal to ask on",
+                                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+        }
+        return try nonEmpty(Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: "))
+    }
+
+    /// A new password for `kc passwd`: --new-password-file, $KC_NEW_PASSWORD, or a prompt (twice).
+    static func replacement(file: String?, path: String) throws -> SecureBytes {
+        if let file {
+            return try nonEmpty(Readers.droppingOneNewline(Readers.readFile(file, limit: Terminal.maxLine, what: "new password file", warnIfShared: true)))
+        }
+        if let env = environmentNewPassword.take() { return try nonEmpty(env) }
+        guard Terminal.isAvailable else {
+            throw KeychainError(errSecInteractionNotAllowed, "no new password given and there is no terminal to ask on",
+                                hint: "set KC_NEW_PASSWORD or pass --new-password-file PATH")
+        }
+        return try nonEmpty(Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: "))
+    }
+
+    private static func explicit(_ options: KeychainOptions) throws -> SecureBytes? {
+        if options.passwordStdin {
+            return try Readers.droppingOneNewline(Readers.readAll(0, limit: Terminal.maxLine, what: "the password on stdin"))
+        }
+        if let file = options.passwordFile {
+            return try Readers.droppingOneNewline(Readers.readFile(file, limit: Terminal.maxLine, what: "password file", warnIfShared: true))
+        }
+        return nil
+    }
+
+    private static func nonEmpty(_ password: consuming SecureBytes) throws -> SecureBytes {
+        guard password.count > 0 else {
+            throw KeychainError(errSecParam, "the new password is empty", hint: "choose a passphrase of several words")
+        }
+        return password
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import KeychainCore
+
+/// Where an item's secret comes from: `-w VALUE`, `--data-file PATH`, stdin when it is
+/// not a terminal (exact bytes, nothing stripped), or a prompt on the terminal.
+struct SecretOptions: ParsableArguments {
+    @Option(name: [.customShort("w"), .customLong("secret")], help: ArgumentHelp(
+        "The secret itself. Visible to every user in `ps` while kc runs: prefer stdin or --data-file.", valueName: "value"))
+    var secret: String?
+
+    @Option(name: .long, help: ArgumentHelp("Read the secret from a file (exact bytes; binary is fine).", valueName: "path"))
+    var dataFile: String?
+
+    func validate() throws {
+        if secret != nil && dataFile != nil {
+            throw ValidationError("-w and --data-file are two sources for one secret; give one")
+        }
+    }
+
+    /// Whether a source was named on the command line.
+    var isGiven: Bool { secret != nil || dataFile != nil }
+
+    /// Reads the secret. - Parameters: `confirm` asks twice at a prompt; `stdinTaken` when
+    /// stdin carries the keychain password.
+    func read(confirm: Bool, stdinTaken: Bool) throws -> SecureBytes {
+        if let secret {
+            return try SecureBytes(copying: Array(secret.utf8))
+        }
+        if let dataFile {
+            return try Readers.readFile(dataFile, limit: Limits.maxSecret, what: "data file")
+        }
+        if !stdinTaken && !Terminal.stdinIsTerminal {
+            let bytes = try Readers.readAll(0, limit: Limits.maxSecret, what: "the secret on stdin")
+            guard bytes.count > 0 else {
+                throw KeychainError(errSecParam, "the secret on stdin is empty",
+                                    hint: "pipe the secret in (printf %s \"$TOKEN\" | kc add ...), or use --data-file or -w")
+            }
+            return bytes
+        }
+        guard Terminal.isAvailable else {
+            throw KeychainError(errSecInteractionNotAllowed, "no secret given and there is no terminal to ask on",
+                                hint: "pipe the secret into stdin, or use --data-file PATH or -w VALUE")
+        }
+        let secret = confirm
+            ? try Terminal.readNewSecret(prompt: "Secret: ", again: "Retype secret: ")
+            : try Terminal.readSecret(prompt: "Secret: ")
+        return secret
+    }
+}
+
+/// Size limits of the command line (the core's, so kc refuses before reading it all).
+enum Limits {
+    static let maxSecret = 16 << 20
+}

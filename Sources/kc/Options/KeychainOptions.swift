@@ -1,0 +1,67 @@
+import ArgumentParser
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which keychain a command uses and where its password comes from.
+struct KeychainOptions: ParsableArguments {
+    @Option(name: [.customShort("k"), .long], help: ArgumentHelp(
+        "The keychain: a path, or a NAME for ~/.local/share/kc/NAME.keychain-db. Default: $KC_KEYCHAIN, else login.",
+        valueName: "path|name"))
+    var keychain: String?
+
+    @Flag(name: .long, help: "Read the keychain password from stdin (one trailing newline is dropped).")
+    var passwordStdin = false
+
+    @Option(name: .long, help: ArgumentHelp("Read the keychain password from a file (one trailing newline is dropped).", valueName: "path"))
+    var passwordFile: String?
+
+    /// The keychain path chosen by -k, KC_KEYCHAIN or the default.
+    var path: String { KeychainLocator.resolve(keychain ?? Environment.get("KC_KEYCHAIN")) }
+
+    /// Whether the user named a keychain (so a missing one is an error, not created).
+    var isExplicit: Bool { keychain != nil || Environment.get("KC_KEYCHAIN") != nil }
+
+    func validate() throws {
+        if passwordStdin && passwordFile != nil {
+            throw ValidationError("--password-stdin and --password-file are two sources for one password; give one")
+        }
+    }
+}
+
+/// Where keychains live (XDG base directories).
+enum KeychainLocator {
+    /// `$XDG_DATA_HOME/kc`, else `$HOME/.local/share/kc` (the home folder comes from
+    /// $HOME, not the password database: static binaries cannot use NSS).
+    static var directory: String {
+        if let xdg = Environment.get("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/kc" }
+        return (Environment.get("HOME") ?? "/") + "/.local/share/kc"
+    }
+
+    /// A path stays a path (anything with a slash); a bare NAME is `directory/NAME.keychain-db`.
+    static func resolve(_ value: String?) -> String {
+        guard let value, !value.isEmpty else { return directory + "/login.keychain-db" }
+        if value.contains("/") { return value }
+        return directory + "/" + (value.hasSuffix(".keychain-db") ? value : value + ".keychain-db")
+    }
+}
+
+/// The process environment.
+enum Environment {
+    static func get(_ name: String) -> String? {
+        guard let v = getenv(name) else { return nil }
+        return String(cString: v)
+    }
+
+    /// Reads a password variable once, overwrites its bytes in this process's environment
+    /// (so /proc/self/environ no longer shows it) and removes it, so no child inherits it.
+    static func takeSecret(_ name: String) throws -> SecureBytes? {
+        guard let raw = getenv(name) else { return nil }
+        let count = strlen(raw)
+        let value = try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: count))
+        memset(raw, 0, count)
+        unsetenv(name)
+        return value
+    }
+}

@@ -1,0 +1,65 @@
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Process-wide set-up done before anything else: a private umask, and the checks on
+/// argv that Swift's `CommandLine.arguments` would hide.
+enum Startup {
+    /// Every file kc creates is private (0600 / 0700), whatever the caller's umask.
+    static func prepare() {
+        umask(0o077)
+        PasswordSource.captureEnvironment()
+    }
+
+    /// Swift repairs invalid UTF-8 in argv with U+FFFD, which would silently store a
+    /// different attribute value; refuse such arguments instead.
+    static func checkArgumentsAreUTF8() throws {
+        for i in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[i] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+            if String(validating: bytes, as: UTF8.self) == nil {
+                throw KeychainError(errSecParam, "argument \(i) is not valid UTF-8",
+                                    hint: "attribute values must be UTF-8 text; store binary secrets with --data-file or stdin")
+            }
+        }
+    }
+
+    /// Flushes nothing (kc writes with write(2)) and exits.
+    static func exit(_ code: Int32) -> Never {
+        Glibc.exit(code)
+    }
+}
+
+/// Printing to stdout and stderr with write(2): exact bytes, no buffering surprises.
+enum Report {
+    static func out(_ text: String) { writeAll(1, Array(text.utf8)) }
+    static func err(_ text: String) { writeAll(2, Array(text.utf8)) }
+
+    /// Writes every byte, retrying short writes; a closed pipe ends quietly.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+
+    /// `kc: <message>`, `kc: hint: <hint>`, then exit with the status's low byte.
+    static func fail(_ error: KeychainError) -> Never {
+        err("kc: \(error.message)\n")
+        if let hint = error.hint { err("kc: hint: \(hint)\n") }
+        Startup.exit(exitCode(for: error.status))
+    }
+
+    /// A notice on stderr (never a secret).
+    static func note(_ text: String) { err("kc: \(text)\n") }
+}

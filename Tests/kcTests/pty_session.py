@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Drives a command in a pseudo-terminal, as a person at a keyboard would.
+
+usage: pty_session.py SCRIPT.json
+SCRIPT = {"argv": [...], "env": {...}, "steps": [["expect", "Password"], ["send", "pw\\n"], ...],
+          "timeout": 20}
+Prints JSON: {"status": exit code, "screen": everything the terminal showed, "echo_off": [bool per send]}
+"echo_off" records whether the terminal had ECHO switched off at the moment each line was sent.
+"""
+import json, os, pty, select, sys, termios, time
+
+def main():
+    script = json.load(open(sys.argv[1]))
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(script["argv"][0], script["argv"], script["env"])
+    deadline = time.time() + script.get("timeout", 20)
+    screen = b""
+    echo_off = []
+
+    def read_some(wait):
+        nonlocal screen
+        r, _, _ = select.select([fd], [], [], wait)
+        if r:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not data:
+                return False
+            screen += data
+        return True
+
+    consumed = 0
+    for kind, value in script["steps"]:
+        if kind == "expect":
+            needle = value.encode()
+            while needle not in screen[consumed:]:
+                if time.time() > deadline or not read_some(0.1):
+                    if needle in screen[consumed:]:
+                        break
+                    print(json.dumps({"status": -1, "screen": screen.decode(errors="replace"), "echo_off": echo_off,
+                                      "error": "timed out waiting for " + value}))
+                    os.kill(pid, 9)
+                    return
+            consumed = screen.index(needle, consumed) + len(needle)
+        elif kind == "send":
+            time.sleep(0.05)
+            attrs = termios.tcgetattr(fd)
+            echo_off.append(not (attrs[3] & termios.ECHO))
+            os.write(fd, value.encode())
+    while time.time() < deadline:
+        if not read_some(0.1):
+            break
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"status": os.waitstatus_to_exitcode(status), "screen": screen.decode(errors="replace"),
+                      "echo_off": echo_off}))
+
+main()
