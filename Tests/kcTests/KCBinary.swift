@@ -8,6 +8,7 @@ struct KCBinary {
         var status: Int32
         var stdout: String
         var stderr: String
+        var stdoutBytes: [UInt8] = []
     }
 
     /// The `kc` built beside this test bundle.
@@ -16,10 +17,12 @@ struct KCBinary {
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("kc").path
     }
 
+    /// Runs kc in a new session (setsid), so it has no controlling terminal even when the
+    /// tests run in one: prompts must fail at once, never wait.
     static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = ["-w", path] + arguments
         process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
@@ -31,7 +34,65 @@ struct KCBinary {
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return Output(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: e, as: UTF8.self), stdoutBytes: Array(o))
+    }
+}
+
+/// A private home for one test: HOME and XDG_DATA_HOME point into a fresh 0700 folder, and
+/// a keychain (INTERACTIVE KDF, for speed) can be created in it.
+final class KCHome {
+    static let password = "test password"
+    let directory: String
+    var environment: [String: String]
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/kc-cli-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw KeychainError(errSecIO, "mkdtemp failed")
+        }
+        directory = String(cString: template.map { UInt8(bitPattern: $0) }.map { CChar(bitPattern: $0) })
+        environment = ["HOME": directory, "XDG_DATA_HOME": directory + "/data"]
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// The default keychain's path.
+    var defaultKeychain: String { directory + "/data/kc/login.keychain-db" }
+
+    /// Creates the default keychain with `password`.
+    func createKeychain() throws {
+        let out = try kc(["create", "--kdf", "interactive"], password: Self.password)
+        #expect(out.status == 0, "\(out.stderr)")
+    }
+
+    /// Runs kc with this home's environment, optionally KC_PASSWORD and stdin bytes.
+    func kc(_ arguments: [String], password: String? = nil, stdin: Data? = nil, extra: [String: String] = [:]) throws -> KCBinary.Output {
+        var env = environment.merging(extra) { _, b in b }
+        if let password { env["KC_PASSWORD"] = password }
+        return try KCBinary.run(arguments, environment: env, stdin: stdin)
+    }
+
+    /// Runs a shell script with kc on the PATH and this home's environment.
+    func sh(_ script: String, password: String? = KCHome.password) throws -> KCBinary.Output {
+        var env = environment
+        if let password { env["KC_PASSWORD"] = password }
+        env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = ["-w", "/bin/sh", "-c", script]
+        process.environment = env
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return KCBinary.Output(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                               stderr: String(decoding: e, as: UTF8.self), stdoutBytes: Array(o))
     }
 }
 

@@ -83,7 +83,8 @@ struct Find: ParsableCommand {
             printSecret(data)
             return
         }
-        let items: [[String: Any]] = many ? (result as? [[String: Any]] ?? []) : [(result as? [String: Any]) ?? [:]]
+        // A limit of 1 gives a single dictionary (Apple's shape); print it as a one-element list.
+        let items: [[String: Any]] = (result as? [[String: Any]]) ?? [(result as? [String: Any]) ?? [:]]
         let className = item.itemClass.rawValue
         if json {
             let objects = items.map { dict -> String in

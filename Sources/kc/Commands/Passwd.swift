@@ -8,6 +8,8 @@ struct Passwd: ParsableCommand {
         discussion: """
         The current password comes from the usual sources; the new one from a prompt (twice),
         --new-password-file or $KC_NEW_PASSWORD.
+
+        Examples:
           kc passwd
           KC_PASSWORD=old KC_NEW_PASSWORD=new kc passwd -k ./ci.keychain-db
           kc passwd --rekey      # after a suspected leak: new master key, every item re-sealed

@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+import KeychainCore
+
+/// Each command and flag through the built `kc`, comparing stdout, stderr and exit codes.
+@Suite struct CommandTests {
+    @Test func addFindUpdateDelete() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        var out = try h.kc(["add", "-s", "github.com", "-a", "alice", "-l", "GitHub", "-j", "work", "-D", "token", "-G", "gen"],
+                           password: pw, stdin: Data("ghp_1".utf8))
+        #expect(out.status == 0 && out.stdout == "" && out.stderr == "")
+        out = try h.kc(["find", "-s", "github.com", "-a", "alice", "-w"], password: pw)
+        #expect(out.status == 0)
+        #expect(out.stdoutBytes == Array("ghp_1".utf8), "exact bytes, no newline when stdout is not a terminal")
+        out = try h.kc(["find", "-s", "github.com"], password: pw)
+        #expect(out.status == 0)
+        let lines = out.stdout.split(separator: "\n").map(String.init)
+        #expect(Array(lines.prefix(8)) == ["class: generic", "service: github.com", "account: alice", "label: GitHub",
+                                            "kind: token", "comment: work", "generic: gen", "created: \(lines[7].dropFirst(9))"])
+        #expect(!out.stdout.contains("ghp_1"), "find without -w never prints the secret")
+        #expect(lines.contains("synchronizable: false") && lines.contains("accessible: ak"))
+        out = try h.kc(["find", "-s", "github.com", "-g"], password: pw)
+        #expect(out.stdout.hasSuffix("secret: ghp_1\n"))
+        out = try h.kc(["update", "-s", "github.com", "-a", "alice"], password: pw, stdin: Data("ghp_2".utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try h.kc(["find", "-s", "github.com", "-w"], password: pw).stdout == "ghp_2")
+        out = try h.kc(["update", "-s", "github.com", "--new-label", "Personal"], password: pw)
+        #expect(out.status == 0, "attributes only: no secret is read")
+        #expect(try h.kc(["find", "-l", "Personal", "-w"], password: pw).stdout == "ghp_2", "the secret is kept")
+        out = try h.kc(["delete", "-s", "github.com", "-a", "alice"], password: pw)
+        #expect(out.status == 0 && out.stdout == "")
+        out = try h.kc(["find", "-s", "github.com", "-a", "alice"], password: pw)
+        #expect(out.status == 44)
+        #expect(out.stderr == "kc: no item matches service=github.com account=alice in \(h.defaultKeychain)\nkc: hint: list what is there with `kc find --all`\n")
+        out = try h.kc(["delete", "-s", "github.com"], password: pw)
+        #expect(out.status == 44)
+    }
+
+    @Test func outputForms() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        _ = try h.kc(["add", "-s", "api", "-a", "a1"], password: pw, stdin: Data([0x00, 0xFF, 0x41]))
+        _ = try h.kc(["add", "-s", "api", "-a", "a2"], password: pw, stdin: Data("two".utf8))
+        var out = try h.kc(["find", "-s", "api", "-a", "a1", "-w", "--hex"], password: pw)
+        #expect(out.stdout == "00ff41\n")
+        out = try h.kc(["find", "-s", "api", "-a", "a1", "-w", "--base64"], password: pw)
+        #expect(out.stdout == "AP9B\n")
+        out = try h.kc(["find", "-s", "api", "--all", "--json", "-g"], password: pw)
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [[String: Any]])
+        #expect(array.count == 2)
+        #expect(array.map { $0["class"] as? String } == ["generic", "generic"])
+        #expect(array.map { ($0["attributes"] as? [String: Any])?["account"] as? String } == ["a1", "a2"])
+        #expect(array.map { $0["data"] as? String } == ["AP9B", "dHdv"], "data is base64 in JSON")
+        out = try h.kc(["find", "-s", "api", "-a", "a2", "--json"], password: pw)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])
+        #expect(object["data"] == nil, "no secret without -g")
+        #expect((object["attributes"] as? [String: Any])?["service"] as? String == "api")
+        out = try h.kc(["find", "-s", "api", "--limit", "1", "--json"], password: pw)
+        #expect((try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [Any])?.count == 1)
+        out = try h.kc(["find", "-s", "API", "--ignore-case", "--all"], password: pw)
+        #expect(out.status == 0 && out.stdout.components(separatedBy: "class: generic").count == 3)
+        out = try h.kc(["find", "-s", "API"], password: pw)
+        #expect(out.status == 44, "exact by default")
+        out = try h.kc(["find", "-s", "api", "-a", "a1", "-g"], password: pw)
+        #expect(out.stdout.hasSuffix("secret: 0x00ff41\n"), "binary secrets print as hex with -g")
+    }
+
+    @Test func updateAndDeleteRefuseManyWithoutAll() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        for a in ["x", "y", "z"] { _ = try h.kc(["add", "-s", "shared", "-a", a, "-w", "s-\(a)"], password: pw) }
+        var out = try h.kc(["delete", "-s", "shared"], password: pw)
+        #expect(out.status == 206)
+        #expect(out.stderr.hasPrefix("kc: 3 items match service=shared; kc delete changes one unless --all is given\n"))
+        out = try h.kc(["update", "-s", "shared", "-w", "new"], password: pw)
+        #expect(out.status == 206 && out.stderr.contains("3 items match"))
+        out = try h.kc(["update", "-s", "shared", "--all", "-w", "new"], password: pw)
+        #expect(out.status == 0)
+        for a in ["x", "y", "z"] { #expect(try h.kc(["find", "-s", "shared", "-a", a, "-w"], password: pw).stdout == "new") }
+        out = try h.kc(["delete", "-s", "shared", "--all"], password: pw)
+        #expect(out.status == 0)
+        #expect(try h.kc(["find", "--all"], password: pw).status == 44)
+    }
+
+    @Test func addUpdateIfExists() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        #expect(try h.kc(["add", "-s", "s", "-a", "a", "-w", "one"], password: pw).status == 0)
+        let dup = try h.kc(["add", "-s", "s", "-a", "a", "-w", "two"], password: pw)
+        #expect(dup.status == 45)
+        #expect(dup.stderr.hasPrefix("kc: an item matching service=s account=a already exists in "))
+        #expect(try h.kc(["add", "-U", "-s", "s", "-a", "a", "-w", "two", "-j", "rotated"], password: pw).status == 0)
+        #expect(try h.kc(["find", "-s", "s", "-w"], password: pw).stdout == "two")
+        #expect(try h.kc(["find", "-s", "s"], password: pw).stdout.contains("comment: rotated"))
+    }
+
+    @Test func internetPasswords() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        var out = try h.kc(["add", "--class", "internet", "-s", "example.com", "-a", "bob", "-r", "https", "-P", "8443",
+                            "-p", "/api", "-d", "CORP", "-w", "pw1"], password: pw)
+        #expect(out.status == 0, "\(out.stderr)")
+        out = try h.kc(["find", "--class", "internet", "-s", "example.com", "--json"], password: pw)
+        let attrs = try #require((try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])?["attributes"] as? [String: Any])
+        #expect(attrs["server"] as? String == "example.com")
+        #expect(attrs["protocol"] as? String == "htps")
+        #expect(attrs["port"] as? Int == 8443)
+        #expect(attrs["auth-type"] as? String == "dflt", "the default authentication type, as git's helper uses")
+        #expect(attrs["security-domain"] as? String == "CORP")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "example.com", "-r", "htps", "-t", "default", "-w"], password: pw).stdout == "pw1")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "example.com", "-P", "443"], password: pw).status == 44)
+        #expect(try h.kc(["find", "-s", "example.com"], password: pw).status == 44, "generic is the default class")
+    }
+
+    @Test func certificatesAndKeysFromFiles() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        let certPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Vectors/cert-rsa-v3.der").path
+        var out = try h.kc(["add", "--class", "certificate", "--data-file", certPath, "-l", "my cert"], password: pw)
+        #expect(out.status == 0, "\(out.stderr)")
+        out = try h.kc(["find", "--class", "certificate", "-l", "my cert", "-w"], password: pw)
+        #expect(out.stdoutBytes == Array(try Data(contentsOf: URL(fileURLWithPath: certPath))))
+        out = try h.kc(["find", "--class", "certificate"], password: pw)
+        #expect(out.stdout.contains("certificate-type: 3") && out.stdout.contains("serial-number: 0x"))
+        let keyFile = h.directory + "/key.bin"
+        try Data([1, 2, 3, 4]).write(to: URL(fileURLWithPath: keyFile))
+        out = try h.kc(["add", "--class", "key", "--tag", "com.example.k", "--data-file", keyFile], password: pw)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try h.kc(["find", "--class", "key", "--tag", "com.example.k", "--hex", "-w"], password: pw).stdout == "01020304\n")
+        out = try h.kc(["add", "--class", "key", "--tag", "t"], password: pw)
+        #expect(out.status == 2, "a key needs --data-file")
+    }
+
+    @Test func createAndPasswd() throws {
+        let h = try KCHome()
+        var out = try h.kc(["create", "work", "--kdf", "interactive"], password: "first")
+        #expect(out.status == 0)
+        #expect(out.stderr == "kc: created the keychain \(h.directory)/data/kc/work.keychain-db\n")
+        out = try h.kc(["create", "work", "--kdf", "interactive"], password: "first")
+        #expect(out.status == 48)
+        #expect(try h.kc(["add", "-k", "work", "-s", "s", "-w", "v"], password: "first").status == 0)
+        out = try h.kc(["passwd", "-k", "work"], password: "first", extra: ["KC_NEW_PASSWORD": "second"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try h.kc(["find", "-k", "work", "-s", "s", "-w"], password: "first").status == 51)
+        #expect(try h.kc(["find", "-k", "work", "-s", "s", "-w"], password: "second").stdout == "v")
+        let newFile = h.directory + "/new.txt"
+        try Data("third\n".utf8).write(to: URL(fileURLWithPath: newFile))
+        chmod(newFile, 0o600)
+        out = try h.kc(["passwd", "-k", "work", "--rekey", "--new-password-file", newFile], password: "second")
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try h.kc(["find", "-k", "work", "-s", "s", "-w"], password: "third").stdout == "v", "one trailing newline dropped")
+        // Paths work as well as names, and KC_KEYCHAIN chooses too.
+        let path = h.directory + "/data/kc/work.keychain-db"
+        #expect(try h.kc(["find", "-k", path, "-s", "s", "-w"], password: "third").stdout == "v")
+        #expect(try h.kc(["find", "-s", "s", "-w"], password: "third", extra: ["KC_KEYCHAIN": path]).stdout == "v")
+    }
+
+    @Test func firstAddCreatesTheDefaultKeychain() throws {
+        let h = try KCHome()
+        let out = try h.kc(["add", "-s", "s", "-a", "a", "-w", "v", "--kdf", "interactive"], password: "pw")
+        #expect(out.status == 0)
+        #expect(out.stderr == "kc: created the keychain \(h.defaultKeychain)\n")
+        var st = stat()
+        #expect(stat(h.defaultKeychain, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(stat(h.directory + "/data/kc", &st) == 0 && st.st_mode & 0o777 == 0o700)
+        #expect(try h.kc(["find", "-s", "s", "-w"], password: "pw").stdout == "v")
+        // An explicitly named keychain that does not exist is not created.
+        let missing = try h.kc(["add", "-k", "other", "-s", "s", "-w", "v"], password: "pw")
+        #expect(missing.status == 50)
+    }
+
+    @Test func passwordSources() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        _ = try h.kc(["add", "-s", "s", "-w", "v"], password: KCHome.password)
+        var out = try h.kc(["find", "-s", "s", "-w", "--password-stdin"], stdin: Data((KCHome.password + "\n").utf8))
+        #expect(out.stdout == "v")
+        let file = h.directory + "/pw"
+        try Data(KCHome.password.utf8).write(to: URL(fileURLWithPath: file))
+        chmod(file, 0o644)
+        out = try h.kc(["find", "-s", "s", "-w", "--password-file", file])
+        #expect(out.stdout == "v")
+        #expect(out.stderr.contains("can be read by other users"), "a shared password file is warned about")
+        out = try h.kc(["find", "-s", "s", "-w", "--password-stdin", "--password-file", file])
+        #expect(out.status == 2)
+        out = try h.kc(["find", "-s", "s", "-w"], password: "wrong")
+        #expect(out.status == 51)
+        #expect(out.stderr.hasPrefix("kc: wrong password for ") && !out.stderr.contains("wrong\n"))
+    }
+
+    @Test func errorCommand() throws {
+        let h = try KCHome()
+        var out = try h.kc(["error", "-25300", "0xFFFF9D2D", "-25293"])
+        #expect(out.status == 0)
+        #expect(out.stdout == """
+            Error: 0xFFFF9D2C -25300 The specified item could not be found in the keychain.
+            Error: 0xFFFF9D2D -25299 The specified item already exists in the keychain.
+            Error: 0xFFFF9D33 -25293 The user name or passphrase you entered is not correct.
+
+            """)
+        out = try h.kc(["error", "44"])
+        #expect(out.stdout.contains("as a kc exit code: -25300 The specified item could not be found in the keychain."))
+        out = try h.kc(["error", "banana"])
+        #expect(out.status == 2)
+    }
+
+    @Test func helpHasExamplesAndExitCodes() throws {
+        let h = try KCHome()
+        let out = try h.kc(["--help"])
+        #expect(out.status == 0)
+        for needle in ["kc add -s github.com -a alice", "44 no item matches", "36 locked", "51 wrong password", "2 usage error"] {
+            #expect(out.stdout.contains(needle), "\(needle)")
+        }
+        for command in ["add", "find", "update", "delete", "create", "passwd", "error"] {
+            let help = try h.kc([command, "--help"])
+            #expect(help.status == 0 && help.stdout.contains("Examples:"), "\(command)")
+        }
+    }
+}
