@@ -43,7 +43,8 @@ let package = Package(
         ),
         .testTarget(
             name: "kcTests",
-            dependencies: ["KeychainCore"]
+            dependencies: ["KeychainCore", "kc"],
+            exclude: ["pty_session.py"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import KeychainCore
+
+/// A person at a terminal, driven through a pseudo-terminal (`pty_session.py`): prompts
+/// appear, typing is not echoed, new passwords and secrets are asked twice.
+@Suite struct TerminalTests {
+    struct Session: Decodable {
+        var status: Int
+        var screen: String
+        var echo_off: [Bool]
+        var error: String?
+    }
+
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
+
+    func drive(_ h: KCHome, _ arguments: [String], _ steps: [[String]], env: [String: String] = [:]) throws -> Session {
+        let spec: [String: Any] = [
+            "argv": [KCBinary.path] + arguments,
+            "env": h.environment.merging(env) { _, b in b }.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
+            "steps": steps, "timeout": 30,
+        ]
+        let file = h.directory + "/session-\(UUID().uuidString).json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.script, file]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try JSONDecoder().decode(Session.self, from: data)
+    }
+
+    @Test func createAsksTwiceWithoutEcho() throws {
+        let h = try KCHome()
+        let s = try drive(h, ["create", "--kdf", "interactive"], [
+            ["expect", "New password for keychain"], ["send", "hunter2-typed\n"],
+            ["expect", "Retype new password:"], ["send", "hunter2-typed\n"],
+        ])
+        #expect(s.error == nil && s.status == 0, "\(s.screen)")
+        #expect(s.echo_off == [true, true], "echo is off while typing")
+        #expect(!s.screen.contains("hunter2-typed"), "the password never appears on the screen")
+        #expect(s.screen.contains("kc: created the keychain \(h.defaultKeychain)"))
+        // The typed password opens it.
+        #expect(try h.kc(["find", "--all"], password: "hunter2-typed").status == 44)
+    }
+
+    @Test func mismatchIsRefused() throws {
+        let h = try KCHome()
+        let s = try drive(h, ["create", "--kdf", "interactive"], [
+            ["expect", "New password for keychain"], ["send", "one\n"],
+            ["expect", "Retype new password:"], ["send", "two\n"],
+        ])
+        #expect(s.status == 206, "\(s.screen)")
+        #expect(s.screen.contains("kc: the two entries do not match; nothing was changed"))
+        #expect(!FileManager.default.fileExists(atPath: h.defaultKeychain))
+    }
+
+    @Test func addAndFindAtAPrompt() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var s = try drive(h, ["add", "-s", "github.com", "-a", "alice"], [
+            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
+            ["expect", "Secret:"], ["send", "typed secret\n"],
+            ["expect", "Retype secret:"], ["send", "typed secret\n"],
+        ])
+        #expect(s.error == nil && s.status == 0, "\(s.screen)")
+        #expect(s.echo_off == [true, true, true])
+        #expect(!s.screen.contains("typed secret") && !s.screen.contains(KCHome.password))
+        s = try drive(h, ["find", "-s", "github.com", "-w"], [
+            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
+        ])
+        #expect(s.status == 0)
+        #expect(s.screen.hasSuffix("typed secret\r\n"), "a newline is added on a terminal")
+        s = try drive(h, ["find", "-s", "github.com", "-w"], [
+            ["expect", "Password for keychain"], ["send", "wrong\n"],
+        ])
+        #expect(s.status == 51)
+        #expect(s.screen.contains("kc: wrong password for"))
+    }
+
+    @Test func secretMismatchAddsNothing() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let s = try drive(h, ["add", "-s", "x"], [
+            ["expect", "Secret:"], ["send", "first\n"], ["expect", "Retype secret:"], ["send", "second\n"],
+        ], env: ["KC_PASSWORD": KCHome.password])
+        #expect(s.status == 206, "\(s.screen)")
+        #expect(try h.kc(["find", "--all"], password: KCHome.password).status == 44)
+    }
+}
