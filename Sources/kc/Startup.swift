@@ -6,9 +6,11 @@ import Glibc
 /// Process-wide set-up done before anything else: a private umask, and the checks on
 /// argv that Swift's `CommandLine.arguments` would hide.
 enum Startup {
-    /// Every file kc creates is private (0600 / 0700), whatever the caller's umask.
+    /// Every file kc creates is private (0600 / 0700), whatever the caller's umask; no core
+    /// dump can hold a key or a password; password variables leave the environment.
     static func prepare() {
         umask(0o077)
+        ProcessHardening.disableCoreDumps()
         PasswordSource.captureEnvironment()
     }
 

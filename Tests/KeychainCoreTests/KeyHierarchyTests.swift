@@ -120,6 +120,17 @@ import Testing
         expectStatus(errSecDecode, "truncated") { _ = try AEAD.open(Array(box.prefix(30)), key: key, ad: [1, 2, 3], what: "test") }
     }
 
+    @Test func coreDumpsCanBeTurnedOff() async {
+        await #expect(processExitsWith: .success) {
+            #expect(ProcessHardening.isDumpable)
+            #expect(ProcessHardening.disableCoreDumps())
+            #expect(!ProcessHardening.isDumpable)
+            var limit = rlimit()
+            getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)
+            #expect(limit.rlim_cur == 0 && limit.rlim_max == 0)
+        }
+    }
+
     @Test func paddingHidesLengthsToTheBlock() throws {
         for n in [0, 1, 100, 255, 256, 257, 1000] {
             let bytes = [UInt8](repeating: 0x41, count: n)

@@ -112,6 +112,10 @@ import Testing
         #expect(ids.first?[kSecValueData] as? Data == Data("private key".utf8))
         #expect(ids.first?["certdata"] as? Data == Data(der))
         #expect(ids.first?[kSecAttrLabel] as? String == "me", "the certificate's label wins")
+        let ref = try #require(try t.keychain.copyMatching([kSecClass: kSecClassIdentity, kSecReturnPersistentRef: true]) as? Data)
+        #expect(ref.prefix(4) == Data("idnt".utf8))
+        #expect(try t.keychain.copyMatching([kSecValuePersistentRef: ref, kSecReturnData: true]) as? Data == Data("private key".utf8),
+                "an identity's persistent reference finds it again")
         expectStatus(errSecParam) { try t.keychain.add([kSecClass: kSecClassIdentity, kSecValueData: Data([1])]) }
         #expect(try t.keychain.delete([kSecClass: kSecClassIdentity]) == 2)
         #expect(try t.keychain.count([kSecClass: kSecClassKey]) == 1, "the unpaired key stays")

@@ -24,7 +24,7 @@ enum AssociatedData {
     }
 
     /// The wrapped data key and the metadata: label ‖ keychain id ‖ key generation ‖ item
-    /// id ‖ class ‖ row version ‖ BLAKE2b-256 of the row's index columns.
+    /// id ‖ class ‖ row version ‖ has-data byte ‖ BLAKE2b-256 of the row's index columns.
     static func rowBinding(label: String, keys: KeyHierarchy, row: ItemRow) -> [UInt8] {
         var w = ByteWriter(capacity: 96)
         w.label(label)
@@ -33,6 +33,8 @@ enum AssociatedData {
         w.lengthPrefixed(row.itemID)
         w.lengthPrefixed(Array(row.classCode.utf8))
         w.u64(row.rowVersion)
+        // Whether the row has data: nulling the data column must not pass for "no data".
+        w.u8(row.data == nil ? 0 : 1)
         w.raw(indexDigest(row))
         return w.bytes
     }

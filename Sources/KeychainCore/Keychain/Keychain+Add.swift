@@ -16,18 +16,20 @@ extension Keychain {
     @discardableResult
     public func add(_ query: [String: Any]) throws -> Any? {
         var q = try ItemQuery(query, for: .add)
-        defer { if q.data != nil { Sodium.wipe(&q.data!) } }
+        // One reference to the secret's bytes, wiped on the way out.
+        var data = q.data
+        q.data = nil
+        defer { if data != nil { Sodium.wipe(&data!) } }
         guard q.itemClass != .identity else {
             throw KeychainError(errSecParam, "an identity is added as its certificate and its private key, as two items",
                                 hint: "add the certificate (kSecClassCertificate) and the key (kSecClassKey) separately")
         }
-        var attributes = try Self.completeForAdd(q)
+        var attributes = try Self.completeForAdd(q, data: data)
         let now = Date().timeIntervalSinceReferenceDate
         attributes["cdat"] = .date(now)
         attributes["mdat"] = .date(now)
         let itemID = Sodium.randomBytes(16)
         let itemClass = q.itemClass
-        let data = q.data
         try write { keys, state in
             let codec = RowCodec(keys: keys)
             let row: ItemRow
@@ -52,7 +54,7 @@ extension Keychain {
 
     /// The stored attributes of a new item: primary-key defaults, accessibility, label,
     /// synchronizable flag, and the certificate or key fields derived from its data.
-    static func completeForAdd(_ q: ItemQuery) throws -> [String: AttributeValue] {
+    static func completeForAdd(_ q: ItemQuery, data: [UInt8]?) throws -> [String: AttributeValue] {
         var attributes = q.attributes
         attributes["sync"] = .int(q.sync == .synchronizable ? 1 : 0)
         if attributes["pdmn"] == nil {
@@ -60,9 +62,9 @@ extension Keychain {
         }
         switch q.itemClass {
         case .certificate:
-            try deriveCertificateAttributes(&attributes, data: q.data)
+            try deriveCertificateAttributes(&attributes, data: data)
         case .key:
-            if attributes["klbl"] == nil, let data = q.data {
+            if attributes["klbl"] == nil, let data {
                 // Apple hashes the public key; kc cannot derive one from an arbitrary key
                 // blob, so it hashes the blob (docs/apple-compatibility.md).
                 attributes["klbl"] = .data(SHA1.hash(data))

@@ -26,6 +26,10 @@ extension Keychain {
             }
             guard !targets.isEmpty else { throw KeychainError(errSecItemNotFound) }
             for row in targets {
+                guard state.itemCount > 0 else {
+                    throw KeychainError(errSecDecode, "\(path) holds more rows than its header counts: rows were put back",
+                                        hint: "restore the keychain from a backup")
+                }
                 try store.delete(itemID: row.itemID)
                 Header.xor(&state.accumulator, Header.term(itemID: row.itemID, classCode: row.classCode, rowVersion: row.rowVersion, keys: keys))
                 state.itemCount -= 1

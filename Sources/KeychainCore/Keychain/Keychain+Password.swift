@@ -61,7 +61,10 @@ extension Keychain {
                                     hint: "unlock again and retry")
             }
             try checkHeader(current, state, keys: oldKeys)
-            state.generation += 1
+            guard state.minWriterVersion <= Keychain.formatVersion else {
+                throw KeychainError(errSecReadOnly, "\(path) was last written by a newer kc (writer version \(state.minWriterVersion))",
+                                    hint: "upgrade kc")
+            }
             let oldCodec = RowCodec(keys: oldKeys), newCodec = RowCodec(keys: newKeys)
             var rows: [ItemRow] = []
             for c in ItemClass.stored {
@@ -70,15 +73,26 @@ extension Keychain {
                     return true
                 }
             }
+            // The rows must be exactly those the header vouches for: a re-key must never
+            // launder a deleted, inserted or replayed row into a freshly sealed one.
+            var old = [UInt8](repeating: 0, count: 32)
+            for row in rows {
+                guard row.rowVersion <= state.generation else {
+                    throw KeychainError(errSecDecode, "\(path) has a row newer than its header; not re-keyed")
+                }
+                Header.xor(&old, Header.term(itemID: row.itemID, classCode: row.classCode, rowVersion: row.rowVersion, keys: oldKeys))
+            }
+            guard UInt64(rows.count) == state.itemCount, Sodium.constantTimeEqual(old, state.accumulator) else {
+                throw KeychainError(errSecDecode, "the items of \(path) do not match its header: rows were deleted, inserted or replayed; not re-keyed",
+                                    hint: "restore the keychain from a backup")
+            }
+            state.generation += 1
             var acc = [UInt8](repeating: 0, count: 32)
             for row in rows {
                 let item = try oldCodec.open(row)
                 let new = try oldCodec.rekey(row, attributes: item.attributes, to: newCodec, rowVersion: state.generation)
                 try store.replace(new)
                 Header.xor(&acc, Header.term(itemID: new.itemID, classCode: new.classCode, rowVersion: new.rowVersion, keys: newKeys))
-            }
-            guard UInt64(rows.count) == state.itemCount else {
-                throw KeychainError(errSecDecode, "\(path) has \(rows.count) rows but its header says \(state.itemCount); not re-keyed")
             }
             state.accumulator = acc
             state.mac = Header.mac(state, record: record, keys: newKeys)

@@ -16,7 +16,8 @@ extension Keychain {
         let exactUsable: (String) -> Bool = { key in
             // Ignore-case matching cannot use an exact fingerprint of a string value.
             guard let v = effective[key] else { return false }
-            if query.caseInsensitive, v.comparableBytes != nil { return false }
+            let kind = Schema.attributes[key]?.kind
+            if query.caseInsensitive, v.comparableBytes != nil, kind == .blob || kind == .string { return false }
             return true
         }
         if pkKeys.allSatisfy(exactUsable) {
@@ -52,7 +53,10 @@ extension Keychain {
         case .any: break
         }
         for (key, wanted) in conditions {
-            guard let have = item.attributes[key], have.matches(wanted, ignoringCase: query.caseInsensitive) else { return false }
+            // Ignore-case applies to text attributes only, never to binary ones (issuer, labels…).
+            let kind = Schema.attributes[key]?.kind
+            let fold = query.caseInsensitive && (kind == .blob || kind == .string)
+            guard let have = item.attributes[key], have.matches(wanted, ignoringCase: fold) else { return false }
         }
         return true
     }

@@ -57,7 +57,8 @@ extension Keychain {
             for item in targets {
                 guard let change = changesByClass[item.itemClass] else { continue }
                 var attributes = item.attributes
-                for (k, v) in change.attributes where k != "mdat" { attributes[k] = v }
+                // Creation and modification dates are the core's (DESIGN.md), never the caller's.
+                for (k, v) in change.attributes where k != "mdat" && k != "cdat" { attributes[k] = v }
                 var mdat = now
                 if case .date(let old)? = item.attributes["mdat"], mdat <= old { mdat = old + 0.001 }
                 attributes["mdat"] = .date(mdat)

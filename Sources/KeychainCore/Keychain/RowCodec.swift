@@ -58,12 +58,12 @@ struct RowCodec {
         var row = ItemRow(itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: pk,
                           indexes: indexes, wrappedKey: [], metadata: [], data: nil)
         let dek = try KeyHierarchy.newDataKey()
-        row.wrappedKey = AEAD.seal(dek.bytes, key: keys.wrap, ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row))
-        row.metadata = try sealMetadata(attributes, row: row)
         if let data {
             let padded = try Padding.pad(data)
             row.data = AEAD.seal(padded, key: dek, ad: AssociatedData.data(keychainID: keys.keychainID, itemID: itemID, classCode: itemClass.code))
         }
+        row.wrappedKey = AEAD.seal(dek.bytes, key: keys.wrap, ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row))
+        row.metadata = try sealMetadata(attributes, row: row)
         return row
     }
 

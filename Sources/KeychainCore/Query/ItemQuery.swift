@@ -82,7 +82,7 @@ struct ItemQuery {
             guard let c = ItemClass(rawValue: name) else {
                 throw KeychainError(errSecNoSuchClass, "unknown item class \"\(name)\"")
             }
-            if let persistent, persistent.0 != c, !(c == .identity) {
+            if let persistent, persistent.0 != c {
                 throw KeychainError(errSecParam, "kSecValuePersistentRef names a \(persistent.0.rawValue) item but kSecClass is \(c.rawValue)")
             }
             resolvedClass = c
@@ -246,7 +246,7 @@ struct ItemQuery {
 
     private static func parsePersistentRef(_ value: Any) throws -> (ItemClass, [UInt8]) {
         guard let bytes = Self.bytes(value), bytes.count == 20,
-              let c = ItemClass(rawValue: String(decoding: bytes[0..<4], as: UTF8.self)), c != .identity
+              let c = ItemClass(rawValue: String(decoding: bytes[0..<4], as: UTF8.self))
         else {
             throw KeychainError(errSecParam, "kSecValuePersistentRef is not a kc persistent reference (20 bytes: class and item id)")
         }

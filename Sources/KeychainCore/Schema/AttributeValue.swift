@@ -46,11 +46,12 @@ enum AttributeValue: Hashable, Sendable {
         default:
             guard let a = comparableBytes, let b = other.comparableBytes else { return false }
             if a == b { return true }
-            guard ignoringCase else { return false }
+            guard ignoringCase,
+                  let sa = String(validating: a, as: UTF8.self), let sb = String(validating: b, as: UTF8.self)
+            else { return false }
             // kc extension (docs/design.md): lowercase both sides, then compare the bytes.
-            let la = Array(String(decoding: a, as: UTF8.self).lowercased().utf8)
-            let lb = Array(String(decoding: b, as: UTF8.self).lowercased().utf8)
-            return la == lb
+            // Bytes that are not UTF-8 compare exactly (never through U+FFFD).
+            return Array(sa.lowercased().utf8) == Array(sb.lowercased().utf8)
         }
     }
 

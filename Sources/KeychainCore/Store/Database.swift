@@ -185,9 +185,12 @@ final class Statement {
         sqlite3_column_int64(stmt, column)
     }
 
+    /// The column's text, every byte of it (a NUL inside is kept, not a terminator), or nil
+    /// when it is not valid UTF-8.
     func text(_ column: Int32) -> String? {
         guard let c = sqlite3_column_text(stmt, column) else { return nil }
-        return String(cString: c)
+        let count = Int(sqlite3_column_bytes(stmt, column))
+        return String(validating: UnsafeBufferPointer(start: c, count: count), as: UTF8.self)
     }
 
     func isNull(_ column: Int32) -> Bool {

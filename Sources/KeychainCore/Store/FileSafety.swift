@@ -15,6 +15,7 @@ enum FileSafety {
         let parent = parentDirectory(of: path)
         try makeDirectories(parent)
         try checkDirectory(parent)
+        try checkFilesystem(parent)
         let fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0o600)
         if fd < 0 {
             let e = errno
@@ -26,7 +27,6 @@ enum FileSafety {
                                 "cannot create \(path): \(String(cString: strerror(e)))")
         }
         close(fd)
-        try checkFilesystem(parent)
     }
 
     /// Checks an existing keychain file before SQLite opens it.
@@ -53,7 +53,17 @@ enum FileSafety {
         guard st.st_mode & 0o077 == 0 else {
             throw KeychainError(errSecParam,
                                 "\(path) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
-                                hint: "run `chmod 600 \(path)` if you trust its contents")
+                                hint: "run `chmod 600 \(path)*` if you trust its contents")
+        }
+        // The -wal and -shm hold recent pages (and, until a checkpoint, old master-key
+        // wraps): the same rules apply to them.
+        for suffix in ["-wal", "-shm"] {
+            var side = stat()
+            guard lstat(path + suffix, &side) == 0 else { continue }
+            guard (side.st_mode & S_IFMT) == S_IFREG, side.st_uid == geteuid(), side.st_mode & 0o077 == 0 else {
+                throw KeychainError(errSecParam, "\(path)\(suffix) is not a private file of yours (mode \(String(side.st_mode & 0o777, radix: 8)))",
+                                    hint: "run `chmod 600 \(path) \(path)-wal \(path)-shm` if you trust their contents")
+            }
         }
         try checkDirectory(parentDirectory(of: path))
         try checkFilesystem(parentDirectory(of: path))

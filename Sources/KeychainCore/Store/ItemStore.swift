@@ -12,7 +12,7 @@ protocol ItemStore: AnyObject {
     func writeState(_ state: StateRecord) throws
     /// Calls `body` for each candidate row in insertion order until it returns false.
     func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws
-    /// Inserts a row. - Throws: `errSecDuplicateItem` when (class, primary key) exists.
+    /// Inserts a row. - Throws: `errSecDuplicateItem` when the primary-key fingerprint exists.
     func insert(_ row: ItemRow) throws
     /// Replaces the row with the same item id. - Throws: `errSecDuplicateItem` on a
     /// primary-key collision.

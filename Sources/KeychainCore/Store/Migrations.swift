@@ -40,7 +40,7 @@ enum Migrations {
             wrapped_key BLOB NOT NULL,
             metadata BLOB NOT NULL,
             data BLOB,
-            UNIQUE (class, pk)
+            UNIQUE (pk)
         );
         CREATE INDEX kc_items_class ON kc_items(class, item_id, row_version);
         CREATE INDEX kc_items_acct ON kc_items(i_acct) WHERE i_acct IS NOT NULL;

@@ -34,7 +34,8 @@ struct ItemRow: Sendable {
     var indexes: [IndexColumn: [UInt8]]
     var wrappedKey: [UInt8]
     var metadata: [UInt8]
-    /// The sealed data, nil when the item has no data (or when it was not loaded).
+    /// The sealed data; nil when the item has no data. When a row is read without its data
+    /// (`includeData: false`), a non-NULL data column reads as an empty array.
     var data: [UInt8]?
 }
 

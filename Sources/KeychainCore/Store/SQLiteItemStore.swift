@@ -106,21 +106,23 @@ final class SQLiteItemStore: ItemStore {
     }
 
     func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
-        let columns = Self.rowColumns + (includeData ? ", data" : "")
+        // Without the data itself, still learn whether there is some (it is bound in the AD).
+        let columns = Self.rowColumns + (includeData ? ", data" : ", data IS NOT NULL")
         let s: Statement
         switch lookup {
         case .itemID(let id):
             s = try database.statement("SELECT \(columns) FROM kc_items WHERE item_id = ?")
             s.bind(1, id)
-        case .primaryKey(let classCode, let pk):
-            s = try database.statement("SELECT \(columns) FROM kc_items WHERE class = ? AND pk = ?")
-            s.bind(1, classCode)
-            s.bind(2, pk)
-        case .indexes(let classCode, let conditions):
+        // Fingerprints are keyed per class, so lookups by them do not filter on the class
+        // column: a row whose class text was edited is still a candidate, and its opening
+        // fails (errSecDecode) instead of the item vanishing silently.
+        case .primaryKey(_, let pk):
+            s = try database.statement("SELECT \(columns) FROM kc_items WHERE pk = ?")
+            s.bind(1, pk)
+        case .indexes(_, let conditions):
             let whereSQL = conditions.map { "i_\($0.0.rawValue) = ?" }.joined(separator: " AND ")
-            s = try database.statement("SELECT \(columns) FROM kc_items WHERE class = ? AND \(whereSQL) ORDER BY seq")
-            s.bind(1, classCode)
-            for (i, condition) in conditions.enumerated() { s.bind(Int32(i + 2), condition.1) }
+            s = try database.statement("SELECT \(columns) FROM kc_items WHERE \(whereSQL) ORDER BY seq")
+            for (i, condition) in conditions.enumerated() { s.bind(Int32(i + 1), condition.1) }
         case .scan(let classCode):
             s = try database.statement("SELECT \(columns) FROM kc_items WHERE class = ? ORDER BY seq")
             s.bind(1, classCode)
@@ -139,7 +141,8 @@ final class SQLiteItemStore: ItemStore {
                 throw KeychainError(errSecDecode, "a row of \(database.path) is malformed: the keychain is damaged or was tampered with")
             }
             let row = ItemRow(itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
-                              wrappedKey: wrapped, metadata: meta, data: includeData ? s.blob(base + 2) : nil)
+                              wrappedKey: wrapped, metadata: meta,
+                              data: includeData ? s.blob(base + 2) : (s.int(base + 2) != 0 ? [] : nil))
             guard try body(row) else { break }
         }
     }
