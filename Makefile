@@ -2,10 +2,12 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config
+# The tests also drive sqlite3 (as an attacker editing the file) and python3 (a pty).
+TEST_PACKAGES := sqlite3 python3
 # Tests build into their own folder so a release build never invalidates them.
 RELEASE_FLAGS := -c release --static-swift-stdlib
 
-.PHONY: all deps build release test install uninstall clean
+.PHONY: all deps build release test install uninstall clean man
 
 all: build
 
@@ -27,19 +29,43 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
+## test-deps: what the tests run besides kc
+test-deps: deps
+	@missing=""; \
+	for p in $(TEST_PACKAGES); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "kc: installing$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
 ## test: build and run every test
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest
 
-## install: build a release kc, install it under $(PREFIX)/bin and run it
+## install: build a release kc, install it with its man page and shell completions, and run it
 install: release
-	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
+	install -m 0644 docs/man/kc.1 "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1"
+	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc"
+	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc"
+	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
 	"$(DESTDIR)$(PREFIX)/bin/kc" --version
 
 uninstall:
-	rm -f "$(DESTDIR)$(PREFIX)/bin/kc"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
+
+## man: regenerate docs/man/kc.1 from the commands' help (swift-argument-parser's plugin)
+man: deps
+	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual
+	install -d docs/man
+	cp .build/plugins/GenerateManual/outputs/kc/kc.1 docs/man/kc.1
 
 clean:
 	rm -rf .build

@@ -14,11 +14,12 @@ import KeychainCore
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
 
-    func drive(_ h: KCHome, _ arguments: [String], _ steps: [[String]], env: [String: String] = [:]) throws -> Session {
+    func drive(_ h: KCHome, _ arguments: [String], _ steps: [[String]], env: [String: String] = [:],
+               answers: [[String]] = []) throws -> Session {
         let spec: [String: Any] = [
             "argv": [KCBinary.path] + arguments,
             "env": h.environment.merging(env) { _, b in b }.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
-            "steps": steps, "timeout": 30,
+            "steps": steps, "answers": answers, "timeout": 30,
         ]
         let file = h.directory + "/session-\(UUID().uuidString).json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))

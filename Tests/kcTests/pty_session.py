@@ -3,7 +3,9 @@
 
 usage: pty_session.py SCRIPT.json
 SCRIPT = {"argv": [...], "env": {...}, "steps": [["expect", "Password"], ["send", "pw\\n"], ...],
-          "timeout": 20}
+          "answers": [["Prompt text", "reply\\n"], ...], "timeout": 20}
+"steps" run in order; then, until the program exits, every new occurrence of an
+"answers" prompt on the screen is answered with its reply.
 Prints JSON: {"status": exit code, "screen": everything the terminal showed, "echo_off": [bool per send]}
 "echo_off" records whether the terminal had ECHO switched off at the moment each line was sent.
 """
@@ -49,8 +51,21 @@ def main():
             attrs = termios.tcgetattr(fd)
             echo_off.append(not (attrs[3] & termios.ECHO))
             os.write(fd, value.encode())
+    answers = [(p.encode(), r.encode()) for p, r in script.get("answers", [])]
+    answered = consumed
     while time.time() < deadline:
-        if not read_some(0.1):
+        alive = read_some(0.1)
+        # Answer the earliest prompt that appeared since the last answer.
+        hits = [(screen.find(p, answered), p, r) for p, r in answers if screen.find(p, answered) >= 0]
+        if hits:
+            at, p, r = min(hits)
+            answered = at + len(p)
+            time.sleep(0.05)
+            attrs = termios.tcgetattr(fd)
+            echo_off.append(not (attrs[3] & termios.ECHO))
+            os.write(fd, r)
+            continue
+        if not alive:
             break
     _, status = os.waitpid(pid, 0)
     print(json.dumps({"status": os.waitstatus_to_exitcode(status), "screen": screen.decode(errors="replace"),

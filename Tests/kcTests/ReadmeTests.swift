@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import KeychainCore
+
+/// Every example in the README runs as written: the terminal session through a
+/// pseudo-terminal, the script and CI blocks with /bin/sh -e.
+@Suite struct ReadmeTests {
+    static func example(_ name: String) throws -> [String] {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        guard let marker = text.range(of: "<!-- example: \(name) -->") else { throw KeychainError(errSecParam, "no \(name) example") }
+        let after = text[marker.upperBound...]
+        guard let open = after.range(of: "```"), let lineEnd = after[open.upperBound...].firstIndex(of: "\n"),
+              let close = after[lineEnd...].range(of: "\n```") else { throw KeychainError(errSecParam, "no code block") }
+        return after[after.index(after: lineEnd)..<close.lowerBound].split(separator: "\n").map(String.init)
+    }
+
+    @Test func terminalExample() throws {
+        let h = try KCHome()
+        let lines = try Self.example("terminal")
+        #expect(lines.count == 6)
+        let answers = [["New password for keychain", "pw-typed\n"], ["Retype new password:", "pw-typed\n"],
+                       ["Password for keychain", "pw-typed\n"], ["Secret:", "s3cret\n"], ["Retype secret:", "s3cret\n"]]
+        var screens: [String] = []
+        for line in lines {
+            let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
+            #expect(command.first == "kc")
+            let s = try TerminalTests().drive(h, Array(command.dropFirst()), [], answers: answers)
+            #expect(s.status == 0, "\(line): \(s.screen)")
+            #expect(!s.screen.contains("pw-typed"), "\(line): the password is never echoed")
+            screens.append(s.screen)
+        }
+        #expect(screens[2].hasSuffix("s3cret\r\n"), "find -w prints the secret")
+        #expect(screens[3].contains("service: github.com") && !screens[3].contains("s3cret"))
+        #expect(try h.kc(["find", "-s", "github.com"], password: "pw-typed").status == 44, "deleted")
+    }
+
+    @Test func scriptExample() throws {
+        let h = try KCHome()
+        try Data("hunter2\n".utf8).write(to: URL(fileURLWithPath: h.directory + "/password.txt"))
+        let script = try Self.example("script").joined(separator: "\n")
+        let out = try h.sh("set -e\nexport API_TOKEN='tok-123'\n" + script + "\n[ \"$TOKEN\" = \"$API_TOKEN\" ] && echo token-ok\n")
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.contains("\"service\":\"api.example.com\""))
+        #expect(out.stdout.contains("no such item (exit 44)"))
+        #expect(out.stdout.hasSuffix("token-ok\n"))
+        #expect(try h.kc(["find", "--class", "internet", "-s", "example.com", "-w"], password: KCHome.password).stdout == "hunter2\n")
+    }
+
+    @Test func ciExample() throws {
+        let h = try KCHome()
+        let temp = h.directory + "/runner-temp"
+        try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let script = try Self.example("ci").joined(separator: "\n")
+        let out = try h.sh("""
+            set -e
+            export RUNNER_TEMP='\(temp)' CI_KEYCHAIN_PASSWORD='ci pass' DEPLOY_TOKEN='dep-456'
+            \(script)
+            [ "$DEPLOY" = "$DEPLOY_TOKEN" ] && echo deploy-ok
+            """, password: nil)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.contains("\"service\":\"deploy\""))
+        #expect(out.stdout.hasSuffix("deploy-ok\n"))
+        #expect(!out.stderr.contains("warning"), "the password file is private")
+    }
+}
