@@ -3,26 +3,97 @@ import KeychainCore
 import Glibc
 #endif
 
-/// Opens the keychain a command works on, with a password from the usual sources.
-enum Session {
-    /// Opens an existing keychain.
-    static func open(_ options: KeychainOptions) throws -> Keychain {
-        let path = options.path
-        try checkExists(path, explicit: true)
-        let password = try PasswordSource.current(options, path: path)
-        return try Keychain.open(at: path, password: password)
+/// The keychain a command works on: through the agent when it holds the keychain
+/// unlocked (one socket round trip, no password, no key derivation), else opened in this
+/// process with a password from the usual sources.
+final class KeychainHandle {
+    /// The keychain file's real, absolute path (the agent's key for it).
+    let path: String
+    private let options: KeychainOptions
+    private var local: Keychain?
+    private var agentMayHoldIt: Bool
+
+    /// A handle on an existing keychain. - Throws: errSecNoSuchKeychain when it is missing.
+    init(_ options: KeychainOptions) throws {
+        let chosen = options.path
+        try Session.checkExists(chosen)
+        path = Session.realPath(chosen)
+        self.options = options
+        agentMayHoldIt = true
     }
 
-    /// Opens the keychain, creating the default one on first use (kc add).
-    static func openOrCreateDefault(_ options: KeychainOptions, profile: KDFProfile) throws -> Keychain {
+    /// A handle on a keychain this process just opened or created.
+    init(_ options: KeychainOptions, opened: Keychain) {
+        path = Session.realPath(opened.path)
+        self.options = options
+        local = opened
+        agentMayHoldIt = false
+    }
+
+    func add(_ query: [String: Any]) throws -> Any? {
+        try run(.add, query, nil, { $0 }) { try $0.add(query) }
+    }
+
+    func copyMatching(_ query: [String: Any]) throws -> Any? {
+        try run(.copyMatching, query, nil, { $0 }) { try $0.copyMatching(query) }
+    }
+
+    @discardableResult
+    func update(_ query: [String: Any], _ attributes: [String: Any]) throws -> Int {
+        try run(.update, query, attributes, { $0 as? Int ?? 0 }) { try $0.update(query, attributes) }
+    }
+
+    @discardableResult
+    func delete(_ query: [String: Any]) throws -> Int {
+        try run(.delete, query, nil, { $0 as? Int ?? 0 }) { try $0.delete(query) }
+    }
+
+    func count(_ query: [String: Any]) throws -> Int {
+        try run(.count, query, nil, { $0 as? Int ?? 0 }) { try $0.count(query) }
+    }
+
+    private func run<T>(_ operation: AgentProtocol.Operation, _ query: [String: Any], _ attributes: [String: Any]?,
+                        _ convert: (Any?) -> T, local body: (Keychain) throws -> T) throws -> T {
+        if agentMayHoldIt && local == nil {
+            switch try AgentClient().perform(path: path, operation, query: query, attributes: attributes) {
+            case .result(let value): return convert(value)
+            case .notHeld, .noAgent: agentMayHoldIt = false
+            }
+        }
+        return try body(try opened())
+    }
+
+    /// Opens the keychain in this process (asking for its password) once.
+    private func opened() throws -> Keychain {
+        if let local { return local }
+        let password = try PasswordSource.current(options, path: path)
+        let keychain = try Keychain.open(at: path, password: password)
+        local = keychain
+        return keychain
+    }
+}
+
+/// Opening and creating keychains for the commands.
+enum Session {
+    /// The keychain, creating the default one on first use (kc add).
+    static func openOrCreateDefault(_ options: KeychainOptions, profile: KDFProfile) throws -> KeychainHandle {
         let path = options.path
         if !options.isExplicit && !exists(path) {
             let password = try PasswordSource.forNewKeychain(options, path: path)
             let keychain = try Keychain.create(at: path, password: password, profile: profile)
             Report.note("created the keychain \(path)")
-            return keychain
+            return KeychainHandle(options, opened: keychain)
         }
-        return try open(options)
+        return try KeychainHandle(options)
+    }
+
+    /// Opens an existing keychain in this process with its password (commands that need
+    /// the password itself: passwd, settings).
+    static func openWithPassword(_ options: KeychainOptions) throws -> Keychain {
+        let path = options.path
+        try checkExists(path)
+        let password = try PasswordSource.current(options, path: path)
+        return try Keychain.open(at: realPath(path), password: password)
     }
 
     static func exists(_ path: String) -> Bool {
@@ -31,9 +102,21 @@ enum Session {
     }
 
     /// A clear message for a missing keychain before any password is asked for.
-    static func checkExists(_ path: String, explicit: Bool) throws {
+    static func checkExists(_ path: String) throws {
         guard !exists(path) else { return }
         throw KeychainError(errSecNoSuchKeychain, "no keychain at \(path)",
                             hint: "create it with `kc create \(path)`, or choose another with -k or KC_KEYCHAIN")
+    }
+
+    /// The absolute path with symbolic links resolved in its folders (the file itself must
+    /// not be a link; opening refuses that).
+    static func realPath(_ path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(folder, nil) else { return path }
+        defer { free(resolved) }
+        let dir = String(cString: resolved)
+        return (dir == "/" ? "" : dir) + "/" + name
     }
 }

@@ -51,8 +51,8 @@ import KeychainCore
         #expect(out.status == 36)
         #expect(out.stdout == "")
         #expect(out.stderr == """
-            kc: the keychain \(h.defaultKeychain) needs its password and there is no terminal to ask on
-            kc: hint: set KC_PASSWORD, or pass --password-file PATH or --password-stdin
+            kc: the keychain \(h.defaultKeychain) is locked and there is no terminal to ask for its password
+            kc: hint: run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin
 
             """)
         #expect(Date().timeIntervalSince(started) < 20, "it does not wait for input")

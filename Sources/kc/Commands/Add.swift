@@ -53,7 +53,7 @@ struct Add: ParsableCommand {
         }
         query[kSecValueData] = data
         do {
-            try keychain.add(query)
+            _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
             guard updateIfExists else {
                 throw KeychainError(errSecDuplicateItem, "an item matching \(item.summary) already exists in \(keychain.path)",
@@ -64,7 +64,7 @@ struct Add: ParsableCommand {
     }
 
     /// -U: the item exists; give it the new secret and the attributes given.
-    private func replaceExisting(_ keychain: Keychain, data: Data) throws {
+    private func replaceExisting(_ keychain: KeychainHandle, data: Data) throws {
         let identifying: Set<String> = [kSecAttrAccount, kSecAttrService, kSecAttrServer, kSecAttrSecurityDomain, kSecAttrPath,
                                         kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag]
         var query: [String: Any] = [kSecClass: item.itemClass.secClass]

@@ -57,7 +57,7 @@ struct Find: ParsableCommand {
 
     func run() throws {
         try item.checkFitsClass()
-        let keychain = try Session.open(self.keychain)
+        let keychain = try KeychainHandle(self.keychain)
         var query = item.query
         let many = all || limit != nil
         if all { query[kSecMatchLimit] = kSecMatchLimitAll }

@@ -43,7 +43,7 @@ struct Update: ParsableCommand {
 
     func run() throws {
         try item.checkFitsClass()
-        let keychain = try Session.open(self.keychain)
+        let keychain = try KeychainHandle(self.keychain)
         let query = item.query
         try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")
         var changes = attributeChanges
@@ -59,7 +59,7 @@ struct Update: ParsableCommand {
 /// The command line's care over Apple's defaults: update and delete act on one item
 /// unless --all says otherwise.
 enum Guard {
-    static func matches(_ keychain: Keychain, query: [String: Any], item: ItemOptions, all: Bool, verb: String) throws {
+    static func matches(_ keychain: KeychainHandle, query: [String: Any], item: ItemOptions, all: Bool, verb: String) throws {
         var counting = query
         counting[kSecMatchLimit] = kSecMatchLimitAll
         let count = try keychain.count(counting)

@@ -20,8 +20,8 @@ enum PasswordSource {
         if let env = environmentPassword.take() { return env }
         guard Terminal.isAvailable else {
             throw KeychainError(errSecInteractionNotAllowed,
-                                "the keychain \(path) needs its password and there is no terminal to ask on",
-                                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+                                "the keychain \(path) is locked and there is no terminal to ask for its password",
+                                hint: "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
         return try Terminal.readSecret(prompt: "Password for keychain \(path): ")
     }

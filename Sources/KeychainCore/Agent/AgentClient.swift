@@ -1,0 +1,164 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The client side of the agent protocol, used by every `kc` command
+/// (`docs/protocol.md`). It checks the socket folder and the agent's uid before it sends
+/// a single byte.
+public struct AgentClient: Sendable {
+    /// What an operation through the agent gave.
+    public enum Outcome {
+        /// The agent performed it; its result.
+        case result(Any?)
+        /// The agent runs but does not hold that keychain unlocked.
+        case notHeld
+        /// No agent runs.
+        case noAgent
+    }
+
+    public let paths: AgentPaths
+    /// How long to wait for an answer (an unlock runs Argon2; a scan may take seconds).
+    public var timeout: Double = 120
+
+    public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
+
+    /// Connects to the running agent, or nil when none runs.
+    /// - Throws: errSecParam when the folder is unsafe or the agent is another user's.
+    func connect() throws -> UnixSocket? {
+        var st = stat()
+        if lstat(paths.directory, &st) != 0 { return nil }
+        try paths.check(create: false)
+        guard let socket = try UnixSocket.connect(to: paths.socket) else { return nil }
+        let uid = try socket.peerUID()
+        guard uid == geteuid() else {
+            throw KeychainError(errSecParam, "the process listening at \(paths.socket) runs as uid \(uid), not as you; nothing was sent",
+                                hint: "someone may be impersonating the kc agent; set XDG_RUNTIME_DIR or KC_AGENT_DIR to a private folder")
+        }
+        return socket
+    }
+
+    /// Sends one request; nil when no agent runs.
+    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8]) throws -> (AgentProtocol.Response, [UInt8])? {
+        guard let socket = try connect() else { return nil }
+        var frame = AgentProtocol.frame(type: type.rawValue, body: body)
+        defer { Sodium.wipe(&frame) }
+        let deadline = Deadline.after(seconds: timeout)
+        try socket.writeAll(frame, until: deadline)
+        let payload = try socket.readFrame(until: deadline)
+        let (version, raw, reply) = try AgentProtocol.parse(payload)
+        guard version == AgentProtocol.version, let kind = AgentProtocol.Response(rawValue: raw) else {
+            throw KeychainError(errSecNotAvailable, "the running kc agent speaks another protocol version (\(version))",
+                                hint: "restart it: kc agent --stop && kc unlock")
+        }
+        if kind == .error {
+            var r = ByteReader(reply)
+            guard let status = r.u32(), let message = r.lengthPrefixed(), let hint = r.lengthPrefixed() else {
+                throw KeychainError(errSecIO, "malformed answer from the kc agent")
+            }
+            throw KeychainError(OSStatus(bitPattern: status), String(decoding: message, as: UTF8.self),
+                                hint: hint.isEmpty ? nil : String(decoding: hint, as: UTF8.self))
+        }
+        return (kind, reply)
+    }
+
+    private func value(_ reply: [UInt8]) throws -> Any? {
+        var r = ByteReader(reply)
+        let v = try ValueCodec.decode(&r)
+        guard r.isAtEnd else { throw KeychainError(errSecIO, "malformed answer from the kc agent") }
+        return v
+    }
+
+    /// Performs a SecItem operation on a keychain the agent holds.
+    public func perform(path: String, _ operation: AgentProtocol.Operation, query: [String: Any],
+                        attributes: [String: Any]? = nil) throws -> Outcome {
+        var w = ByteWriter(capacity: 256)
+        w.lengthPrefixed(Array(path.utf8))
+        w.u8(operation.rawValue)
+        try ValueCodec.encode(query, into: &w)
+        try ValueCodec.encode(attributes, into: &w)
+        defer { w.wipe() }
+        guard let (kind, reply) = try roundTrip(.operation, w.bytes) else { return .noAgent }
+        if kind == .notHeld { return .notHeld }
+        return .result(try value(reply))
+    }
+
+    /// Hands the agent a keychain's password; it derives the keys and holds them.
+    /// - Parameters: `idle` / `maximum` in seconds, 0 for the keychain's own settings.
+    public func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
+        var w = ByteWriter(capacity: 128)
+        w.lengthPrefixed(Array(path.utf8))
+        password.withUnsafeBytes { w.lengthPrefixed(Array($0)) }
+        w.u64(idle)
+        w.u64(maximum)
+        defer { w.wipe() }
+        guard try roundTrip(.unlock, w.bytes) != nil else {
+            throw KeychainError(errSecNotAvailable, "the kc agent is not running")
+        }
+    }
+
+    /// Locks one keychain, or every one. Returns false when no agent runs.
+    @discardableResult
+    public func lock(path: String?) throws -> Bool {
+        var w = ByteWriter()
+        w.u8(path == nil ? 1 : 0)
+        w.lengthPrefixed(Array((path ?? "").utf8))
+        return try roundTrip(.lock, w.bytes) != nil
+    }
+
+    /// The unlocked keychains: path, seconds until idle lock and absolute lock. Nil when no
+    /// agent runs. Does not reset any idle timer.
+    public func status() throws -> [[String: Any]]? {
+        guard let (_, reply) = try roundTrip(.status, []) else { return nil }
+        return try value(reply) as? [[String: Any]] ?? []
+    }
+
+    /// Stops the agent (every key wiped). Returns false when none ran.
+    @discardableResult
+    public func stop() throws -> Bool {
+        try roundTrip(.stop, []) != nil
+    }
+
+    /// Starts `executable agent` detached: a new session, standard streams on /dev/null,
+    /// an allow-listed environment (never a password), then waits up to 5 s for its socket.
+    public func launch(executable: String, environment allowed: [String]) throws {
+        try paths.check(create: true)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(0x80))   // POSIX_SPAWN_SETSID
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        var environment: [String] = []
+        for name in allowed {
+            if let v = getenv(name) { environment.append("\(name)=\(String(cString: v))") }
+        }
+        let argv = [executable, "agent"]
+        var cArgv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        var cEnv: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer {
+            for p in cArgv { free(p) }
+            for p in cEnv { free(p) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, &cArgv, &cEnv)
+        guard rc == 0 else {
+            throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(rc)))")
+        }
+        // The agent runs on in its own session; reap it if it exits at once (another agent won).
+        let start = Deadline.now
+        while Deadline.now.nanoseconds - start.nanoseconds < 5_000_000_000 {
+            if let socket = try? connect(), socket != nil { return }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                // It exited: another agent holds the lock; that one will answer.
+                if let socket = try? connect(), socket != nil { return }
+            }
+            usleep(10_000)
+        }
+        throw KeychainError(errSecNotAvailable, "the kc agent did not start within 5 s")
+    }
+}

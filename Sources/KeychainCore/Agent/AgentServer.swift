@@ -1,0 +1,208 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc agent`: holds unlocked keychains and performs operations on them for clients of
+/// the same user (`docs/protocol.md`). One thread, one request at a time: a key
+/// derivation (unlock) is never run twice at once, and no key is wiped under a running
+/// operation. Keys never leave this process.
+public final class AgentServer {
+    /// One unlocked keychain and its deadlines (CLOCK_BOOTTIME).
+    final class Entry {
+        let keychain: Keychain
+        let idleTimeout: UInt64
+        var idleDeadline: Deadline
+        let absoluteDeadline: Deadline
+
+        init(keychain: Keychain, idle: UInt64, maximum: UInt64) {
+            self.keychain = keychain
+            idleTimeout = idle
+            idleDeadline = .after(seconds: Double(idle))
+            absoluteDeadline = .after(seconds: Double(maximum))
+        }
+    }
+
+    let paths: AgentPaths
+    /// How long the agent stays with nothing unlocked before it exits.
+    let grace: Double
+    /// How long a client has to send a whole request.
+    static let requestDeadline = 2.0
+    private var entries: [String: Entry] = [:]
+    /// The highest generation seen per keychain id, kept after lock: a file that goes
+    /// back is refused at the next unlock.
+    private var generations: [[UInt8]: UInt64] = [:]
+    private var emptySince = Deadline.now
+    private var stopping = false
+
+    /// Set by SIGTERM/SIGINT/SIGHUP.
+    nonisolated(unsafe) static var signalled: Int32 = 0
+
+    public init(paths: AgentPaths = AgentPaths(), grace: Double = 60) {
+        self.paths = paths
+        self.grace = grace
+    }
+
+    /// Runs until stopped, a signal, or `grace` seconds with nothing unlocked. Returns
+    /// without error when another agent already runs.
+    public func run() throws {
+        ProcessHardening.disableCoreDumps()
+        try paths.check(create: true)
+        let lockFD = open(paths.lockFile, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard lockFD >= 0 else { throw KeychainError(errSecIO, "cannot open \(paths.lockFile)") }
+        defer { close(lockFD) }
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return }   // one agent only
+        // Under the lock, a socket left by a killed agent is stale: replace it.
+        unlink(paths.socket)
+        let listener = try UnixSocket.listen(at: paths.socket)
+        defer { unlink(paths.socket) }
+        for s in [SIGTERM, SIGINT, SIGHUP] { signal(s, agentSignalHandler) }
+        signal(SIGPIPE, SIG_IGN)
+        while !stopping && AgentServer.signalled == 0 {
+            expire()
+            if entries.isEmpty && Deadline.now.nanoseconds > emptySince.nanoseconds + UInt64(grace * 1e9) { break }
+            var p = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
+            // Wake at least once a second: poll's clock stops during suspend, BOOTTIME does not.
+            let rc = poll(&p, 1, 1000)
+            if rc > 0, let connection = listener.accept() {
+                serve(connection)
+            }
+        }
+        clear()
+    }
+
+    /// Drops keychains whose idle or absolute deadline has passed.
+    private func expire() {
+        let now = Deadline.now
+        for (path, entry) in entries where entry.idleDeadline <= now || entry.absoluteDeadline <= now {
+            remove(path)
+        }
+    }
+
+    private func remove(_ path: String) {
+        if let entry = entries.removeValue(forKey: path) {
+            entry.keychain.lock()
+        }
+        if entries.isEmpty { emptySince = .now }
+    }
+
+    /// Wipes every key.
+    func clear() {
+        for path in Array(entries.keys) { remove(path) }
+    }
+
+    /// One connection: check the peer, read one request, answer it.
+    private func serve(_ connection: UnixSocket) {
+        guard let uid = try? connection.peerUID(), uid == geteuid() else { return }   // closed without a byte
+        let deadline = Deadline.after(seconds: Self.requestDeadline)
+        var reply: [UInt8]
+        do {
+            var payload = try connection.readFrame(until: deadline)
+            defer { Sodium.wipe(&payload) }
+            let (version, type, body) = try AgentProtocol.parse(payload)
+            guard version == AgentProtocol.version else {
+                throw KeychainError(errSecNotAvailable, "the running kc agent speaks protocol \(AgentProtocol.version), this kc \(version)",
+                                    hint: "restart it: kc agent --stop && kc unlock")
+            }
+            expire()
+            reply = try handle(type: type, body: body)
+        } catch let error as KeychainError {
+            reply = Self.errorReply(error)
+        } catch {
+            reply = Self.errorReply(KeychainError(errSecInternalError))
+        }
+        try? connection.writeAll(reply, until: .after(seconds: 5))
+        Sodium.wipe(&reply)
+    }
+
+    private func handle(type: UInt8, body: [UInt8]) throws -> [UInt8] {
+        var r = ByteReader(body)
+        let bad = KeychainError(errSecParam, "malformed agent request")
+        guard let request = AgentProtocol.Request(rawValue: type) else { throw KeychainError(errSecParam, "unknown agent request \(type)") }
+        switch request {
+        case .unlock:
+            guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
+                  var passwordBytes = r.lengthPrefixed(max: 1 << 16), let idle = r.u64(), let maximum = r.u64(), r.isAtEnd
+            else { throw bad }
+            let password = try SecureBytes(copying: passwordBytes)
+            Sodium.wipe(&passwordBytes)
+            try unlock(path: path, password: password, idle: idle, maximum: maximum)
+            return Self.okReply(nil)
+        case .lock:
+            guard let all = r.u8(), let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self), r.isAtEnd
+            else { throw bad }
+            if all == 1 { clear() } else { remove(path) }
+            return Self.okReply(nil)
+        case .status:
+            let list: [Any] = entries.keys.sorted().compactMap { path in
+                guard let e = entries[path] else { return nil }
+                return ["path": path, "idle": Int(e.idleDeadline.remainingSeconds), "maximum": Int(e.absoluteDeadline.remainingSeconds),
+                        "idleTimeout": Int(e.idleTimeout)] as [String: Any]
+            }
+            return Self.okReply(list)
+        case .stop:
+            stopping = true
+            clear()
+            return Self.okReply(nil)
+        case .operation:
+            guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
+                  let opRaw = r.u8(), let op = AgentProtocol.Operation(rawValue: opRaw) else { throw bad }
+            let query = try ValueCodec.decode(&r)
+            let attributes = try ValueCodec.decode(&r)
+            guard r.isAtEnd, let q = query as? [String: Any] else { throw bad }
+            guard let entry = entries[path] else { return AgentProtocol.frame(type: AgentProtocol.Response.notHeld.rawValue, body: []) }
+            entry.idleDeadline = .after(seconds: Double(entry.idleTimeout))
+            defer {
+                generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
+                if !entry.keychain.isUnlocked { remove(path) }   // re-keyed elsewhere: forget it
+            }
+            let keychain = entry.keychain
+            let result: Any?
+            switch op {
+            case .add: result = try keychain.add(q)
+            case .copyMatching: result = try keychain.copyMatching(q)
+            case .update:
+                guard let a = attributes as? [String: Any] else { throw bad }
+                result = try keychain.update(q, a)
+            case .delete: result = try keychain.delete(q)
+            case .count: result = try keychain.count(q)
+            }
+            return Self.okReply(result)
+        }
+    }
+
+    private func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
+        guard path.hasPrefix("/") else { throw KeychainError(errSecParam, "the agent takes absolute keychain paths") }
+        let previous = entries[path]?.keychain
+        let known = try previous.map { generations[try $0.keychainID()] ?? $0.generation } ?? 0
+        let keychain = try Keychain.open(at: path, password: password, minimumGeneration: known)
+        let id = try keychain.keychainID()
+        if let seen = generations[id], keychain.generation < seen {
+            throw KeychainError(errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",
+                                hint: "stop the agent (kc agent --stop) to accept the restored file")
+        }
+        generations[id] = keychain.generation
+        let stored = try keychain.timeouts()
+        let entry = Entry(keychain: keychain, idle: idle > 0 ? idle : stored.idle, maximum: maximum > 0 ? maximum : stored.maximum)
+        previous?.lock()
+        entries[path] = entry
+    }
+
+    static func okReply(_ value: Any?) -> [UInt8] {
+        var w = ByteWriter()
+        do { try ValueCodec.encode(value, into: &w) } catch { return errorReply(KeychainError(errSecInternalError)) }
+        defer { w.wipe() }
+        return AgentProtocol.frame(type: AgentProtocol.Response.ok.rawValue, body: w.bytes)
+    }
+
+    static func errorReply(_ error: KeychainError) -> [UInt8] {
+        var w = ByteWriter()
+        w.u32(UInt32(bitPattern: error.status))
+        w.lengthPrefixed(Array(error.message.utf8))
+        w.lengthPrefixed(Array((error.hint ?? "").utf8))
+        return AgentProtocol.frame(type: AgentProtocol.Response.error.rawValue, body: w.bytes)
+    }
+}
+
+private func agentSignalHandler(_ signal: Int32) {
+    AgentServer.signalled = signal
+}
