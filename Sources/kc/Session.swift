@@ -30,6 +30,17 @@ final class KeychainHandle {
         agentMayHoldIt = false
     }
 
+    /// Settles, before anything else is asked for, whether the agent holds the keychain;
+    /// if not, opens it here (asking for its password first, before a secret prompt).
+    func prepare() throws {
+        if agentMayHoldIt && local == nil {
+            let held = (try AgentClient().status() ?? []).contains { $0["path"] as? String == path }
+            if held { return }
+            agentMayHoldIt = false
+        }
+        _ = try opened()
+    }
+
     func add(_ query: [String: Any]) throws -> Any? {
         try run(.add, query, nil, { $0 }) { try $0.add(query) }
     }

@@ -23,14 +23,9 @@ import KeychainCore
         ]
         let file = h.directory + "/session-\(UUID().uuidString).json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, file]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let out = try Spawn.run(["/usr/bin/env", "python3", Self.script, file],
+                                environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"])
+        let data = Data(out.stdoutBytes)
         return try JSONDecoder().decode(Session.self, from: data)
     }
 

@@ -51,11 +51,18 @@ public final class AgentServer {
         guard lockFD >= 0 else { throw KeychainError(errSecIO, "cannot open \(paths.lockFile)") }
         defer { close(lockFD) }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return }   // one agent only
+        // The lock file names the agent holding it (for `kc status` and tests).
+        ftruncate(lockFD, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
         // Under the lock, a socket left by a killed agent is stale: replace it.
         unlink(paths.socket)
         let listener = try UnixSocket.listen(at: paths.socket)
         defer { unlink(paths.socket) }
         for s in [SIGTERM, SIGINT, SIGHUP] { signal(s, agentSignalHandler) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)   // a signal to stop must get through
         signal(SIGPIPE, SIG_IGN)
         while !stopping && AgentServer.signalled == 0 {
             expire()

@@ -45,6 +45,7 @@ struct Add: ParsableCommand {
             }
         }
         let keychain = try Session.openOrCreateDefault(self.keychain, profile: kdf)
+        try keychain.prepare()   // the keychain password is asked for before the secret
         let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
         let data = value.withUnsafeBytes { Data($0) }
         var query = item.query

@@ -44,6 +44,7 @@ struct Update: ParsableCommand {
     func run() throws {
         try item.checkFitsClass()
         let keychain = try KeychainHandle(self.keychain)
+        try keychain.prepare()
         let query = item.query
         try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")
         var changes = attributeChanges
