@@ -7,7 +7,7 @@ TEST_PACKAGES := sqlite3 python3
 # Tests build into their own folder so a release build never invalidates them.
 RELEASE_FLAGS := -c release --static-swift-stdlib
 
-.PHONY: all deps build release test install uninstall clean man
+.PHONY: all deps build release test test-deps install uninstall clean man bench
 
 all: build
 
@@ -60,6 +60,10 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
+
+## bench: hyperfine timings of kc find through the agent, in-process finds, unlock (bench/bench.sh)
+bench: deps
+	bash bench/bench.sh
 
 ## man: regenerate docs/man/kc.1 from the commands' help (swift-argument-parser's plugin)
 man: deps

@@ -36,6 +36,26 @@ import KeychainCore
         #expect(try h.kc(["find", "-s", "github.com"], password: "pw-typed").status == 44, "deleted")
     }
 
+    @Test func agentExample() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        _ = try h.kc(["add", "-s", "github.com", "-a", "alice", "-w", "s3cret"], password: KCHome.password)
+        let lines = try Self.example("agent")
+        #expect(lines.count == 4)
+        var outputs: [KCBinary.Output] = []
+        for (i, line) in lines.enumerated() {
+            let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
+            // The first line is typed at a prompt elsewhere (TerminalTests); here the
+            // password comes from the environment, and only for that line.
+            let out = try h.kc(Array(command.dropFirst()), password: i == 0 ? KCHome.password : nil)
+            #expect(out.status == 0, "\(line): \(out.stderr)")
+            outputs.append(out)
+        }
+        #expect(outputs[1].stdout == "s3cret")
+        #expect(outputs[2].stdout.hasPrefix("\(h.defaultKeychain): unlocked, locks in "))
+        #expect(try h.kc(["find", "-s", "github.com", "-w"]).status == 36, "locked again")
+    }
+
     @Test func scriptExample() throws {
         let h = try KCHome()
         try Data("hunter2\n".utf8).write(to: URL(fileURLWithPath: h.directory + "/password.txt"))

@@ -77,6 +77,17 @@ import KeychainCore
         #expect(s.screen.contains("kc: wrong password for"))
     }
 
+    @Test func unlockAsksOnceThenNothingIsAsked() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        _ = try h.kc(["add", "-s", "github.com", "-a", "alice", "-w", "s3cret"], password: KCHome.password)
+        var s = try drive(h, ["unlock"], [["expect", "Password for keychain"], ["send", KCHome.password + "\n"]])
+        #expect(s.status == 0 && s.echo_off == [true], "\(s.screen)")
+        s = try drive(h, ["find", "-s", "github.com", "-a", "alice", "-w"], [])
+        #expect(s.status == 0 && s.screen == "s3cret\r\n", "no prompt: \(s.screen)")
+        #expect(try h.kc(["lock"]).status == 0)
+    }
+
     @Test func secretMismatchAddsNothing() throws {
         let h = try KCHome()
         try h.createKeychain()
