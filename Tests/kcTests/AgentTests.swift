@@ -56,6 +56,43 @@ import Testing
         #expect(try h.kc(["status"]).stdout == "no keychain is unlocked\n")
     }
 
+    @Test func socketAndFolderArePrivate() throws {
+        let h = try Self.unlocked()
+        var st = stat()
+        #expect(lstat(h.directory + "/agent", &st) == 0 && st.st_mode & 0o777 == 0o700 && (st.st_mode & S_IFMT) == S_IFDIR)
+        #expect(lstat(h.directory + "/agent/agent.sock", &st) == 0 && st.st_mode & 0o777 == 0o600 && (st.st_mode & S_IFMT) == S_IFSOCK)
+        #expect(st.st_uid == geteuid())
+    }
+
+    @Test func sigtermWipesAndEnds() throws {
+        let h = try Self.unlocked()
+        let pid = try agentPID(h)
+        #expect(pid > 0 && kill(pid, SIGTERM) == 0)
+        var gone = false
+        for _ in 0..<50 where !gone {
+            Thread.sleep(forTimeInterval: 0.1)
+            gone = kill(pid, 0) != 0
+        }
+        #expect(gone, "the agent ended on SIGTERM")
+        #expect(!FileManager.default.fileExists(atPath: h.directory + "/agent/agent.sock"), "and removed its socket")
+        #expect(try h.kc(["find", "-s", "ci", "-w"]).status == 36)
+    }
+
+    @Test func theAgentLeavesWhenNothingIsUnlocked() throws {
+        let h = try KCHome()
+        h.environment["KC_AGENT_GRACE"] = "1"
+        try h.createKeychain()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        #expect(agentProcesses(h).count == 1)
+        #expect(try h.kc(["lock"]).status == 0)
+        var left = false
+        for _ in 0..<60 where !left {
+            Thread.sleep(forTimeInterval: 0.1)
+            left = agentProcesses(h).isEmpty
+        }
+        #expect(left, "the agent exits after its grace period with nothing unlocked")
+    }
+
     @Test func unlockReturnsAtOnceInCommandSubstitution() throws {
         let h = try KCHome()
         try h.createKeychain()
