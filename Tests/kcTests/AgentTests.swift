@@ -240,6 +240,35 @@ import Testing
         #expect(try h.kc(["find", "-s", "ci", "-w"]).stdout == "the-token", "the agent still serves")
     }
 
+    /// A client that asks for a large answer and never reads it cannot hold the agent.
+    @Test func aClientThatStopsReadingDoesNotBlockTheAgent() throws {
+        let h = try Self.unlocked()
+        let file = h.directory + "/big.bin"
+        try Data(count: 4 << 20).write(to: URL(fileURLWithPath: file))
+        for i in 0..<3 { #expect(try h.kc(["add", "-s", "big\(i)", "--data-file", file]).status == 0) }
+        var w = ByteWriter()
+        w.lengthPrefixed(Array(h.defaultKeychain.utf8))
+        w.u8(AgentProtocol.Operation.copyMatching.rawValue)
+        try ValueCodec.encode([kSecClass: kSecClassGenericPassword, kSecMatchLimit: kSecMatchLimitAll, kSecReturnData: true] as [String: Any], into: &w)
+        try ValueCodec.encode(nil, into: &w)
+        let socket = try #require(try UnixSocket.connect(to: h.directory + "/agent/agent.sock"))
+        try socket.writeAll(AgentProtocol.frame(type: AgentProtocol.Request.operation.rawValue, body: w.bytes), until: .after(seconds: 5))
+        // Never read. Another client is still served within the agent's write deadline.
+        let started = Date()
+        #expect(try h.kc(["find", "-s", "ci", "-w"]).stdout == "the-token")
+        #expect(Date().timeIntervalSince(started) < 15)
+        _ = socket
+    }
+
+    @Test func absurdTimeoutsAreRefusedNotFatal() throws {
+        let h = try Self.unlocked()
+        var out = try h.kc(["unlock", "--timeout", "20000000000"], password: KCHome.password)
+        #expect(out.status == 2)
+        out = try h.kc(["settings", "-t", "20000000000"], password: KCHome.password)
+        #expect(out.status == 2)
+        #expect(try h.kc(["find", "-s", "ci", "-w"]).stdout == "the-token", "the agent still runs")
+    }
+
     /// Another uid that reaches the socket (here through CAP_DAC_OVERRIDE, since the 0700
     /// folder stops it otherwise) is refused by the agent's SO_PEERCRED check.
     @Test(.enabled(if: geteuid() == 0, "needs root to run a client as another uid"))

@@ -159,11 +159,11 @@ public struct AgentClient: Sendable {
         // The agent runs on in its own session; reap it if it exits at once (another agent won).
         let start = Deadline.now
         while Deadline.now.nanoseconds - start.nanoseconds < 5_000_000_000 {
-            if let socket = try? connect(), socket != nil { return }
+            if try connect() != nil { return }
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 // It exited: another agent holds the lock; that one will answer.
-                if let socket = try? connect(), socket != nil { return }
+                if try connect() != nil { return }
             }
             usleep(10_000)
         }

@@ -42,6 +42,9 @@ public final class AgentServer {
         self.grace = grace
     }
 
+    /// The grace period, bounded to 0 s – 1 day whatever the environment said.
+    private var graceSeconds: Double { grace.isFinite ? min(max(grace, 0), 86_400) : 60 }
+
     /// Runs until stopped, a signal, or `grace` seconds with nothing unlocked. Returns
     /// without error when another agent already runs.
     public func run() throws {
@@ -66,7 +69,7 @@ public final class AgentServer {
         signal(SIGPIPE, SIG_IGN)
         while !stopping && AgentServer.signalled == 0 {
             expire()
-            if entries.isEmpty && Deadline.now.nanoseconds > emptySince.nanoseconds + UInt64(grace * 1e9) { break }
+            if entries.isEmpty && Deadline.now.nanoseconds > emptySince.nanoseconds &+ UInt64(graceSeconds * 1e9) { break }
             var p = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
             // Wake at least once a second: poll's clock stops during suspend, BOOTTIME does not.
             let rc = poll(&p, 1, 1000)
@@ -142,8 +145,9 @@ public final class AgentServer {
         case .status:
             let list: [Any] = entries.keys.sorted().compactMap { path in
                 guard let e = entries[path] else { return nil }
-                return ["path": path, "idle": Int(e.idleDeadline.remainingSeconds), "maximum": Int(e.absoluteDeadline.remainingSeconds),
-                        "idleTimeout": Int(e.idleTimeout)] as [String: Any]
+                return ["path": path, "idle": Int(clamping: e.idleDeadline.remainingSeconds),
+                        "maximum": Int(clamping: e.absoluteDeadline.remainingSeconds),
+                        "idleTimeout": Int(clamping: e.idleTimeout)] as [String: Any]
             }
             return Self.okReply(list)
         case .stop:
@@ -179,6 +183,9 @@ public final class AgentServer {
 
     private func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
         guard path.hasPrefix("/") else { throw KeychainError(errSecParam, "the agent takes absolute keychain paths") }
+        guard idle <= Keychain.maxTimeout, maximum <= Keychain.maxTimeout else {
+            throw KeychainError(errSecParam, "timeouts are at most \(Keychain.maxTimeout) seconds (one year)")
+        }
         let previous = entries[path]?.keychain
         let known = try previous.map { generations[try $0.keychainID()] ?? $0.generation } ?? 0
         let keychain = try Keychain.open(at: path, password: password, minimumGeneration: known)

@@ -28,12 +28,23 @@ final class UnixSocket {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw KeychainError(errSecIO, "cannot create a socket") }
         let s = UnixSocket(fd: fd)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var address = try address(path)
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         if rc != 0 {
             if errno == ENOENT || errno == ECONNREFUSED { return nil }
+            if errno == EAGAIN || errno == EINPROGRESS {
+                // A full backlog: wait a bounded time for room, then retry once.
+                usleep(100_000)
+                let again = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+                if again == 0 || errno == EISCONN { return s }
+                throw KeychainError(errSecNotAvailable, "the kc agent at \(path) is not accepting connections",
+                                    hint: "restart it: kc agent --stop && kc unlock")
+            }
             throw KeychainError(errSecIO, "cannot connect to the kc agent at \(path): \(String(cString: strerror(errno)))")
         }
         return s
@@ -59,6 +70,8 @@ final class UnixSocket {
         let c = Glibc.accept(fd, nil, nil)
         guard c >= 0 else { return nil }
         _ = fcntl(c, F_SETFD, FD_CLOEXEC)
+        // Non-blocking: a client that stops reading cannot hold the agent past a deadline.
+        _ = fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK)
         return UnixSocket(fd: c)
     }
 
@@ -138,8 +151,13 @@ struct Deadline: Comparable, Sendable {
         return Deadline(nanoseconds: UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec))
     }
 
+    /// Longest span a deadline is set to: ten years (larger and non-finite values saturate).
+    static let maxSeconds = 10.0 * 365 * 24 * 3600
+
     static func after(seconds: Double) -> Deadline {
-        Deadline(nanoseconds: now.nanoseconds &+ UInt64(max(0, seconds) * 1e9))
+        let s = seconds.isFinite ? min(max(0, seconds), maxSeconds) : (seconds > 0 ? maxSeconds : 0)
+        let (sum, overflow) = now.nanoseconds.addingReportingOverflow(UInt64(s * 1e9))
+        return Deadline(nanoseconds: overflow ? UInt64.max : sum)
     }
 
     var remainingMilliseconds: Int {

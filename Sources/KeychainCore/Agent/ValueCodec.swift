@@ -63,7 +63,7 @@ enum ValueCodec {
             guard let v = r.u64() else { throw bad }
             return Date(timeIntervalSinceReferenceDate: Double(bitPattern: v))
         case .array:
-            guard let n = r.u32(), n <= maxCount else { throw bad }
+            guard let n = r.u32(), n <= maxCount, Int(n) <= r.remaining else { throw bad }
             var out: [Any] = []
             for _ in 0..<n {
                 guard let element = try decode(&r, depth: depth + 1) else { throw bad }
@@ -71,7 +71,7 @@ enum ValueCodec {
             }
             return out
         case .dictionary:
-            guard let n = r.u32(), n <= maxCount else { throw bad }
+            guard let n = r.u32(), n <= maxCount, Int(n) <= r.remaining else { throw bad }
             var out: [String: Any] = [:]
             for _ in 0..<n {
                 guard let k = r.lengthPrefixed(max: 4096), let key = String(validating: k, as: UTF8.self) else { throw bad }

@@ -44,6 +44,9 @@ struct ByteReader {
 
     var isAtEnd: Bool { offset == bytes.count }
 
+    /// Bytes not read yet.
+    var remaining: Int { bytes.count - offset }
+
     mutating func u8() -> UInt8? {
         guard offset < bytes.count else { return nil }
         defer { offset += 1 }

@@ -111,6 +111,9 @@ extension Keychain {
 
     /// Changes the stored auto-lock timeouts (seconds).
     public func setTimeouts(idle: UInt64, maximum: UInt64) throws {
+        guard (1...Keychain.maxTimeout).contains(idle), (1...Keychain.maxTimeout).contains(maximum) else {
+            throw KeychainError(errSecParam, "timeouts are 1 to \(Keychain.maxTimeout) seconds (one year)")
+        }
         try write { _, state in
             state.idleTimeout = idle
             state.maxTimeout = maximum

@@ -20,6 +20,8 @@ public final class Keychain {
     /// Default idle and absolute auto-lock timeouts stored in a new keychain (seconds).
     static let defaultIdleTimeout: UInt64 = 15 * 60
     static let defaultMaxTimeout: UInt64 = 12 * 60 * 60
+    /// The longest auto-lock timeout: one year.
+    public static let maxTimeout: UInt64 = 365 * 24 * 60 * 60
 
     /// The keychain file's path.
     public let path: String

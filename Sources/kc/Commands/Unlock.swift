@@ -28,7 +28,9 @@ struct Unlock: ParsableCommand {
     var max: UInt64?
 
     func validate() throws {
-        if timeout == 0 || max == 0 { throw ValidationError("timeouts must be at least one second") }
+        for value in [timeout, max].compactMap({ $0 }) where value == 0 || value > Keychain.maxTimeout {
+            throw ValidationError("timeouts are 1 to \(Keychain.maxTimeout) seconds (one year)")
+        }
     }
 
     func run() throws {
@@ -138,7 +140,9 @@ struct Settings: ParsableCommand {
     var max: UInt64?
 
     func validate() throws {
-        if timeout == 0 || max == 0 { throw ValidationError("timeouts must be at least one second") }
+        for value in [timeout, max].compactMap({ $0 }) where value == 0 || value > Keychain.maxTimeout {
+            throw ValidationError("timeouts are 1 to \(Keychain.maxTimeout) seconds (one year)")
+        }
     }
 
     func run() throws {

@@ -22,6 +22,9 @@ enum Terminal {
         return tcgetpgrp(fd) == getpgrp()
     }
 
+    /// Signals that would leave echo off if they ended kc mid-prompt.
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
+
     /// Whether stdin / stdout is a terminal.
     static var stdinIsTerminal: Bool { isatty(0) == 1 }
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
@@ -43,8 +46,7 @@ enum Terminal {
             quiet.c_lflag |= tcflag_t(ICANON)
             saved = old
             savedFD = fd
-            signal(SIGINT, restoreAndExit)
-            signal(SIGTERM, restoreAndExit)
+            for s in Terminal.signals { signal(s, restoreAndExit) }
             tcsetattr(fd, TCSAFLUSH, &quiet)
         }
         // The prompt appears only once echo is off.
@@ -53,8 +55,7 @@ enum Terminal {
             if haveTermios {
                 tcsetattr(fd, TCSAFLUSH, &old)
                 savedFD = -1
-                signal(SIGINT, SIG_DFL)
-                signal(SIGTERM, SIG_DFL)
+                for s in Terminal.signals { signal(s, SIG_DFL) }
             }
             Report.writeAll(fd, [0x0A])
         }

@@ -59,9 +59,11 @@ enum Environment {
     static func takeSecret(_ name: String) throws -> SecureBytes? {
         guard let raw = getenv(name) else { return nil }
         let count = strlen(raw)
-        let value = try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: count))
-        memset(raw, 0, count)
-        unsetenv(name)
-        return value
+        defer {
+            // Wiped and removed even when copying it failed.
+            memset(raw, 0, count)
+            unsetenv(name)
+        }
+        return try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: count))
     }
 }
