@@ -4,22 +4,24 @@ SWIFT ?= swift
 APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config
 # The tests also drive sqlite3 (as an attacker editing the file) and python3 (a pty).
 TEST_PACKAGES := sqlite3 python3
-# Tests build into their own folder so a release build never invalidates them.
 RELEASE_FLAGS := -c release --static-swift-stdlib
 
 .PHONY: all deps build release test test-deps install uninstall clean man bench
 
 all: build
 
-## deps: install libsodium-dev, libsqlite3-dev and pkg-config with apt-get when missing
-deps:
-	@missing=""; \
-	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# $(call apt_install,CHECK,PACKAGES): apt-get install the PACKAGES for which CHECK fails.
+apt_install = missing=""; \
+	for p in $(2); do $(1) $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "kc: installing$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+
+## deps: install libsodium-dev, libsqlite3-dev and pkg-config with apt-get when missing
+deps:
+	@$(call apt_install,dpkg -s,$(APT_PACKAGES))
 
 ## build: a debug build
 build: deps
@@ -31,13 +33,7 @@ release: deps
 
 ## test-deps: what the tests run besides kc
 test-deps: deps
-	@missing=""; \
-	for p in $(TEST_PACKAGES); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "kc: installing$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,command -v,$(TEST_PACKAGES))
 
 ## test: build and run every test
 test: test-deps

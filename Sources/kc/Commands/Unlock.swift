@@ -28,9 +28,7 @@ struct Unlock: ParsableCommand {
     var max: UInt64?
 
     func validate() throws {
-        for value in [timeout, max].compactMap({ $0 }) where value == 0 || value > Keychain.maxTimeout {
-            throw ValidationError("timeouts are 1 to \(Keychain.maxTimeout) seconds (one year)")
-        }
+        try validateTimeouts(timeout, max)
     }
 
     func run() throws {
@@ -140,9 +138,7 @@ struct Settings: ParsableCommand {
     var max: UInt64?
 
     func validate() throws {
-        for value in [timeout, max].compactMap({ $0 }) where value == 0 || value > Keychain.maxTimeout {
-            throw ValidationError("timeouts are 1 to \(Keychain.maxTimeout) seconds (one year)")
-        }
+        try validateTimeouts(timeout, max)
     }
 
     func run() throws {
@@ -212,5 +208,12 @@ enum AgentLauncher {
             closedir(dir)
             for fd in fds where fd != own { close(fd) }
         }
+    }
+}
+
+/// Timeouts given on the command line are 1 s to one year (the core's bounds).
+func validateTimeouts(_ values: UInt64?...) throws {
+    for value in values.compactMap({ $0 }) where value == 0 || value > Keychain.maxTimeout {
+        throw ValidationError("timeouts are 1 to \(Keychain.maxTimeout) seconds (one year)")
     }
 }
