@@ -37,6 +37,7 @@ struct Add: ParsableCommand {
     }
 
     func run() throws {
+        secret.scrubArgv()
         try item.checkFitsClass()
         if item.itemClass == .generic || item.itemClass == .internet {
             if (item.service ?? "").isEmpty && (item.account ?? "").isEmpty {

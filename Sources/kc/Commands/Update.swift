@@ -42,6 +42,7 @@ struct Update: ParsableCommand {
     }
 
     func run() throws {
+        secret.scrubArgv()
         try item.checkFitsClass()
         let keychain = try KeychainHandle(self.keychain)
         try keychain.prepare()

@@ -1,11 +1,14 @@
 import ArgumentParser
 import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where an item's secret comes from: `-w VALUE`, `--data-file PATH`, stdin when it is
 /// not a terminal (exact bytes, nothing stripped), or a prompt on the terminal.
 struct SecretOptions: ParsableArguments {
     @Option(name: [.customShort("w"), .customLong("secret")], help: ArgumentHelp(
-        "The secret itself. Visible to every user in `ps` while kc runs: prefer stdin or --data-file.", valueName: "value"))
+        "The secret itself. Others can see it in `ps` until kc overwrites it, and in shell history: prefer stdin or --data-file.", valueName: "value"))
     var secret: String?
 
     @Option(name: .long, help: ArgumentHelp("Read the secret from a file (exact bytes; binary is fine).", valueName: "path"))
@@ -14,6 +17,24 @@ struct SecretOptions: ParsableArguments {
     func validate() throws {
         if secret != nil && dataFile != nil {
             throw ValidationError("-w and --data-file are two sources for one secret; give one")
+        }
+    }
+
+    /// Overwrites `-w VALUE` in this process's argv (what /proc/PID/cmdline and `ps` show),
+    /// so the secret is visible there only for the moment before kc starts running.
+    func scrubArgv() {
+        guard let secret, !secret.isEmpty else { return }
+        let value = Array(secret.utf8)
+        for i in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[i] else { continue }
+            let length = strlen(raw)
+            let bytes = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: UInt8.self)
+            let arg = Array(UnsafeBufferPointer(start: bytes, count: length))
+            // "-w VALUE", "--secret VALUE", "--secret=VALUE", "-wVALUE"
+            if arg.count >= value.count, Array(arg.suffix(value.count)) == value,
+               arg.count == value.count || arg.starts(with: Array("--secret=".utf8)) || arg.starts(with: Array("-w".utf8)) {
+                memset(bytes + (length - value.count), 0x2A, value.count)   // '*'
+            }
         }
     }
 
