@@ -198,6 +198,24 @@ import Testing
         #expect(fields.count > 4 && fields[3] == Substring(String(pid)), "the agent leads its own session (setsid): \(stat)")
     }
 
+    /// DESIGN.md: the agent refuses a generation lower than one it has seen. An older copy
+    /// of the file put back while the agent runs is refused at the next unlock.
+    @Test func theAgentRefusesARestoredOlderFile() throws {
+        let h = try Self.unlocked()
+        #expect(try h.kc(["lock"]).status == 0)   // the agent closes the file (its log is folded in)
+        let old = h.directory + "/old.keychain-db"
+        #expect(try h.sh("cp '\(h.defaultKeychain)' '\(old)' && echo copied", password: nil).stdout == "copied\n")
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["add", "-s", "later", "-w", "v"]).status == 0)
+        #expect(try h.kc(["lock"]).status == 0)
+        #expect(try h.sh("rm -f '\(h.defaultKeychain)-wal' '\(h.defaultKeychain)-shm' && cp '\(old)' '\(h.defaultKeychain)' && echo restored",
+                         password: nil).stdout == "restored\n")
+        let out = try h.kc(["unlock"], password: KCHome.password)
+        #expect(out.status == 93, "\(out.stderr)")
+        #expect(out.stderr.contains("an older copy"))
+        #expect(try h.kc(["find", "-s", "ci", "-w"]).status == 36, "nothing was unlocked")
+    }
+
     @Test func rekeyElsewhereMakesTheAgentLetGo() throws {
         let h = try Self.unlocked()
         let out = try h.kc(["passwd", "--rekey"], password: KCHome.password, extra: ["KC_NEW_PASSWORD": "rotated"])

@@ -90,12 +90,6 @@ public struct SecureBytes: ~Copyable {
             sodium_memcmp(base, theirs.baseAddress ?? UnsafeRawPointer(base), count) == 0
         }
     }
-
-    /// A copy of the bytes in a plain array: only for values leaving the library through an
-    /// API that demands one (Apple's `Data` results). Wipe the array when done.
-    func copyToArray() -> [UInt8] {
-        Array(UnsafeRawBufferPointer(start: base, count: count))
-    }
 }
 
 /// A reference-counted, immutable key in guarded memory. Keys are shared by reference so

@@ -44,9 +44,3 @@ enum Sodium {
         }
     }
 }
-
-/// Public version information for `kc --version`.
-public enum CryptoInfo {
-    /// libsodium's version string.
-    public static var libsodiumVersion: String { Sodium.version }
-}

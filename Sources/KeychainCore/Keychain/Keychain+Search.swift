@@ -15,13 +15,12 @@ extension Keychain {
         let pkKeys = Schema.primaryKey(itemClass)
         let exactUsable: (String) -> Bool = { key in
             // Ignore-case matching cannot use an exact fingerprint of a string value.
-            guard let v = effective[key] else { return false }
-            let kind = Schema.attributes[key]?.kind
-            if query.caseInsensitive, v.comparableBytes != nil, kind == .blob || kind == .string { return false }
+            guard effective[key] != nil else { return false }
+            if query.caseInsensitive, Schema.isText(key) { return false }
             return true
         }
         if pkKeys.allSatisfy(exactUsable) {
-            return .primaryKey(classCode: itemClass.code, try codec.fingerprints(itemClass, effective).pk)
+            return .primaryKey(try codec.fingerprints(itemClass, effective).pk)
         }
         var indexed: [(IndexColumn, [UInt8])] = []
         for (column, key) in Schema.indexColumns(itemClass) where exactUsable(key) {
@@ -29,7 +28,7 @@ extension Keychain {
                 indexed.append((column, try codec.fingerprint(v, column: column, itemClass: itemClass)))
             }
         }
-        return indexed.isEmpty ? .scan(classCode: itemClass.code) : .indexes(classCode: itemClass.code, indexed)
+        return indexed.isEmpty ? .scan(classCode: itemClass.code) : .indexes(indexed)
     }
 
     /// Calls `body` with each item of `itemClass` matching `conditions`, in insertion
@@ -54,8 +53,7 @@ extension Keychain {
         }
         for (key, wanted) in conditions {
             // Ignore-case applies to text attributes only, never to binary ones (issuer, labels…).
-            let kind = Schema.attributes[key]?.kind
-            let fold = query.caseInsensitive && (kind == .blob || kind == .string)
+            let fold = query.caseInsensitive && Schema.isText(key)
             guard let have = item.attributes[key], have.matches(wanted, ignoringCase: fold) else { return false }
         }
         return true

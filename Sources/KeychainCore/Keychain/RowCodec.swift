@@ -116,8 +116,6 @@ struct RowCodec {
 
     /// Decrypts a row's secret into `Data` for an API result (the copy Apple's API forces).
     func openDataCopy(_ row: ItemRow) throws -> Data? {
-        guard let sealed = row.data else { return nil }
-        _ = sealed
         let opened = try openData(row)
         switch consume opened {
         case .some(let d): return d.withBytes { Data($0) }

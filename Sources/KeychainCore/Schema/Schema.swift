@@ -61,6 +61,13 @@ enum Schema {
         return spec.classes.contains(itemClass) ? spec : nil
     }
 
+    /// Whether an attribute holds text (string or blob kind): the only ones the kc
+    /// ignore-case extension folds, and so the only ones it cannot look up by exact index.
+    static func isText(_ key: String) -> Bool {
+        let kind = attributes[key]?.kind
+        return kind == .blob || kind == .string
+    }
+
     /// The primary-key attributes of a class, in the fixed order they are encoded.
     static func primaryKey(_ itemClass: ItemClass) -> [String] {
         switch itemClass {

@@ -192,8 +192,4 @@ final class Statement {
         let count = Int(sqlite3_column_bytes(stmt, column))
         return String(validating: UnsafeBufferPointer(start: c, count: count), as: UTF8.self)
     }
-
-    func isNull(_ column: Int32) -> Bool {
-        sqlite3_column_type(stmt, column) == SQLITE_NULL
-    }
 }

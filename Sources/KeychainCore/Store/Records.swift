@@ -43,10 +43,12 @@ struct ItemRow: Sendable {
 enum RowLookup: Sendable {
     /// One row by its persistent id.
     case itemID([UInt8])
-    /// The row with this primary-key fingerprint in a class.
-    case primaryKey(classCode: String, [UInt8])
-    /// Rows of a class whose index columns all equal the given fingerprints.
-    case indexes(classCode: String, [(IndexColumn, [UInt8])])
+    /// The row with this primary-key fingerprint (fingerprints are keyed per class).
+    case primaryKey([UInt8])
+    /// Rows whose index columns all equal the given fingerprints (keyed per class; a
+    /// certificate's public-key hash and a key's label share one key, so callers check
+    /// the class of what they open).
+    case indexes([(IndexColumn, [UInt8])])
     /// Every row of a class.
     case scan(classCode: String)
 }

@@ -116,10 +116,10 @@ final class SQLiteItemStore: ItemStore {
         // Fingerprints are keyed per class, so lookups by them do not filter on the class
         // column: a row whose class text was edited is still a candidate, and its opening
         // fails (errSecDecode) instead of the item vanishing silently.
-        case .primaryKey(_, let pk):
+        case .primaryKey(let pk):
             s = try database.statement("SELECT \(columns) FROM kc_items WHERE pk = ?")
             s.bind(1, pk)
-        case .indexes(_, let conditions):
+        case .indexes(let conditions):
             let whereSQL = conditions.map { "i_\($0.0.rawValue) = ?" }.joined(separator: " AND ")
             s = try database.statement("SELECT \(columns) FROM kc_items WHERE \(whereSQL) ORDER BY seq")
             for (i, condition) in conditions.enumerated() { s.bind(Int32(i + 1), condition.1) }

@@ -1,0 +1,32 @@
+import ArgumentParser
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc lock`: wipes the agent's keys for one keychain or all.
+struct Lock: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Lock a keychain (or --all): the agent wipes its keys at once.",
+        discussion: """
+        Examples:
+          kc lock
+          kc lock --all
+        After it, commands need the password again (exit 36 when they cannot ask).
+        """
+    )
+
+    @OptionGroup var keychain: KeychainOptions
+
+    @Flag(help: "Lock every keychain the agent holds.")
+    var all = false
+
+    func run() throws {
+        let client = AgentClient()
+        if all {
+            try client.lock(path: nil)
+        } else {
+            try client.lock(path: Session.realPath(keychain.path))
+        }
+    }
+}

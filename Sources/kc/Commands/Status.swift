@@ -1,0 +1,50 @@
+import ArgumentParser
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc status`: which keychains are unlocked and for how long. Does not reset timers.
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the unlocked keychains and the time until each locks.",
+        discussion: """
+        Examples:
+          kc status
+          kc status --json
+        Asking does not reset any idle timer.
+        """
+    )
+
+    @Flag(help: "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
+    var json = false
+
+    func run() throws {
+        let list = try AgentClient().status() ?? []
+        if json {
+            let objects = list.map { e in
+                JSON.object([("path", JSON.string(e["path"] as? String ?? "")), ("idle", String(e["idle"] as? Int ?? 0)),
+                             ("maximum", String(e["maximum"] as? Int ?? 0))])
+            }
+            Report.out(JSON.array(objects) + "\n")
+            return
+        }
+        if list.isEmpty {
+            Report.out("no keychain is unlocked\n")
+            return
+        }
+        for e in list {
+            let idle = e["idle"] as? Int ?? 0, maximum = e["maximum"] as? Int ?? 0
+            Report.out("\(e["path"] as? String ?? ""): unlocked, locks in \(Self.duration(min(idle, maximum)))"
+                       + " (idle \(Self.duration(idle)), at most \(Self.duration(maximum)))\n")
+        }
+    }
+
+    static func duration(_ seconds: Int) -> String {
+        if seconds >= 3600 { return "\(seconds / 3600)h\(String(format2(seconds % 3600 / 60)))m" }
+        if seconds >= 60 { return "\(seconds / 60)m\(String(format2(seconds % 60)))s" }
+        return "\(seconds)s"
+    }
+
+    private static func format2(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+}
