@@ -37,6 +37,11 @@ let package = Package(
             name: "kc-loadgen",
             dependencies: ["KeychainCore"]
         ),
+        // The in-process half of `make bench` (bench/bench.sh); not installed.
+        .executableTarget(
+            name: "kc-bench",
+            dependencies: ["KeychainCore"]
+        ),
         .testTarget(
             name: "KeychainCoreTests",
             dependencies: ["KeychainCore", "kc-loadgen"]

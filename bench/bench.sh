@@ -1,46 +1,92 @@
 #!/usr/bin/env bash
-# make bench: whole-command timings with hyperfine on a release build (docs/performance.md).
-# BENCH_QUICK=1 for fewer runs. Prints a Markdown table; touches nothing outside a temp folder.
+# make bench: kc's speed and memory on a release build (method: docs/performance.md).
+# Whole commands are timed with hyperfine, peak memory read with /usr/bin/time -v and from
+# /proc, library figures come from kc-bench (in-process). Prints one Markdown table.
+# BENCH_QUICK=1: fewer runs and no 100,000-item keychain (about a minute).
+# Touches nothing outside a temporary folder; stops the agent it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v hyperfine >/dev/null || { echo "bench: installing hyperfine"; apt-get install -y -qq hyperfine >/dev/null; }
-swift build -c release --static-swift-stdlib >/dev/null
-KC="$(swift build -c release --static-swift-stdlib --show-bin-path)/kc"
-RUNS=${BENCH_QUICK:+20}; RUNS=${RUNS:-200}
-work=$(mktemp -d); trap 'KC_AGENT_DIR=$work/agent "$KC" agent --stop 2>/dev/null || true; rm -rf "$work"' EXIT
+
+need() { command -v "$1" >/dev/null || { echo "bench: installing $2"; apt-get install -y -qq "$2" >/dev/null; }; }
+need hyperfine hyperfine
+[ -x /usr/bin/time ] || { echo "bench: installing time"; apt-get install -y -qq time >/dev/null; }
+
+RELEASE_FLAGS=(-c release --static-swift-stdlib -Xswiftc -static-executable)
+echo "bench: building the release binaries" >&2
+swift build "${RELEASE_FLAGS[@]}" --product kc >/dev/null 2>&1
+swift build "${RELEASE_FLAGS[@]}" --product kc-bench >/dev/null 2>&1
+BIN="$(swift build "${RELEASE_FLAGS[@]}" --show-bin-path)"
+KC="$BIN/kc"
+KCB="$BIN/kc-bench"
+
+if [ -n "${BENCH_QUICK:-}" ]; then RUNS=50; SIZES="100 10000"; SLOW_RUNS=3; else RUNS=300; SIZES="100 10000 100000"; SLOW_RUNS=10; fi
+
+work=$(mktemp -d)
+cleanup() { KC_AGENT_DIR=$work/agent "$KC" agent --stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
 export HOME=$work XDG_DATA_HOME=$work/data KC_AGENT_DIR=$work/agent KC_AGENT_GRACE=30
-unset XDG_RUNTIME_DIR KC_KEYCHAIN KC_PASSWORD
-printf 'int main(void){return 0;}\n' > "$work/noop.c" && cc -O2 -static -o "$work/noop-c" "$work/noop.c"
-printf '' > "$work/noop.swift" && swiftc -O -static-stdlib "$work/noop.swift" -o "$work/noop-swift" 2>/dev/null
-for profile in interactive moderate; do
-  KC_PASSWORD=bench "$KC" create "$work/$profile.keychain-db" --kdf $profile 2>/dev/null
-  KC_PASSWORD=bench "$KC" add -k "$work/$profile.keychain-db" -s bench -a user -w s3cret
+unset XDG_RUNTIME_DIR KC_KEYCHAIN KC_PASSWORD KC_NEW_PASSWORD
+results=$work/results
+mkdir -p "$results"
+
+# The floor: a trivial Swift program built the same way (release, fully static).
+printf '' > "$work/noop.swift"
+swiftc -O -static-executable "$work/noop.swift" -o "$work/noop-swift" 2>/dev/null
+hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/01-floor.json" \
+  -n "trivial Swift executable, fully static (the floor)" "$work/noop-swift" \
+  -n "kc --version (ArgumentParser's path)" "$KC --version" >/dev/null
+
+# kc find -w through the agent at each size; the keychains are built with the library.
+for n in $SIZES; do
+  k=$work/items-$n.keychain-db
+  echo "bench: $n items" >&2
+  KC_PASSWORD=bench "$KCB" populate "$k" "$n" interactive > "$results/populate-$n.jsonl"
+  KC_PASSWORD=bench "$KC" unlock -k "$k"
+  mid=$((n / 2))
+  hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/10-find-$n.json" \
+    -n "kc find -w, unlocked (agent), $n items" "$KC find -k $k -s svc-$mid -a acct-$mid -w" >/dev/null
 done
-json=$work/results.json
-hyperfine -N --runs "$RUNS" --warmup 10 --export-json "$json.1" \
-  -n "trivial Swift executable (floor)" "$work/noop-swift" \
-  -n "kc --version" "$KC --version" >/dev/null
-KC_PASSWORD=bench "$KC" unlock -k "$work/interactive.keychain-db"
-hyperfine -N --runs "$RUNS" --warmup 10 --export-json "$json.2" \
-  -n "kc find -w (unlocked, through the agent)" "$KC find -k $work/interactive.keychain-db -s bench -a user -w" >/dev/null
+
+# Peak memory at the largest size: kc find, and the agent from after unlocking (its
+# high-water mark reset, so the key derivation does not count) through finds and a scan.
+big=$work/items-${SIZES##* }.keychain-db
+mid=$((${SIZES##* } / 2))
+agent_pid=$(head -n1 "$work/agent/agent.lock" | tr -cd 0-9)
+echo 5 > "/proc/$agent_pid/clear_refs"
+/usr/bin/time -v "$KC" find -k "$big" -s "svc-$mid" -a "acct-$mid" -w 2> "$results/time-find.txt" >/dev/null
+for _ in 1 2 3; do "$KC" find -k "$big" -s "SVC-$mid" --ignore-case -w >/dev/null; done
+"$KC" find -k "$big" -j "comment-$mid" >/dev/null
+grep -E '^(VmHWM|VmRSS)' "/proc/$agent_pid/status" > "$results/agent-status.txt"
 "$KC" lock --all
-hyperfine -N --runs 10 --warmup 1 --export-json "$json.3" \
-  -n "kc find -w in-process, KC_PASSWORD, interactive KDF" "env KC_PASSWORD=bench $KC find -k $work/interactive.keychain-db -s bench -a user -w" \
-  -n "kc find -w in-process, KC_PASSWORD, moderate KDF" "env KC_PASSWORD=bench $KC find -k $work/moderate.keychain-db -s bench -a user -w" \
-  -n "kc unlock (interactive KDF)" "sh -c 'env KC_PASSWORD=bench $KC unlock -k $work/interactive.keychain-db && $KC lock --all'" \
-  -n "kc unlock (moderate KDF)" "sh -c 'env KC_PASSWORD=bench $KC unlock -k $work/moderate.keychain-db && $KC lock --all'" >/dev/null
-python3 - "$json" <<'PY'
-import json, sys, statistics, platform, subprocess
-rows = []
-for i in (1, 2, 3):
-    for r in json.load(open(f"{sys.argv[1]}.{i}"))["results"]:
-        t = sorted(r["times"]); p95 = t[min(len(t) - 1, int(len(t) * 0.95))]
-        rows.append((r["command"], statistics.median(t) * 1000, p95 * 1000))
-floor = rows[0][1]
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-print(f"| command | median | p95 | × floor |\n|---|---:|---:|---:|")
-for name, med, p95 in rows:
-    print(f"| {name} | {med:.2f} ms | {p95:.2f} ms | {med / floor:.1f} |")
-print(f"\n{cores} cores, {cpu}; release build, Swift runtime linked statically.")
-PY
+
+# kc add through the agent (one durable commit each); the item is deleted between runs.
+small=$work/items-100.keychain-db
+KC_PASSWORD=bench "$KC" unlock -k "$small"
+hyperfine -N --runs "$((RUNS / 3))" --warmup 5 --export-json "$results/20-add.json" \
+  --prepare "sh -c '$KC delete -k $small -s added -a bench >/dev/null 2>&1 || true'" \
+  -n "kc add, unlocked (agent), durable" "$KC add -k $small -s added -a bench -w s3cret" >/dev/null
+"$KC" lock --all
+
+# kc find -w with KC_PASSWORD: one key derivation per call, for contrast; kc unlock per profile.
+profiles="interactive moderate"
+[ -z "${BENCH_QUICK:-}" ] && profiles="interactive moderate sensitive"
+for p in $profiles; do
+  KC_PASSWORD=bench "$KC" create "$work/$p.keychain-db" --kdf "$p" 2>/dev/null
+  KC_PASSWORD=bench "$KC" add -k "$work/$p.keychain-db" -s bench -a user -w s3cret
+done
+runs_for() { if [ "$1" = sensitive ]; then echo 3; else echo "$SLOW_RUNS"; fi; }
+for p in $profiles; do
+  hyperfine -N --runs "$(runs_for "$p")" --warmup 1 --export-json "$results/30-inproc-$p.json" \
+    -n "kc find -w in-process, KC_PASSWORD, $p KDF" "env KC_PASSWORD=bench $KC find -k $work/$p.keychain-db -s bench -a user -w" >/dev/null
+done
+for p in $profiles; do
+  hyperfine -N --runs "$(runs_for "$p")" --warmup 1 --export-json "$results/40-unlock-$p.json" \
+    --prepare "$KC lock --all" \
+    -n "kc unlock, $p KDF" "env KC_PASSWORD=bench $KC unlock -k $work/$p.keychain-db" >/dev/null
+done
+
+# In-process library figures at the largest size.
+echo "bench: library figures" >&2
+KC_PASSWORD=bench "$KCB" library "$big" "${SIZES##* }" > "$results/library.jsonl"
+
+python3 bench/report.py "$results"

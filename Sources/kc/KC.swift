@@ -45,8 +45,14 @@ struct KC: ParsableCommand {
         Startup.prepare()
         do {
             try Startup.checkArgumentsAreUTF8()
-            var command = try parseAsRoot()
-            try command.run()
+            // `kc find`, the command scripts repeat, skips ArgumentParser's start-up cost.
+            let arguments = CommandLine.arguments
+            if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
+                try find.run()
+            } else {
+                var command = try parseAsRoot()
+                try command.run()
+            }
             Startup.exit(0)
         } catch let error as KeychainError {
             Report.fail(error)

@@ -9,12 +9,12 @@ import Glibc
 final class KeychainHandle {
     /// The keychain file's real, absolute path (the agent's key for it).
     let path: String
-    private let options: KeychainOptions
+    private let options: KeychainChoice
     private var local: Keychain?
     private var agentMayHoldIt: Bool
 
     /// A handle on an existing keychain. - Throws: errSecNoSuchKeychain when it is missing.
-    init(_ options: KeychainOptions) throws {
+    init(_ options: KeychainChoice) throws {
         let chosen = options.path
         try Session.checkExists(chosen)
         path = Session.realPath(chosen)
@@ -23,7 +23,7 @@ final class KeychainHandle {
     }
 
     /// A handle on a keychain this process just opened or created.
-    init(_ options: KeychainOptions, opened: Keychain) {
+    init(_ options: KeychainChoice, opened: Keychain) {
         path = Session.realPath(opened.path)
         self.options = options
         local = opened
@@ -87,7 +87,7 @@ final class KeychainHandle {
 /// Opening and creating keychains for the commands.
 enum Session {
     /// The keychain, creating the default one on first use (kc add).
-    static func openOrCreateDefault(_ options: KeychainOptions, profile: KDFProfile) throws -> KeychainHandle {
+    static func openOrCreateDefault(_ options: KeychainChoice, profile: KDFProfile) throws -> KeychainHandle {
         let path = options.path
         if !options.isExplicit && !exists(path) {
             let password = try PasswordSource.forNewKeychain(options, path: path)
@@ -100,7 +100,7 @@ enum Session {
 
     /// Opens an existing keychain in this process with its password (commands that need
     /// the password itself: passwd, settings).
-    static func openWithPassword(_ options: KeychainOptions) throws -> Keychain {
+    static func openWithPassword(_ options: KeychainChoice) throws -> Keychain {
         let path = options.path
         try checkExists(path)
         let password = try PasswordSource.current(options, path: path)

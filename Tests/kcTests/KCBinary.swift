@@ -11,8 +11,10 @@ struct KCBinary {
         var stdoutBytes: [UInt8] = []
     }
 
-    /// The `kc` built beside this test bundle.
+    /// The `kc` built beside this test bundle, or the one named by `KC_TEST_BINARY` (`make
+    /// test-release` runs these tests against the static release binary that gets installed).
     static var path: String {
+        if let chosen = ProcessInfo.processInfo.environment["KC_TEST_BINARY"], chosen.hasPrefix("/") { return chosen }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("kc").path
     }

@@ -45,7 +45,7 @@ struct Add: ParsableCommand {
                                     hint: "for example: kc add -s github.com -a alice")
             }
         }
-        let keychain = try Session.openOrCreateDefault(self.keychain, profile: kdf)
+        let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf)
         try keychain.prepare()   // the keychain password is asked for before the secret
         let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
         let data = value.withUnsafeBytes { Data($0) }

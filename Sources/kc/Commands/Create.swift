@@ -27,7 +27,7 @@ struct Create: ParsableCommand {
         if Session.exists(path) {
             throw KeychainError(errSecDuplicateKeychain, "\(path) already exists", hint: "choose another path or name")
         }
-        let password = try PasswordSource.forNewKeychain(keychain, path: path)
+        let password = try PasswordSource.forNewKeychain(keychain.choice, path: path)
         _ = try Keychain.create(at: path, password: password, profile: kdf)
         Report.note("created the keychain \(path)")
     }

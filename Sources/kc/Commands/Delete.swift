@@ -22,7 +22,7 @@ struct Delete: ParsableCommand {
 
     func run() throws {
         try item.checkFitsClass()
-        let keychain = try KeychainHandle(self.keychain)
+        let keychain = try KeychainHandle(self.keychain.choice)
         let query = item.query
         try Guard.matches(keychain, query: query, item: item, all: all, verb: "delete")
         try keychain.delete(query)

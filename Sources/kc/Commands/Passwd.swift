@@ -29,7 +29,7 @@ struct Passwd: ParsableCommand {
     var rekey = false
 
     func run() throws {
-        let opened = try Session.openWithPassword(keychain)
+        let opened = try Session.openWithPassword(keychain.choice)
         let newPassword = try PasswordSource.replacement(file: newPasswordFile, path: opened.path)
         if rekey {
             try opened.rekey(newPassword: newPassword, profile: kdf)

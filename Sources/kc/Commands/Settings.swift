@@ -30,7 +30,7 @@ struct Settings: ParsableCommand {
     }
 
     func run() throws {
-        let opened = try Session.openWithPassword(keychain)
+        let opened = try Session.openWithPassword(keychain.choice)
         let current = try opened.timeouts()
         if timeout != nil || max != nil {
             try opened.setTimeouts(idle: timeout ?? current.idle, maximum: max ?? current.maximum)

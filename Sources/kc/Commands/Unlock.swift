@@ -35,7 +35,7 @@ struct Unlock: ParsableCommand {
         let chosen = keychain.path
         try Session.checkExists(chosen)
         let path = Session.realPath(chosen)
-        let password = try PasswordSource.current(keychain, path: path)
+        let password = try PasswordSource.current(keychain.choice, path: path)
         let client = AgentClient()
         if try client.status() == nil {
             try client.launch(executable: AgentLauncher.executable, environment: AgentLauncher.allowedEnvironment)

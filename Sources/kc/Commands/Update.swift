@@ -44,7 +44,7 @@ struct Update: ParsableCommand {
     func run() throws {
         secret.scrubArgv()
         try item.checkFitsClass()
-        let keychain = try KeychainHandle(self.keychain)
+        let keychain = try KeychainHandle(self.keychain.choice)
         try keychain.prepare()
         let query = item.query
         try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")

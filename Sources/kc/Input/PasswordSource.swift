@@ -15,7 +15,7 @@ enum PasswordSource {
     }
 
     /// The password of an existing keychain.
-    static func current(_ options: KeychainOptions, path: String) throws -> SecureBytes {
+    static func current(_ options: KeychainChoice, path: String) throws -> SecureBytes {
         if let explicit = try explicit(options) { return explicit }
         if let env = environmentPassword.take() { return env }
         guard Terminal.isAvailable else {
@@ -27,7 +27,7 @@ enum PasswordSource {
     }
 
     /// The password for a keychain being created: the same sources, a prompt asks twice.
-    static func forNewKeychain(_ options: KeychainOptions, path: String) throws -> SecureBytes {
+    static func forNewKeychain(_ options: KeychainChoice, path: String) throws -> SecureBytes {
         if let explicit = try explicit(options) { return try nonEmpty(explicit) }
         if let env = environmentPassword.take() { return try nonEmpty(env) }
         guard Terminal.isAvailable else {
@@ -51,7 +51,7 @@ enum PasswordSource {
         return try nonEmpty(Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: "))
     }
 
-    private static func explicit(_ options: KeychainOptions) throws -> SecureBytes? {
+    private static func explicit(_ options: KeychainChoice) throws -> SecureBytes? {
         if options.passwordStdin {
             return try Readers.droppingOneNewline(Readers.readAll(0, limit: Terminal.maxLine, what: "the password on stdin"))
         }

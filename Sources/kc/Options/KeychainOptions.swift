@@ -17,6 +17,27 @@ struct KeychainOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Read the keychain password from a file (one trailing newline is dropped).", valueName: "path"))
     var passwordFile: String?
 
+    /// The parsed values, as plain data.
+    var choice: KeychainChoice {
+        KeychainChoice(keychain: keychain, passwordStdin: passwordStdin, passwordFile: passwordFile)
+    }
+
+    /// The keychain path chosen by -k, KC_KEYCHAIN or the default.
+    var path: String { choice.path }
+
+    func validate() throws { try choice.validate() }
+}
+
+/// Which keychain a command uses and where its password comes from, once parsed (by
+/// ArgumentParser through `KeychainOptions`, or by `FindFastPath`).
+struct KeychainChoice: Equatable {
+    /// -k: a path or a name; nil for $KC_KEYCHAIN or the default.
+    var keychain: String?
+    /// --password-stdin.
+    var passwordStdin = false
+    /// --password-file.
+    var passwordFile: String?
+
     /// The keychain path chosen by -k, KC_KEYCHAIN or the default.
     var path: String { KeychainLocator.resolve(keychain ?? Environment.get("KC_KEYCHAIN")) }
 

@@ -1,0 +1,122 @@
+// kc-bench: the in-process half of `make bench` (bench/bench.sh); not installed.
+//
+//   KC_PASSWORD=... kc-bench populate PATH COUNT PROFILE
+//       creates a keychain with COUNT generic passwords (service svc-I, account acct-I) in
+//       one transaction through the library, and prints {"populate_items_per_s": …}.
+//   KC_PASSWORD=... kc-bench library PATH COUNT
+//       on a keychain made by populate: SecItemCopyMatching by primary key (lookups/s),
+//       a case-insensitive query and a query on an attribute with no index (ms), and
+//       SecItemAdd of new items one by one, each its own durable commit (items/s).
+//
+// Prints one JSON object per line. Times come from CLOCK_MONOTONIC; the figures are medians
+// of several rounds.
+import KeychainCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    let bytes = Array("kc-bench: \(message)\n".utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(1)
+}
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+func emit(_ pairs: [(String, Double)]) {
+    let body = pairs.map { "\"\($0.0)\": \(($0.1 * 1000).rounded() / 1000)" }.joined(separator: ", ")
+    print("{\(body)}")
+}
+
+func password() -> SecureBytes {
+    guard let raw = getenv("KC_PASSWORD") else { fail("KC_PASSWORD is not set") }
+    do { return try SecureBytes(copying: Array(String(cString: raw).utf8)) } catch { fail("\(error)") }
+}
+
+func item(_ i: Int) -> [String: Any] {
+    [kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "acct-\(i)",
+     kSecAttrComment: "comment-\(i)", kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)]
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let count = Int(arguments[3]), count > 0 else {
+    fail("usage: kc-bench populate PATH COUNT PROFILE | kc-bench library PATH COUNT")
+}
+let path = arguments[2]
+
+do {
+    switch arguments[1] {
+    case "populate":
+        guard arguments.count == 5, let profile = KDFProfile(rawValue: arguments[4]) else { fail("unknown KDF profile") }
+        let keychain = try Keychain.create(at: path, password: password(), profile: profile)
+        let start = now()
+        try keychain.addAll((0..<count).lazy.map(item))
+        let seconds = now() - start
+        emit([("populate_items", Double(count)), ("populate_items_per_s", Double(count) / seconds)])
+
+    case "library":
+        let keychain = try Keychain.open(at: path, password: password())
+        var status: OSStatus = errSecSuccess
+        var result: Any?
+
+        // Lookups by primary key (service + account), the secret returned: rounds of 2,000.
+        var rng = SystemRandomNumberGenerator()
+        var rates: [Double] = []
+        for _ in 0..<5 {
+            let start = now()
+            for _ in 0..<2000 {
+                let i = Int.random(in: 0..<count, using: &rng)
+                status = SecItemCopyMatching([kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
+                                              kSecAttrAccount: "acct-\(i)", kSecReturnData: true], &result, keychain: keychain)
+                guard status == errSecSuccess else { fail("lookup of svc-\(i): status \(status)") }
+            }
+            rates.append(2000 / (now() - start))
+        }
+        let lookups = median(rates)
+
+        // A case-insensitive query and one on the comment (no index): each scans the class.
+        func timed(_ query: [String: Any]) -> Double {
+            var times: [Double] = []
+            for _ in 0..<3 {
+                let start = now()
+                status = SecItemCopyMatching(query, &result, keychain: keychain)
+                guard status == errSecSuccess else { fail("scan query: status \(status)") }
+                times.append(now() - start)
+            }
+            return median(times) * 1000
+        }
+        let target = count / 2
+        let ignoreCase = timed([kSecClass: kSecClassGenericPassword, kSecAttrService: "SVC-\(target)",
+                                    kSecMatchCaseInsensitive: true, kSecReturnAttributes: true])
+        let unindexed = timed([kSecClass: kSecClassGenericPassword, kSecAttrComment: "comment-\(target)",
+                                   kSecReturnAttributes: true])
+
+        // SecItemAdd one item at a time, each a durable commit.
+        let adds = 200
+        let start = now()
+        for i in 0..<adds {
+            status = SecItemAdd(item(count + i), nil, keychain: keychain)
+            guard status == errSecSuccess else { fail("add: status \(status)") }
+        }
+        let addRate = Double(adds) / (now() - start)
+        emit([("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
+              ("unindexed_ms", unindexed), ("adds_per_s", addRate)])
+
+    default:
+        fail("unknown mode \(arguments[1])")
+    }
+} catch {
+    fail("\(error)")
+}

@@ -1,0 +1,164 @@
+/// `kc find` parsed without swift-argument-parser.
+///
+/// ArgumentParser builds its model of every option by reflection each time a process starts:
+/// about 12 million instructions, 95% of a `kc find -w` answered by the agent
+/// (docs/performance.md has the profile). `kc find` is what scripts call a thousand times,
+/// so its plain forms are parsed here by hand into the same `FindRequest` that ArgumentParser's
+/// `Find` would give. Anything else (help, an unknown, repeated or grouped flag, a value that
+/// looks like a flag, a value of the wrong type, a validation error) gives nil, and
+/// ArgumentParser parses the whole command line as usual, so every message stays its own.
+/// FastPathTests checks, argument list by argument list, that both parsers agree.
+enum FindFastPath {
+    // Plain switches and struct fields, no Set or Dictionary: in a static binary each generic
+    // type's first use costs a scan of every protocol conformance, which here cost more
+    // than the rest of the command.
+
+    private enum Value {
+        case keychain, passwordFile, itemClass, account, service, label, kind, comment, generic
+        case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit
+    }
+
+    private enum Switch {
+        case passwordStdin, secretOnly, withSecret, hex, base64, json, all, ignoreCase
+    }
+
+    private static func value(named name: Substring) -> Value? {
+        switch name {
+        case "-k", "--keychain": return .keychain
+        case "--password-file": return .passwordFile
+        case "--class": return .itemClass
+        case "-a", "--account": return .account
+        case "-s", "--service": return .service
+        case "-l", "--label": return .label
+        case "-D", "--kind": return .kind
+        case "-j", "--comment": return .comment
+        case "-G", "--generic": return .generic
+        case "-c", "--creator": return .creator
+        case "-C", "--type": return .type
+        case "-d", "--security-domain": return .securityDomain
+        case "-p", "--path": return .path
+        case "-P", "--port": return .port
+        case "-r", "--protocol": return .protocol
+        case "-t", "--auth-type": return .authType
+        case "--tag": return .tag
+        case "--limit": return .limit
+        default: return nil
+        }
+    }
+
+    private static func `switch`(named name: Substring) -> Switch? {
+        switch name {
+        case "--password-stdin": return .passwordStdin
+        case "-w": return .secretOnly
+        case "-g": return .withSecret
+        case "--hex": return .hex
+        case "--base64": return .base64
+        case "--json": return .json
+        case "--all": return .all
+        case "--ignore-case": return .ignoreCase
+        default: return nil
+        }
+    }
+
+    /// The request for the arguments after `find`, or nil when ArgumentParser should parse them.
+    static func parse(_ arguments: ArraySlice<String>) -> FindRequest? {
+        var request = FindRequest(keychain: KeychainChoice(), item: ItemFields())
+        var classGiven = false
+        var rest = arguments
+        while let argument = rest.popFirst() {
+            var name = argument[...]
+            var attached: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = argument[..<equals]
+                attached = String(argument[argument.index(after: equals)...])
+            }
+            if let key = value(named: name) {
+                let text: String
+                if let attached {
+                    guard !attached.isEmpty else { return nil }
+                    text = attached
+                } else {
+                    guard let next = rest.popFirst(), !next.hasPrefix("-") else { return nil }
+                    text = next
+                }
+                if key == .itemClass {
+                    guard !classGiven, let parsed = CLIClass(rawValue: text) else { return nil }
+                    classGiven = true
+                    request.item.itemClass = parsed
+                } else {
+                    guard store(text, as: key, in: &request) else { return nil }
+                }
+            } else if attached == nil, let flag = `switch`(named: name) {
+                guard turnOn(flag, in: &request) else { return nil }
+            } else {
+                return nil
+            }
+        }
+        // ArgumentParser validates the option groups and then the command; any failure is
+        // left to it, so its message is the one the user sees.
+        do {
+            try request.keychain.validate()
+            try request.item.validate()
+            try request.validate()
+        } catch {
+            return nil
+        }
+        return request
+    }
+
+    /// Stores an option's value; false when it was given twice or is not a number where one
+    /// is wanted.
+    private static func store(_ text: String, as key: Value, in request: inout FindRequest) -> Bool {
+        switch key {
+        case .keychain: return fill(&request.keychain.keychain, text)
+        case .passwordFile: return fill(&request.keychain.passwordFile, text)
+        case .itemClass: return false
+        case .account: return fill(&request.item.account, text)
+        case .service: return fill(&request.item.service, text)
+        case .label: return fill(&request.item.label, text)
+        case .kind: return fill(&request.item.kind, text)
+        case .comment: return fill(&request.item.comment, text)
+        case .generic: return fill(&request.item.generic, text)
+        case .creator: return fill(&request.item.creator, text)
+        case .type: return fill(&request.item.type, text)
+        case .securityDomain: return fill(&request.item.securityDomain, text)
+        case .path: return fill(&request.item.path, text)
+        case .protocol: return fill(&request.item.protocol, text)
+        case .authType: return fill(&request.item.authType, text)
+        case .tag: return fill(&request.item.tag, text)
+        case .port:
+            guard request.item.port == nil, let n = Int(text) else { return false }
+            request.item.port = n
+            return true
+        case .limit:
+            guard request.limit == nil, let n = Int(text) else { return false }
+            request.limit = n
+            return true
+        }
+    }
+
+    private static func fill(_ field: inout String?, _ text: String) -> Bool {
+        guard field == nil else { return false }
+        field = text
+        return true
+    }
+
+    /// Turns a flag on; false when it was given twice.
+    private static func turnOn(_ flag: Switch, in request: inout FindRequest) -> Bool {
+        func once(_ field: inout Bool) -> Bool {
+            guard !field else { return false }
+            field = true
+            return true
+        }
+        switch flag {
+        case .passwordStdin: return once(&request.keychain.passwordStdin)
+        case .secretOnly: return once(&request.secretOnly)
+        case .withSecret: return once(&request.withSecret)
+        case .hex: return once(&request.hex)
+        case .base64: return once(&request.base64)
+        case .json: return once(&request.json)
+        case .all: return once(&request.all)
+        case .ignoreCase: return once(&request.ignoreCase)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import KeychainCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
+
+/// What `kc find` was asked, once parsed (by ArgumentParser through `Find`, or by
+/// `FindFastPath`), and how it is answered.
+struct FindRequest: Equatable {
+    var keychain: KeychainChoice
+    var item: ItemFields
+    /// -w: only the secret.
+    var secretOnly = false
+    /// -g: the attributes and the secret.
+    var withSecret = false
+    var hex = false
+    var base64 = false
+    var json = false
+    var all = false
+    var limit: Int?
+    var ignoreCase = false
+
+    func validate() throws {
+        if (hex || base64) && !secretOnly { throw ValidationError("--hex and --base64 go with -w") }
+        if hex && base64 { throw ValidationError("choose one of --hex and --base64") }
+        if secretOnly && (all || limit != nil) { throw ValidationError("-w prints one secret; drop --all / --limit, or use --json -g") }
+        if secretOnly && withSecret { throw ValidationError("choose one of -w and -g") }
+        if all && limit != nil { throw ValidationError("choose one of --all and --limit") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() throws {
+        try item.checkFitsClass()
+        let keychain = try KeychainHandle(self.keychain)
+        var query = item.query
+        let many = all || limit != nil
+        if all { query[kSecMatchLimit] = kSecMatchLimitAll }
+        if let limit { query[kSecMatchLimit] = limit }
+        if ignoreCase { query[kSecMatchCaseInsensitive] = true }
+        if secretOnly {
+            query[kSecReturnData] = true
+        } else {
+            query[kSecReturnAttributes] = true
+            if withSecret { query[kSecReturnData] = true }
+        }
+        let result: Any?
+        do {
+            result = try keychain.copyMatching(query)
+        } catch let error as KeychainError where error.status == errSecItemNotFound {
+            throw KeychainError(errSecItemNotFound, "no item matches \(item.summary) in \(keychain.path)",
+                                hint: "list what is there with `kc find --all`")
+        }
+        if secretOnly {
+            guard let data = result as? Data else {
+                throw KeychainError(errSecItemNotFound, "the item matching \(item.summary) has no secret")
+            }
+            printSecret(data)
+            return
+        }
+        // A limit of 1 gives a single dictionary (Apple's shape); print it as a one-element list.
+        let items: [[String: Any]] = (result as? [[String: Any]]) ?? [(result as? [String: Any]) ?? [:]]
+        let className = item.itemClass.rawValue
+        if json {
+            let objects = items.map { dict -> String in
+                var attributes = dict
+                let data = attributes.removeValue(forKey: kSecValueData) as? Data
+                return ItemPrinter.json(className: className, attributes: attributes, secret: data)
+            }
+            Report.out((many ? JSON.array(objects) : objects.first ?? "{}") + "\n")
+        } else {
+            let texts = items.map { dict -> String in
+                var attributes = dict
+                let data = attributes.removeValue(forKey: kSecValueData) as? Data
+                return ItemPrinter.text(className: className, attributes: attributes, secret: withSecret ? (data ?? Data()) : nil)
+            }
+            Report.out(texts.joined(separator: "\n"))
+        }
+    }
+
+    /// The secret's exact bytes; a newline only when a person is reading the terminal.
+    private func printSecret(_ data: Data) {
+        if hex {
+            Report.out(ItemPrinter.hex(Array(data)) + "\n")
+        } else if base64 {
+            Report.out(data.base64EncodedString() + "\n")
+        } else {
+            data.withUnsafeBytes { Report.writeAll(1, $0) }
+            if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import KeychainCore
+
+/// The attribute flags of add, find, update and delete once parsed (by ArgumentParser
+/// through `ItemOptions`, or by `FindFastPath`), with what the commands make of them.
+struct ItemFields: Equatable {
+    var itemClass: CLIClass = .generic
+    var account: String?
+    var service: String?
+    var label: String?
+    var kind: String?
+    var comment: String?
+    var generic: String?
+    var creator: String?
+    var type: String?
+    var securityDomain: String?
+    var path: String?
+    var port: Int?
+    var `protocol`: String?
+    var authType: String?
+    var tag: String?
+
+    func validate() throws {
+        if let port, !(0...65535).contains(port) { throw ValidationError("the port must be between 0 and 65535") }
+        for (flag, value) in [("-c", creator), ("-C", type)] {
+            if let value, FourCC.number(value) == nil {
+                throw ValidationError("\(flag) takes a four-character code (such as aapl) or a number")
+            }
+        }
+        if let p = `protocol`, FourCC.protocolCode(p) == nil {
+            throw ValidationError("unknown protocol \"\(p)\": use https, http, ftp, ssh… or a four-character code")
+        }
+        if let t = authType, FourCC.authTypeCode(t) == nil {
+            throw ValidationError("unknown authentication type \"\(t)\": use default, basic, digest, form, ntlm or a four-character code")
+        }
+    }
+
+    /// Refuses a flag the class does not have (errSecNoSuchAttr, exit 41), naming the flag.
+    func checkFitsClass() throws {
+        // Arrays, not sets: `kc find` runs this on every call, and a Set's first use in a
+        // static binary costs a scan of the protocol conformances (docs/performance.md).
+        let passwords: [CLIClass] = [.generic, .internet]
+        let flags: [(String, Bool, [CLIClass])] = [
+            ("-a/--account", account != nil, passwords), ("-s/--service", service != nil, passwords),
+            ("-D/--kind", kind != nil, passwords), ("-j/--comment", comment != nil, passwords),
+            ("-G/--generic", generic != nil, [.generic]), ("-c/--creator", creator != nil, [.generic, .internet, .key]),
+            ("-C/--type", type != nil, [.generic, .internet, .key]),
+            ("-d/--security-domain", securityDomain != nil, [.internet]), ("-p/--path", path != nil, [.internet]),
+            ("-P/--port", port != nil, [.internet]), ("-r/--protocol", `protocol` != nil, [.internet]),
+            ("-t/--auth-type", authType != nil, [.internet]), ("--tag", tag != nil, [.key]),
+        ]
+        for (flag, given, classes) in flags where given && !classes.contains(itemClass) {
+            let names = CLIClass.allCases.filter { classes.contains($0) }.map(\.rawValue).joined(separator: " and ")
+            throw KeychainError(errSecNoSuchAttr, "\(flag) is not an attribute of \(itemClass.rawValue) items",
+                                hint: "it applies to \(names) items; choose the class with --class")
+        }
+    }
+
+    /// The attribute conditions or values given on the command line, by raw key.
+    var attributes: [String: Any] {
+        var a: [String: Any] = [:]
+        a[kSecAttrAccount] = account
+        if let service { a[itemClass == .internet ? kSecAttrServer : kSecAttrService] = service }
+        a[kSecAttrLabel] = label
+        a[kSecAttrDescription] = kind
+        a[kSecAttrComment] = comment
+        a[kSecAttrGeneric] = generic
+        a[kSecAttrCreator] = creator.flatMap(FourCC.number)
+        a[kSecAttrType] = type.flatMap(FourCC.number)
+        a[kSecAttrSecurityDomain] = securityDomain
+        a[kSecAttrPath] = path
+        a[kSecAttrPort] = port
+        a[kSecAttrProtocol] = `protocol`.flatMap(FourCC.protocolCode)
+        a[kSecAttrAuthenticationType] = authType.flatMap(FourCC.authTypeCode)
+        a[kSecAttrApplicationTag] = tag
+        return a
+    }
+
+    /// A query dictionary: the class and the attributes.
+    var query: [String: Any] {
+        var q = attributes
+        q[kSecClass] = itemClass.secClass
+        return q
+    }
+
+    /// "service=github.com account=alice", for messages (never a secret).
+    var summary: String {
+        let names: [(String, String?)] = [
+            (itemClass == .internet ? "server" : "service", service), ("account", account), ("label", label),
+            ("kind", kind), ("comment", comment), ("generic", generic), ("creator", creator), ("type", type),
+            ("security-domain", securityDomain), ("path", path), ("port", port.map(String.init)),
+            ("protocol", `protocol`), ("auth-type", authType), ("tag", tag),
+        ]
+        let parts = names.compactMap { name, value in value.map { "\(name)=\($0)" } }
+        let cls = itemClass == .generic ? "" : "\(itemClass.rawValue) "
+        return parts.isEmpty ? "\(cls)any item" : cls + parts.joined(separator: " ")
+    }
+
+    /// Whether any attribute narrows the query.
+    var hasConditions: Bool { !attributes.isEmpty }
+}
+

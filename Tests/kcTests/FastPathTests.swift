@@ -1,0 +1,90 @@
+import Testing
+@testable import kc
+
+/// `kc find` has two parsers: `FindFastPath` for speed and ArgumentParser for everything.
+/// Wherever the fast one answers, it must give exactly what ArgumentParser gives.
+@Suite struct FastPathTests {
+    /// ArgumentParser's reading of `kc find ARGS`, or nil when it refuses them.
+    private func slow(_ arguments: [String]) -> FindRequest? {
+        (try? KC.parseAsRoot(["find"] + arguments) as? Find)?.request
+    }
+
+    private func fast(_ arguments: [String]) -> FindRequest? {
+        FindFastPath.parse(arguments[...])
+    }
+
+    @Test func theFormsScriptsUseTakeTheFastPathAndAgree() throws {
+        let plain: [[String]] = [
+            ["-s", "github.com", "-a", "alice", "-w"],
+            ["-k", "/tmp/x.keychain-db", "-s", "ci", "-a", "bot", "-w"],
+            ["--keychain", "work", "--service", "svc", "--account", "me", "-w", "--hex"],
+            ["-w", "--base64", "-s", "s"],
+            ["--class", "internet", "-s", "example.com", "-P", "443", "-r", "https", "-g"],
+            ["--class=internet", "-s", "h", "-p", "/a", "-t", "basic"],
+            ["--all", "--json"],
+            ["--limit", "3", "--json", "-g", "--ignore-case", "-l", "Label"],
+            ["--class", "key", "--tag", "t", "-C", "aapl", "-c", "1234"],
+            ["-G", "g", "-D", "kind", "-j", "comment", "-w", "--password-stdin"],
+            ["--password-file", "/tmp/pw", "-s", "", "-w"],
+            ["--service=a=b", "--account=é ü", "-w"],
+            ["--class", "internet", "-d", "domain", "--auth-type", "dflt", "--protocol", "htps"],
+            [],
+        ]
+        for arguments in plain {
+            let quick = fast(arguments)
+            #expect(quick != nil, "\(arguments) should take the fast path")
+            #expect(quick == slow(arguments), "\(arguments)")
+        }
+    }
+
+    @Test func anythingUnusualIsLeftToArgumentParser() {
+        let unusual: [[String]] = [
+            ["--help"], ["-h"], ["--version"], ["-s"], ["-s", "-w"], ["-s", "a", "-s", "b"], ["-w", "-w"],
+            ["-sw", "x"], ["-s", "x", "--unknown"], ["--class", "nope"], ["-P", "eighty"], ["-P", "70000"],
+            ["--limit", "0"], ["--hex"], ["-w", "--all"], ["-w", "-g"], ["--hex", "--base64", "-w"],
+            ["--password-stdin", "--password-file", "f"], ["-c", "toolong"], ["-r", "gopher"], ["-t", "kerberos"],
+            ["--", "-s"], ["positional"], ["--service="], ["-s", "-"], ["--all", "--limit", "2"],
+        ]
+        for arguments in unusual {
+            #expect(fast(arguments) == nil, "\(arguments) should go to ArgumentParser")
+        }
+    }
+
+    /// Random argument lists from the flags' names and awkward values: wherever the fast
+    /// parser answers, ArgumentParser answers the same.
+    @Test func randomArgumentListsNeverDisagree() {
+        let names = ["-k", "--keychain", "--password-file", "--password-stdin", "--class", "-a", "--account", "-s",
+                     "--service", "-l", "-D", "-j", "-G", "-c", "-C", "-d", "-p", "-P", "--port", "-r", "-t", "--tag",
+                     "--limit", "-w", "-g", "--hex", "--base64", "--json", "--all", "--ignore-case", "--label=x",
+                     "--port=8", "--class=key", "--service=", "-x", "--bogus"]
+        let values = ["x", "", "-", "-x", "80", "-1", "+5", "0", "internet", "generic", "key", "certificate", "htps",
+                      "https", "aapl", "12345", "a b", "--", "=", "é", "4294967296", "basic", "3"]
+        var rng = SplitMix64(seed: 0x6B63_FA57)
+        var agreed = 0
+        for _ in 0..<1000 {
+            var arguments: [String] = []
+            for _ in 0..<Int(rng.next() % 7) {
+                arguments.append(names[Int(rng.next() % UInt64(names.count))])
+                if rng.next() % 3 != 0 { arguments.append(values[Int(rng.next() % UInt64(values.count))]) }
+            }
+            guard let quick = fast(arguments) else { continue }
+            agreed += 1
+            #expect(quick == slow(arguments), "\(arguments)")
+        }
+        // The generator must reach the fast path often enough to mean something.
+        #expect(agreed > 100)
+    }
+}
+
+/// A small seeded generator, so a failure can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

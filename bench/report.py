@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Prints bench/bench.sh's results as one Markdown table, with each target and whether it is met."""
+import datetime
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+results = sys.argv[1]
+rows = []  # (measure, value text, p95 text, ratio text, target text, met or None)
+
+
+def timings(name):
+    out = []
+    for r in json.load(open(os.path.join(results, name)))["results"]:
+        t = sorted(r["times"])
+        out.append((r["command"], statistics.median(t) * 1000, t[min(len(t) - 1, int(len(t) * 0.95))] * 1000))
+    return out
+
+
+def ms(v):
+    return f"{v:.2f} ms" if v < 100 else f"{v:.0f} ms"
+
+
+def mark(met):
+    return "" if met is None else ("met" if met else "**missed**")
+
+
+floor = timings("01-floor.json")
+floor_ms = floor[0][1]
+for name, med, p95 in floor:
+    rows.append((name, ms(med), ms(p95), f"{med / floor_ms:.1f}×", "", None))
+
+finds = sorted(glob.glob(os.path.join(results, "10-find-*.json")), key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[-1]))
+first_find = None
+for path in finds:
+    for name, med, p95 in timings(os.path.basename(path)):
+        if first_find is None:
+            first_find = med
+            target, met = "≤ 5 ms and ≤ 2× floor", med <= 5 and med <= 2 * floor_ms
+        else:
+            target, met = f"≤ 1.2× the 100-item find ({1.2 * first_find:.2f} ms)", med <= 1.2 * first_find
+        rows.append((name, ms(med), ms(p95), f"{med / floor_ms:.1f}×", target, met))
+
+for name, med, p95 in timings("20-add.json"):
+    rows.append((name, ms(med), ms(p95), f"{med / floor_ms:.1f}×", "≤ 15 ms", med <= 15))
+
+for prefix in ("30-inproc", "40-unlock"):
+    for path in sorted(glob.glob(os.path.join(results, prefix + "-*.json")), key=lambda p: ["interactive", "moderate", "sensitive"].index(p.rsplit("-", 1)[1][:-5])):
+        for name, med, p95 in timings(os.path.basename(path)):
+            rows.append((name, ms(med), ms(p95), f"{med / floor_ms:.0f}×", "", None))
+
+time_find = open(os.path.join(results, "time-find.txt")).read()
+rss_find = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", time_find).group(1)) / 1024
+status = open(os.path.join(results, "agent-status.txt")).read()
+agent_hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
+largest = max(int(re.findall(r"\d+", os.path.basename(p))[-1]) for p in finds)
+rows.append((f"peak RSS of kc find, {largest} items", f"{rss_find:.1f} MB", "", "", "≤ 15 MB", rss_find <= 15))
+rows.append((f"peak RSS of the agent after unlock (finds and scans), {largest} items", f"{agent_hwm:.1f} MB", "", "", "≤ 60 MB", agent_hwm <= 60))
+
+for path in sorted(glob.glob(os.path.join(results, "populate-*.jsonl")), key=lambda p: int(re.findall(r"\d+", p)[-1])):
+    p = json.loads(open(path).read())
+    rows.append((f"library: build a {int(p['populate_items'])}-item keychain, one transaction", f"{p['populate_items_per_s']:,.0f} items/s", "", "", "", None))
+
+lib = json.loads(open(os.path.join(results, "library.jsonl")).read())
+n = int(lib["items"])
+rows.append((f"library: SecItemCopyMatching by primary key, {n} items", f"{lib['lookups_per_s']:,.0f} lookups/s", "", "", "≥ 20,000/s", lib["lookups_per_s"] >= 20000))
+rows.append((f"library: case-insensitive query (scans the class), {n} items", ms(lib["ignore_case_ms"]), "", "", "", None))
+rows.append((f"library: query on the comment (no index, scans the class), {n} items", ms(lib["unindexed_ms"]), "", "", "", None))
+rows.append((f"library: SecItemAdd, one durable commit each, {n} items", f"{lib['adds_per_s']:,.0f} items/s", "", "", "", None))
+
+print("| measure | median | p95 | × floor | target | |")
+print("|---|---:|---:|---:|---|---|")
+for r in rows:
+    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {mark(r[5])} |")
+
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+print(f"\n{datetime.date.today().isoformat()}, {cores} cores, {cpu}; release build, fully static "
+      f"(`-static-executable`); keychains with the interactive KDF unless the row says otherwise.")
