@@ -39,6 +39,10 @@ extension Keychain {
     ///   is added then.
     @discardableResult
     public func addAll<S: Sequence>(_ queries: S) throws -> Int where S.Element == [String: Any] {
+        try store.withBulkCache { try addAllInOneTransaction(queries) }
+    }
+
+    private func addAllInOneTransaction<S: Sequence>(_ queries: S) throws -> Int where S.Element == [String: Any] {
         try write { keys, state in
             var count = 0
             for query in queries {
