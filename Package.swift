@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .executable(name: "kc", targets: ["kc"]),
         .library(name: "KeychainCore", targets: ["KeychainCore"]),
+        // Apple's SecItem API with Apple's signatures, for code written for Apple platforms
+        // (Linux only: depend on it with `condition: .when(platforms: [.linux])`).
+        .library(name: "Security", targets: ["Security"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -24,6 +27,10 @@ let package = Package(
         .target(
             name: "KeychainCore",
             dependencies: ["CSodium", "CSQLite"]
+        ),
+        .target(
+            name: "Security",
+            dependencies: ["KeychainCore"]
         ),
         .executableTarget(
             name: "kc",
@@ -46,10 +53,21 @@ let package = Package(
             name: "KeychainCoreTests",
             dependencies: ["KeychainCore", "kc-loadgen"]
         ),
+        // Running the real kc binary from tests (shared by kcTests and SecurityTests).
+        .target(
+            name: "KCTestSupport",
+            dependencies: ["KeychainCore"],
+            path: "Tests/KCTestSupport"
+        ),
         .testTarget(
             name: "kcTests",
-            dependencies: ["KeychainCore", "kc"],
+            dependencies: ["KeychainCore", "kc", "KCTestSupport"],
             exclude: ["pty_session.py"]
+        ),
+        // Keychain code written for Apple platforms, built against the Security module.
+        .testTarget(
+            name: "SecurityTests",
+            dependencies: ["Security", "kc", "KCTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

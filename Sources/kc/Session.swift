@@ -17,14 +17,14 @@ final class KeychainHandle {
     init(_ options: KeychainChoice) throws {
         let chosen = options.path
         try Session.checkExists(chosen)
-        path = Session.realPath(chosen)
+        path = KeychainLocation.realPath(chosen)
         self.options = options
         agentMayHoldIt = true
     }
 
     /// A handle on a keychain this process just opened or created.
     init(_ options: KeychainChoice, opened: Keychain) {
-        path = Session.realPath(opened.path)
+        path = KeychainLocation.realPath(opened.path)
         self.options = options
         local = opened
         agentMayHoldIt = false
@@ -104,7 +104,7 @@ enum Session {
         let path = options.path
         try checkExists(path)
         let password = try PasswordSource.current(options, path: path)
-        return try Keychain.open(at: realPath(path), password: password)
+        return try Keychain.open(at: KeychainLocation.realPath(path), password: password)
     }
 
     static func exists(_ path: String) -> Bool {
@@ -117,17 +117,5 @@ enum Session {
         guard !exists(path) else { return }
         throw KeychainError(errSecNoSuchKeychain, "no keychain at \(path)",
                             hint: "create it with `kc create \(path)`, or choose another with -k or KC_KEYCHAIN")
-    }
-
-    /// The absolute path with symbolic links resolved in its folders (the file itself must
-    /// not be a link; opening refuses that).
-    static func realPath(_ path: String) -> String {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard let resolved = realpath(folder, nil) else { return path }
-        defer { free(resolved) }
-        let dir = String(cString: resolved)
-        return (dir == "/" ? "" : dir) + "/" + name
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import KeychainCore
+import KCTestSupport
 
 /// `kc unlock`, the agent process, `kc lock`, timeouts and the agent's defences, through
 /// the real binary and a real agent process.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import KCTestSupport
 
 /// Bad input: each gives its documented exit code and a clear message on stderr, and
 /// leaves the keychain unchanged.

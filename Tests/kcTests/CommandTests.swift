@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import KCTestSupport
 
 /// Each command and flag through the built `kc`, comparing stdout, stderr and exit codes.
 @Suite struct CommandTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import KCTestSupport
 
 /// Every example in the README runs as written: the terminal session through a
 /// pseudo-terminal, the script and CI blocks with /bin/sh -e.

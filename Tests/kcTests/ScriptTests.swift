@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import KCTestSupport
 
 /// kc in shell scripts and CI jobs: exact bytes through pipes and files, and no waiting
 /// for input that cannot come.

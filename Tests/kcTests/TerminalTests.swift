@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import KCTestSupport
 
 /// A person at a terminal, driven through a pseudo-terminal (`pty_session.py`): prompts
 /// appear, typing is not echoed, new passwords and secrets are asked twice.

@@ -23,7 +23,7 @@ struct Create: ParsableCommand {
     var kdf: KDFProfile = .moderate
 
     func run() throws {
-        let path = target.map { KeychainLocator.resolve($0) } ?? keychain.path
+        let path = target.map { KeychainLocation.resolve($0) } ?? keychain.path
         if Session.exists(path) {
             throw KeychainError(errSecDuplicateKeychain, "\(path) already exists", hint: "choose another path or name")
         }

@@ -26,7 +26,7 @@ struct Lock: ParsableCommand {
         if all {
             try client.lock(path: nil)
         } else {
-            try client.lock(path: Session.realPath(keychain.path))
+            try client.lock(path: KeychainLocation.realPath(keychain.path))
         }
     }
 }

@@ -34,7 +34,7 @@ struct Unlock: ParsableCommand {
     func run() throws {
         let chosen = keychain.path
         try Session.checkExists(chosen)
-        let path = Session.realPath(chosen)
+        let path = KeychainLocation.realPath(chosen)
         let password = try PasswordSource.current(keychain.choice, path: path)
         let client = AgentClient()
         if try client.status() == nil {

@@ -39,7 +39,7 @@ struct KeychainChoice: Equatable {
     var passwordFile: String?
 
     /// The keychain path chosen by -k, KC_KEYCHAIN or the default.
-    var path: String { KeychainLocator.resolve(keychain ?? Environment.get("KC_KEYCHAIN")) }
+    var path: String { KeychainLocation.resolve(keychain ?? Environment.get("KC_KEYCHAIN")) }
 
     /// Whether the user named a keychain (so a missing one is an error, not created).
     var isExplicit: Bool { keychain != nil || Environment.get("KC_KEYCHAIN") != nil }
@@ -48,23 +48,6 @@ struct KeychainChoice: Equatable {
         if passwordStdin && passwordFile != nil {
             throw ValidationError("--password-stdin and --password-file are two sources for one password; give one")
         }
-    }
-}
-
-/// Where keychains live (XDG base directories).
-enum KeychainLocator {
-    /// `$XDG_DATA_HOME/kc`, else `$HOME/.local/share/kc` (the home folder comes from
-    /// $HOME, not the password database: static binaries cannot use NSS).
-    static var directory: String {
-        if let xdg = Environment.get("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/kc" }
-        return (Environment.get("HOME") ?? "/") + "/.local/share/kc"
-    }
-
-    /// A path stays a path (anything with a slash); a bare NAME is `directory/NAME.keychain-db`.
-    static func resolve(_ value: String?) -> String {
-        guard let value, !value.isEmpty else { return directory + "/login.keychain-db" }
-        if value.contains("/") { return value }
-        return directory + "/" + (value.hasSuffix(".keychain-db") ? value : value + ".keychain-db")
     }
 }
 

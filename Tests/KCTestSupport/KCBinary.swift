@@ -1,19 +1,20 @@
 import Foundation
-import Testing
 import KeychainCore
 
+// Running the real `kc` binary from tests: shared by the kcTests and SecurityTests targets.
+
 /// Runs the built `kc` binary, as a user would, and captures what it prints.
-struct KCBinary {
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var stdoutBytes: [UInt8] = []
+public struct KCBinary {
+    public struct Output {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        public var stdoutBytes: [UInt8] = []
     }
 
     /// The `kc` built beside this test bundle, or the one named by `KC_TEST_BINARY` (`make
     /// test-release` runs these tests against the static release binary that gets installed).
-    static var path: String {
+    public static var path: String {
         if let chosen = ProcessInfo.processInfo.environment["KC_TEST_BINARY"], chosen.hasPrefix("/") { return chosen }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("kc").path
@@ -21,7 +22,7 @@ struct KCBinary {
 
     /// Runs kc in a new session, so it has no controlling terminal even when the tests
     /// run in one: prompts must fail at once, never wait.
-    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> Output {
+    public static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> Output {
         try Spawn.run([path] + arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, stdin: stdin)
     }
 }
@@ -29,8 +30,8 @@ struct KCBinary {
 /// Starts processes with posix_spawn: a new session, default signal dispositions and an
 /// empty signal mask (Foundation's Process passes on the blocked mask of its thread, and
 /// a shell then waits forever for SIGCHLD), stdout through a pipe, stderr to a file.
-enum Spawn {
-    static func run(_ argv: [String], environment: [String: String], stdin: Data? = nil) throws -> KCBinary.Output {
+public enum Spawn {
+    public static func run(_ argv: [String], environment: [String: String], stdin: Data? = nil) throws -> KCBinary.Output {
         signal(SIGPIPE, SIG_IGN)
         var outPipe: [Int32] = [0, 0], inPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&inPipe) == 0 else { throw KeychainError(errSecIO, "pipe failed") }
@@ -98,12 +99,12 @@ enum Spawn {
 
 /// A private home for one test: HOME and XDG_DATA_HOME point into a fresh 0700 folder, and
 /// a keychain (INTERACTIVE KDF, for speed) can be created in it.
-final class KCHome {
-    static let password = "test password"
-    let directory: String
-    var environment: [String: String]
+public final class KCHome {
+    public static let password = "test password"
+    public let directory: String
+    public var environment: [String: String]
 
-    init() throws {
+    public init() throws {
         var template = Array((NSTemporaryDirectory() + "/kc-cli-XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw KeychainError(errSecIO, "mkdtemp failed")
@@ -122,38 +123,27 @@ final class KCHome {
     }
 
     /// The default keychain's path.
-    var defaultKeychain: String { directory + "/data/kc/login.keychain-db" }
+    public var defaultKeychain: String { directory + "/data/kc/login.keychain-db" }
 
     /// Creates the default keychain with `password`.
-    func createKeychain() throws {
+    public func createKeychain() throws {
         let out = try kc(["create", "--kdf", "interactive"], password: Self.password)
-        #expect(out.status == 0, "\(out.stderr)")
+        guard out.status == 0 else { throw KeychainError(OSStatus(out.status), "kc create failed: \(out.stderr)") }
     }
 
     /// Runs kc with this home's environment, optionally KC_PASSWORD and stdin bytes.
-    func kc(_ arguments: [String], password: String? = nil, stdin: Data? = nil, extra: [String: String] = [:]) throws -> KCBinary.Output {
+    public func kc(_ arguments: [String], password: String? = nil, stdin: Data? = nil, extra: [String: String] = [:]) throws -> KCBinary.Output {
         var env = environment.merging(extra) { _, b in b }
         if let password { env["KC_PASSWORD"] = password }
         return try KCBinary.run(arguments, environment: env, stdin: stdin)
     }
 
     /// Runs a shell script with kc on the PATH and this home's environment.
-    func sh(_ script: String, password: String? = KCHome.password) throws -> KCBinary.Output {
+    public func sh(_ script: String, password: String? = KCHome.password) throws -> KCBinary.Output {
         var env = environment
         if let password { env["KC_PASSWORD"] = password }
         env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
         return try Spawn.run(["/bin/sh", "-c", "cd '\(directory)' || exit 99\n" + script], environment: env)
-    }
-}
-
-@Suite struct VersionTests {
-    @Test func versionNamesKcLibsodiumAndSQLite() throws {
-        let out = try KCBinary.run(["--version"])
-        #expect(out.status == 0)
-        #expect(out.stdout == "kc 0.1.0 (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))\n")
-        #expect(out.stderr == "")
-        #expect(LibraryVersions.sodium.hasPrefix("1."))
-        #expect(LibraryVersions.sqlite.hasPrefix("3."))
     }
 }
 

@@ -1,0 +1,1 @@
+../../../../Tests/SecurityTests/AppleStyle/CredentialStore.swift

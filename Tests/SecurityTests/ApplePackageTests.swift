@@ -1,0 +1,40 @@
+import Foundation
+import Security
+import Testing
+import KCTestSupport
+
+/// Examples/apple-keychain-app is a separate Swift package: the Apple-style code of
+/// AppleStyle/ (the same files, linked) and a main.swift, depending on kc only through
+/// `.product(name: "Security", package: "kc", condition: .when(platforms: [.linux]))`.
+/// It must build with no source change and its keychain calls must work.
+@Suite struct ApplePackageTests {
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+
+    @Test(.timeLimit(.minutes(10))) func anAppPackageBuildsAndWorksWithKcAsADependency() throws {
+        let package = Self.root + "/Examples/apple-keychain-app"
+        // Its own build folder (ignored by git), kept between runs so later builds are incremental.
+        let scratch = Self.root + "/.build-example-app"
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = (environment["PATH"] ?? "") + ":/usr/bin:/bin"
+        let build = try Spawn.run(["/usr/bin/env", "swift", "build", "--package-path", package, "--scratch-path", scratch],
+                                  environment: environment)
+        try #require(build.status == 0, "swift build failed:\n\(build.stdout)\n\(build.stderr)")
+        let app = scratch + "/debug/apple-keychain-app"
+
+        let home = try KCHome()
+        try home.createKeychain()
+        // Locked, no password in the environment: Apple's status for a locked keychain.
+        let locked = try Spawn.run([app, "svc", "alice", "t0ken"], environment: home.environment)
+        #expect(locked.status == 1)
+        #expect(locked.stdout == "error: User interaction is not allowed. (-25308)\n")
+
+        // Unlocked in the agent: the app's calls go through it.
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        let run = try Spawn.run([app, "svc", "alice", "t0ken"], environment: home.environment)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout == "token: t0ken\nsession scopes: [\"x\"]\n")
+        let found = try home.kc(["find", "-s", "svc", "-a", "alice", "-w"])
+        #expect(found.stdout == "t0ken")
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Security
+import Testing
+import KCTestSupport
+
+/// The Apple-style code in AppleStyle/ against real kc keychains, made and read with the
+/// real `kc` binary. Serialized: the Security API's choice of keychain is process-wide.
+@Suite(.serialized) struct SecurityModuleTests {
+    /// A home with a keychain the Security API uses, opened with its password.
+    private func configuredHome() throws -> KCHome {
+        let home = try KCHome()
+        try home.createKeychain()
+        #expect(KeychainConfiguration.use(keychain: home.defaultKeychain, password: KCHome.password) == errSecSuccess)
+        return home
+    }
+
+    @Test func aTokenStoreCreatesReadsUpdatesAndDeletes() throws {
+        let home = try configuredHome()
+        let manager = KeychainManager(service: "com.example.app")
+        #expect(try manager.token(account: "alice") == nil)
+        try manager.save(token: "t0k3n-1", account: "alice")
+        try manager.save(token: "bob's token", account: "bob")
+        #expect(try manager.token(account: "alice") == "t0k3n-1")
+        // Saving again updates (SecItemAdd gives errSecDuplicateItem, then SecItemUpdate).
+        try manager.save(token: "t0k3n-2", account: "alice")
+        #expect(try manager.token(account: "alice") == "t0k3n-2")
+        #expect(try manager.accounts() == ["alice", "bob"])
+        try manager.deleteToken(account: "alice")
+        try manager.deleteToken(account: "alice") // errSecItemNotFound is success here
+        #expect(try manager.token(account: "alice") == nil)
+        #expect(try manager.accounts() == ["bob"])
+        // What the app wrote, kc reads, and the other way round.
+        let out = try home.kc(["find", "-s", "com.example.app", "-a", "bob", "-w"], password: KCHome.password)
+        #expect(out.status == 0)
+        #expect(out.stdout == "bob's token")
+        let added = try home.kc(["add", "-s", "com.example.app", "-a", "carol", "-w", "from the terminal"], password: KCHome.password)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try manager.token(account: "carol") == "from the terminal")
+        #expect(try manager.accounts() == ["bob", "carol"])
+    }
+
+    @Test func internetPasswordsInTheOlderStyle() throws {
+        let home = try configuredHome()
+        let login = Credentials(username: "alice@example.com", password: "pässwörd ✓")
+        try CredentialStore.add(login, server: "example.com")
+        #expect(try CredentialStore.credentials(server: "example.com") == login)
+        #expect(CredentialStore.port(server: "example.com") == 443)
+        // A second add is errSecDuplicateItem with Apple's message.
+        let duplicate = #expect(throws: CredentialStoreError.self) { try CredentialStore.add(login, server: "example.com") }
+        #expect(duplicate?.status == errSecDuplicateItem)
+        #expect(duplicate?.message == "The specified item already exists in the keychain.")
+        let missing = #expect(throws: CredentialStoreError.self) { try CredentialStore.credentials(server: "nowhere.example") }
+        #expect(missing?.status == errSecItemNotFound)
+        #expect(missing?.message == "The specified item could not be found in the keychain.")
+        // kc sees an internet password with Apple's protocol code and the port.
+        let out = try home.kc(["find", "--class", "internet", "-s", "example.com", "--json"], password: KCHome.password)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.contains("\"protocol\":\"htps\"") || out.stdout.contains("\"protocol\": \"htps\""), "\(out.stdout)")
+        #expect(out.stdout.contains("443"))
+        #expect(CredentialStore.remove(server: "example.com") == errSecSuccess)
+        #expect(CredentialStore.remove(server: "example.com") == errSecItemNotFound)
+    }
+
+    @Test func codableValuesAndPersistentReferences() throws {
+        _ = try configuredHome()
+        let store = CodableKeychain<AuthSession>(service: "auth")
+        let session = AuthSession(accessToken: "a.b.c", refreshToken: "r-1", expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
+                                  scopes: ["read", "write"])
+        #expect(try store.value(forKey: "current") == nil)
+        try store.set(session, forKey: "current")
+        #expect(try store.value(forKey: "current") == session)
+        var renewed = session
+        renewed.accessToken = "d.e.f"
+        try store.set(renewed, forKey: "current") // SecItemUpdate this time
+        #expect(try store.value(forKey: "current") == renewed)
+        let reference = try #require(store.reference(forKey: "current"))
+        #expect(reference.count == 20)
+        #expect(try store.value(at: reference) == renewed)
+        store.remove(forKey: "current")
+        #expect(try store.value(forKey: "current") == nil)
+        #expect(try store.value(at: reference) == nil)
+    }
+
+    @Test func resultsHaveApplesShapes() throws {
+        _ = try configuredHome()
+        let base: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "shapes"]
+        for account in ["a", "b"] {
+            var add = base
+            add[kSecAttrAccount as String] = account
+            add[kSecValueData as String] = Data(account.utf8)
+            #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+        }
+        var item: CFTypeRef?
+        var query = base
+        query[kSecAttrAccount as String] = "a"
+        query[kSecReturnData as String] = true
+        #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+        #expect(item as? Data == Data("a".utf8))
+
+        query[kSecReturnAttributes as String] = true
+        #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+        let attributes = try #require(item as? [String: Any])
+        #expect(attributes[kSecValueData as String] as? Data == Data("a".utf8))
+        #expect(attributes[kSecAttrAccount as String] as? String == "a")
+        #expect(attributes[kSecAttrCreationDate as String] is Date)
+        // Booleans come back as numbers 0/1, as Apple's CFNumber: both casts work.
+        #expect(attributes[kSecAttrSynchronizable as String] as? Int == 0)
+        #expect(attributes[kSecAttrSynchronizable as String] as? Bool == false)
+
+        var all = base
+        all[kSecMatchLimit as String] = kSecMatchLimitAll
+        all[kSecReturnAttributes as String] = true
+        #expect(SecItemCopyMatching(all as CFDictionary, &item) == errSecSuccess)
+        #expect((item as? [[String: Any]])?.count == 2)
+
+        all[kSecReturnAttributes as String] = nil
+        all[kSecReturnPersistentRef as String] = true
+        #expect(SecItemCopyMatching(all as CFDictionary, &item) == errSecSuccess)
+        #expect((item as? [Data])?.count == 2)
+
+        // A failure leaves the result nil; bad queries are errSecParam as on Apple platforms.
+        query[kSecAttrAccount as String] = "nobody"
+        #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecItemNotFound)
+        #expect(item == nil)
+        #expect(SecItemAdd([kSecAttrAccount as String: "no class"] as CFDictionary, nil) == errSecParam)
+        #expect(SecItemCopyMatching([kSecClass as String: "nonsense"] as CFDictionary, nil) == errSecNoSuchClass)
+    }
+
+    /// Without a configuration call: $KC_KEYCHAIN, through the agent, else $KC_PASSWORD,
+    /// else errSecInteractionNotAllowed.
+    @Test func theKeychainComesFromTheEnvironmentAndTheAgent() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "env",
+                                    kSecAttrAccount as String: "me", kSecReturnData as String: true]
+        try withEnvironment(["KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
+                             "KC_PASSWORD": nil]) {
+            KeychainConfiguration.useDefault()
+            // Locked, and no password: errSecInteractionNotAllowed, at once.
+            #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecInteractionNotAllowed)
+
+            // Unlocked in the agent: the calls go through it.
+            let unlocked = try home.kc(["unlock"], password: KCHome.password)
+            #expect(unlocked.status == 0, "\(unlocked.stderr)")
+            let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "env",
+                                      kSecAttrAccount as String: "me", kSecValueData as String: Data("via agent".utf8)]
+            #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+            var item: CFTypeRef?
+            #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+            #expect(item as? Data == Data("via agent".utf8))
+
+            // Locked again: this process holds no key of its own.
+            let locked = try home.kc(["lock"])
+            #expect(locked.status == 0, "\(locked.stderr)")
+            #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecInteractionNotAllowed)
+        }
+        try withEnvironment(["KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
+                             "KC_PASSWORD": KCHome.password]) {
+            // With $KC_PASSWORD the keychain is opened in this process.
+            var item: CFTypeRef?
+            #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
+            #expect(item as? Data == Data("via agent".utf8))
+        }
+        try withEnvironment(["KC_KEYCHAIN": home.directory + "/missing.keychain-db", "KC_PASSWORD": nil]) {
+            #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecNoSuchKeychain)
+        }
+        KeychainConfiguration.useDefault()
+    }
+
+    @Test func anExplicitConfigurationChecksThePassword() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        #expect(KeychainConfiguration.use(keychain: home.defaultKeychain, password: "wrong") == errSecAuthFailed)
+        #expect(KeychainConfiguration.use(keychain: home.directory + "/none.keychain-db", password: "x") == errSecNoSuchKeychain)
+        #expect(KeychainConfiguration.use(keychain: home.defaultKeychain, password: KCHome.password) == errSecSuccess)
+        KeychainConfiguration.useDefault()
+    }
+
+    /// Sets (or, for nil, removes) environment variables for `body`, then restores them.
+    private func withEnvironment(_ values: [String: String?], _ body: () throws -> Void) throws {
+        var saved: [String: String?] = [:]
+        for (name, value) in values {
+            saved[name] = ProcessInfo.processInfo.environment[name]
+            if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        }
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        try body()
+    }
+}
