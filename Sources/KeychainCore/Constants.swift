@@ -29,6 +29,16 @@ public let kSecAttrAccessGroup = "agrp"
 public let kSecAttrSynchronizable = "sync"
 /// Query value of kSecAttrSynchronizable matching both synchronizable and not.
 public let kSecAttrSynchronizableAny = "syna"
+/// A hint for sync views: not an attribute of kc items (errSecNoSuchAttr).
+public let kSecAttrSyncViewHint = "vwht"
+/// A hardware token (Secure Enclave): not supported (errSecNoSuchAttr).
+public let kSecAttrTokenID = "tkid"
+/// kSecAttrTokenID value of the Secure Enclave.
+public let kSecAttrTokenIDSecureEnclave = "com.apple.setoken"
+/// The access group of token items: an ordinary string in kc.
+public let kSecAttrAccessGroupToken = "com.apple.token"
+/// A persistent reference as an attribute key: not supported (errSecParam); use kSecReturnPersistentRef.
+public let kSecAttrPersistentReference = "persistref"
 /// Creation date, set by kc on add.
 public let kSecAttrCreationDate = "cdat"
 /// Modification date, set by kc on add and update.
@@ -171,6 +181,48 @@ public let kSecAttrProtocolLDAP = "ldap"
 public let kSecAttrProtocolFTPS = "ftps"
 /// SMB.
 public let kSecAttrProtocolSMB = "smb "
+/// Protocol value: FTPAccount.
+public let kSecAttrProtocolFTPAccount = "ftpa"
+/// Protocol value: IRC.
+public let kSecAttrProtocolIRC = "irc "
+/// Protocol value: NNTP.
+public let kSecAttrProtocolNNTP = "nntp"
+/// Protocol value: POP3.
+public let kSecAttrProtocolPOP3 = "pop3"
+/// Protocol value: SOCKS.
+public let kSecAttrProtocolSOCKS = "sox "
+/// Protocol value: AppleTalk.
+public let kSecAttrProtocolAppleTalk = "atlk"
+/// Protocol value: AFP.
+public let kSecAttrProtocolAFP = "afp "
+/// Protocol value: Telnet.
+public let kSecAttrProtocolTelnet = "teln"
+/// Protocol value: HTTPProxy.
+public let kSecAttrProtocolHTTPProxy = "htpx"
+/// Protocol value: HTTPSProxy.
+public let kSecAttrProtocolHTTPSProxy = "htsx"
+/// Protocol value: FTPProxy.
+public let kSecAttrProtocolFTPProxy = "ftpx"
+/// Protocol value: RTSP.
+public let kSecAttrProtocolRTSP = "rtsp"
+/// Protocol value: RTSPProxy.
+public let kSecAttrProtocolRTSPProxy = "rtsx"
+/// Protocol value: DAAP.
+public let kSecAttrProtocolDAAP = "daap"
+/// Protocol value: EPPC.
+public let kSecAttrProtocolEPPC = "eppc"
+/// Protocol value: IPP.
+public let kSecAttrProtocolIPP = "ipp "
+/// Protocol value: NNTPS.
+public let kSecAttrProtocolNNTPS = "ntps"
+/// Protocol value: LDAPS.
+public let kSecAttrProtocolLDAPS = "ldps"
+/// Protocol value: TelnetS.
+public let kSecAttrProtocolTelnetS = "tels"
+/// Protocol value: IRCS.
+public let kSecAttrProtocolIRCS = "ircs"
+/// Protocol value: POP3S.
+public let kSecAttrProtocolPOP3S = "pops"
 /// Default authentication type.
 public let kSecAttrAuthenticationTypeDefault = "dflt"
 /// HTTP basic authentication.
@@ -181,6 +233,12 @@ public let kSecAttrAuthenticationTypeHTTPDigest = "httd"
 public let kSecAttrAuthenticationTypeHTMLForm = "form"
 /// NTLM authentication.
 public let kSecAttrAuthenticationTypeNTLM = "ntlm"
+/// Authentication type value: MSN.
+public let kSecAttrAuthenticationTypeMSN = "msna"
+/// Authentication type value: DPA.
+public let kSecAttrAuthenticationTypeDPA = "dpaa"
+/// Authentication type value: RPA.
+public let kSecAttrAuthenticationTypeRPA = "rpaa"
 
 // MARK: Key classes and types
 
@@ -200,6 +258,22 @@ public let kSecAttrKeyTypeECSECPrimeRandom = "73"
 public let kSecAttrKeyTypeEd25519 = "105"
 /// X25519 keys.
 public let kSecAttrKeyTypeX25519 = "106"
+/// Key type value: DSA (Apple's raw value; stored as the number).
+public let kSecAttrKeyTypeDSA = "43"
+/// Key type value: AES (Apple's raw value; stored as the number).
+public let kSecAttrKeyTypeAES = "2147483649"
+/// Key type value: DES (Apple's raw value; stored as the number).
+public let kSecAttrKeyTypeDES = "14"
+/// Key type value: 3DES (Apple's raw value; stored as the number).
+public let kSecAttrKeyType3DES = "17"
+/// Key type value: RC2 (Apple's raw value; stored as the number).
+public let kSecAttrKeyTypeRC2 = "23"
+/// Key type value: RC4 (Apple's raw value; stored as the number).
+public let kSecAttrKeyTypeRC4 = "25"
+/// Key type value: CAST (Apple's raw value; stored as the number).
+public let kSecAttrKeyTypeCAST = "56"
+/// Key type value: ECDSA (Apple's raw value; stored as the number).
+public let kSecAttrKeyTypeECDSA = "73"
 
 // MARK: Search
 
@@ -211,6 +285,24 @@ public let kSecMatchLimitOne = "m_LimitOne"
 public let kSecMatchLimitAll = "m_LimitAll"
 /// Case-insensitive matching of string attributes: a kc extension (Apple ignores it).
 public let kSecMatchCaseInsensitive = "m_CaseInsensitive"
+/// Search key kSecMatchPolicy: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchPolicy = "m_Policy"
+/// Search key kSecMatchItemList: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchItemList = "m_ItemList"
+/// Search key kSecMatchSearchList: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchSearchList = "m_SearchList"
+/// Search key kSecMatchIssuers: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchIssuers = "m_Issuers"
+/// Search key kSecMatchEmailAddressIfPresent: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchEmailAddressIfPresent = "m_EmailAddressIfPresent"
+/// Search key kSecMatchSubjectContains: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchSubjectContains = "m_SubjectContains"
+/// Search key kSecMatchHostOrSubdomainOfHost: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchHostOrSubdomainOfHost = "m_HostOrSubdomainOfHost"
+/// Search key kSecMatchTrustedOnly: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchTrustedOnly = "m_TrustedOnly"
+/// Search key kSecMatchValidOnDate: accepted and ignored by kc (certificate searches are not implemented).
+public let kSecMatchValidOnDate = "m_ValidOnDate"
 
 // MARK: Return types
 
@@ -242,3 +334,15 @@ public let kSecUseAuthenticationContext = "u_AuthCtx"
 public let kSecUseOperationPrompt = "u_OpPrompt"
 /// Authentication UI choice: accepted and ignored (kc never shows UI from the library).
 public let kSecUseAuthenticationUI = "u_AuthUI"
+/// kSecUseAuthenticationUI value: allow UI (kc never shows any).
+public let kSecUseAuthenticationUIAllow = "u_AuthUIA"
+/// kSecUseAuthenticationUI value: fail when UI would be needed.
+public let kSecUseAuthenticationUIFail = "u_AuthUIF"
+/// kSecUseAuthenticationUI value: skip items that would need UI.
+public let kSecUseAuthenticationUISkip = "u_AuthUIS"
+/// Deprecated by Apple for kSecUseAuthenticationUI; accepted and ignored.
+public let kSecUseNoAuthenticationUI = "u_NoAuthUI"
+/// A LocalAuthentication credential reference: not supported (errSecUnimplemented).
+public let kSecUseCredentialReference = "u_CredRef"
+/// Limits a search to a list of items: not supported (errSecParam).
+public let kSecUseItemList = "u_ItemList"

@@ -5,13 +5,8 @@ import Foundation
 /// optionals such as `kCFBooleanTrue`) into the plain Swift dictionary KeychainCore reads,
 /// and KeychainCore's results into the objects Apple's API returns.
 enum QueryBridge {
-    /// Keys whose value is a boolean (a CFBoolean on Apple platforms); any other number is an integer.
-    private static let booleanKeys: Set<String> = [
-        kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef, kSecMatchCaseInsensitive,
-        kSecAttrSynchronizable, kSecAttrIsInvisible, kSecAttrIsNegative, kSecAttrIsPermanent, kSecAttrIsSensitive,
-        kSecAttrIsExtractable, kSecAttrCanEncrypt, kSecAttrCanDecrypt, kSecAttrCanDerive, kSecAttrCanSign,
-        kSecAttrCanVerify, kSecAttrCanWrap, kSecAttrCanUnwrap, kSecUseDataProtectionKeychain,
-    ]
+    /// The class of Foundation's boolean numbers (Core Foundation's CFBoolean).
+    private static let booleanClass: AnyClass = type(of: NSNumber(value: true))
 
     /// A query or attributes dictionary as KeychainCore reads it.
     /// - Throws: errSecParam for a key that is not a string or a value that is nil or of no
@@ -37,9 +32,11 @@ enum QueryBridge {
             if let list = unwrapped as? [Any] { return try list.map { try value($0, key: key) } }
             return unwrapped
         }
-        // Bridged objects become Swift values; a number is a boolean where Apple wants a CFBoolean.
+        // Bridged objects become Swift values: a CFBoolean (kCFBooleanTrue, NSNumber(value:
+        // true)) a Bool, any other number an Int or Double, which KeychainCore refuses where
+        // Apple wants a CFBoolean (kSecReturnData: 1 is errSecParam on both).
         if let number = unwrapped as? NSNumber {
-            if booleanKeys.contains(key) { return number.boolValue }
+            if type(of: number) == booleanClass { return number.boolValue }
             if let exact = Int(exactly: number.doubleValue) { return exact }
             return number.doubleValue
         }

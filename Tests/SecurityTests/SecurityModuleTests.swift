@@ -126,6 +126,37 @@ import KCTestSupport
         #expect(SecItemCopyMatching([kSecClass as String: "nonsense"] as CFDictionary, nil) == errSecNoSuchClass)
     }
 
+    /// The keys docs/apple-compatibility.md lists as unsupported or ignored answer as it says.
+    @Test func unsupportedAndIgnoredKeysAnswerAsDocumented() throws {
+        _ = try configuredHome()
+        let item: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "doc",
+                                   kSecAttrAccount as String: "me"]
+        var add = item
+        add[kSecValueData as String] = Data("x".utf8)
+        add[kSecUseAuthenticationUI as String] = kSecUseAuthenticationUIFail
+        add[kSecUseDataProtectionKeychain as String] = true
+        #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+        func copy(_ extra: [String: Any]) -> OSStatus {
+            SecItemCopyMatching(item.merging(extra) { _, b in b } as CFDictionary, nil)
+        }
+        #expect(copy([kSecReturnRef as String: true]) == errSecUnimplemented)
+        #expect(copy([kSecUseAuthenticationContext as String: "ctx"]) == errSecUnimplemented)
+        #expect(copy([kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave]) == errSecNoSuchAttr)
+        #expect(copy([kSecAttrPersistentReference as String: Data()]) == errSecParam)
+        #expect(copy([kSecUseItemList as String: [Data()]]) == errSecParam)
+        #expect(copy([kSecMatchPolicy as String: "any", kSecMatchTrustedOnly as String: true,
+                      kSecUseOperationPrompt as String: "Authenticate"]) == errSecSuccess)
+        #expect(copy([kSecReturnData as String: 1]) == errSecParam) // not a boolean
+        var inAdd = item
+        inAdd[kSecAttrAccount as String] = "other"
+        inAdd[kSecMatchLimit as String] = kSecMatchLimitOne
+        #expect(SecItemAdd(inAdd as CFDictionary, nil) == errSecParam)
+        #expect(SecItemAdd([kSecClass as String: kSecClassIdentity] as CFDictionary, nil) == errSecParam)
+        #expect(SecItemAdd(add as CFDictionary, nil) == errSecDuplicateItem)
+        #expect(SecItemDelete(item as CFDictionary) == errSecSuccess)
+        #expect(SecItemDelete(item as CFDictionary) == errSecItemNotFound)
+    }
+
     /// Without a configuration call: $KC_KEYCHAIN, through the agent, else $KC_PASSWORD,
     /// else errSecInteractionNotAllowed.
     @Test func theKeychainComesFromTheEnvironmentAndTheAgent() throws {

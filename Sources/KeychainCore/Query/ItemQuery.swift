@@ -141,14 +141,14 @@ struct ItemQuery {
             switch key {
             case kSecMatchLimit: limit = try Self.parseLimit(value)
             case kSecMatchCaseInsensitive:
-                guard let b = value as? Bool else { throw KeychainError(errSecParam, "kSecMatchCaseInsensitive must be a boolean") }
+                guard let b = Self.boolean(value) else { throw KeychainError(errSecParam, "kSecMatchCaseInsensitive must be a boolean") }
                 caseInsensitive = b
             default: break // other kSecMatch… keys are accepted and ignored, as Apple does
             }
             return
         }
         if key.hasPrefix("r_") {
-            guard let b = value as? Bool else { throw KeychainError(errSecParam, "\(key) must be a boolean") }
+            guard let b = Self.boolean(value) else { throw KeychainError(errSecParam, "\(key) must be a boolean") }
             switch key {
             case kSecReturnData: returnData = b
             case kSecReturnAttributes: returnAttributes = b
@@ -179,6 +179,13 @@ struct ItemQuery {
             throw KeychainError(errSecNoSuchAttr, "the attribute \"\(key)\" does not exist for \(itemClass.rawValue) items")
         }
         attributes[key] = try Self.value(value, spec: spec)
+    }
+
+    /// A Swift `Bool` only: with Foundation loaded, `1 as? Bool` succeeds by bridging, and
+    /// Apple wants a CFBoolean, not a number, for kSecReturn… and kSecMatchCaseInsensitive.
+    static func boolean(_ value: Any) -> Bool? {
+        guard type(of: value) == Bool.self else { return nil }
+        return value as? Bool
     }
 
     /// Converts and checks one attribute value.
