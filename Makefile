@@ -7,7 +7,7 @@ TEST_PACKAGES := sqlite3 python3
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 
-.PHONY: all deps build release test test-release test-deps install uninstall clean man bench
+.PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench
 
 all: build
 
@@ -66,6 +66,10 @@ uninstall:
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock (bench/bench.sh)
 bench: deps
 	bash bench/bench.sh
+
+## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol and row decoders (FUZZ_SECONDS per target, default 60)
+fuzz: deps
+	bash fuzz/fuzz.sh
 
 ## man: regenerate docs/man/kc.1 from the commands' help (swift-argument-parser's plugin)
 man: deps

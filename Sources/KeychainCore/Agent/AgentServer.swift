@@ -125,22 +125,13 @@ public final class AgentServer {
     }
 
     private func handle(type: UInt8, body: [UInt8]) throws -> [UInt8] {
-        var r = ByteReader(body)
-        let bad = KeychainError(errSecParam, "malformed agent request")
-        guard let request = AgentProtocol.Request(rawValue: type) else { throw KeychainError(errSecParam, "unknown agent request \(type)") }
-        switch request {
-        case .unlock:
-            guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
-                  var passwordBytes = r.lengthPrefixed(max: 1 << 16), let idle = r.u64(), let maximum = r.u64(), r.isAtEnd
-            else { throw bad }
-            let password = try SecureBytes(copying: passwordBytes)
-            Sodium.wipe(&passwordBytes)
+        let request = try AgentRequest.decode(type: type, body: body)
+        switch consume request {
+        case .unlock(let path, let password, let idle, let maximum):
             try unlock(path: path, password: password, idle: idle, maximum: maximum)
             return Self.okReply(nil)
-        case .lock:
-            guard let all = r.u8(), let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self), r.isAtEnd
-            else { throw bad }
-            if all == 1 { clear() } else { remove(path) }
+        case .lock(let all, let path):
+            if all { clear() } else { remove(path) }
             return Self.okReply(nil)
         case .status:
             let list: [Any] = entries.keys.sorted().compactMap { path in
@@ -154,12 +145,7 @@ public final class AgentServer {
             stopping = true
             clear()
             return Self.okReply(nil)
-        case .operation:
-            guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
-                  let opRaw = r.u8(), let op = AgentProtocol.Operation(rawValue: opRaw) else { throw bad }
-            let query = try ValueCodec.decode(&r)
-            let attributes = try ValueCodec.decode(&r)
-            guard r.isAtEnd, let q = query as? [String: Any] else { throw bad }
+        case .operation(let path, let op, let q, let attributes):
             guard let entry = entries[path] else { return AgentProtocol.frame(type: AgentProtocol.Response.notHeld.rawValue, body: []) }
             entry.idleDeadline = .after(seconds: Double(entry.idleTimeout))
             defer {
@@ -171,9 +157,7 @@ public final class AgentServer {
             switch op {
             case .add: result = try keychain.add(q)
             case .copyMatching: result = try keychain.copyMatching(q)
-            case .update:
-                guard let a = attributes as? [String: Any] else { throw bad }
-                result = try keychain.update(q, a)
+            case .update: result = try keychain.update(q, attributes ?? [:])
             case .delete: result = try keychain.delete(q)
             case .count: result = try keychain.count(q)
             }
