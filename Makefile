@@ -67,6 +67,10 @@ uninstall:
 bench: deps
 	bash bench/bench.sh
 
+## stress: the long reliability suite: load, kill -9, disk full, read-only, then fuzz (STRESS_QUICK=1: ~3 min)
+stress: test-deps
+	bash stress/stress.sh
+
 ## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol and row decoders (FUZZ_SECONDS per target, default 60)
 fuzz: deps
 	bash fuzz/fuzz.sh

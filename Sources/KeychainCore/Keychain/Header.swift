@@ -67,10 +67,13 @@ extension Keychain {
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`): re-reads and checks the
     /// header, hands `body` the next generation, then writes the new count, accumulator and
-    /// MAC. Any throw rolls everything back.
+    /// MAC. Any throw rolls everything back. The generation this process remembers moves
+    /// only once the commit has succeeded: a commit that fails (disk full) rolls the file
+    /// back, and remembering its generation would make the next read look like a restored
+    /// older copy.
     func write<T>(_ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
         let keys = try unlockedKeys()
-        return try store.transaction(write: true) {
+        let (result, generation) = try store.transaction(write: true) {
             let record = try store.readKeychainRecord()
             var state = try store.readState()
             try checkHeader(record, state, keys: keys)
@@ -82,9 +85,10 @@ extension Keychain {
             let result = try body(keys, &state)
             state.mac = Header.mac(state, record: record, keys: keys)
             try store.writeState(state)
-            highestGeneration = state.generation
-            return result
+            return (result, state.generation)
         }
+        highestGeneration = max(highestGeneration, generation)
+        return result
     }
 
     /// Checks the whole file: header MAC, then every row's (id, version, class) against

@@ -53,7 +53,7 @@ extension Keychain {
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
         let newKeys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
                                        blindKeyIDs: Schema.blindKeyIDs)
-        try store.transaction(write: true) {
+        let generation = try store.transaction(write: true) {
             let current = try store.readKeychainRecord()
             var state = try store.readState()
             guard current == before else {
@@ -98,8 +98,10 @@ extension Keychain {
             state.mac = Header.mac(state, record: record, keys: newKeys)
             try store.writeKeychainRecord(record)
             try store.writeState(state)
-            highestGeneration = state.generation
+            return state.generation
         }
+        // Only after the commit (see `write`).
+        highestGeneration = max(highestGeneration, generation)
         keys = newKeys
         try store.compactLog()
     }
