@@ -51,6 +51,57 @@ import Testing
         expectRefused(t, "swapped \(column)")
     }
 
+    /// Only the 24-byte nonces of two rows' data (and then of their metadata) exchanged,
+    /// the ciphertexts left in place.
+    @Test(arguments: ["data", "metadata"])
+    func swappingOnlyTheNoncesIsDetected(column: String) throws {
+        let t = try Self.twoItems()
+        try t.sql("""
+            CREATE TEMP TABLE saved AS SELECT seq, substr(\(column), 1, 24) AS nonce, substr(\(column), 25) AS rest
+              FROM kc_items WHERE seq IN (1, 2);
+            UPDATE kc_items SET \(column) = (SELECT o.nonce FROM saved o WHERE o.seq = 3 - kc_items.seq)
+                                         || (SELECT m.rest FROM saved m WHERE m.seq = kc_items.seq) WHERE seq IN (1, 2);
+            """)
+        expectRefused(t, "swapped \(column) nonces")
+    }
+
+    /// The -wal of a keychain that a live process (an agent) holds open is deleted: a fresh
+    /// process opens the main file as it was at the last checkpoint, a consistent older
+    /// state it cannot tell from a restored copy; a process that saw the newer generation
+    /// refuses it (docs/security.md, "Rollback").
+    @Test func deletingTheWALOfALiveKeychain() throws {
+        let t = try Self.twoItems()
+        try t.keychain.store.compactLog()
+        let checkpointed = try t.keychain.itemCount()
+        let seen = t.keychain.generation
+        try t.keychain.add(genp([kSecAttrService: "after-checkpoint", kSecValueData: Data("new".utf8)]))
+        let seenAfter = t.keychain.generation
+        #expect(seenAfter > seen)
+        #expect(FileManager.default.fileExists(atPath: t.path + "-wal"))
+        try FileManager.default.removeItem(atPath: t.path + "-wal")
+        // A fresh process gets either a refusal (SQLite notices the log it was using is
+        // gone: errSecIO) or the older, consistent state; never a wrong item.
+        do {
+            let fresh = try t.reopen()
+            try fresh.verify()
+            #expect(try fresh.itemCount() == checkpointed)
+            #expect(throws: KeychainError.self) {
+                try fresh.copyMatching(genp([kSecAttrService: "after-checkpoint", kSecReturnData: true]))
+            }
+        } catch let error as KeychainError {
+            #expect([errSecIO, errSecDecode].contains(error.status), "\(error)")
+        }
+        // A process that remembers the newer generation (as the agent does) never accepts
+        // the older state.
+        do {
+            let remembering = try Keychain.open(at: t.path, password: try secure(TempKeychain.password), minimumGeneration: seenAfter)
+            let count = try remembering.itemCount()
+            Issue.record("the older state was accepted (\(count) items)")
+        } catch let error as KeychainError {
+            #expect([errSecIO, errSecDecode].contains(error.status), "\(error)")
+        }
+    }
+
     /// Review C1: copy the attacker item's server index onto the victim row, then look the
     /// attacker's name up: the victim's secret must not come back.
     @Test func indexCopiedFromAnotherRowNeverSelectsIt() throws {

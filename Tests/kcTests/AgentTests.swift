@@ -368,4 +368,31 @@ import KCTestSupport
         #expect(out.status == 206)
         #expect(out.stderr.contains("is not a real folder"))
     }
+
+    /// With `ulimit -c unlimited` in the shell that unlocks, an agent killed by SIGABRT
+    /// leaves no core file (a control process in the same shell does), and neither its
+    /// command line nor its environment holds the password.
+    @Test(.enabled(if: (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8))?.hasPrefix("core") == true,
+                   "needs core files written to the working folder"))
+    func anAbortedAgentLeavesNoCore() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let out = try h.sh("""
+            ulimit -c unlimited
+            mkdir -m 700 control agentcwd
+            (cd control && exec sleep 30) & control=$!
+            sleep 0.3; kill -ABRT $control; wait $control
+            echo "control: $(ls control | grep -c '^core')"
+            cd agentcwd && kc unlock >/dev/null 2>&1 || echo "unlock failed"
+            pid=$(head -n1 "$KC_AGENT_DIR/agent.lock")
+            tr '\\0' ' ' < /proc/$pid/cmdline; echo
+            if grep -q -a -F "$KC_PASSWORD" /proc/$pid/environ /proc/$pid/cmdline; then echo "PASSWORD FOUND"; fi
+            kill -ABRT $pid; sleep 1
+            echo "agent: $(ls | grep -c '^core')"
+            """)
+        #expect(out.stdout.contains("control: 1"), "the control process should dump core: \(out.stdout)")
+        #expect(out.stdout.contains("agent: 0"), "\(out.stdout)")
+        #expect(!out.stdout.contains("PASSWORD FOUND") && !out.stdout.contains("unlock failed"), "\(out.stdout)")
+        #expect(out.stdout.contains("kc agent") || out.stdout.contains(" agent"), "\(out.stdout)")
+    }
 }

@@ -101,4 +101,75 @@ import KCTestSupport
         try expectRefused(["find", "-s", "keep", "--hex"], status: 2, message: "--hex and --base64 go with -w")
         try expectRefused(["add", "-s", "x", "-w", "a", "--data-file", "/etc/hostname"], status: 2, message: "two sources")
     }
+
+    // The catalogue of issue 7: every kind of bad value, the documented exit code and
+    // message, and the keychain unchanged (docs/reliability.md).
+
+    @Test func missingValues() throws {
+        for (arguments, flag) in [(["find", "-s"], "-s"), (["find", "-k"], "-k"), (["add", "-s", "x", "-w"], "-w"),
+                                  (["find", "--class"], "--class"), (["find", "--limit"], "--limit"),
+                                  (["add", "-s", "x", "--data-file"], "--data-file"), (["find", "--password-file"], "--password-file")] {
+            try expectRefused(arguments, status: 2, message: "Missing value for '\(flag)")
+        }
+    }
+
+    @Test func emptyValues() throws {
+        try expectRefused(["find", "--class", ""], status: 2, message: "--class")
+        try expectRefused(["find", "--limit", ""], status: 2, message: "--limit")
+        try expectRefused(["add", "--class", "internet", "-s", "h", "-P", "", "-w", "v"], status: 2, message: "-P")
+        try expectRefused(["add", "-s", "h", "-c", "", "-w", "v"], status: 2, message: "-c")
+        // An empty -k is a script's unset variable: refused, never the default keychain.
+        try expectRefused(["add", "-k", "", "-s", "x", "-w", "v"], status: 2, message: "-k/--keychain is empty")
+        try expectRefused(["find", "-k", "", "-s", "keep", "-w"], status: 2, message: "-k/--keychain is empty")
+    }
+
+    @Test func hugeValues() throws {
+        // The largest single argument Linux passes is 128 KiB; 100 KiB is over kc's 64 KiB.
+        try expectRefused(["add", "-s", String(repeating: "s", count: 100 << 10), "-w", "v"], status: 42, message: "at most 65536")
+        // A 100 MiB secret from a file, and 17 MiB on stdin: refused at 16 MiB, before the rest is read.
+        let folder = try KCHome()
+        let file = folder.directory + "/100MiB.bin"
+        #expect(FileManager.default.createFile(atPath: file, contents: nil))
+        #expect(truncate(file, 100 << 20) == 0)
+        try expectRefused(["add", "-s", "huge", "--data-file", file], status: 42, message: "larger than 16777216 bytes")
+        try expectRefused(["add", "-s", "huge"], status: 42, message: "larger than 16777216 bytes", stdin: Data(count: 17 << 20))
+    }
+
+    /// Keychain paths that are not keychain files: no hang (a FIFO is never opened for
+    /// reading), a clear message, an exit code from docs/errors.md.
+    @Test func keychainPathsThatAreNotFiles() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let script = """
+            mkfifo fifo.keychain-db && chmod 600 fifo.keychain-db
+            mkdir -m 700 folder.keychain-db
+            for path in "$PWD/fifo.keychain-db" "$PWD/folder.keychain-db" /dev/null; do
+              timeout 10 kc find -k "$path" -s x; echo "find $path: $?"
+              timeout 10 kc add -k "$path" -s x -w y; echo "add $path: $?"
+            done
+            """
+        let out = try h.sh(script)
+        for path in ["fifo.keychain-db", "folder.keychain-db"] {
+            #expect(out.stdout.contains("find \(h.directory)/\(path): 93"), "\(out.stdout)")
+            #expect(out.stdout.contains("add \(h.directory)/\(path): 93"), "\(out.stdout)")
+            #expect(out.stderr.contains("\(path) is not a regular file, so not a kc keychain"))
+        }
+        #expect(out.stdout.contains("find /dev/null: 93") && out.stdout.contains("add /dev/null: 93"), "\(out.stdout)")
+        #expect(!out.stdout.contains(": 124"), "nothing timed out")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to make a file another user owns"))
+    func anotherUsersFileOrALinkToIt() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let theirs = h.directory + "/theirs.keychain-db"
+        #expect(FileManager.default.createFile(atPath: theirs, contents: Data("theirs".utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(chown(theirs, 65534, 65534) == 0)
+        try FileManager.default.createSymbolicLink(atPath: h.directory + "/link.keychain-db", withDestinationPath: theirs)
+        var out = try h.kc(["find", "-k", theirs, "-s", "x"], password: KCHome.password)
+        #expect(out.status == 206 && out.stderr.contains("belongs to uid 65534, not to you"), "\(out.stderr)")
+        out = try h.kc(["add", "-k", h.directory + "/link.keychain-db", "-s", "x", "-w", "y"], password: KCHome.password)
+        #expect(out.status == 206 && out.stderr.contains("is a symbolic link"), "\(out.stderr)")
+        #expect(FileManager.default.contents(atPath: theirs) == Data("theirs".utf8), "their file is untouched")
+    }
 }

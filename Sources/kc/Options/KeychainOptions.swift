@@ -45,6 +45,10 @@ struct KeychainChoice: Equatable {
     var isExplicit: Bool { keychain != nil || Environment.get("KC_KEYCHAIN") != nil }
 
     func validate() throws {
+        // Most often `-k "$UNSET"` in a script: never fall back to the default keychain.
+        if let keychain, keychain.isEmpty {
+            throw ValidationError("-k/--keychain is empty: give a keychain path or name")
+        }
         if passwordStdin && passwordFile != nil {
             throw ValidationError("--password-stdin and --password-file are two sources for one password; give one")
         }
