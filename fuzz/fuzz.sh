@@ -17,7 +17,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -module-name KeychainCore -O \
   $(find Sources/KeychainCore -name '*.swift' | sort) fuzz/Harness.swift \
   -o "$out/kc-fuzz" 2> "$out/build.log" || { cat "$out/build.log" >&2; exit 1; }
 
-printf '| target | runs | corpus before | corpus after | crashes |\n|---|---:|---:|---:|---:|\n' > "$out/summary.md"
+printf '| fuzz target | inputs run | corpus before | corpus after | crashes, hangs or sanitizer reports |\n|---|---:|---:|---:|---:|\n' > "$out/summary.md"
 status=0
 for target in query agent row; do
   corpus=fuzz/corpus/$target
