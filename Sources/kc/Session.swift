@@ -59,6 +59,12 @@ final class KeychainHandle {
         try run(.delete, query, nil, { $0 as? Int ?? 0 }) { try $0.delete(query) }
     }
 
+    /// A checked backup of the keychain at `destination` (absolute); the item count.
+    func backup(to destination: String, replacing: Bool) throws -> Int {
+        let request: [String: Any] = ["destination": destination, "replacing": replacing]
+        return try run(.backup, request, nil, { $0 as? Int ?? 0 }) { try $0.backup(to: destination, replacing: replacing) }
+    }
+
     func count(_ query: [String: Any]) throws -> Int {
         try run(.count, query, nil, { $0 as? Int ?? 0 }) { try $0.count(query) }
     }

@@ -10,19 +10,23 @@ import Testing
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("kc-loadgen").path
     }
 
+    /// Starts kc-loadgen adding `count` items named PREFIX-i to the keychain at `path`.
+    static func startLoadgen(_ path: String, prefix: String, count: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: loadgen)
+        process.arguments = [path, prefix, String(count)]
+        process.environment = ["KC_PASSWORD": TempKeychain.password]
+        process.standardError = Pipe()
+        try process.run()
+        return process
+    }
+
     @Test func processesAddingAtOnceLoseNothing() throws {
         let t = try TempKeychain()
         let processes = 4, perProcess = 25
         var running: [Process] = []
         for p in 0..<processes {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.loadgen)
-            process.arguments = [t.path, "p\(p)", String(perProcess)]
-            process.environment = ["KC_PASSWORD": TempKeychain.password]
-            let err = Pipe()
-            process.standardError = err
-            try process.run()
-            running.append(process)
+            running.append(try Self.startLoadgen(t.path, prefix: "p\(p)", count: perProcess))
         }
         // Meanwhile this process writes too.
         for i in 0..<perProcess {
@@ -50,13 +54,7 @@ import Testing
         var statuses: [Int32] = []
         var running: [Process] = []
         for _ in 0..<2 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.loadgen)
-            process.arguments = [t.path, "same", "1"]
-            process.environment = ["KC_PASSWORD": TempKeychain.password]
-            process.standardError = Pipe()
-            try process.run()
-            running.append(process)
+            running.append(try Self.startLoadgen(t.path, prefix: "same", count: 1))
         }
         for process in running {
             process.waitUntilExit()

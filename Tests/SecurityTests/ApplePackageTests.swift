@@ -20,9 +20,10 @@ import KCTestSupport
         let command = ["/usr/bin/env", "swift", "build", "--package-path", package, "--scratch-path", scratch]
         var build = try Spawn.run(command, environment: environment)
         if build.status != 0 {
-            // SwiftPM's incremental build of a path dependency has been seen to miss a source
-            // file added to kc since the last run ("cannot find … in scope"); a second run
-            // picks it up. A real compile error fails both.
+            // SwiftPM's incremental build of a path dependency misses source files added to
+            // kc since its last run ("cannot find … in scope"): build again from scratch.
+            // A real compile error fails both.
+            try? FileManager.default.removeItem(atPath: scratch)
             build = try Spawn.run(command, environment: environment)
         }
         try #require(build.status == 0, "swift build failed:\n\(build.stdout)\n\(build.stderr)")

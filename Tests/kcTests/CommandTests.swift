@@ -225,6 +225,32 @@ import KCTestSupport
             #expect(help.status == 0 && help.stdout.contains("Examples:"), "\(command)")
         }
     }
+
+    @Test func backupMakesACheckedCopyThatOpensWithKcK() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "svc", "-a", "me", "-w", "s3cret"], password: KCHome.password).status == 0)
+        // In-process with the password, to an absolute path.
+        var out = try h.kc(["backup", h.directory + "/one.keychain-db"], password: KCHome.password)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("backed up 1 item of"))
+        #expect(try h.kc(["find", "-k", h.directory + "/one.keychain-db", "-s", "svc", "-w"], password: KCHome.password).stdout == "s3cret")
+        // Never over an existing file without --force: exit 48, file untouched.
+        out = try h.kc(["backup", h.directory + "/one.keychain-db"], password: KCHome.password)
+        #expect(out.status == 48 && out.stderr.contains("already exists"), "\(out.stderr)")
+        // Through the agent, a relative DEST (resolved in kc's folder, not the agent's).
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        out = try h.sh("kc backup two.keychain-db && kc backup two.keychain-db --force", password: nil)
+        #expect(out.status == 0, "\(out.stderr)")
+        var st = stat()
+        #expect(lstat(h.directory + "/two.keychain-db", &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(try h.kc(["find", "-k", "two.keychain-db", "-s", "svc", "-w"], password: KCHome.password).status != 0,
+                "a bare name is a keychain NAME in kc's folder, not this file")
+        #expect(try h.kc(["find", "-k", h.directory + "/two.keychain-db", "-s", "svc", "-w"], password: KCHome.password).stdout == "s3cret")
+        // Not onto the keychain itself.
+        out = try h.kc(["backup", h.defaultKeychain, "--force"])
+        #expect(out.status == 206 && out.stderr.contains("DEST is the keychain itself"), "\(out.stderr)")
+    }
 }
 
 @Suite struct CompletionTests {

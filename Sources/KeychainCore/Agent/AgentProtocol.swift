@@ -12,9 +12,10 @@ public enum AgentProtocol {
         case unlock = 1, lock = 2, status = 3, operation = 4, stop = 5
     }
 
-    /// Operations on an unlocked keychain.
+    /// Operations on an unlocked keychain. `backup` takes `["destination": String,
+    /// "replacing": Bool]` as its query and answers the item count.
     public enum Operation: UInt8, Sendable {
-        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5
+        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6
     }
 
     /// Response types.

@@ -160,6 +160,7 @@ public final class AgentServer {
             case .update: result = try keychain.update(q, attributes ?? [:])
             case .delete: result = try keychain.delete(q)
             case .count: result = try keychain.count(q)
+            case .backup: result = try Self.backup(keychain, q)
             }
             return Self.okReply(result)
         }
@@ -183,6 +184,15 @@ public final class AgentServer {
         let entry = Entry(keychain: keychain, idle: idle > 0 ? idle : stored.idle, maximum: maximum > 0 ? maximum : stored.maximum)
         previous?.lock()
         entries[path] = entry
+    }
+
+    /// A backup asked of the agent: the destination must be an absolute path (the agent's
+    /// working folder is not the client's).
+    static func backup(_ keychain: Keychain, _ q: [String: Any]) throws -> Int {
+        guard let destination = q["destination"] as? String, destination.hasPrefix("/") else {
+            throw KeychainError(errSecParam, "a backup through the agent needs an absolute destination path")
+        }
+        return try keychain.backup(to: destination, replacing: q["replacing"] as? Bool ?? false)
     }
 
     static func okReply(_ value: Any?) -> [UInt8] {

@@ -49,7 +49,7 @@ extension Keychain {
         }
         guard state.generation >= highestGeneration else {
             throw KeychainError(errSecDecode, "\(path) went back from generation \(highestGeneration) to \(state.generation): an older copy of the file was restored",
-                                hint: "if you restored a backup on purpose, lock and unlock again to accept it")
+                                hint: "if you restored a backup on purpose, stop the agent (kc agent --stop) and unlock again to accept it")
         }
         highestGeneration = state.generation
     }

@@ -31,7 +31,7 @@ public final class Keychain {
     /// The highest header generation seen: a lower one later means a rolled-back file.
     var highestGeneration: UInt64 = 0
 
-    private init(path: String, store: SQLiteItemStore, keys: KeyHierarchy) {
+    init(path: String, store: SQLiteItemStore, keys: KeyHierarchy) {
         self.path = path
         self.store = store
         self.keys = keys

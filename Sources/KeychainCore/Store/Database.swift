@@ -35,6 +35,19 @@ final class Database {
         sqlite3_close_v2(handle)
     }
 
+    /// Copies the whole database into `destination` (an open, empty database) with SQLite's
+    /// online backup: one consistent snapshot, taken under a read transaction, while other
+    /// connections go on reading and writing.
+    func copy(into destination: Database) throws {
+        guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
+            throw Self.error(sqlite3_errcode(destination.handle), db: destination.handle, context: "backup")
+        }
+        let rc = sqlite3_backup_step(backup, -1)
+        let finish = sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE else { throw Self.error(rc, db: destination.handle, context: "backup") }
+        guard finish == SQLITE_OK else { throw Self.error(finish, db: destination.handle, context: "backup") }
+    }
+
     /// Runs SQL with no results.
     func exec(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?

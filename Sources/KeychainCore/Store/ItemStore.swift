@@ -23,6 +23,9 @@ protocol ItemStore: AnyObject {
     func forEachVersion(_ body: (_ itemID: [UInt8], _ classCode: String, _ rowVersion: UInt64) throws -> Void) throws
     /// Moves every committed change into the main file and empties the log.
     func compactLog() throws
+    /// Writes a consistent copy of the whole store into the new, empty file at `path`
+    /// (created 0600 by the caller) while other processes keep using the store.
+    func copy(toNewFile path: String) throws
     /// Runs `body` (a bulk insert) with a larger page cache, given back afterwards: the blind
     /// indexes are random keys, so a big insert touches index pages all over the file.
     func withBulkCache<T>(_ body: () throws -> T) throws -> T

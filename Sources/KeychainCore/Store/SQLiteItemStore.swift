@@ -205,6 +205,12 @@ final class SQLiteItemStore: ItemStore {
         try database.checkpointTruncate()
     }
 
+    func copy(toNewFile path: String) throws {
+        let destination = try Database(path: path)
+        try database.copy(into: destination)
+        try destination.checkpointTruncate()
+    }
+
     private func bind(_ row: ItemRow, to s: Statement) {
         s.bind(1, row.itemID)
         s.bind(2, row.classCode)
