@@ -39,20 +39,24 @@ enum Report {
     static func err(_ text: String) { writeAll(2, Array(text.utf8)) }
 
     /// Writes every byte, retrying short writes; a closed pipe ends quietly.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// - Returns: false when a write failed (a full disk, a closed pipe).
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { writeAll(fd, $0) }
     }
 
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) {
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < buffer.count {
             let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
-                return
+                return false
             }
             offset += n
         }
+        return true
     }
 
     /// `kc: <message>`, `kc: hint: <hint>`, then exit with the status's low byte.

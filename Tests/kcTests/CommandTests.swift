@@ -226,6 +226,40 @@ import KCTestSupport
         }
     }
 
+    @Test func exportWritesEveryClassWithSecretsToAPrivateFile() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        for args in [["-s", "svc", "-a", "me", "-w", "généric ✓"], ["--class", "internet", "-s", "example.com", "-a", "me", "-w", "web"]] {
+            #expect(try h.kc(["add"] + args, password: KCHome.password).status == 0)
+        }
+        let file = h.directory + "/export.json"
+        var out = try h.kc(["export", "-o", file], password: KCHome.password)
+        #expect(out.status == 0 && out.stderr.contains("exported 2 items"), "\(out.stderr)")
+        var st = stat()
+        #expect(lstat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
+        #expect(json["format"] as? String == "kc-export" && json["version"] as? Int == 1 && json["exported"] is String)
+        let items = try #require(json["items"] as? [[String: Any]])
+        let secrets = items.compactMap { ($0["data"] as? String).flatMap { Data(base64Encoded: $0) } }
+        #expect(Set(items.compactMap { $0["class"] as? String }) == ["generic", "internet"])
+        #expect(Set(secrets) == [Data("généric ✓".utf8), Data("web".utf8)])
+        #expect(items.allSatisfy { (($0["attributes"] as? [String: Any])?["created"] as? String)?.hasSuffix("Z") == true })
+        // Never over an existing file without --force; --force makes it private again.
+        out = try h.kc(["export", "-o", file], password: KCHome.password)
+        #expect(out.status == 45 && out.stderr.contains("already exists"), "\(out.stderr)")
+        #expect(chmod(file, 0o644) == 0)
+        // Through the agent, filtered: only the internet password.
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        out = try h.kc(["export", "--class", "internet", "-o", file, "--force"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(lstat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        let filtered = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
+        #expect((filtered["items"] as? [Any])?.count == 1)
+        // To a pipe (not a terminal) it goes to stdout.
+        out = try h.kc(["export", "-s", "svc"])
+        #expect(out.status == 0 && out.stdout.contains("\"service\":\"svc\""), "\(out.stderr)")
+    }
+
     @Test func backupMakesACheckedCopyThatOpensWithKcK() throws {
         let h = try KCHome()
         try h.createKeychain()

@@ -44,6 +44,17 @@ import KCTestSupport
         #expect(try h.kc(["find", "--all"], password: "hunter2-typed").status == 44)
     }
 
+    @Test func exportRefusesToPrintSecretsOnATerminal() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "svc", "-w", "terminal-secret"], password: KCHome.password).status == 0)
+        var s = try drive(h, ["export"], [["expect", "not to a terminal"]], env: ["KC_PASSWORD": KCHome.password])
+        #expect(s.status == 206, "\(s.screen)")
+        #expect(!s.screen.contains("dGVybWluYWwtc2VjcmV0"), "no secret on the screen")
+        s = try drive(h, ["export", "--force"], [["expect", "kc-export"]], env: ["KC_PASSWORD": KCHome.password])
+        #expect(s.status == 0 && s.screen.contains("dGVybWluYWwtc2VjcmV0"), "\(s.screen)")
+    }
+
     @Test func mismatchIsRefused() throws {
         let h = try KCHome()
         let s = try drive(h, ["create", "--kdf", "interactive"], [

@@ -1,0 +1,125 @@
+import ArgumentParser
+import KeychainCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc export`: the items with every attribute, their dates and their secrets, decrypted,
+/// on explicit request.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write items with their attributes, dates and secrets as JSON (decrypted).",
+        discussion: """
+        The output is kc's own versioned JSON (docs/import-export.md): an object with
+        "format": "kc-export", "version": 1, "exported" (the time) and "items", each item
+        as `kc find --json -g` prints it. Every class unless --class is given.
+        The secrets are in plaintext: kc refuses to write them to a terminal without
+        --force, and creates an -o FILE with mode 0600 (never over an existing file
+        without --force).
+        Examples:
+          kc export -o ~/export.json
+          kc export --class internet -s example.com -o site.json
+          kc export | gpg --encrypt -r me > kc-export.json.gpg
+        """
+    )
+
+    @OptionGroup var keychain: KeychainOptions
+
+    @Option(name: .customLong("class"), help: "Only this class: generic, internet, certificate or key (default: all).")
+    var itemClass: CLIClass?
+
+    @Option(name: [.customShort("s"), .long], help: "Only items with this service (the server, for internet passwords).")
+    var service: String?
+
+    @Option(name: [.customShort("a"), .long], help: "Only items with this account.")
+    var account: String?
+
+    @Option(name: [.customShort("l"), .long], help: "Only items with this label.")
+    var label: String?
+
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
+    var output: String?
+
+    @Option(help: "The export format: json (kc's own, the only one so far).")
+    var format: String = "json"
+
+    @Flag(help: "Write plaintext to a terminal, or replace an existing -o FILE.")
+    var force = false
+
+    func validate() throws {
+        guard format == "json" else { throw ValidationError("unknown format \"\(format)\": kc exports json") }
+        if output?.isEmpty == true { throw ValidationError("-o is empty: give a file name") }
+    }
+
+    func run() throws {
+        if output == nil && Terminal.stdoutIsTerminal && !force {
+            throw KeychainError(errSecParam, "kc export writes secrets in plaintext; not to a terminal",
+                                hint: "use -o FILE, a pipe, or --force")
+        }
+        let handle = try KeychainHandle(keychain.choice)
+        var objects: [String] = []
+        for cls in itemClass.map({ [$0] }) ?? CLIClass.allCases {
+            var query: [String: Any] = [kSecClass: cls.secClass, kSecMatchLimit: kSecMatchLimitAll,
+                                        kSecReturnAttributes: true, kSecReturnData: true]
+            if let service { query[cls == .internet ? kSecAttrServer : kSecAttrService] = service }
+            query[kSecAttrAccount] = account
+            query[kSecAttrLabel] = label
+            // Certificates and keys have no service or account: none of theirs can match.
+            if (service != nil || account != nil) && cls != .generic && cls != .internet { continue }
+            let result: Any?
+            do {
+                result = try handle.copyMatching(query)
+            } catch let error as KeychainError where error.status == errSecItemNotFound {
+                continue
+            }
+            for dict in result as? [[String: Any]] ?? [] {
+                var attributes = dict
+                let data = attributes.removeValue(forKey: kSecValueData) as? Data
+                objects.append(ItemPrinter.json(className: cls.rawValue, attributes: attributes, secret: data ?? Data()))
+            }
+        }
+        let document = "{\"format\":\"kc-export\",\"version\":1,\"exported\":\(JSON.string(ItemPrinter.iso8601(Date()))),"
+            + "\"items\":\(JSON.array(objects))}\n"
+        var bytes = Array(document.utf8)
+        defer { bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
+        if let output {
+            try write(bytes, to: output)
+            Report.note("exported \(objects.count) item\(objects.count == 1 ? "" : "s") to \(output)")
+        } else {
+            Report.writeAll(1, bytes)
+        }
+    }
+
+    /// Creates FILE 0600 (O_EXCL unless --force replaces a regular file) and writes it whole.
+    private func write(_ bytes: [UInt8], to path: String) throws {
+        var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC
+        if force {
+            var st = stat()
+            if lstat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG {
+                throw KeychainError(errSecParam, "\(path) is not a regular file; not replaced")
+            }
+            flags |= O_TRUNC
+        } else {
+            flags |= O_EXCL
+        }
+        let fd = open(path, flags, 0o600)
+        guard fd >= 0 else {
+            let e = errno
+            if e == EEXIST {
+                throw KeychainError(errSecDuplicateItem, "\(path) already exists", hint: "choose another name, or pass --force")
+            }
+            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot create \(path): \(String(cString: strerror(e)))")
+        }
+        defer { close(fd) }
+        // An existing file replaced with --force keeps its mode otherwise: make it private.
+        fchmod(fd, 0o600)
+        guard Report.writeAll(fd, bytes) else {
+            let e = errno
+            throw KeychainError(e == ENOSPC ? errSecDiskFull : errSecIO, "cannot write \(path): \(String(cString: strerror(e)))")
+        }
+        guard fsync(fd) == 0 else { throw KeychainError(errSecIO, "cannot flush \(path) to disk") }
+    }
+}
