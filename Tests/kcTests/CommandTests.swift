@@ -258,6 +258,12 @@ import KCTestSupport
         // To a pipe (not a terminal) it goes to stdout.
         out = try h.kc(["export", "-s", "svc"])
         #expect(out.status == 0 && out.stdout.contains("\"service\":\"svc\""), "\(out.stderr)")
+        // Binary attributes keep their type: always base64, even where find prints text.
+        let der = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Vectors/cert-v1.der").path
+        #expect(try h.kc(["add", "--class", "certificate", "--data-file", der]).status == 0)
+        out = try h.kc(["export", "--class", "certificate"])
+        #expect(out.stdout.contains("\"issuer\":{\"base64\":"), "\(out.stdout)")
     }
 
     @Test func backupMakesACheckedCopyThatOpensWithKcK() throws {

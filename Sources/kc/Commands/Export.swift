@@ -78,7 +78,7 @@ struct Export: ParsableCommand {
             for dict in result as? [[String: Any]] ?? [] {
                 var attributes = dict
                 let data = attributes.removeValue(forKey: kSecValueData) as? Data
-                objects.append(ItemPrinter.json(className: cls.rawValue, attributes: attributes, secret: data ?? Data()))
+                objects.append(ItemPrinter.json(className: cls.rawValue, attributes: attributes, secret: data ?? Data(), exact: true))
             }
         }
         let document = "{\"format\":\"kc-export\",\"version\":1,\"exported\":\(JSON.string(ItemPrinter.iso8601(Date()))),"
