@@ -51,9 +51,9 @@ let package = Package(
         ),
         .testTarget(
             name: "KeychainCoreTests",
-            dependencies: ["KeychainCore", "kc-loadgen"]
+            dependencies: ["KeychainCore", "kc-loadgen", "KCTestSupport"]
         ),
-        // Running the real kc binary from tests (shared by kcTests and SecurityTests).
+        // Test helpers: running the real kc binary, a seeded generator (shared by the test targets).
         .target(
             name: "KCTestSupport",
             dependencies: ["KeychainCore"],

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import KCTestSupport
 @testable import KeychainCore
 
 /// All helpers are static members of this namespace suite (and the suites are nested in it)
@@ -43,18 +44,6 @@ import Testing
             result.append(digits[Int(byte & 0x0F)])
         }
         return result
-    }
-
-    /// Deterministic PRNG (SplitMix64) so the fuzz-style tests are reproducible.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     // MARK: - SHA-1
@@ -311,7 +300,7 @@ import Testing
         }
 
         @Test func randomBuffersNeverParse() {
-            var generator = SplitMix64(state: 0x6B63_2D64_6572)
+            var generator = SplitMix64(seed: 0x6B63_2D64_6572)
             for _ in 0..<3000 {
                 let length = Int.random(in: 0...600, using: &generator)
                 var buffer = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -332,7 +321,7 @@ import Testing
         @Test(arguments: vectorNames)
         func randomMutationsOfRealCertificatesNeverCrash(name: String) throws {
             let der = try loadVector(name)
-            var generator = SplitMix64(state: UInt64(der.count) &* 0x1234_5678_9ABC)
+            var generator = SplitMix64(seed: UInt64(der.count) &* 0x1234_5678_9ABC)
             var parsed = 0
             for _ in 0..<1500 {
                 var mutated = der

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import KCTestSupport
 
 /// The fast part of the fuzzing (`make fuzz` is the long part, under libFuzzer and
 /// AddressSanitizer): the seeds must be accepted (so the harness reaches the decoders), and
@@ -23,7 +24,7 @@ import KeychainCore
             if let bytes = FileManager.default.contents(atPath: folder + "/" + file) { FuzzTargets.run(target, Array(bytes)) }
         }
         // Seeded mutations: flips, truncations, insertions, splices, huge lengths.
-        var rng = SeededGenerator(seed: 0x6B63_F022 ^ UInt64(target.rawValue.utf8.count))
+        var rng = SplitMix64(seed: 0x6B63_F022 ^ UInt64(target.rawValue.utf8.count))
         var accepted = 0
         let runs = 20_000
         for _ in 0..<runs {
@@ -45,18 +46,5 @@ import KeychainCore
         }
         // Some mutations stay valid, most are refused: both paths ran.
         #expect(accepted > 0 && accepted < runs, "\(accepted) of \(runs) accepted")
-    }
-}
-
-/// SplitMix64: a small seeded generator, so a failure can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
