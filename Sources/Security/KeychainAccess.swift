@@ -77,7 +77,8 @@ final class KeychainAccess: @unchecked Sendable {
         case .update: return try keychain.update(query, attributes ?? [:])
         case .delete: return try keychain.delete(query)
         case .count: return try keychain.count(query)
-        case .backup: throw KeychainError(errSecUnimplemented, "the Security API makes no backups; use `kc backup`")
+        case .backup, .importItems:
+            throw KeychainError(errSecUnimplemented, "the Security API makes no backups or imports; use `kc backup` / `kc import`")
         }
     }
 

@@ -65,6 +65,22 @@ final class KeychainHandle {
         return try run(.backup, request, nil, { $0 as? Int ?? 0 }) { try $0.backup(to: destination, replacing: replacing) }
     }
 
+    /// Imports items in one transaction: through the agent when it holds the keychain and
+    /// the request fits in one message, else here (with `progress` every 1,000 items).
+    func importItems(_ items: [ImportItem], updateExisting: Bool, dryRun: Bool, skipInvalid: Bool,
+                     progress: ((Int) -> Void)?) throws -> [ImportOutcome] {
+        if agentMayHoldIt && local == nil {
+            let request = ImportRequest.encode(items, updateExisting: updateExisting, dryRun: dryRun, skipInvalid: skipInvalid)
+            switch try AgentClient().performIfFits(path: path, .importItems, query: request) {
+            case .result(let value)?: return try ImportRequest.decodeOutcomes(value, count: items.count)
+            case .notHeld?, .noAgent?: agentMayHoldIt = false
+            case nil: agentMayHoldIt = false   // too large for one message: done here
+            }
+        }
+        return try opened().importItems(items, updateExisting: updateExisting, dryRun: dryRun,
+                                        skipInvalid: skipInvalid, progress: progress)
+    }
+
     func count(_ query: [String: Any]) throws -> Int {
         try run(.count, query, nil, { $0 as? Int ?? 0 }) { try $0.count(query) }
     }

@@ -71,12 +71,23 @@ public struct AgentClient: Sendable {
     /// Performs a SecItem operation on a keychain the agent holds.
     public func perform(path: String, _ operation: AgentProtocol.Operation, query: [String: Any],
                         attributes: [String: Any]? = nil) throws -> Outcome {
+        guard let outcome = try performIfFits(path: path, operation, query: query, attributes: attributes) else {
+            throw KeychainError(errSecDataTooLarge, "the request is larger than the agent accepts (\(AgentProtocol.maxFrame >> 20) MiB)")
+        }
+        return outcome
+    }
+
+    /// As `perform`, but nil when the request is larger than one agent message (a big
+    /// import): the caller then does the work itself.
+    public func performIfFits(path: String, _ operation: AgentProtocol.Operation, query: [String: Any],
+                              attributes: [String: Any]? = nil) throws -> Outcome? {
         var w = ByteWriter(capacity: 256)
         w.lengthPrefixed(Array(path.utf8))
         w.u8(operation.rawValue)
         try ValueCodec.encode(query, into: &w)
         try ValueCodec.encode(attributes, into: &w)
         defer { w.wipe() }
+        guard w.bytes.count + 3 <= AgentProtocol.maxFrame else { return nil }
         guard let (kind, reply) = try roundTrip(.operation, w.bytes) else { return .noAgent }
         if kind == .notHeld { return .notHeld }
         return .result(try value(reply))

@@ -13,9 +13,10 @@ public enum AgentProtocol {
     }
 
     /// Operations on an unlocked keychain. `backup` takes `["destination": String,
-    /// "replacing": Bool]` as its query and answers the item count.
+    /// "replacing": Bool]` as its query and answers the item count; `importItems` takes
+    /// `ImportRequest.encode`'s dictionary and answers one outcome per item.
     public enum Operation: UInt8, Sendable {
-        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6
+        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6, importItems = 7
     }
 
     /// Response types.

@@ -161,6 +161,7 @@ public final class AgentServer {
             case .delete: result = try keychain.delete(q)
             case .count: result = try keychain.count(q)
             case .backup: result = try Self.backup(keychain, q)
+            case .importItems: result = try ImportRequest.perform(q, on: keychain)
             }
             return Self.okReply(result)
         }

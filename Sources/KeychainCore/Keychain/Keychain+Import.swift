@@ -1,0 +1,179 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One item to import: an add query (class, attributes, `kSecValueData`) and, when the
+/// source kept them, its original creation and modification dates.
+public struct ImportItem {
+    /// As for `Keychain.add`; kSecReturn… keys are ignored.
+    public var query: [String: Any]
+    /// The creation date to keep; nil means now.
+    public var created: Date?
+    /// The modification date to keep; nil means now.
+    public var modified: Date?
+    /// Where the item came from ("line 12", "entry 3"), named in error messages.
+    public var source: String
+
+    /// Creates an item to import.
+    public init(query: [String: Any], created: Date? = nil, modified: Date? = nil, source: String) {
+        self.query = query
+        self.created = created
+        self.modified = modified
+        self.source = source
+    }
+}
+
+/// What an import did with one item.
+public enum ImportOutcome: Equatable, Sendable {
+    /// Added as a new item.
+    case created
+    /// An item with its primary key existed and was replaced (update mode). `duplicateOf`
+    /// is the index of an earlier item of the same import it replaced, nil for an item
+    /// that was in the keychain before.
+    case updated(duplicateOf: Int?)
+    /// An item with its primary key, attributes and secret was already there.
+    case unchanged(duplicateOf: Int?)
+    /// An item with its primary key but other attributes or secret exists; left alone.
+    case skipped(duplicateOf: Int?)
+    /// Not valid as a keychain item (skip-invalid mode); the reason.
+    case invalid(KeychainError)
+}
+
+extension Keychain {
+    /// Imports items in one write transaction, all or none (`docs/import-export.md`).
+    ///
+    /// An item whose primary key exists (in the keychain, or earlier in `items`) is
+    /// `unchanged` when its attributes (dates aside) and secret are the same, else
+    /// `skipped`, or replaced with `updateExisting`. Original dates are kept when given.
+    ///
+    /// - Parameters:
+    ///   - dryRun: works out every outcome inside the transaction, then rolls it back.
+    ///   - skipInvalid: an item the keychain rejects is reported `invalid` instead of
+    ///     failing the import.
+    ///   - progress: called with the number of items done, every 1,000 items.
+    /// - Returns: one outcome per item, in order.
+    /// - Throws: the first invalid item's error, its message starting with the item's
+    ///   source; nothing is imported then.
+    public func importItems(_ items: [ImportItem], updateExisting: Bool = false, dryRun: Bool = false,
+                            skipInvalid: Bool = false, progress: ((Int) -> Void)? = nil) throws -> [ImportOutcome] {
+        do {
+            return try store.withBulkCache {
+                try write { keys, state in
+                    var run = ImportRun(keychain: self, codec: RowCodec(keys: keys), updateExisting: updateExisting)
+                    var outcomes: [ImportOutcome] = []
+                    outcomes.reserveCapacity(items.count)
+                    for (index, item) in items.enumerated() {
+                        do {
+                            outcomes.append(try run.importOne(item, index: index, state: &state))
+                        } catch let error as KeychainError {
+                            let sourced = KeychainError(error.status, "\(item.source): \(error.message)", hint: error.hint)
+                            guard skipInvalid, error.status != errSecIO, error.status != errSecDiskFull else { throw sourced }
+                            outcomes.append(.invalid(sourced))
+                        }
+                        if (index + 1) % 1000 == 0 { progress?(index + 1) }
+                    }
+                    if dryRun { throw DryRunRollback(outcomes: outcomes) }
+                    return outcomes
+                }
+            }
+        } catch let rollback as DryRunRollback {
+            return rollback.outcomes
+        }
+    }
+}
+
+/// Thrown at the end of a dry run to roll its transaction back with the outcomes.
+private struct DryRunRollback: Error {
+    let outcomes: [ImportOutcome]
+}
+
+/// The state of one import transaction: which primary keys earlier items took.
+private struct ImportRun {
+    let keychain: Keychain
+    let codec: RowCodec
+    let updateExisting: Bool
+    /// Primary-key fingerprint → index of the first item of this import that had it.
+    var firstIndex: [[UInt8]: Int] = [:]
+
+    mutating func importOne(_ item: ImportItem, index: Int, state: inout StateRecord) throws -> ImportOutcome {
+        var q = try ItemQuery(item.query, for: .add)
+        var data = q.data
+        q.data = nil
+        defer { if data != nil { Sodium.wipe(&data!) } }
+        guard q.itemClass != .identity else {
+            throw KeychainError(errSecParam, "an identity is imported as its certificate and its private key, as two items")
+        }
+        var attributes = try Keychain.completeForAdd(q, data: data)
+        let now = Date().timeIntervalSinceReferenceDate
+        attributes["cdat"] = .date(item.created?.timeIntervalSinceReferenceDate ?? now)
+        attributes["mdat"] = .date(item.modified?.timeIntervalSinceReferenceDate ?? now)
+        let pk = try codec.fingerprints(q.itemClass, attributes).pk
+        let earlier = firstIndex[pk]
+        if earlier == nil { firstIndex[pk] = index }
+
+        guard let existing = try find(pk, itemClass: q.itemClass) else {
+            let itemID = Sodium.randomBytes(16)
+            try seal(itemID: itemID, q.itemClass, attributes, data: data, state: &state) { try keychain.store.insert($0) }
+            return .created
+        }
+        if try same(existing, attributes, data) { return .unchanged(duplicateOf: earlier) }
+        guard updateExisting else { return .skipped(duplicateOf: earlier) }
+        if item.created == nil, let cdat = existing.attributes["cdat"] { attributes["cdat"] = cdat }
+        if item.modified == nil, case .date(let old)? = existing.attributes["mdat"], now <= old {
+            attributes["mdat"] = .date(old + 0.001)
+        }
+        try seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, state: &state) { try keychain.store.replace($0) }
+        Header.xor(&state.accumulator, Header.term(itemID: existing.row.itemID, classCode: existing.row.classCode,
+                                                   rowVersion: existing.row.rowVersion, keys: codec.keys))
+        state.itemCount -= 1   // counted again by seal
+        return .updated(duplicateOf: earlier)
+    }
+
+    /// The item with this primary-key fingerprint, if any.
+    func find(_ pk: [UInt8], itemClass: ItemClass) throws -> DecodedItem? {
+        var found: DecodedItem?
+        try keychain.store.forEachRow(.primaryKey(pk), includeData: true) { row in
+            let item = try codec.open(row)
+            guard item.itemClass == itemClass else { return true }
+            found = item
+            return false
+        }
+        return found
+    }
+
+    /// Whether an existing item has these attributes (dates aside) and this secret, byte for byte.
+    func same(_ existing: DecodedItem, _ attributes: [String: AttributeValue], _ data: [UInt8]?) throws -> Bool {
+        let undated = { (a: [String: AttributeValue]) in a.filter { $0.key != "cdat" && $0.key != "mdat" } }
+        let mine = undated(attributes), theirs = undated(existing.attributes)
+        guard mine.count == theirs.count else { return false }
+        for (key, value) in mine {
+            guard let other = theirs[key], Self.identical(value, other) else { return false }
+        }
+        guard let opened = try codec.openData(existing.row) else { return data == nil || data!.isEmpty }
+        return opened.withBytes { stored in stored.elementsEqual(data ?? []) }
+    }
+
+    /// Same type and the same bytes (strings byte-exact, no Unicode normalisation).
+    static func identical(_ a: AttributeValue, _ b: AttributeValue) -> Bool {
+        switch (a, b) {
+        case (.string, .string), (.data, .data), (.int, .int), (.date, .date): return a.matches(b, ignoringCase: false)
+        default: return false
+        }
+    }
+
+    /// Seals a row, stores it with `put`, and counts it in the header.
+    func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
+              state: inout StateRecord, put: (ItemRow) throws -> Void) throws {
+        let row: ItemRow
+        if let data {
+            row = try data.withUnsafeBytes { try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: $0) }
+        } else {
+            row = try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: nil)
+        }
+        try put(row)
+        Header.xor(&state.accumulator, Header.term(itemID: itemID, classCode: itemClass.code, rowVersion: state.generation, keys: codec.keys))
+        state.itemCount += 1
+    }
+}

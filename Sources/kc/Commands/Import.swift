@@ -1,0 +1,134 @@
+import ArgumentParser
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc import`: items from kc's export and other password managers, in one transaction.
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import items from kc's export, Bitwarden, 1Password, KeePassXC, browsers, git or pass.",
+        discussion: """
+        Formats (detected from the JSON shape, the CSV header, or a folder, unless --format):
+          json (kc export), bitwarden-json, bitwarden-csv, 1password-csv, keepassxc-csv,
+          chrome-csv, firefox-csv, apple-csv, git-credentials, pass (a store folder).
+        A login with a web address becomes an internet password, one without a generic
+        password; notes go to the comment, folders to the kind, one-time-code seeds to a
+        second item (docs/import-export.md has the whole mapping).
+        All or nothing: one transaction. A malformed entry fails the import with its line
+        and changes nothing, unless --skip-invalid. An item that exists is left alone
+        (unchanged when identical, skipped otherwise) unless --update.
+        Examples:
+          kc import bitwarden_export.json
+          kc import --dry-run --json passwords.csv
+          kc import ~/.password-store
+          kc import --format git-credentials ~/.git-credentials
+        Exit 0 when every entry is in the keychain as given; 1 when the import was done but
+        some entries were skipped, invalid or unsupported (listed); 206 for input that is
+        malformed, nothing imported.
+        """
+    )
+
+    @OptionGroup var keychain: KeychainOptions
+
+    @Argument(help: ArgumentHelp("The export file, a pass store folder, or - for stdin.", valueName: "source"))
+    var source: String?
+
+    @Option(help: ArgumentHelp("The input format (default: detected).", valueName: "format"))
+    var format: String?
+
+    @Flag(help: "Replace existing items that have the same key but other values.")
+    var update = false
+
+    @Flag(help: "Report what would happen; change nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    @Flag(help: "Skip malformed entries (reported) instead of failing the import.")
+    var skipInvalid = false
+
+    @Option(help: "The key-derivation profile if this import creates the default keychain.")
+    var kdf: KDFProfile = .moderate
+
+    /// The largest input kc reads.
+    static let maxInput = 256 << 20
+
+    func validate() throws {
+        if let format, ImportFormat(rawValue: format) == nil {
+            throw ValidationError("unknown format \"\(format)\": use one of \(ImportFormat.names)")
+        }
+        if source == "" { throw ValidationError("the source is empty: give a file, a folder or -") }
+        if (source ?? "-") == "-" && keychain.passwordStdin {
+            throw ValidationError("--password-stdin and importing from stdin both need stdin; use --password-file or KC_PASSWORD")
+        }
+    }
+
+    func run() throws {
+        let (entries, chosen) = try readEntries()
+        if !skipInvalid, let bad = entries.first(where: { if case .malformed? = $0.problem { return true }; return false }),
+           case .malformed(let why)? = bad.problem {
+            throw KeychainError(errSecParam, "\(bad.source): \(why); nothing was imported",
+                                hint: "fix that entry, or pass --skip-invalid to import the others")
+        }
+        let items = entries.flatMap(\.items)
+        let handle = try Session.openOrCreateDefault(keychain.choice, profile: kdf)
+        let showProgress = isatty(2) == 1 && !json && items.count >= 5000
+        if showProgress { Report.err("kc: importing \(items.count) items…") }
+        let outcomes = try handle.importItems(items, updateExisting: update, dryRun: dryRun, skipInvalid: skipInvalid) { done in
+            if showProgress { Report.err("\rkc: importing \(items.count) items… \(done)") }
+        }
+        if showProgress { Report.err("\r\u{1B}[K") }
+        let report = ImportReport(entries: entries, outcomes: outcomes, dryRun: dryRun)
+        if json {
+            Report.out(report.json(format: chosen, dryRun: dryRun))
+        } else {
+            Report.out(report.text(all: dryRun))
+            Report.note("\(dryRun ? "dry run, nothing changed: would be " : "")\(report.summary) (from \(chosen.rawValue))")
+        }
+        if !report.complete { Startup.exit(1) }
+    }
+
+    /// Reads the source and parses it in its format.
+    private func readEntries() throws -> ([ImportEntry], ImportFormat) {
+        let path = source ?? "-"
+        var chosen = format.flatMap(ImportFormat.init(rawValue:))
+        if path != "-" && PassStore.isFolder(path) {
+            guard chosen == nil || chosen == .pass else { throw KeychainError(errSecParam, "\(path) is a folder; only --format pass reads folders") }
+            return (try PassStore.entries(path), .pass)
+        }
+        if chosen == .pass { throw KeychainError(errSecParam, "--format pass reads a pass store folder; \(path) is not one") }
+        if path == "-" && Terminal.stdinIsTerminal {
+            throw KeychainError(errSecParam, "kc import reads a file, a folder, or a pipe on stdin", hint: "kc import FILE")
+        }
+        let input = path == "-" ? try Readers.readAll(0, limit: Self.maxInput, what: "stdin")
+                                : try Readers.readFile(path, limit: Self.maxInput, what: "the import file")
+        let what = path == "-" ? "stdin" : path
+        return try input.withUnsafeBytes { bytes in
+            let firstByte = bytes.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
+            if chosen == nil || chosen == .json || chosen == .bitwardenJSON, firstByte == UInt8(ascii: "{") || chosen != nil {
+                if chosen == nil || chosen == .json || chosen == .bitwardenJSON {
+                    let document = try JSONValue.parse(bytes)
+                    guard let format = chosen ?? ImportFormat.detectJSON(document) else { throw ImportFormat.unknown(what) }
+                    chosen = format
+                    return (format == .json ? try KCExportJSON.entries(document) : try BitwardenJSON.entries(document), format)
+                }
+            }
+            if chosen == .gitCredentials || chosen == nil {
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    if chosen == .gitCredentials { throw KeychainError(errSecParam, "\(what) is not UTF-8 text") }
+                    return try csv(bytes, chosen: nil, what: what)
+                }
+                if chosen == .gitCredentials || GitCredentials.looksLike(text) { return (GitCredentials.entries(text), .gitCredentials) }
+            }
+            return try csv(bytes, chosen: chosen, what: what)
+        }
+    }
+
+    private func csv(_ bytes: UnsafeRawBufferPointer, chosen: ImportFormat?, what: String) throws -> ([ImportEntry], ImportFormat) {
+        let table = try CSVTable(bytes)
+        guard let format = chosen ?? ImportFormat.detectCSV(table.header), format.isCSV else { throw ImportFormat.unknown(what) }
+        return (CSVFormats.entries(table, format: format), format)
+    }
+}
