@@ -7,6 +7,10 @@
 //       on a keychain made by populate: SecItemCopyMatching by primary key (lookups/s),
 //       a case-insensitive query and a query on an attribute with no index (ms), and
 //       SecItemAdd of new items one by one, each its own durable commit (items/s).
+//   KC_PASSWORD=... kc-bench import PATH COUNT
+//       creates a keychain and imports COUNT logins (internet passwords with server,
+//       account, path, label, comment and secret) with Keychain.importItems in one
+//       transaction, then the same again (every item found unchanged); prints items/s.
 //
 // Prints one JSON object per line. Times come from CLOCK_MONOTONIC; the figures are medians
 // of several rounds.
@@ -113,6 +117,26 @@ do {
         let addRate = Double(adds) / (now() - start)
         emit([("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
               ("unindexed_ms", unindexed), ("adds_per_s", addRate)])
+
+    case "import":
+        let keychain = try Keychain.create(at: path, password: password(), profile: .interactive)
+        let items = (0..<count).map { i in
+            ImportItem(query: [kSecClass: kSecClassInternetPassword, kSecAttrServer: "site\(i).example.com",
+                               kSecAttrAccount: "user\(i)", kSecAttrPath: "/login", kSecAttrProtocol: kSecAttrProtocolHTTPS,
+                               kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault, kSecAttrLabel: "Site \(i)",
+                               kSecAttrComment: "imported note \(i)", kSecValueData: Data("pw-\(i)-0123456789abcdef".utf8)],
+                       source: "line \(i + 2)")
+        }
+        var start = now()
+        let first = try keychain.importItems(items)
+        let created = now() - start
+        guard first.allSatisfy({ $0 == .created }) else { fail("the first import did not create every item") }
+        start = now()
+        let second = try keychain.importItems(items)
+        let again = now() - start
+        guard second.allSatisfy({ if case .unchanged = $0 { return true }; return false }) else { fail("the second import changed items") }
+        emit([("import_items", Double(count)), ("import_items_per_s", Double(count) / created),
+              ("reimport_items_per_s", Double(count) / again)])
 
     default:
         fail("unknown mode \(arguments[1])")

@@ -69,6 +69,7 @@ final class KeychainHandle {
     /// the request fits in one message, else here (with `progress` every 1,000 items).
     func importItems(_ items: [ImportItem], updateExisting: Bool, dryRun: Bool, skipInvalid: Bool,
                      progress: ((Int) -> Void)?) throws -> [ImportOutcome] {
+        try prepare()   // settles whether the agent holds it before encoding a large request
         if agentMayHoldIt && local == nil {
             let request = ImportRequest.encode(items, updateExisting: updateExisting, dryRun: dryRun, skipInvalid: skipInvalid)
             switch try AgentClient().performIfFits(path: path, .importItems, query: request) {

@@ -109,13 +109,16 @@ private struct ImportRun {
         let now = Date().timeIntervalSinceReferenceDate
         attributes["cdat"] = .date(item.created?.timeIntervalSinceReferenceDate ?? now)
         attributes["mdat"] = .date(item.modified?.timeIntervalSinceReferenceDate ?? now)
-        let pk = try codec.fingerprints(q.itemClass, attributes).pk
+        let prints = try codec.fingerprints(q.itemClass, attributes)
+        let pk = prints.pk
         let earlier = firstIndex[pk]
         if earlier == nil { firstIndex[pk] = index }
 
-        guard let existing = try find(pk, itemClass: q.itemClass) else {
-            let itemID = Sodium.randomBytes(16)
-            try seal(itemID: itemID, q.itemClass, attributes, data: data, state: &state) { try keychain.store.insert($0) }
+        // One index seek, no decryption, for the common case of a new item.
+        guard try earlier != nil || exists(pk), let existing = try find(pk, itemClass: q.itemClass) else {
+            try seal(itemID: Sodium.randomBytes(16), q.itemClass, attributes, data: data, known: prints, state: &state) {
+                try keychain.store.insert($0)
+            }
             return .created
         }
         if try same(existing, attributes, data) { return .unchanged(duplicateOf: earlier) }
@@ -124,11 +127,22 @@ private struct ImportRun {
         if item.modified == nil, case .date(let old)? = existing.attributes["mdat"], now <= old {
             attributes["mdat"] = .date(old + 0.001)
         }
-        try seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, state: &state) { try keychain.store.replace($0) }
+        try seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: codec.fingerprints(q.itemClass, attributes),
+                 state: &state) { try keychain.store.replace($0) }
         Header.xor(&state.accumulator, Header.term(itemID: existing.row.itemID, classCode: existing.row.classCode,
                                                    rowVersion: existing.row.rowVersion, keys: codec.keys))
         state.itemCount -= 1   // counted again by seal
         return .updated(duplicateOf: earlier)
+    }
+
+    /// Whether a row has this primary-key fingerprint.
+    func exists(_ pk: [UInt8]) throws -> Bool {
+        var found = false
+        try keychain.store.forEachRow(.primaryKey(pk), includeData: false) { _ in
+            found = true
+            return false
+        }
+        return found
     }
 
     /// The item with this primary-key fingerprint, if any.
@@ -145,10 +159,10 @@ private struct ImportRun {
 
     /// Whether an existing item has these attributes (dates aside) and this secret, byte for byte.
     func same(_ existing: DecodedItem, _ attributes: [String: AttributeValue], _ data: [UInt8]?) throws -> Bool {
-        let undated = { (a: [String: AttributeValue]) in a.filter { $0.key != "cdat" && $0.key != "mdat" } }
-        let mine = undated(attributes), theirs = undated(existing.attributes)
-        guard mine.count == theirs.count else { return false }
-        for (key, value) in mine {
+        let theirs = existing.attributes
+        let dated = (theirs["cdat"] != nil ? 1 : 0) + (theirs["mdat"] != nil ? 1 : 0)
+        guard attributes.count - 2 == theirs.count - dated else { return false }
+        for (key, value) in attributes where key != "cdat" && key != "mdat" {
             guard let other = theirs[key], Self.identical(value, other) else { return false }
         }
         guard let opened = try codec.openData(existing.row) else { return data == nil || data!.isEmpty }
@@ -165,12 +179,14 @@ private struct ImportRun {
 
     /// Seals a row, stores it with `put`, and counts it in the header.
     func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
-              state: inout StateRecord, put: (ItemRow) throws -> Void) throws {
+              known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]]), state: inout StateRecord, put: (ItemRow) throws -> Void) throws {
         let row: ItemRow
         if let data {
-            row = try data.withUnsafeBytes { try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: $0) }
+            row = try data.withUnsafeBytes {
+                try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: $0, known: known)
+            }
         } else {
-            row = try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: nil)
+            row = try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: nil, known: known)
         }
         try put(row)
         Header.xor(&state.accumulator, Header.term(itemID: itemID, classCode: itemClass.code, rowVersion: state.generation, keys: codec.keys))

@@ -52,9 +52,11 @@ struct RowCodec {
     }
 
     /// Seals a new version of an item under a fresh data key.
+    /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
     func seal(itemID: [UInt8], itemClass: ItemClass, rowVersion: UInt64,
-              attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?) throws -> ItemRow {
-        let (pk, indexes) = try fingerprints(itemClass, attributes)
+              attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?,
+              known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])? = nil) throws -> ItemRow {
+        let (pk, indexes) = try known ?? fingerprints(itemClass, attributes)
         var row = ItemRow(itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: pk,
                           indexes: indexes, wrappedKey: [], metadata: [], data: nil)
         let dek = try KeyHierarchy.newDataKey()
