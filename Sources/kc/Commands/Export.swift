@@ -13,9 +13,12 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write items with their attributes, dates and secrets as JSON (decrypted).",
         discussion: """
-        The output is kc's own versioned JSON (docs/import-export.md): an object with
-        "format": "kc-export", "version": 1, "exported" (the time) and "items", each item
-        as `kc find --json -g` prints it. Every class unless --class is given.
+        --format json (the default) is kc's own versioned JSON (docs/import-export.md): an
+        object with "format": "kc-export", "version": 1, "exported" (the time) and "items",
+        each item as `kc find --json -g` prints it; `kc import` reads it back exactly.
+        --format bitwarden-json and csv (Bitwarden's CSV) carry generic and internet
+        passwords for other password managers; certificates and keys are left out (counted).
+        Every class unless --class is given.
         The secrets are in plaintext: kc refuses to write them to a terminal without
         --force, and creates an -o FILE with mode 0600 (never over an existing file
         without --force).
@@ -23,6 +26,7 @@ struct Export: ParsableCommand {
           kc export -o ~/export.json
           kc export --class internet -s example.com -o site.json
           kc export | gpg --encrypt -r me > kc-export.json.gpg
+          kc export --format bitwarden-json -o for-bitwarden.json
         """
     )
 
@@ -43,14 +47,16 @@ struct Export: ParsableCommand {
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
     var output: String?
 
-    @Option(help: "The export format: json (kc's own, the only one so far).")
+    @Option(help: "The export format: json (kc's own), bitwarden-json or csv (Bitwarden's CSV).")
     var format: String = "json"
 
     @Flag(help: "Write plaintext to a terminal, or replace an existing -o FILE.")
     var force = false
 
     func validate() throws {
-        guard format == "json" else { throw ValidationError("unknown format \"\(format)\": kc exports json") }
+        guard ["json", "bitwarden-json", "csv"].contains(format) else {
+            throw ValidationError("unknown format \"\(format)\": kc exports json, bitwarden-json or csv")
+        }
         if output?.isEmpty == true { throw ValidationError("-o is empty: give a file name") }
     }
 
@@ -60,7 +66,7 @@ struct Export: ParsableCommand {
                                 hint: "use -o FILE, a pipe, or --force")
         }
         let handle = try KeychainHandle(keychain.choice)
-        var objects: [String] = []
+        var items: [(className: String, attributes: [String: Any], data: Data?)] = []
         for cls in itemClass.map({ [$0] }) ?? CLIClass.allCases {
             var query: [String: Any] = [kSecClass: cls.secClass, kSecMatchLimit: kSecMatchLimitAll,
                                         kSecReturnAttributes: true, kSecReturnData: true]
@@ -78,16 +84,30 @@ struct Export: ParsableCommand {
             for dict in result as? [[String: Any]] ?? [] {
                 var attributes = dict
                 let data = attributes.removeValue(forKey: kSecValueData) as? Data
-                objects.append(ItemPrinter.json(className: cls.rawValue, attributes: attributes, secret: data ?? Data(), exact: true))
+                items.append((cls.rawValue, attributes, data))
             }
         }
-        let document = "{\"format\":\"kc-export\",\"version\":1,\"exported\":\(JSON.string(ItemPrinter.iso8601(Date()))),"
-            + "\"items\":\(JSON.array(objects))}\n"
+        var count = items.count
+        let document: String
+        if format == "json" {
+            let objects = items.map { ItemPrinter.json(className: $0.className, attributes: $0.attributes, secret: $0.data ?? Data(), exact: true) }
+            document = "{\"format\":\"kc-export\",\"version\":1,\"exported\":\(JSON.string(ItemPrinter.iso8601(Date()))),"
+                + "\"items\":\(JSON.array(objects))}\n"
+        } else {
+            let bitwarden = BitwardenExport(items: items)
+            document = format == "csv" ? bitwarden.csv() : bitwarden.json()
+            count = bitwarden.logins.count
+            if !bitwarden.leftOut.isEmpty {
+                Report.note("left out \(bitwarden.leftOut.count) item\(bitwarden.leftOut.count == 1 ? "" : "s") that \(format) has no place for: "
+                            + bitwarden.leftOut.joined(separator: ", ") + " (use --format json to keep everything)")
+            }
+        }
+        items.removeAll()
         var bytes = Array(document.utf8)
         defer { bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
         if let output {
             try write(bytes, to: output)
-            Report.note("exported \(objects.count) item\(objects.count == 1 ? "" : "s") to \(output)")
+            Report.note("exported \(count) item\(count == 1 ? "" : "s") to \(output)")
         } else {
             Report.writeAll(1, bytes)
         }
