@@ -89,4 +89,24 @@ done
 echo "bench: library figures" >&2
 KC_PASSWORD=bench "$KCB" library "$big" "${SIZES##* }" > "$results/library.jsonl"
 
+# Import: Keychain.importItems in one transaction, in-process (kc-bench), three rounds; then
+# the whole command, `kc import` of a Chrome CSV into a new keychain (parsing included).
+if [ -n "${BENCH_QUICK:-}" ]; then IMPORT_N=20000; else IMPORT_N=100000; fi
+echo "bench: import of $IMPORT_N items" >&2
+for round in 1 2 3; do
+  rm -f "$work"/import-lib.keychain-db*
+  KC_PASSWORD=bench "$KCB" import "$work/import-lib.keychain-db" "$IMPORT_N" >> "$results/import.jsonl"
+done
+python3 - "$IMPORT_N" > "$work/import.csv" <<'PY'
+import sys
+print("name,url,username,password,note")
+for i in range(int(sys.argv[1])):
+    print(f"site{i},https://site{i}.example.com/login,user{i},pw-{i:08x}-0123456789abcdef,note {i}")
+PY
+printf 'rm -f %s/import-cli.keychain-db*\nKC_PASSWORD=bench %s create --kdf interactive %s/import-cli.keychain-db 2>/dev/null\n' \
+  "$work" "$KC" "$work" > "$work/fresh-keychain.sh"
+hyperfine -N --runs 3 --export-json "$results/50-import-$IMPORT_N.json" --prepare "bash $work/fresh-keychain.sh" \
+  -n "kc import of a $IMPORT_N-line Chrome CSV into a new keychain" \
+  "env KC_PASSWORD=bench $KC import -k $work/import-cli.keychain-db $work/import.csv" >/dev/null
+
 python3 bench/report.py "$results"

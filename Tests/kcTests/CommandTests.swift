@@ -293,6 +293,47 @@ import KCTestSupport
     }
 }
 
+extension CommandTests {
+    /// `kc backup` while four writers add items through the agent: the copy opens with
+    /// `kc -k` and holds every item whose add was acknowledged before the backup started.
+    @Test func backupWhileFourWritersAddHoldsEveryAcknowledgedItem() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        let out = try h.sh("""
+            for w in 1 2 3 4; do
+              ( i=0; while [ ! -e stop ]; do kc add -s "w$w" -a "$i" -w "v$i" && echo "$i" >> "ack$w"; i=$((i+1)); done ) &
+            done
+            sleep 2
+            for w in 1 2 3 4; do cp "ack$w" "before$w"; done
+            kc backup "$PWD/copy.keychain-db"; rc=$?
+            sleep 1
+            touch stop; wait
+            exit $rc
+            """, password: nil)
+        #expect(out.status == 0, "\(out.stderr)")
+        let exported = try h.kc(["export", "-k", h.directory + "/copy.keychain-db"], password: KCHome.password)
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
+        let held = Set((json["items"] as? [[String: Any]] ?? []).compactMap { item -> String? in
+            let a = item["attributes"] as? [String: Any]
+            guard let s = a?["service"] as? String, let acct = a?["account"] as? String else { return nil }
+            return s + "/" + acct
+        })
+        var acknowledged = 0
+        for w in 1...4 {
+            let lines = try String(contentsOfFile: h.directory + "/before\(w)", encoding: .utf8).split(separator: "\n")
+            #expect(!lines.isEmpty, "writer \(w) added items before the backup")
+            for i in lines { #expect(held.contains("w\(w)/\(i)"), "w\(w)/\(i) acknowledged before the backup") }
+            acknowledged += lines.count
+        }
+        #expect(acknowledged >= 8)
+        let later = try String(contentsOfFile: h.directory + "/ack1", encoding: .utf8).split(separator: "\n").count
+        #expect(later > (try String(contentsOfFile: h.directory + "/before1", encoding: .utf8).split(separator: "\n").count),
+                "the writers went on during and after the backup")
+    }
+}
+
 @Suite struct CompletionTests {
     @Test(arguments: ["bash", "zsh", "fish"])
     func completionScripts(shell: String) throws {

@@ -55,6 +55,19 @@ import KCTestSupport
         #expect(s.status == 0 && s.screen.contains("dGVybWluYWwtc2VjcmV0"), "\(s.screen)")
     }
 
+    /// A large import shows a progress line on a terminal, and none in a pipe or log.
+    @Test func importShowsProgressOnATerminal() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var csv = "name,url,username,password\n"
+        for i in 0..<6000 { csv += "site\(i),https://site\(i).example.com,user\(i),pw-\(i)\n" }
+        try csv.write(toFile: h.directory + "/big.csv", atomically: true, encoding: .utf8)
+        let s = try drive(h, ["import", h.directory + "/big.csv"], [["expect", "6000 created"]], env: ["KC_PASSWORD": KCHome.password])
+        #expect(s.status == 0 && s.screen.contains("kc: importing 6000 items… 5000"), "\(s.screen)")
+        let piped = try h.kc(["import", h.directory + "/big.csv"], password: KCHome.password)
+        #expect(piped.status == 0 && !piped.stderr.contains("importing") && piped.stderr.contains("6000 unchanged"), "\(piped.stderr)")
+    }
+
     @Test func mismatchIsRefused() throws {
         let h = try KCHome()
         let s = try drive(h, ["create", "--kdf", "interactive"], [
