@@ -75,7 +75,15 @@ final class KeychainHandle {
             switch try AgentClient().performIfFits(path: path, .importItems, query: request) {
             case .result(let value)?: return try ImportRequest.decodeOutcomes(value, count: items.count)
             case .notHeld?, .noAgent?: agentMayHoldIt = false
-            case nil: agentMayHoldIt = false   // too large for one message: done here
+            case nil:   // too large for one agent message: done here, with the password
+                agentMayHoldIt = false
+                do {
+                    _ = try opened()
+                } catch let error as KeychainError where error.status == errSecInteractionNotAllowed {
+                    throw KeychainError(errSecInteractionNotAllowed,
+                                        "this import (\(items.count) items) is larger than one agent message, so kc writes it itself and needs the keychain's password",
+                                        hint: "set KC_PASSWORD, or pass --password-file PATH, or import the file in parts")
+                }
             }
         }
         return try opened().importItems(items, updateExisting: updateExisting, dryRun: dryRun,

@@ -69,6 +69,31 @@ import KCTestSupport
         #expect(try h.kc(["find", "--class", "internet", "-s", "example.com", "-w"], password: KCHome.password).stdout == "hunter2\n")
     }
 
+    /// The moving-in example with a Bitwarden export and a pass store made here (a
+    /// throwaway gpg key without passphrase).
+    @Test func movingExample() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/import").path
+        let script = try Self.example("moving").joined(separator: "\n")
+        let out = try h.sh("""
+            export GNUPGHOME="$PWD/gnupg" PASSWORD_STORE_DIR="$HOME/.password-store"
+            mkdir -m 700 gnupg
+            gpg --batch --quiet --passphrase '' --quick-gen-key 'kc test <kc@test.invalid>' default default never 2>/dev/null
+            pass init "$(gpg --list-keys --with-colons | awk -F: '/^fpr/ {print $10; exit}')" >/dev/null
+            printf 'gh-token\\nlogin: alice\\nurl: https://github.com\\n' | pass insert -m web/github >/dev/null
+            cp '\(fixtures)/bitwarden.json' bitwarden_export.json
+            set +e
+            \(script)
+            """)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.contains("entry 1: created internet mastodon.social liz"), "\(out.stdout)")
+        #expect(out.stderr.contains("4 created, 0 updated, 0 unchanged, 0 skipped, 0 invalid, 1 unsupported (from bitwarden-json)"), "\(out.stderr)")
+        #expect(out.stderr.contains("1 created, 0 updated, 0 unchanged, 0 skipped, 0 invalid, 0 unsupported (from pass)"), "\(out.stderr)")
+        #expect(out.stdout.contains("gh-token"), "the -w line prints the pass entry's secret")
+        #expect(out.stderr.contains("exported 5 items") && out.stderr.contains("backed up 5 items"), "\(out.stderr)")
+    }
+
     @Test func ciExample() throws {
         let h = try KCHome()
         let temp = h.directory + "/runner-temp"
