@@ -53,6 +53,8 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
+	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
+	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	install -m 0644 docs/man/kc.1 "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1"
 	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc"
 	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc"
@@ -60,7 +62,8 @@ install: release
 	"$(DESTDIR)$(PREFIX)/bin/kc" --version
 
 uninstall:
-	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" \
+	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
+	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
 

@@ -47,6 +47,12 @@ struct KC: ParsableCommand {
             try Startup.checkArgumentsAreUTF8()
             // `kc find`, the command scripts repeat, skips ArgumentParser's start-up cost.
             let arguments = CommandLine.arguments
+            // The credential helpers: by the name kc was started under, or a hidden subcommand.
+            let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
+            if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
+            if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
+            if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
+            if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
                 try find.run()
             } else {
