@@ -3,8 +3,8 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config
 # The tests also drive sqlite3 (as an attacker editing the file), python3 (a pty), and
-# gpg and pass (a real pass store to import).
-TEST_PACKAGES := sqlite3 python3 gpg pass
+# gpg and pass (a real pass store to import), git (the credential helper over HTTP).
+TEST_PACKAGES := sqlite3 python3 gpg pass git
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 
