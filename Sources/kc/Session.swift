@@ -90,6 +90,17 @@ final class KeychainHandle {
                                         skipInvalid: skipInvalid, progress: progress)
     }
 
+    /// Several queries in one agent round trip (or here); each succeeds or fails alone.
+    func copyMany(_ queries: [[String: Any]]) throws -> [Result<Any?, KeychainError>] {
+        if agentMayHoldIt && local == nil {
+            switch try AgentClient().perform(path: path, .copyMany, query: BatchRequest.encode(queries)) {
+            case .result(let value): return try BatchRequest.decode(value, count: queries.count)
+            case .notHeld, .noAgent: agentMayHoldIt = false
+            }
+        }
+        return BatchRequest.performLocally(queries, on: try opened())
+    }
+
     func count(_ query: [String: Any]) throws -> Int {
         try run(.count, query, nil, { $0 as? Int ?? 0 }) { try $0.count(query) }
     }

@@ -68,6 +68,16 @@ import KCTestSupport
         #expect(piped.status == 0 && !piped.stderr.contains("importing") && piped.stderr.contains("6000 unchanged"), "\(piped.stderr)")
     }
 
+    /// On a terminal kc run passes the child's output through untouched, colours and all.
+    @Test func runOutputOnATerminalIsUntouched() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "db", "-a", "app", "-w", "hunter2-secret"], password: KCHome.password).status == 0)
+        let s = try drive(h, ["run", "--env", "DB=kc://db/app", "--", "/bin/sh", "-c", "printf '\\033[31m%s\\033[0m end\\n' \"$DB\""],
+                          [["expect", "end"]], env: ["KC_PASSWORD": KCHome.password])
+        #expect(s.status == 0 && s.screen.contains("\u{1B}[31mhunter2-secret\u{1B}[0m end"), "\(s.screen)")
+    }
+
     @Test func mismatchIsRefused() throws {
         let h = try KCHome()
         let s = try drive(h, ["create", "--kdf", "interactive"], [

@@ -14,9 +14,10 @@ public enum AgentProtocol {
 
     /// Operations on an unlocked keychain. `backup` takes `["destination": String,
     /// "replacing": Bool]` as its query and answers the item count; `importItems` takes
-    /// `ImportRequest.encode`'s dictionary and answers one outcome per item.
+    /// `ImportRequest.encode`'s dictionary and answers one outcome per item; `copyMany`
+    /// takes `BatchRequest.encode`'s and answers one result or error per query.
     public enum Operation: UInt8, Sendable {
-        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6, importItems = 7
+        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6, importItems = 7, copyMany = 8
     }
 
     /// Response types.

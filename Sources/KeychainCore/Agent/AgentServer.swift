@@ -162,6 +162,7 @@ public final class AgentServer {
             case .count: result = try keychain.count(q)
             case .backup: result = try Self.backup(keychain, q)
             case .importItems: result = try ImportRequest.perform(q, on: keychain)
+            case .copyMany: result = try BatchRequest.perform(q, on: keychain)
             }
             return Self.okReply(result)
         }

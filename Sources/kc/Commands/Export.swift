@@ -106,40 +106,10 @@ struct Export: ParsableCommand {
         var bytes = Array(document.utf8)
         defer { bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
         if let output {
-            try write(bytes, to: output)
+            try PrivateFile.write(bytes, to: output, force: force)
             Report.note("exported \(count) item\(count == 1 ? "" : "s") to \(output)")
         } else {
             Report.writeAll(1, bytes)
         }
-    }
-
-    /// Creates FILE 0600 (O_EXCL unless --force replaces a regular file) and writes it whole.
-    private func write(_ bytes: [UInt8], to path: String) throws {
-        var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC
-        if force {
-            var st = stat()
-            if lstat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG {
-                throw KeychainError(errSecParam, "\(path) is not a regular file; not replaced")
-            }
-            flags |= O_TRUNC
-        } else {
-            flags |= O_EXCL
-        }
-        let fd = open(path, flags, 0o600)
-        guard fd >= 0 else {
-            let e = errno
-            if e == EEXIST {
-                throw KeychainError(errSecDuplicateItem, "\(path) already exists", hint: "choose another name, or pass --force")
-            }
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot create \(path): \(String(cString: strerror(e)))")
-        }
-        defer { close(fd) }
-        // An existing file replaced with --force keeps its mode otherwise: make it private.
-        fchmod(fd, 0o600)
-        guard Report.writeAll(fd, bytes) else {
-            let e = errno
-            throw KeychainError(e == ENOSPC ? errSecDiskFull : errSecIO, "cannot write \(path): \(String(cString: strerror(e)))")
-        }
-        guard fsync(fd) == 0 else { throw KeychainError(errSecIO, "cannot flush \(path) to disk") }
     }
 }

@@ -1,0 +1,31 @@
+import ArgumentParser
+import KeychainCore
+
+/// `kc read REF`: the secret a reference names, printed as `kc find -w` prints it.
+struct Read: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the secret a kc:// reference names (as kc find -w).",
+        discussion: """
+        A reference: kc://SERVICE/ACCOUNT, kc://SERVER/ACCOUNT?class=internet, with
+        &keychain=NAME for another keychain; %2F, %3F, %25 escape /, ? and % in names
+        (docs/integrations.md).
+        Examples:
+          kc read kc://github.com/alice
+          TOKEN=$(kc read "kc://api.example.com/deploy?class=internet")
+        Exit 206 for a malformed reference, 44 when nothing matches.
+        """
+    )
+
+    @OptionGroup var keychain: KeychainOptions
+
+    @Argument(help: ArgumentHelp("The reference.", valueName: "ref"))
+    var reference: String
+
+    func run() throws {
+        let ref = try SecretReference(reference)
+        let secrets = try ReferenceResolver.resolve([ref], base: keychain.choice) { _ in reference }
+        guard let secret = secrets.first else { return }
+        Report.writeAll(1, secret.bytes)
+        if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }
+    }
+}

@@ -1,0 +1,123 @@
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The child of `kc run`: its pid for the signal handler.
+nonisolated(unsafe) private var runChild: pid_t = 0
+/// A signal that arrived before the child existed, forwarded once it does.
+nonisolated(unsafe) private var runPendingSignal: Int32 = 0
+
+/// Forwards a signal sent to kc (by kill, not by the terminal: the terminal already sent
+/// it to the child, which shares kc's process group) to the child.
+private func forwardSignal(_ signal: Int32, _ info: UnsafeMutablePointer<siginfo_t>?, _ context: UnsafeMutableRawPointer?) {
+    let fromTerminal = info.map { $0.pointee.si_code == 0x80 } ?? false   // SI_KERNEL
+    if fromTerminal { return }
+    if runChild > 0 { kill(runChild, signal) } else { runPendingSignal = signal }
+}
+
+/// Starts a command with an environment, forwards signals, optionally masks its output,
+/// and returns the exit status kc should give (128+N for death by signal N).
+enum ChildProcess {
+    static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
+
+    static func run(_ command: [String], environment: [(String, String)], secrets: [Int: [UInt8]],
+                    mask: (out: Bool, err: Bool), maskable: [[UInt8]]) throws -> Int32 {
+        for s in forwarded {
+            var action = sigaction()
+            action.__sigaction_handler.sa_sigaction = forwardSignal
+            action.sa_flags = SA_SIGINFO | SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(s, &action, nil)
+        }
+        signal(SIGPIPE, SIG_IGN)
+
+        var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        if mask.out { guard pipe(&outPipe) == 0 else { throw KeychainError(errSecIO, "cannot make a pipe") } }
+        if mask.err { guard pipe(&errPipe) == 0 else { throw KeychainError(errSecIO, "cannot make a pipe") } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (p, fd) in [(outPipe, Int32(1)), (errPipe, Int32(2))] where p[1] >= 0 {
+            posix_spawn_file_actions_adddup2(&actions, p[1], fd)
+            posix_spawn_file_actions_addclose(&actions, p[0])
+            posix_spawn_file_actions_addclose(&actions, p[1])
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.enumerated().map { i, pair in
+            let bytes = Array(pair.0.utf8) + [UInt8(ascii: "=")] + (secrets[i] ?? Array(pair.1.utf8)) + [0]
+            let p = malloc(bytes.count)!.assumingMemoryBound(to: CChar.self)
+            bytes.withUnsafeBytes { UnsafeMutableRawPointer(p).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+            return p
+        } + [nil]
+        defer {
+            for p in argv { free(p) }
+            // The secrets leave kc's memory as soon as the child has its copy.
+            for p in envp { if let p { memset(p, 0, strlen(p)); free(p) } }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, command[0], &actions, &attributes, &argv, &envp)
+        for fd in [outPipe[1], errPipe[1]] where fd >= 0 { close(fd) }
+        guard rc == 0 else {
+            for fd in [outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
+            throw KeychainError(rc == ENOENT ? errSecParam : errSecIO, "cannot run \(command[0]): \(String(cString: strerror(rc)))")
+        }
+        runChild = pid
+        if runPendingSignal != 0 { kill(pid, runPendingSignal) }
+        for p in envp { if let p { memset(p, 0, strlen(p)) } }
+
+        var status: Int32 = 0
+        if mask.out || mask.err {
+            status = relay(pid: pid, streams: [(outPipe[0], 1), (errPipe[0], 2)].filter { $0.0 >= 0 }, maskable: maskable)
+        } else {
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        if status & 0x7F == 0 { return (status >> 8) & 0xFF }
+        return 128 + (status & 0x7F)
+    }
+
+    /// Copies the child's masked streams to kc's until they close and the child exits;
+    /// flushes what a masker holds back after 50 ms without output.
+    private static func relay(pid: pid_t, streams: [(Int32, Int32)], maskable: [[UInt8]]) -> Int32 {
+        var maskers = streams.map { _ in OutputMasker(secrets: maskable) }
+        var open = streams.map { _ in true }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var status: Int32 = 0
+        var exited = false
+        while open.contains(true) {
+            var fds = streams.enumerated().map { i, s in pollfd(fd: open[i] ? s.0 : -1, events: Int16(POLLIN), revents: 0) }
+            let n = poll(&fds, nfds_t(fds.count), 50)
+            if n < 0 && errno == EINTR { continue }
+            if n == 0 {
+                // Idle: let go of what is held back.
+                for i in streams.indices { Report.writeAll(streams[i].1, maskers[i].flush()) }
+                if exited { break }   // a grandchild may keep the pipe open: stop once the child is gone and all is quiet
+                if waitpid(pid, &status, WNOHANG) == pid { exited = true }
+                continue
+            }
+            for i in streams.indices where open[i] && fds[i].revents != 0 {
+                let got = read(streams[i].0, &buffer, buffer.count)
+                if got > 0 {
+                    Report.writeAll(streams[i].1, maskers[i].feed(buffer[0..<got]))
+                } else if got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN) {
+                    open[i] = false
+                    Report.writeAll(streams[i].1, maskers[i].flush())
+                    close(streams[i].0)
+                }
+            }
+        }
+        for i in buffer.indices { buffer[i] = 0 }
+        if !exited { while waitpid(pid, &status, 0) < 0 && errno == EINTR {} }
+        return status
+    }
+}
