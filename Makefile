@@ -36,6 +36,7 @@ release: deps
 ## test-deps: what the tests run besides kc
 test-deps: deps
 	@$(call apt_install,command -v,$(TEST_PACKAGES))
+	@python3 -c 'import ensurepip' >/dev/null 2>&1 || { $(call apt_install,dpkg -s,python3-venv); }
 
 ## test: build and run every test
 test: test-deps

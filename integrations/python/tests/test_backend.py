@@ -1,0 +1,52 @@
+"""keyring's own backend test suite, and pip's and uv's ways of asking, against a real kc
+keychain through the kc agent (run by integrations/python/run-tests.sh)."""
+
+import os
+import subprocess
+import sys
+
+import keyring
+from keyring.testing.backend import BackendBasicTests
+
+from keyrings.kc import KcKeyring
+
+
+class TestKcKeyring(BackendBasicTests):
+    def init_keyring(self):
+        return KcKeyring()
+
+
+def kc(*arguments, secret=b""):
+    return subprocess.run(["kc", *arguments], input=secret, capture_output=True)
+
+
+def test_it_is_the_default_backend_when_kc_is_on_path():
+    assert isinstance(keyring.get_keyring(), KcKeyring)
+    assert KcKeyring.priority >= 1
+
+
+def test_keyring_command_line_reads_what_kc_stored():
+    assert kc("add", "-s", "pypi.example.com", "-a", "__token__", secret=b"pypi-tok").returncode == 0
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "keyring"), "get", "pypi.example.com", "__token__"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "pypi-tok\n"
+
+
+def test_credential_without_user_name_is_the_oldest_item():
+    # pip / uv: `keyring --mode=creds get URL`, then `get HOST:PORT`, with no user name.
+    assert kc("add", "-s", "index.example.com:8443", "-a", "first", secret=b"one").returncode == 0
+    assert kc("add", "-s", "index.example.com:8443", "-a", "second", secret=b"two").returncode == 0
+    cred = KcKeyring().get_credential("index.example.com:8443", None)
+    assert (cred.username, cred.password) == ("first", "one")
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "keyring"), "--mode=creds", "get", "index.example.com:8443"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "first\none\n"
+    assert KcKeyring().get_credential("nothing.example.com", None) is None
+
+
+def test_what_keyring_stores_is_a_kc_generic_password():
+    KcKeyring().set_password("svc-from-python", "me", "p@ss")
+    out = kc("find", "-s", "svc-from-python", "-a", "me", "-w")
+    assert out.stdout == b"p@ss"
