@@ -89,6 +89,26 @@ done
 echo "bench: library figures" >&2
 KC_PASSWORD=bench "$KCB" library "$big" "${SIZES##* }" > "$results/library.jsonl"
 
+# Integrations, through the agent on the 100-item keychain: git's helper and kc read against
+# kc find -w (one process, one round trip each), and kc run with ten references against
+# running the command directly. git's helper reads stdin, so those two go through sh.
+echo "bench: integrations" >&2
+KC_PASSWORD=bench "$KC" unlock -k "$small"
+ln -sf "$KC" "$work/git-credential-kc"
+"$KC" add -k "$small" --class internet -s git.example.com -a alice -r https -w token >/dev/null
+printf 'protocol=https\nhost=git.example.com\n\n' > "$work/git-get.txt"
+refs=""
+for i in 1 2 3 4 5 6 7 8 9 10; do refs="$refs --env V$i=kc://svc-$i/acct-$i"; done
+hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/60-integrations.json" \
+  -n "kc find -w (agent)" "env KC_KEYCHAIN=$small $KC find -s svc-1 -a acct-1 -w" \
+  -n "kc read kc://svc-1/acct-1 (agent)" "env KC_KEYCHAIN=$small $KC read kc://svc-1/acct-1" \
+  -n "sh -c 'kc find -w'" "sh -c '$KC find -k $small -s svc-1 -a acct-1 -w'" \
+  -n "sh -c 'git-credential-kc get < request'" "sh -c 'KC_KEYCHAIN=$small $work/git-credential-kc get < $work/git-get.txt'" \
+  -n "/bin/true" "/bin/true" \
+  -n "kc run -- /bin/true" "$KC run -k $small -- /bin/true" \
+  -n "kc run with 10 references -- /bin/true" "$KC run -k $small $refs -- /bin/true" >/dev/null
+"$KC" lock --all
+
 # Import: Keychain.importItems in one transaction, in-process (kc-bench), three rounds; then
 # the whole command, `kc import` of a Chrome CSV into a new keychain (parsing included).
 if [ -n "${BENCH_QUICK:-}" ]; then IMPORT_N=20000; else IMPORT_N=100000; fi

@@ -72,6 +72,18 @@ rows.append((f"library: case-insensitive query (scans the class), {n} items", ms
 rows.append((f"library: query on the comment (no index, scans the class), {n} items", ms(lib["unindexed_ms"]), "", "", "", None))
 rows.append((f"library: SecItemAdd, one durable commit each, {n} items", f"{lib['adds_per_s']:,.0f} items/s", "", "", "", None))
 
+integ = os.path.join(results, "60-integrations.json")
+if os.path.exists(integ):
+    t = {name: (med, p95) for name, med, p95 in timings("60-integrations.json")}
+    find, read = t["kc find -w (agent)"], t["kc read kc://svc-1/acct-1 (agent)"]
+    shfind, git = t["sh -c 'kc find -w'"], t["sh -c 'git-credential-kc get < request'"]
+    true, run0, run = t["/bin/true"], t["kc run -- /bin/true"], t["kc run with 10 references -- /bin/true"]
+    rows.append(("kc read kc://… (agent; both via env KC_KEYCHAIN=…)", ms(read[0]), ms(read[1]), f"{read[0] / find[0]:.2f}× find -w", "≤ 1.2× kc find -w", read[0] <= 1.2 * find[0]))
+    rows.append(("git-credential-kc get, via sh (agent)", ms(git[0]), ms(git[1]), f"{git[0] / shfind[0]:.2f}× sh+find -w", "≤ 1.2× sh -c 'kc find -w'", git[0] <= 1.2 * shfind[0]))
+    rows.append(("kc run -- /bin/true (kc's own cost, no reference)", ms(run0[0]), ms(run0[1]), f"/bin/true {ms(true[0])}", "", None))
+    extra = run[0] - run0[0]
+    rows.append(("kc run with 10 references: what the references add", ms(extra), "", f"{extra / find[0]:.2f}× find -w", "≤ one kc find -w (one round trip)", extra <= find[0]))
+
 imports = [json.loads(l) for l in open(os.path.join(results, "import.jsonl")) if l.strip()]
 if imports:
     rate = sorted(i["import_items_per_s"] for i in imports)[len(imports) // 2]

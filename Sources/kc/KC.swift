@@ -53,6 +53,14 @@ struct KC: ParsableCommand {
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
+            // `kc read REF` alone, as scripts repeat it: the same shortcut.
+            if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {
+                try Read.fast(arguments[2])
+                Startup.exit(0)
+            }
+            if arguments.count > 2, arguments[1] == "run", let run = RunRequest.parse(arguments.dropFirst(2)) {
+                try run.run()
+            }
             if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
                 try find.run()
             } else {

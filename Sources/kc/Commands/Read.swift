@@ -22,8 +22,18 @@ struct Read: ParsableCommand {
     var reference: String
 
     func run() throws {
+        try Self.print(reference, keychain.choice)
+    }
+
+    /// `kc read REF` with no options, parsed without ArgumentParser (its start-up is most of
+    /// a read through the agent, docs/performance.md).
+    static func fast(_ reference: String) throws {
+        try print(reference, KeychainChoice())
+    }
+
+    private static func print(_ reference: String, _ choice: KeychainChoice) throws {
         let ref = try SecretReference(reference)
-        let secrets = try ReferenceResolver.resolve([ref], base: keychain.choice) { _ in reference }
+        let secrets = try ReferenceResolver.resolve([ref], base: choice) { _ in reference }
         guard let secret = secrets.first else { return }
         Report.writeAll(1, secret.bytes)
         if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }

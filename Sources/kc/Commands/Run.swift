@@ -50,60 +50,7 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        var environment = Self.currentEnvironment()
-        environment.removeAll { $0.0 == "KC_PASSWORD" || $0.0 == "KC_NEW_PASSWORD" }
-        func set(_ name: String, _ value: String) {
-            if let i = environment.firstIndex(where: { $0.0 == name }) { environment[i].1 = value } else { environment.append((name, value)) }
-        }
-        for file in envFiles {
-            let bytes = try Readers.readFile(file, limit: 1 << 20, what: "the env file")
-            let text = try bytes.withUnsafeBytes { b -> String in
-                guard let s = String(validating: b, as: UTF8.self) else { throw KeychainError(errSecParam, "\(file) is not UTF-8 text") }
-                return s
-            }
-            for (name, value) in try DotEnv.parse(text, file: file) { set(name, value) }
-        }
-        for pair in envPairs {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            set(String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-        }
-        // Resolve every reference before anything starts.
-        let referenced = environment.indices.filter { SecretReference.isReference(environment[$0].1) }
-        let references = try referenced.map { i -> SecretReference in
-            do { return try SecretReference(environment[i].1) } catch let e as KeychainError {
-                throw KeychainError(e.status, "\(environment[i].0): \(e.message)", hint: e.hint)
-            }
-        }
-        let secrets = try ReferenceResolver.resolve(references, base: keychain.choice) { n in
-            "\(environment[referenced[n]].0) (\(environment[referenced[n]].1))"
-        }
-        for (n, i) in referenced.enumerated() where secrets[n].bytes.contains(0) {
-            throw KeychainError(errSecParam, "\(environment[i].0): its secret has a NUL byte, which an environment variable cannot hold")
-        }
-        let maskOut = !noMasking && !secrets.isEmpty && (mask || isatty(1) == 0)
-        let maskErr = !noMasking && !secrets.isEmpty && (mask || isatty(2) == 0)
-        var maskable: [[UInt8]] = []
-        for (n, i) in referenced.enumerated() {
-            if secrets[n].bytes.count < 4 {
-                if maskOut || maskErr { Report.note("warning: the secret of \(environment[i].0) is shorter than 4 bytes; it is not masked") }
-            } else {
-                maskable.append(secrets[n].bytes)
-            }
-        }
-        let status = try ChildProcess.run(command, environment: environment, secrets: Dictionary(uniqueKeysWithValues: zip(referenced, secrets.map(\.bytes))),
-                                          mask: (maskOut, maskErr), maskable: maskable)
-        Startup.exit(status)
-    }
-
-    /// This process's environment as (name, value) pairs, in order.
-    static func currentEnvironment() -> [(String, String)] {
-        var out: [(String, String)] = []
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { out.append((String(s[..<eq]), String(s[s.index(after: eq)...]))) }
-            p += 1
-        }
-        return out
+        try RunRequest(keychain: keychain.choice, envFiles: envFiles, envPairs: envPairs, noMasking: noMasking, mask: mask,
+                       command: command).run()
     }
 }
