@@ -94,6 +94,15 @@ import KCTestSupport
         #expect(out.stderr.contains("exported 5 items") && out.stderr.contains("backed up 5 items"), "\(out.stderr)")
     }
 
+    @Test func referencesExample() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let script = try Self.example("references").joined(separator: "\n")
+        let out = try h.sh("set -e\nexport NPM_TOKEN='npm-tok-123'\n" + script + "\ncat npmrc\n")
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout == "npm-tok-123token: <concealed by kc>\ntoken=npm-tok-123\n", "\(out.stdout)")
+    }
+
     @Test func ciExample() throws {
         let h = try KCHome()
         let temp = h.directory + "/runner-temp"
