@@ -248,6 +248,15 @@ import KCTestSupport
         out = try h.kc(["export", "-o", file], password: KCHome.password)
         #expect(out.status == 45 && out.stderr.contains("already exists"), "\(out.stderr)")
         #expect(chmod(file, 0o644) == 0)
+        // --force never writes into the old file: another name for it (a hard link, or a
+        // file someone else owns and holds open) does not receive the secrets.
+        #expect(link(file, h.directory + "/other-name") == 0)
+        out = try h.kc(["export", "-o", file, "--force"], password: KCHome.password)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try String(contentsOfFile: h.directory + "/other-name", encoding: .utf8).contains("\"version\":1"), "the old content")
+        var other = stat(), replaced = stat()
+        #expect(lstat(h.directory + "/other-name", &other) == 0 && lstat(file, &replaced) == 0 && other.st_ino != replaced.st_ino, "a new file")
+        #expect(chmod(file, 0o644) == 0)
         // Through the agent, filtered: only the internet password.
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         out = try h.kc(["export", "--class", "internet", "-o", file, "--force"])

@@ -339,6 +339,54 @@ import KCTestSupport
         #expect(out.status == 206 && out.stderr.contains("not a pass store"), "\(out.stderr)")
     }
 
+    /// Crafted input (from the security review): escape sequences never reach the terminal
+    /// raw; a password in a URL is not printed; a dry run creates no keychain; --skip-invalid
+    /// skips only invalid items, never a damaged keychain.
+    @Test func craftedInputIsReportedSafely() throws {
+        let h = try KCHome()
+        let pw = KCHome.password
+        try "name,url,username,password\n\u{1B}]52;c;aGk=\u{07}evil,https://x.example.com,\u{1B}[2Jacct,p\n,myapp://bob:hunter2@host/x,,pw2\n"
+            .write(toFile: h.directory + "/esc.csv", atomically: true, encoding: .utf8)
+        // No keychain yet: a dry run does not create one.
+        var out = try h.kc(["import", "--dry-run", h.directory + "/esc.csv"], password: pw)
+        #expect(out.status == 50 && !FileManager.default.fileExists(atPath: h.defaultKeychain), "\(out.stderr)")
+        try h.createKeychain()
+        out = try h.kc(["import", "--dry-run", h.directory + "/esc.csv"], password: pw)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(!out.stdoutBytes.contains(0x1B) && !out.stdoutBytes.contains(0x07), "\(out.stdout)")
+        #expect(out.stdout.contains("\\u001b[2Jacct"), "escaped, still readable: \(out.stdout)")
+        #expect(!out.stdout.contains("hunter2") && out.stdout.contains("generic myapp://host/x"), "\(out.stdout)")
+        #expect(try h.kc(["import", h.directory + "/esc.csv"], password: pw).status == 0)
+        #expect(try h.kc(["find", "-s", "myapp://host/x", "-w"], password: pw).stdout == "pw2")
+        // A row whose stored metadata is damaged: an import that reaches it fails (93), even
+        // with --skip-invalid, and changes nothing.
+        #expect(try h.kc(["add", "--class", "internet", "-s", "dup.example.com", "-a", "u", "-r", "https", "-w", "old"], password: pw).status == 0)
+        let sql = "UPDATE kc_items SET metadata = zeroblob(length(metadata)) WHERE rowid = (SELECT max(rowid) FROM kc_items);"
+        #expect(try Spawn.run(["/usr/bin/sqlite3", h.defaultKeychain, sql], environment: [:]).status == 0)
+        try "name,url,username,password\nd,https://dup.example.com,u,new\n".write(toFile: h.directory + "/dup.csv", atomically: true, encoding: .utf8)
+        out = try h.kc(["import", "--update", "--skip-invalid", h.directory + "/dup.csv"], password: pw)
+        #expect(out.status == 93, "\(out.status) \(out.stdout) \(out.stderr)")
+    }
+
+    /// A pass store's file that is not a regular UTF-8-named .gpg file is reported, not
+    /// silently left out.
+    @Test func passStoreOddFilesAreReported() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let store = h.directory + "/store"
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: h.directory + "/elsewhere.gpg"))
+        #expect(symlink(h.directory + "/elsewhere.gpg", store + "/link.gpg") == 0)
+        var raw = Array((store + "/bad").utf8) + [0xFF] + Array(".gpg".utf8) + [0]
+        let fd = raw.withUnsafeMutableBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o600) }
+        #expect(fd >= 0)
+        close(fd)
+        let out = try h.kc(["import", "--dry-run", store], password: KCHome.password)
+        #expect(out.status == 1, "\(out.stdout) \(out.stderr)")
+        #expect(out.stdout.contains("link.gpg: unsupported") && out.stdout.contains("symbolic link"), "\(out.stdout)")
+        #expect(out.stdout.contains("not UTF-8"), "\(out.stdout)")
+    }
+
     /// With the agent holding the keychain, import needs no password: one request.
     @Test func importThroughTheAgent() throws {
         let h = try KCHome()

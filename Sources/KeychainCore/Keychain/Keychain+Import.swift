@@ -37,7 +37,7 @@ public enum ImportOutcome: Equatable, Sendable {
     case unchanged(duplicateOf: Int?)
     /// An item with its primary key but other attributes or secret exists; left alone.
     case skipped(duplicateOf: Int?)
-    /// Not valid as a keychain item (skip-invalid mode); the reason.
+    /// Not valid as a keychain item (skip-invalid mode); the reason, without the item's source.
     case invalid(KeychainError)
 }
 
@@ -68,9 +68,12 @@ extension Keychain {
                         do {
                             outcomes.append(try run.importOne(item, index: index, state: &state))
                         } catch let error as KeychainError {
-                            let sourced = KeychainError(error.status, "\(item.source): \(error.message)", hint: error.hint)
-                            guard skipInvalid, error.status != errSecIO, error.status != errSecDiskFull else { throw sourced }
-                            outcomes.append(.invalid(sourced))
+                            // Only what is wrong with the item itself is skipped; a damaged
+                            // file, a full disk or a bug still fails the whole import.
+                            guard skipInvalid, Self.itemValidationErrors.contains(error.status) else {
+                                throw KeychainError(error.status, "\(item.source): \(error.message)", hint: error.hint)
+                            }
+                            outcomes.append(.invalid(error))
                         }
                         if (index + 1) % 1000 == 0 { progress?(index + 1) }
                     }
@@ -82,6 +85,11 @@ extension Keychain {
             return rollback.outcomes
         }
     }
+}
+
+extension Keychain {
+    /// The statuses that say an item is not valid (as opposed to the keychain or the disk).
+    static let itemValidationErrors: [OSStatus] = [errSecParam, errSecNoSuchAttr, errSecDataTooLarge, errSecNoSuchClass, errSecUnimplemented]
 }
 
 /// Thrown at the end of a dry run to roll its transaction back with the outcomes.

@@ -99,7 +99,7 @@ struct Export: ParsableCommand {
             count = bitwarden.logins.count
             if !bitwarden.leftOut.isEmpty {
                 Report.note("left out \(bitwarden.leftOut.count) item\(bitwarden.leftOut.count == 1 ? "" : "s") that \(format) has no place for: "
-                            + bitwarden.leftOut.joined(separator: ", ") + " (use --format json to keep everything)")
+                            + bitwarden.leftOut.map(ItemPrinter.printable).joined(separator: ", ") + " (use --format json to keep everything)")
             }
         }
         items.removeAll()

@@ -54,6 +54,10 @@ struct Import: ParsableCommand {
 
     /// The largest input kc reads.
     static let maxInput = 256 << 20
+    /// The largest JSON input: a parsed JSON document takes many times its size in memory.
+    static let maxJSON = 64 << 20
+    /// The most entries one import takes.
+    static let maxEntries = 1_000_000
 
     func validate() throws {
         if let format, ImportFormat(rawValue: format) == nil {
@@ -69,11 +73,16 @@ struct Import: ParsableCommand {
         let (entries, chosen) = try readEntries()
         if !skipInvalid, let bad = entries.first(where: { if case .malformed? = $0.problem { return true }; return false }),
            case .malformed(let why)? = bad.problem {
-            throw KeychainError(errSecParam, "\(bad.source): \(why); nothing was imported",
+            throw KeychainError(errSecParam, "\(ItemPrinter.printable(bad.source)): \(why); nothing was imported",
                                 hint: "fix that entry, or pass --skip-invalid to import the others")
         }
+        guard entries.count <= Self.maxEntries else {
+            throw KeychainError(errSecDataTooLarge, "the input has \(entries.count) entries; kc imports at most \(Self.maxEntries) at once",
+                                hint: "split the file and import the parts")
+        }
         let items = entries.flatMap(\.items)
-        let handle = try Session.openOrCreateDefault(keychain.choice, profile: kdf)
+        // A dry run changes nothing, not even by creating the default keychain.
+        let handle = dryRun ? try KeychainHandle(keychain.choice) : try Session.openOrCreateDefault(keychain.choice, profile: kdf)
         let showProgress = isatty(2) == 1 && !json && items.count >= 5000
         if showProgress { Report.err("kc: importing \(items.count) items…") }
         let outcomes = try handle.importItems(items, updateExisting: update, dryRun: dryRun, skipInvalid: skipInvalid) { done in
@@ -109,6 +118,10 @@ struct Import: ParsableCommand {
             let firstByte = bytes.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
             if chosen == nil || chosen == .json || chosen == .bitwardenJSON, firstByte == UInt8(ascii: "{") || chosen != nil {
                 if chosen == nil || chosen == .json || chosen == .bitwardenJSON {
+                    guard bytes.count <= Self.maxJSON else {
+                        throw KeychainError(errSecDataTooLarge, "\(what) is a JSON document over \(Self.maxJSON >> 20) MiB; kc reads JSON up to that size",
+                                            hint: "split the export, or export as CSV")
+                    }
                     let document = try JSONValue.parse(bytes)
                     guard let format = chosen ?? ImportFormat.detectJSON(document) else { throw ImportFormat.unknown(what) }
                     chosen = format

@@ -13,6 +13,8 @@ struct CSVTable {
 
     /// The longest field kc reads: larger than any password, far smaller than memory.
     static let maxField = 1 << 20
+    /// The most rows one import reads (memory stays bounded whatever the input).
+    static let maxRecords = 1_000_000
 
     var header: [String]
     var records: [Record]
@@ -21,7 +23,10 @@ struct CSVTable {
     /// mark before it is ignored. Blank lines are skipped.
     /// - Throws: errSecParam when there is no header or the header itself is malformed.
     init(_ bytes: UnsafeRawBufferPointer) throws {
-        var all = Self.split(bytes)
+        guard var all = Self.split(bytes) else {
+            throw KeychainError(errSecDataTooLarge, "the input has more than \(Self.maxRecords) rows; kc imports at most that many at once",
+                                hint: "split the file and import the parts")
+        }
         guard !all.isEmpty else { throw KeychainError(errSecParam, "the input is empty") }
         let first = all.removeFirst()
         if let problem = first.problem { throw KeychainError(errSecParam, "line \(first.line): \(problem) (in the header)") }
@@ -39,7 +44,8 @@ struct CSVTable {
         return nil
     }
 
-    private static func split(_ bytes: UnsafeRawBufferPointer) -> [Record] {
+    /// The records, or nil past `maxRecords`.
+    private static func split(_ bytes: UnsafeRawBufferPointer) -> [Record]? {
         var records: [Record] = []
         var fields: [String] = []
         var field: [UInt8] = []
@@ -64,7 +70,7 @@ struct CSVTable {
         func endRecord() {
             endField()
             let blank = fields.count == 1 && fields[0].isEmpty && problem == nil
-            if !blank { records.append(Record(line: recordLine, fields: problem == nil ? fields : [], problem: problem)) }
+            if !blank && records.count <= maxRecords { records.append(Record(line: recordLine, fields: problem == nil ? fields : [], problem: problem)) }
             fields.removeAll()
             problem = nil
             recordLine = line
@@ -120,7 +126,7 @@ struct CSVTable {
         }
         if inQuotes && problem == nil { problem = "a quoted field that never ends" }
         if !(fields.isEmpty && field.isEmpty && !wasQuoted && problem == nil) || inQuotes { endRecord() }
-        return records
+        return records.count > maxRecords ? nil : records
     }
 }
 

@@ -75,10 +75,12 @@ struct ImportReport {
     func text(all: Bool) -> String {
         var out = ""
         for row in rows where all || !["created", "updated", "unchanged"].contains(row.result) || !row.dropped.isEmpty {
-            var line = "\(row.source): \(row.result)"
-            if !row.what.isEmpty { line += " \(row.what)" } else if !row.name.isEmpty { line += " \(ItemPrinter.printable(row.name))" }
-            if let reason = row.reason { line += ": \(reason)" }
-            if !row.dropped.isEmpty { line += "; not kept: \(row.dropped.joined(separator: ", "))" }
+            // Every field came from the input: control characters never reach the terminal raw.
+            let p = ItemPrinter.printable
+            var line = "\(p(row.source)): \(row.result)"
+            if !row.what.isEmpty { line += " \(p(row.what))" } else if !row.name.isEmpty { line += " \(p(row.name))" }
+            if let reason = row.reason { line += ": \(p(reason))" }
+            if !row.dropped.isEmpty { line += "; not kept: \(row.dropped.map(p).joined(separator: ", "))" }
             out += line + "\n"
         }
         return out

@@ -52,6 +52,7 @@ struct Login {
             query[kSecAttrLabel] = title.isEmpty ? address.host : title
             otpService = address.host
         } else {
+            let url = WebAddress.withoutUserInfo(self.url)   // a password in a URL is not printed
             let service = !title.isEmpty ? title : !url.isEmpty ? url : username
             guard !service.isEmpty else {
                 return .failed(source, .malformed("the entry has no title, address or username"))
@@ -64,7 +65,7 @@ struct Login {
             otpService = service
         }
         query[kSecAttrAccount] = username
-        for extra in extraURLs where !extra.isEmpty { commentLines.append("url: \(extra)") }
+        for extra in extraURLs where !extra.isEmpty { commentLines.append("url: \(WebAddress.withoutUserInfo(extra))") }
         for (name, value) in fields { commentLines.append("\(name): \(value)") }
         if !commentLines.isEmpty { query[kSecAttrComment] = commentLines.joined(separator: "\n") }
         if let kind = kind ?? (folder.isEmpty ? nil : folder) { query[kSecAttrDescription] = kind }

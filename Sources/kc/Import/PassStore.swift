@@ -18,11 +18,12 @@ enum PassStore {
 
     static func entries(_ root: String) throws -> [ImportEntry] {
         var files: [String] = []
-        try collect(root, relative: "", into: &files)
-        guard !files.isEmpty else {
+        var skipped: [ImportEntry] = []
+        try collect(root, relative: "", into: &files, skipped: &skipped)
+        guard !files.isEmpty || !skipped.isEmpty else {
             throw KeychainError(errSecParam, "\(root) holds no .gpg files: it is not a pass store")
         }
-        return try files.map { relative in
+        return try skipped + files.map { relative in
             var plain = try decrypt(root + "/" + relative, name: relative)
             defer { for i in plain.indices { plain[i] = 0 } }
             guard let text = String(validating: plain, as: UTF8.self) else {
@@ -55,15 +56,22 @@ enum PassStore {
         return login.entry()
     }
 
-    /// The `.gpg` files under `folder`, sorted, not following links, skipping dot files.
-    private static func collect(_ folder: String, relative: String, into files: inout [String]) throws {
+    /// The `.gpg` files under `folder`, sorted, not following links, skipping dot files. A
+    /// `.gpg` name that is not UTF-8, a link or anything but a regular file is reported.
+    private static func collect(_ folder: String, relative: String, into files: inout [String], skipped: inout [ImportEntry]) throws {
         guard let dir = opendir(folder) else {
             throw KeychainError(errSecIO, "cannot read the folder \(folder): \(String(cString: strerror(errno)))")
         }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { names.append(name) }
+            let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard raw.first != UInt8(ascii: ".") else { continue }
+            guard let name = String(validating: raw, as: UTF8.self) else {
+                let shown = String(decoding: raw, as: UTF8.self)
+                skipped.append(.failed(relative.isEmpty ? shown : relative + "/" + shown, .unsupported("the file name is not UTF-8; rename it to import it")))
+                continue
+            }
+            names.append(name)
         }
         closedir(dir)
         for name in names.sorted() {
@@ -71,10 +79,15 @@ enum PassStore {
             var st = stat()
             guard lstat(path, &st) == 0 else { continue }
             let rel = relative.isEmpty ? name : relative + "/" + name
-            if st.st_mode & S_IFMT == S_IFDIR {
-                try collect(path, relative: rel, into: &files)
-            } else if st.st_mode & S_IFMT == S_IFREG && name.hasSuffix(".gpg") {
-                files.append(rel)
+            let kind = st.st_mode & S_IFMT
+            if kind == S_IFDIR {
+                try collect(path, relative: rel, into: &files, skipped: &skipped)
+            } else if name.hasSuffix(".gpg") {
+                if kind == S_IFREG {
+                    files.append(rel)
+                } else {
+                    skipped.append(.failed(rel, .unsupported(kind == S_IFLNK ? "a symbolic link; kc does not follow links in a pass store" : "not a regular file")))
+                }
             }
         }
     }
@@ -93,14 +106,12 @@ enum PassStore {
 
     /// `gpg --batch --quiet --decrypt FILE`, its output read from a pipe.
     static func decrypt(_ path: String, name: String) throws -> [UInt8] {
-        var pipeFDs: [Int32] = [0, 0]
-        guard pipe(&pipeFDs) == 0 else { throw KeychainError(errSecIO, "cannot make a pipe for gpg") }
+        guard let pipeFDs = CloseOnExecPipe.make() else { throw KeychainError(errSecIO, "cannot make a pipe for gpg") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)   // dup2 clears close-on-exec on fd 1 only
         let arguments = ["gpg", "--batch", "--quiet", "--yes", "--decrypt", "--", path]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = gpgEnvironment.map { strdup($0) } + [nil]
@@ -123,8 +134,12 @@ enum PassStore {
             let n = read(pipeFDs[0], &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
-            // Read to the end even past the limit, so gpg never blocks on a full pipe.
-            if out.count + n > 1 << 20 { tooLarge = true } else { out.append(contentsOf: buffer[0..<n]) }
+            if out.count + n > 1 << 20 {
+                tooLarge = true
+                kill(pid, SIGKILL)   // a decompression bomb is not read to its end
+                break
+            }
+            out.append(contentsOf: buffer[0..<n])
         }
         for i in buffer.indices { buffer[i] = 0 }
         close(pipeFDs[0])

@@ -59,6 +59,16 @@ struct WebAddress: Equatable {
         guard !host.isEmpty, !host.contains(" ") else { return nil }
     }
 
+    /// `text` without a `user:password@` before its host, for places that are printed
+    /// (a generic password's service, the comment).
+    static func withoutUserInfo(_ text: String) -> String {
+        guard let schemeEnd = text.firstRange(of: "://") else { return text }
+        let rest = text[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<schemeEnd.upperBound]) + String(rest[rest.index(after: at)...])
+    }
+
     /// Apple's four-character protocol code for the scheme, nil for schemes Apple has none for.
     var protocolCode: String? { FourCC.protocols[scheme] }
 

@@ -33,8 +33,8 @@ enum ChildProcess {
         signal(SIGPIPE, SIG_IGN)
 
         var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
-        if mask.out { guard pipe(&outPipe) == 0 else { throw KeychainError(errSecIO, "cannot make a pipe") } }
-        if mask.err { guard pipe(&errPipe) == 0 else { throw KeychainError(errSecIO, "cannot make a pipe") } }
+        if mask.out { guard let p = CloseOnExecPipe.make() else { throw KeychainError(errSecIO, "cannot make a pipe") }; outPipe = p }
+        if mask.err { guard let p = CloseOnExecPipe.make() else { throw KeychainError(errSecIO, "cannot make a pipe") }; errPipe = p }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -60,7 +60,7 @@ enum ItemPrinter {
     /// Plain text as is; text with control characters, quotes or edge spaces quoted as JSON.
     static func printable(_ s: String) -> String {
         let needsQuotes = s.isEmpty || s.first == " " || s.last == " " || s.first == "\""
-            || s.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+            || s.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
         return needsQuotes ? JSON.string(s) : s
     }
 
@@ -101,7 +101,7 @@ enum JSON {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     let h = String(scalar.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
                 } else {

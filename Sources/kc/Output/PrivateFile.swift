@@ -3,22 +3,35 @@ import KeychainCore
 import Glibc
 #endif
 
-/// Files that hold secrets in plaintext (`kc export -o`, `kc inject -o`): created 0600,
-/// never over an existing file unless `force` (and then only a regular file, made private
-/// again), written whole and flushed to disk.
+/// Files that hold secrets in plaintext (`kc export -o`, `kc inject -o`): created 0600 and
+/// written whole, then flushed to disk. Never over an existing file unless `force`; then
+/// the new content goes to a new private file beside it, which is renamed over the old one,
+/// so a file someone else owns or holds open never receives a secret.
 enum PrivateFile {
     static func write(_ bytes: [UInt8], to path: String, force: Bool) throws {
-        var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC
-        if force {
-            var st = stat()
-            if lstat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG {
-                throw KeychainError(errSecParam, "\(path) is not a regular file; not replaced")
-            }
-            flags |= O_TRUNC
-        } else {
-            flags |= O_EXCL
+        guard force else {
+            try writeNew(bytes, to: path)
+            return
         }
-        let fd = open(path, flags, 0o600)
+        var st = stat()
+        if lstat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG {
+            throw KeychainError(errSecParam, "\(path) is not a regular file; not replaced")
+        }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).kc-" + ItemPrinter.hex((0..<6).map { _ in UInt8.random(in: 0...255) })
+        try writeNew(bytes, to: temporary)
+        guard rename(temporary, path) == 0 else {
+            let e = errno
+            unlink(temporary)
+            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot replace \(path): \(String(cString: strerror(e)))")
+        }
+    }
+
+    /// Creates `path` (O_EXCL, 0600, no link followed) and writes it whole.
+    private static func writeNew(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let e = errno
             if e == EEXIST {
@@ -26,13 +39,16 @@ enum PrivateFile {
             }
             throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot create \(path): \(String(cString: strerror(e)))")
         }
-        defer { close(fd) }
-        // An existing file replaced with --force keeps its mode otherwise: make it private.
-        fchmod(fd, 0o600)
+        var ok = false
+        defer {
+            close(fd)
+            if !ok { unlink(path) }
+        }
         guard Report.writeAll(fd, bytes) else {
             let e = errno
             throw KeychainError(e == ENOSPC ? errSecDiskFull : errSecIO, "cannot write \(path): \(String(cString: strerror(e)))")
         }
         guard fsync(fd) == 0 else { throw KeychainError(errSecIO, "cannot flush \(path) to disk") }
+        ok = true
     }
 }
