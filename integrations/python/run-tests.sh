@@ -21,4 +21,5 @@ unset KC_KEYCHAIN KC_PASSWORD DBUS_SESSION_BUS_ADDRESS
 KC_PASSWORD=python-tests kc create --kdf interactive 2>/dev/null
 KC_PASSWORD=python-tests kc unlock
 cd "$home"
-"$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests"
+# In a session of its own: no terminal, so a locked keychain fails instead of prompting.
+setsid -w "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests"

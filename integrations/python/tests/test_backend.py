@@ -50,3 +50,15 @@ def test_what_keyring_stores_is_a_kc_generic_password():
     KcKeyring().set_password("svc-from-python", "me", "p@ss")
     out = kc("find", "-s", "svc-from-python", "-a", "me", "-w")
     assert out.stdout == b"p@ss"
+
+
+def test_a_locked_keychain_fails_at_once():
+    # run-tests.sh runs pytest in a session with no terminal: no prompt, an error at once.
+    import pytest
+    from keyring import errors
+    assert kc("lock").returncode == 0
+    try:
+        with pytest.raises(errors.KeyringLocked):
+            KcKeyring().get_password("pypi.example.com", "__token__")
+    finally:
+        assert subprocess.run(["kc", "unlock"], env={**os.environ, "KC_PASSWORD": "python-tests"}).returncode == 0
