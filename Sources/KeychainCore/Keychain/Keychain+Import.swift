@@ -61,7 +61,8 @@ extension Keychain {
         do {
             return try store.withBulkCache {
                 try write { keys, state in
-                    var run = ImportRun(keychain: self, codec: RowCodec(keys: keys), updateExisting: updateExisting)
+                    var run = ImportRun(keychain: self, codec: RowCodec(keys: keys), updateExisting: updateExisting,
+                                        startedEmpty: state.itemCount == 0)
                     var outcomes: [ImportOutcome] = []
                     outcomes.reserveCapacity(items.count)
                     for (index, item) in items.enumerated() {
@@ -102,6 +103,9 @@ private struct ImportRun {
     let keychain: Keychain
     let codec: RowCodec
     let updateExisting: Bool
+    /// The keychain held no item when the transaction began (it holds the write lock): an
+    /// item this import has not added yet cannot exist, and needs no lookup.
+    let startedEmpty: Bool
     /// Primary-key fingerprint → index of the first item of this import that had it.
     var firstIndex: [[UInt8]: Int] = [:]
 
@@ -123,7 +127,7 @@ private struct ImportRun {
         if earlier == nil { firstIndex[pk] = index }
 
         // One index seek, no decryption, for the common case of a new item.
-        guard try earlier != nil || exists(pk), let existing = try find(pk, itemClass: q.itemClass) else {
+        guard try earlier != nil || (!startedEmpty && exists(pk)), let existing = try find(pk, itemClass: q.itemClass) else {
             try seal(itemID: Sodium.randomBytes(16), q.itemClass, attributes, data: data, known: prints, state: &state) {
                 try keychain.store.insert($0)
             }
