@@ -31,17 +31,17 @@ struct RowCodec {
 
     /// The primary-key and index fingerprints of an item's attributes.
     func fingerprints(_ itemClass: ItemClass, _ attributes: [String: AttributeValue]) throws -> (pk: [UInt8], indexes: [IndexColumn: [UInt8]]) {
+        let plan = ClassPlan.of(itemClass)
         var w = ByteWriter(capacity: 128)
-        for key in Schema.primaryKey(itemClass) {
+        for (key, defaultValue) in plan.primaryKey {
             w.label(key)
-            let value = attributes[key] ?? Schema.defaultValue(key) ?? .string("")
-            w.raw(value.indexEncoding)
+            w.raw((attributes[key] ?? defaultValue).indexEncoding)
         }
-        let pk = BlindIndex.primaryKey(w.bytes, key: try keys.blindKey(BlindIndex.primaryKeyID(classCode: itemClass.code)))
+        let pk = BlindIndex.primaryKey(w.bytes, key: try keys.blindKey(plan.primaryKeyID))
         var indexes: [IndexColumn: [UInt8]] = [:]
-        for (column, key) in Schema.indexColumns(itemClass) {
+        for (column, key, keyID) in plan.indexes {
             guard let value = attributes[key] else { continue }
-            indexes[column] = try fingerprint(value, column: column, itemClass: itemClass)
+            indexes[column] = BlindIndex.value(value.indexEncoding, key: try keys.blindKey(keyID))
         }
         return (pk, indexes)
     }

@@ -92,6 +92,11 @@ enum Schema {
 
     /// The index columns that apply to a class, in schema order.
     static func indexColumns(_ itemClass: ItemClass) -> [(column: IndexColumn, attribute: String)] {
+        ClassPlan.of(itemClass).indexes.map { ($0.column, $0.attribute) }
+    }
+
+    /// `indexColumns` worked out from the attribute table (ClassPlan caches it).
+    static func computeIndexColumns(_ itemClass: ItemClass) -> [(column: IndexColumn, attribute: String)] {
         IndexColumn.allCases.compactMap { column in
             let key = column == .applicationLabel && itemClass == .certificate ? "pkhh" : column.rawValue
             guard let spec = attributes[key], spec.classes.contains(itemClass) else { return nil }
