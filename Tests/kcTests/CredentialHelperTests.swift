@@ -176,6 +176,40 @@ import KCTestSupport
         #expect(try h.kc(["find", "--class", "internet", "-s", "eph.example.com"]).status == 44)
     }
 
+    /// From the security review: values that would add lines to git's protocol are never
+    /// returned; a store replaces only the item with its exact key; Docker's registries on
+    /// other ports stay apart; the state git sees holds nothing derived from the password.
+    @Test func helpersStayExact() throws {
+        let h = try home()
+        // An account with a line break (a crafted import, say) never reaches git.
+        #expect(try h.kc(["add", "--class", "internet", "-s", "inj.example.com", "-a", "bob\nhost=evil.example", "-r", "https", "-w", "pw"]).status == 0)
+        var out = try helper(h, "get", "protocol=https\nhost=inj.example.com\n")
+        #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stdout)")
+        let docker = { (op: String, input: String) throws -> KCBinary.Output in
+            try Spawn.run([h.directory + "/bin/docker-credential-kc", op], environment: h.environment, stdin: Data(input.utf8))
+        }
+        out = try docker("store", #"{"ServerURL":"inj2.example.com","Username":"bob\nhost=evil","Secret":"s"}"#)
+        #expect(out.status == 1 && out.stdout.contains("line break"), "\(out.stdout)")
+        // store for plain host h2 replaces only that item, not :5000 nor the one with a path.
+        for extra in ["host=h2.example.com:5000\n", "host=h2.example.com\npath=team/repo.git\n", "host=h2.example.com\n"] {
+            out = try helper(h, "store", "protocol=https\n\(extra)username=alice\npassword=first\n")
+        }
+        out = try helper(h, "store", "protocol=https\nhost=h2.example.com\nusername=alice\npassword=second\n")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "h2.example.com", "-P", "5000", "-w"]).stdout == "first")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "h2.example.com", "-p", "team/repo.git", "-w"]).stdout == "first")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "h2.example.com", "-P", "0", "-p", "", "-w"]).stdout == "second")
+        // Docker: a registry on another port is another registry.
+        out = try docker("store", #"{"ServerURL":"reg.example.com:5000","Username":"u","Secret":"on-5000"}"#)
+        out = try docker("store", #"{"ServerURL":"reg.example.com","Username":"u","Secret":"on-443"}"#)
+        #expect(try docker("get", "reg.example.com").stdout.contains("\"Secret\":\"on-443\""))
+        #expect(try docker("erase", "reg.example.com").status == 0)
+        #expect(try docker("get", "reg.example.com:5000").stdout.contains("\"Secret\":\"on-5000\""))
+        // state[]: the item and its version, no digest of the password.
+        out = try helper(h, "get", "capability[]=state\nprotocol=https\nhost=h2.example.com:5000\n")
+        let state = try #require(out.stdout.split(separator: "\n").first { $0.hasPrefix("state[]=kc:seen=") })
+        #expect(state.split(separator: "=").last?.split(separator: ".").first?.count == 40, "\(state)")
+    }
+
     /// Locked, no terminal (setsid), no password: the documented behaviour at once, no hang.
     @Test func lockedKeychainInAJobWithoutATerminal() throws {
         let h = try home(unlock: false)

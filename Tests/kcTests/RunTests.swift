@@ -124,6 +124,29 @@ import KCTestSupport
         #expect(out.stdout == "ab\n" && out.stderr.contains("S is shorter than 4 bytes; it is not masked"), "\(out.stderr)")
     }
 
+    /// From the security review: a background grandchild that keeps the pipe open does not
+    /// keep kc running; signals ignored when kc started stay ignored (nohup); CRLF counts as
+    /// a line end in env files and in dotenv values.
+    @Test func runEdgeCases() throws {
+        let h = try home()
+        var env = h.environment
+        env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        var out = try Spawn.run(["/bin/sh", "-c", """
+            cd '\(h.directory)'
+            timeout 10 kc run --mask -- /bin/sh -c '(while :; do echo x; sleep 0.01; done) & echo $! > gc.pid; exit 3' > /dev/null; echo "bg $?"
+            kill $(cat gc.pid) 2>/dev/null
+            /bin/sh -c 'trap "" HUP; kc run --no-masking -- /bin/sh -c "kill -HUP \\$\\$; echo alive"'; echo "nohup $?"
+            """], environment: env)
+        #expect(out.stdout == "bg 3\nalive\nnohup 0\n", "\(out.stdout) \(out.stderr)")
+        try "A=kc://db/app\r\nB=plain\r\n".write(toFile: h.directory + "/crlf.env", atomically: true, encoding: .utf8)
+        out = try h.kc(["run", "--no-masking", "--env-file", h.directory + "/crlf.env", "--", "/bin/sh", "-c", "printf '%s|%s' \"$A\" \"$B\""])
+        #expect(out.stdout == "hunter2-secret|plain", "\(out.stdout) \(out.stderr)")
+        #expect(try h.kc(["add", "-s", "crlf", "-a", "x", "-w", "line1\r\nEVIL=injected"], password: KCHome.password).status == 0)
+        try "A={{ kc://crlf/x }}\n".write(toFile: h.directory + "/c.tmpl", atomically: true, encoding: .utf8)
+        out = try h.kc(["inject", "-i", h.directory + "/c.tmpl", "--format", "dotenv"])
+        #expect(out.status == 206 && out.stdout.isEmpty, "\(out.stdout)")
+    }
+
     /// A signal sent to kc reaches the child; kc exits with the child's status.
     @Test func signalsReachTheChild() throws {
         let h = try home()

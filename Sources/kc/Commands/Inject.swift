@@ -13,7 +13,8 @@ struct Inject: ParsableCommand {
         keychain); a missing one writes nothing. -o FILE is created 0600, never over an
         existing file without --force. With --format dotenv each value is written so a
         dotenv reader reads it back unchanged (bare, or in single quotes), and a value no
-        quoting keeps (a newline or a single quote in it) is refused.
+        quoting keeps (a line end, a control character, a single quote or a backslash) is
+        refused.
         Examples:
           kc inject -i config.tmpl -o config.yml
           kc inject -i .env.tmpl -o .env --format dotenv
@@ -74,7 +75,7 @@ struct Inject: ParsableCommand {
             n += 1
             if format == "dotenv" {
                 guard let value = String(validating: secret.bytes, as: UTF8.self), let quoted = DotEnv.quoted(value) else {
-                    throw KeychainError(errSecParam, "\(reference): its secret has a newline, a single quote or bytes that are not text, which no dotenv quoting keeps",
+                    throw KeychainError(errSecParam, "\(ItemPrinter.printable(reference)): its secret has a line end, a control character, a single quote, a backslash or bytes that are not text, which no dotenv quoting keeps the same in every reader",
                                         hint: "use the default --format raw, or kc run")
                 }
                 out += Array(quoted.utf8)

@@ -75,7 +75,7 @@ struct RunRequest {
                 throw KeychainError(e.status, "\(environment[i].0): \(e.message)", hint: e.hint)
             }
         }
-        let secrets = try ReferenceResolver.resolve(references, base: keychain) { n in
+        var secrets = try ReferenceResolver.resolve(references, base: keychain) { n in
             "\(environment[referenced[n]].0) (\(environment[referenced[n]].1))"
         }
         for (n, i) in referenced.enumerated() where secrets[n].bytes.contains(0) {
@@ -84,15 +84,22 @@ struct RunRequest {
         let maskOut = !noMasking && !secrets.isEmpty && (mask || isatty(1) == 0)
         let maskErr = !noMasking && !secrets.isEmpty && (mask || isatty(2) == 0)
         var maskable: [[UInt8]] = []
-        for (n, i) in referenced.enumerated() {
+        for (n, i) in referenced.enumerated() where maskOut || maskErr {
             if secrets[n].bytes.count < 4 {
-                if maskOut || maskErr { Report.note("warning: the secret of \(environment[i].0) is shorter than 4 bytes; it is not masked") }
+                Report.note("warning: the secret of \(environment[i].0) is shorter than 4 bytes; it is not masked")
             } else {
                 maskable.append(secrets[n].bytes)
             }
         }
-        let status = try ChildProcess.run(command, environment: environment, secrets: Dictionary(uniqueKeysWithValues: zip(referenced, secrets.map(\.bytes))),
-                                          mask: (maskOut, maskErr), maskable: maskable)
+        // The child's environment as NAME=VALUE bytes; then the secrets are let go (wiped,
+        // unless masking still needs them), before the child runs for however long.
+        var secretOf = [Int](repeating: -1, count: environment.count)
+        for (n, i) in referenced.enumerated() { secretOf[i] = n }
+        var entries: [[UInt8]] = environment.indices.map { i in
+            Array(environment[i].0.utf8) + [UInt8(ascii: "=")] + (secretOf[i] >= 0 ? secrets[secretOf[i]].bytes : Array(environment[i].1.utf8))
+        }
+        secrets.removeAll()
+        let status = try ChildProcess.run(command, environment: &entries, mask: (maskOut, maskErr), maskable: maskable)
         Startup.exit(status)
     }
 

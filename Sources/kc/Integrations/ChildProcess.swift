@@ -21,9 +21,18 @@ private func forwardSignal(_ signal: Int32, _ info: UnsafeMutablePointer<siginfo
 enum ChildProcess {
     static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
 
-    static func run(_ command: [String], environment: [(String, String)], secrets: [Int: [UInt8]],
+    /// - Parameter environment: `NAME=VALUE` entries; wiped and emptied once the child has them.
+    static func run(_ command: [String], environment: inout [[UInt8]],
                     mask: (out: Bool, err: Bool), maskable: [[UInt8]]) throws -> Int32 {
-        for s in forwarded {
+        // Signals ignored when kc started (nohup, a shell's background job) stay ignored, in
+        // kc and in the child; every other signal is reset to its default in the child.
+        var ignored = sigset_t()
+        sigemptyset(&ignored)
+        for s in 1..<Int32(32) {
+            var current = sigaction()
+            if sigaction(s, nil, &current) == 0 && unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { sigaddset(&ignored, s) }   // SIG_IGN is 1
+        }
+        for s in forwarded where sigismember(&ignored, s) == 0 {
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = forwardSignal
             action.sa_flags = SA_SIGINFO | SA_RESTART
@@ -46,20 +55,22 @@ enum ChildProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
+        var defaults = sigset_t(), none = sigset_t()
+        sigfillset(&defaults)
+        for s in 1..<Int32(32) where sigismember(&ignored, s) == 1 { sigdelset(&defaults, s) }
         sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        var envp: [UnsafeMutablePointer<CChar>?] = environment.enumerated().map { i, pair in
-            let bytes = Array(pair.0.utf8) + [UInt8(ascii: "=")] + (secrets[i] ?? Array(pair.1.utf8)) + [0]
-            let p = malloc(bytes.count)!.assumingMemoryBound(to: CChar.self)
-            bytes.withUnsafeBytes { UnsafeMutableRawPointer(p).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { entry in
+            let p = calloc(entry.count + 1, 1)!.assumingMemoryBound(to: CChar.self)
+            entry.withUnsafeBytes { if let base = $0.baseAddress { UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: entry.count) } }
             return p
         } + [nil]
+        for i in environment.indices { environment[i].withUnsafeMutableBytes { if let b = $0.baseAddress { memset(b, 0, $0.count) } } }
+        environment.removeAll()
         defer {
             for p in argv { free(p) }
             // The secrets leave kc's memory as soon as the child has its copy.
@@ -86,23 +97,30 @@ enum ChildProcess {
         return 128 + (status & 0x7F)
     }
 
-    /// Copies the child's masked streams to kc's until they close and the child exits;
-    /// flushes what a masker holds back after 50 ms without output.
+    /// Copies the child's masked streams to kc's until they close, or the child has exited
+    /// and they have been quiet for 50 ms or drained for a second (a background grandchild
+    /// may keep a pipe open for ever); flushes what a masker holds back after 50 ms of quiet.
     private static func relay(pid: pid_t, streams: [(Int32, Int32)], maskable: [[UInt8]]) -> Int32 {
         var maskers = streams.map { _ in OutputMasker(secrets: maskable) }
         var open = streams.map { _ in true }
         var buffer = [UInt8](repeating: 0, count: 65536)
         var status: Int32 = 0
-        var exited = false
+        var exitedAt: Double?
+        func now() -> Double {
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        }
         while open.contains(true) {
+            if exitedAt == nil, waitpid(pid, &status, WNOHANG) == pid { exitedAt = now() }
+            if let t = exitedAt, now() - t > 1.0 { break }
             var fds = streams.enumerated().map { i, s in pollfd(fd: open[i] ? s.0 : -1, events: Int16(POLLIN), revents: 0) }
             let n = poll(&fds, nfds_t(fds.count), 50)
             if n < 0 && errno == EINTR { continue }
             if n == 0 {
-                // Idle: let go of what is held back.
+                // Quiet: let go of what is held back.
                 for i in streams.indices { Report.writeAll(streams[i].1, maskers[i].flush()) }
-                if exited { break }   // a grandchild may keep the pipe open: stop once the child is gone and all is quiet
-                if waitpid(pid, &status, WNOHANG) == pid { exited = true }
+                if exitedAt != nil { break }
                 continue
             }
             for i in streams.indices where open[i] && fds[i].revents != 0 {
@@ -116,8 +134,9 @@ enum ChildProcess {
                 }
             }
         }
+        for i in streams.indices { Report.writeAll(streams[i].1, maskers[i].flush()) }
         for i in buffer.indices { buffer[i] = 0 }
-        if !exited { while waitpid(pid, &status, 0) < 0 && errno == EINTR {} }
+        if exitedAt == nil { while waitpid(pid, &status, 0) < 0 && errno == EINTR {} }
         return status
     }
 }

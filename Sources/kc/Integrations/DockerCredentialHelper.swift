@@ -53,10 +53,9 @@ enum DockerCredentialHelper {
         guard let address = WebAddress(text.contains("://") ? text : "https://" + text), let code = address.protocolCode else {
             throw Failure(message: "kc: cannot read the server URL \(text)")
         }
-        var q: [String: Any] = [kSecClass: kSecClassInternetPassword, kSecAttrServer: address.host, kSecAttrProtocol: code,
-                                kSecAttrPath: address.path, kSecAttrLabel: label]
-        if let port = address.port { q[kSecAttrPort] = port }
-        return q
+        // Exact: a registry on another port or path is another registry.
+        return [kSecClass: kSecClassInternetPassword, kSecAttrServer: address.host, kSecAttrProtocol: code,
+                kSecAttrPath: address.path, kSecAttrPort: address.port ?? 0, kSecAttrLabel: label]
     }
 
     static func store(_ input: [UInt8], _ keychain: KeychainHandle) throws {
@@ -65,16 +64,23 @@ enum DockerCredentialHelper {
         guard !server.isEmpty else { throw Failure(message: "no credentials server URL") }
         let username = document["Username"]?.text ?? ""
         guard !username.isEmpty else { throw Failure(message: "no credentials username") }
+        guard GitCredentialHelper.isLineSafe(username.utf8) else { throw Failure(message: "kc: the user name has a line break or a NUL") }
         let secret = Data((document["Secret"]?.text ?? "").utf8)
         var q = try query(server)
         q[kSecAttrAccount] = username
+        q[kSecAttrAuthenticationType] = kSecAttrAuthenticationTypeDefault
         var add = q
-        add[kSecAttrAuthenticationType] = kSecAttrAuthenticationTypeDefault
         add[kSecValueData] = secret
         do {
             _ = try keychain.add(add)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
-            try keychain.update(q, [kSecValueData: secret])
+            // The item with this exact primary key (a git credential for the same registry
+            // and user is the same credential): it becomes Docker's.
+            var exact = q
+            exact.removeValue(forKey: kSecAttrLabel)
+            exact[kSecAttrSecurityDomain] = ""
+            exact[kSecAttrAccessGroup] = ""
+            try keychain.update(exact, [kSecValueData: secret, kSecAttrLabel: label])
         }
     }
 

@@ -7,8 +7,11 @@ enum DotEnv {
     /// The (name, value) pairs of a file's text. - Throws: errSecParam naming file and line.
     static func parse(_ text: String, file: String) throws -> [(String, String)] {
         var out: [(String, String)] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var line = Substring(String(raw).trimmingSpaces)
+        // Lines by bytes: "\r\n" is one Character in Swift, so a CRLF file would be one line.
+        let lines = Array(text.utf8).split(separator: 0x0A, omittingEmptySubsequences: false)
+        for (index, rawBytes) in lines.enumerated() {
+            let raw = String(decoding: rawBytes.last == 0x0D ? rawBytes.dropLast() : rawBytes[...], as: UTF8.self)
+            var line = Substring(raw.trimmingSpaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("export ") { line = line.dropFirst(7).drop { $0 == " " } }
             let bad = { (why: String) in KeychainError(errSecParam, "\(file):\(index + 1): \(why)") }
@@ -64,10 +67,12 @@ enum DotEnv {
     }
 
     /// A value as a dotenv consumer reads it back unchanged: bare when it is plain, in single
-    /// quotes when it has spaces, `$`, `"`, `#` or `\`. Nil when no form is safe in every
-    /// consumer (a newline or a single quote in the value).
+    /// quotes when it has spaces, `$`, `"` or `#`. Nil when no form is safe in every
+    /// consumer: a line end, a single quote or a backslash (readers disagree on escapes in
+    /// quotes), or another control character.
     static func quoted(_ value: String) -> String? {
-        if value.contains("\n") || value.contains("\r") || value.contains("'") { return nil }
+        // Bytes, not Characters: "\r\n" is one Character and matches neither "\r" nor "\n".
+        if value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\\") }) { return nil }
         let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { s in
             s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || "_-.,:/@+=%^*~".unicodeScalars.contains(s))
         }

@@ -128,12 +128,17 @@ enum GitCredentialHelper {
         return (lines.first ?? [], extra)
     }
 
-    /// The `state[]` git hands back on store: a digest of what get returned.
-    static func state(host: String, port: Int?, path: String?, account: String, data: [UInt8]) -> String {
-        var bytes = Array("\(host)\u{0}\(port ?? 0)\u{0}\(path ?? "")\u{0}\(account)\u{0}".utf8)
-        bytes += data
-        defer { for i in bytes.indices { bytes[i] = 0 } }
-        return statePrefix + ContentDigest.hex(bytes)
+    /// The `state[]` of a credential get returned: which item, in which version (its
+    /// persistent reference and modification time). Nothing derived from the password: git
+    /// prints it and hands it to other helpers.
+    static func state(_ item: [String: Any]) -> String? {
+        guard let ref = item[kSecValuePersistentRef] as? Data, let modified = item[kSecAttrModificationDate] as? Date else { return nil }
+        return statePrefix + ItemPrinter.hex(Array(ref)) + "." + String(modified.timeIntervalSinceReferenceDate.bitPattern, radix: 16)
+    }
+
+    /// Whether bytes can go on a line of git's protocol: no line end, no NUL.
+    static func isLineSafe<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+        !bytes.contains(0x0A) && !bytes.contains(0x0D) && !bytes.contains(0)
     }
 
     static func get(_ request: Request, _ query: [String: Any], _ keychain: KeychainHandle) throws {
@@ -141,6 +146,7 @@ enum GitCredentialHelper {
         q[kSecMatchLimit] = kSecMatchLimitAll
         q[kSecReturnAttributes] = true
         q[kSecReturnData] = true
+        q[kSecReturnPersistentRef] = true
         let found: Any?
         do { found = try keychain.copyMatching(q) } catch let e as KeychainError where e.status == errSecItemNotFound { return }
         let now = Int(Date().timeIntervalSince1970)
@@ -151,6 +157,9 @@ enum GitCredentialHelper {
             if let expiry = extra.first(where: { $0.0 == "password_expiry_utc" }),
                let when = Int(String(decoding: expiry.1, as: UTF8.self)), when <= now { continue }   // expired: not returned
             let account = item[kSecAttrAccount] as? String ?? ""
+            // An item whose values would add lines to git's protocol (a crafted import or
+            // Docker user name) is never returned: git would take them as other attributes.
+            guard isLineSafe(account.utf8), isLineSafe(password), extra.allSatisfy({ isLineSafe($0.1) }) else { continue }
             var out: [UInt8] = []
             defer { for i in out.indices { out[i] = 0 } }
             let withState = request.capabilities.contains("state")
@@ -158,11 +167,7 @@ enum GitCredentialHelper {
             if request.username == nil { out += Array("username=\(account)\n".utf8) }
             out += Array("password=".utf8) + password + [0x0A]
             for (key, value) in extra { out += Array("\(key)=".utf8) + value + [0x0A] }
-            if withState {
-                let state = state(host: request.host ?? "", port: item[kSecAttrPort] as? Int, path: item[kSecAttrPath] as? String,
-                                  account: account, data: data)
-                out += Array("state[]=\(state)\n".utf8)
-            }
+            if withState, let state = state(item) { out += Array("state[]=\(state)\n".utf8) }
             Report.writeAll(1, out)
             return
         }
@@ -170,20 +175,56 @@ enum GitCredentialHelper {
 
     static func store(_ request: Request, _ query: [String: Any], _ keychain: KeychainHandle) throws {
         // Only complete credentials, never an ephemeral one.
-        guard request.username != nil, var data = request.password, !request.ephemeral else { return }
+        guard let username = request.username, var data = request.password, !request.ephemeral else { return }
         defer { for i in data.indices { data[i] = 0 } }
         if let expiry = request.expiry { data += Array("\npassword_expiry_utc=".utf8) + expiry }
         if let token = request.refreshToken { data += Array("\noauth_refresh_token=".utf8) + token }
-        let seen = state(host: request.host ?? "", port: request.port ?? 0, path: request.path ?? "",
-                         account: request.username ?? "", data: data)
-        if request.states.contains(seen) { return }   // what get just gave: nothing to write
+        // The very item get returned, unchanged since, with this password: nothing to write.
+        if let seen = request.states.first(where: { $0.hasPrefix(statePrefix) }), try unchanged(seen, data: data, username: username, keychain) {
+            return
+        }
         var add = query
         add[kSecValueData] = Data(data)
         do {
             _ = try keychain.add(add)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
-            try keychain.update(query, [kSecValueData: Data(data)])
+            // Replace that one item: its whole primary key, absent attributes at their defaults
+            // (a query without port or path would match every port and path).
+            var exact = query
+            exact[kSecAttrPort] = request.port ?? 0
+            exact[kSecAttrPath] = request.path ?? ""
+            exact[kSecAttrSecurityDomain] = ""
+            exact[kSecAttrAccessGroup] = ""
+            try keychain.update(exact, [kSecValueData: Data(data)])
         }
+    }
+
+    /// Whether `state` names an item that still has this version, account and data.
+    static func unchanged(_ state: String, data: [UInt8], username: String, _ keychain: KeychainHandle) throws -> Bool {
+        let parts = state.dropFirst(statePrefix.count).split(separator: ".")
+        guard parts.count == 2, parts[0].count == 40, let ref = hexBytes(parts[0]), let bits = UInt64(parts[1], radix: 16) else { return false }
+        let found: Any?
+        do {
+            found = try keychain.copyMatching([kSecClass: kSecClassInternetPassword, kSecValuePersistentRef: Data(ref),
+                                               kSecReturnAttributes: true, kSecReturnData: true])
+        } catch let e as KeychainError where e.status == errSecItemNotFound || e.status == errSecParam {
+            return false
+        }
+        guard let item = found as? [String: Any], let modified = item[kSecAttrModificationDate] as? Date,
+              modified.timeIntervalSinceReferenceDate.bitPattern == bits, item[kSecAttrAccount] as? String == username else { return false }
+        var stored = Array(item[kSecValueData] as? Data ?? Data())
+        defer { for i in stored.indices { stored[i] = 0 } }
+        return stored == data
+    }
+
+    static func hexBytes<S: StringProtocol>(_ s: S) -> [UInt8]? {
+        var out: [UInt8] = []
+        var high: UInt8?
+        for c in s.utf8 {
+            guard let v = UInt8(String(UnicodeScalar(c)), radix: 16) else { return nil }
+            if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
+        }
+        return high == nil ? out : nil
     }
 
     static func erase(_ request: Request, _ query: [String: Any], _ keychain: KeychainHandle) throws {

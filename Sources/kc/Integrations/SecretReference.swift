@@ -25,7 +25,7 @@ struct SecretReference: Equatable {
     /// Parses a reference. - Throws: errSecParam (exit 206) naming the reference and what is wrong.
     init(_ text: String) throws {
         func bad(_ why: String) -> KeychainError {
-            KeychainError(errSecParam, "malformed kc reference \"\(text)\": \(why)",
+            KeychainError(errSecParam, "malformed kc reference \(JSON.string(text)): \(why)",
                           hint: "write kc://SERVICE/ACCOUNT, with ?class=internet for a server (docs/integrations.md)")
         }
         guard text.hasPrefix(Self.scheme) else { throw bad("it does not start with kc://") }
