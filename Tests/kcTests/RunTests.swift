@@ -94,14 +94,11 @@ import KCTestSupport
     /// Locked, no terminal, no password: every integration fails at once (under timeout).
     @Test func lockedWithoutATerminalFailsAtOnce() throws {
         let h = try home(unlock: false)
-        var env = h.environment
-        env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
-        let out = try Spawn.run(["/bin/sh", "-c", """
-            cd '\(h.directory)'
+        let out = try h.sh("""
             setsid -w timeout 10 kc run --env A=kc://db/app -- touch started < /dev/null; echo "run $?"
             setsid -w timeout 10 kc read kc://db/app < /dev/null; echo "read $?"
             echo 'x={{ kc://db/app }}' > t && setsid -w timeout 10 kc inject -i t < /dev/null; echo "inject $?"
-            """], environment: env)
+            """, password: nil)
         #expect(out.stdout == "run 36\nread 36\ninject 36\n", "\(out.stdout) \(out.stderr)")
         #expect(!FileManager.default.fileExists(atPath: h.directory + "/started"))
     }
@@ -129,14 +126,11 @@ import KCTestSupport
     /// a line end in env files and in dotenv values.
     @Test func runEdgeCases() throws {
         let h = try home()
-        var env = h.environment
-        env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
-        var out = try Spawn.run(["/bin/sh", "-c", """
-            cd '\(h.directory)'
+        var out = try h.sh("""
             timeout 10 kc run --mask -- /bin/sh -c '(while :; do echo x; sleep 0.01; done) & echo $! > gc.pid; exit 3' > /dev/null; echo "bg $?"
             kill $(cat gc.pid) 2>/dev/null
             /bin/sh -c 'trap "" HUP; kc run --no-masking -- /bin/sh -c "kill -HUP \\$\\$; echo alive"'; echo "nohup $?"
-            """], environment: env)
+            """, password: nil)
         #expect(out.stdout == "bg 3\nalive\nnohup 0\n", "\(out.stdout) \(out.stderr)")
         try "A=kc://db/app\r\nB=plain\r\n".write(toFile: h.directory + "/crlf.env", atomically: true, encoding: .utf8)
         out = try h.kc(["run", "--no-masking", "--env-file", h.directory + "/crlf.env", "--", "/bin/sh", "-c", "printf '%s|%s' \"$A\" \"$B\""])
@@ -150,10 +144,7 @@ import KCTestSupport
     /// A signal sent to kc reaches the child; kc exits with the child's status.
     @Test func signalsReachTheChild() throws {
         let h = try home()
-        var env = h.environment
-        env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
-        let out = try Spawn.run(["/bin/sh", "-c", """
-            cd '\(h.directory)'
+        let out = try h.sh("""
             kc run --no-masking -- /bin/sh -c 'trap "echo got-usr1; exit 7" USR1; echo ready > ready; while :; do sleep 0.05; done' > usr1.out &
             pid=$!
             for i in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
@@ -164,7 +155,7 @@ import KCTestSupport
             for i in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
             kill -TERM $pid; wait $pid; echo "term $?"
             cat usr1.out
-            """], environment: env)
+            """, password: nil)
         #expect(out.stdout == "usr1 7\nterm 143\ngot-usr1\n", "\(out.stdout) \(out.stderr)")
     }
 
