@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(
             name: "kcTests",
             dependencies: ["KeychainCore", "kc", "KCTestSupport"],
-            exclude: ["pty_session.py"]
+            exclude: ["pty_session.py", "git_http_server.py", "Fixtures"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(
