@@ -92,13 +92,9 @@ final class KeychainHandle {
 
     /// Several queries in one agent round trip (or here); each succeeds or fails alone.
     func copyMany(_ queries: [[String: Any]]) throws -> [Result<Any?, KeychainError>] {
-        if agentMayHoldIt && local == nil {
-            switch try AgentClient().perform(path: path, .copyMany, query: BatchRequest.encode(queries)) {
-            case .result(let value): return try BatchRequest.decode(value, count: queries.count)
-            case .notHeld, .noAgent: agentMayHoldIt = false
-            }
+        try run(.copyMany, BatchRequest.encode(queries), nil, { try BatchRequest.decode($0, count: queries.count) }) {
+            BatchRequest.performLocally(queries, on: $0)
         }
-        return BatchRequest.performLocally(queries, on: try opened())
     }
 
     func count(_ query: [String: Any]) throws -> Int {
@@ -106,10 +102,10 @@ final class KeychainHandle {
     }
 
     private func run<T>(_ operation: AgentProtocol.Operation, _ query: [String: Any], _ attributes: [String: Any]?,
-                        _ convert: (Any?) -> T, local body: (Keychain) throws -> T) throws -> T {
+                        _ convert: (Any?) throws -> T, local body: (Keychain) throws -> T) throws -> T {
         if agentMayHoldIt && local == nil {
             switch try AgentClient().perform(path: path, operation, query: query, attributes: attributes) {
-            case .result(let value): return convert(value)
+            case .result(let value): return try convert(value)
             case .notHeld, .noAgent: agentMayHoldIt = false
             }
         }

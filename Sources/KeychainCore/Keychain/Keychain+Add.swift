@@ -60,8 +60,9 @@ extension Keychain {
     }
 
     /// A new item's parsed query (its data moved out, for the caller to wipe) and its
-    /// complete attributes with creation and modification dates.
-    private static func prepareNew(_ query: [String: Any]) throws -> (ItemQuery, [UInt8]?, [String: AttributeValue]) {
+    /// complete attributes with creation and modification dates (now, unless an import
+    /// keeps the original ones).
+    static func prepareNew(_ query: [String: Any], created: Date? = nil, modified: Date? = nil) throws -> (ItemQuery, [UInt8]?, [String: AttributeValue]) {
         var q = try ItemQuery(query, for: .add)
         // One reference to the secret's bytes, wiped by the caller.
         var data = q.data
@@ -74,8 +75,8 @@ extension Keychain {
         do {
             var attributes = try completeForAdd(q, data: data)
             let now = Date().timeIntervalSinceReferenceDate
-            attributes["cdat"] = .date(now)
-            attributes["mdat"] = .date(now)
+            attributes["cdat"] = .date(created?.timeIntervalSinceReferenceDate ?? now)
+            attributes["mdat"] = .date(modified?.timeIntervalSinceReferenceDate ?? now)
             return (q, data, attributes)
         } catch {
             if data != nil { Sodium.wipe(&data!) }
@@ -84,15 +85,10 @@ extension Keychain {
     }
 
     /// Seals and inserts one new item inside a write transaction, and counts it in the header.
-    private func insertNew(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue],
-                           data: [UInt8]?, keys: KeyHierarchy, state: inout StateRecord) throws {
-        let codec = RowCodec(keys: keys)
-        let row: ItemRow
-        if let data {
-            row = try data.withUnsafeBytes { try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: $0) }
-        } else {
-            row = try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: nil)
-        }
+    /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
+    func insertNew(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
+                   known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])? = nil, keys: KeyHierarchy, state: inout StateRecord) throws {
+        let row = try Self.seal(itemID: itemID, itemClass, attributes, data: data, known: known, keys: keys, rowVersion: state.generation)
         do {
             try store.insert(row)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
@@ -101,6 +97,18 @@ extension Keychain {
         }
         Header.xor(&state.accumulator, Header.term(itemID: itemID, classCode: itemClass.code, rowVersion: state.generation, keys: keys))
         state.itemCount += 1
+    }
+
+    /// A sealed row of an item's attributes and secret under a fresh data key.
+    static func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
+                     known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])?, keys: KeyHierarchy, rowVersion: UInt64) throws -> ItemRow {
+        let codec = RowCodec(keys: keys)
+        guard let data else {
+            return try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: rowVersion, attributes: attributes, data: nil, known: known)
+        }
+        return try data.withUnsafeBytes {
+            try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: rowVersion, attributes: attributes, data: $0, known: known)
+        }
     }
 
     /// The stored attributes of a new item: primary-key defaults, accessibility, label,

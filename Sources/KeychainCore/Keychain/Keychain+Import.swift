@@ -110,17 +110,8 @@ private struct ImportRun {
     var firstIndex: [[UInt8]: Int] = [:]
 
     mutating func importOne(_ item: ImportItem, index: Int, state: inout StateRecord) throws -> ImportOutcome {
-        var q = try ItemQuery(item.query, for: .add)
-        var data = q.data
-        q.data = nil
+        var (q, data, attributes) = try Keychain.prepareNew(item.query, created: item.created, modified: item.modified)
         defer { if data != nil { Sodium.wipe(&data!) } }
-        guard q.itemClass != .identity else {
-            throw KeychainError(errSecParam, "an identity is imported as its certificate and its private key, as two items")
-        }
-        var attributes = try Keychain.completeForAdd(q, data: data)
-        let now = Date().timeIntervalSinceReferenceDate
-        attributes["cdat"] = .date(item.created?.timeIntervalSinceReferenceDate ?? now)
-        attributes["mdat"] = .date(item.modified?.timeIntervalSinceReferenceDate ?? now)
         let prints = try codec.fingerprints(q.itemClass, attributes)
         let pk = prints.pk
         let earlier = firstIndex[pk]
@@ -128,22 +119,23 @@ private struct ImportRun {
 
         // One index seek, no decryption, for the common case of a new item.
         guard try earlier != nil || (!startedEmpty && exists(pk)), let existing = try find(pk, itemClass: q.itemClass) else {
-            try seal(itemID: Sodium.randomBytes(16), q.itemClass, attributes, data: data, known: prints, state: &state) {
-                try keychain.store.insert($0)
-            }
+            try keychain.insertNew(itemID: Sodium.randomBytes(16), q.itemClass, attributes, data: data, known: prints,
+                                   keys: codec.keys, state: &state)
             return .created
         }
         if try same(existing, attributes, data) { return .unchanged(duplicateOf: earlier) }
         guard updateExisting else { return .skipped(duplicateOf: earlier) }
         if item.created == nil, let cdat = existing.attributes["cdat"] { attributes["cdat"] = cdat }
-        if item.modified == nil, case .date(let old)? = existing.attributes["mdat"], now <= old {
+        if item.modified == nil, case .date(let old)? = existing.attributes["mdat"], case .date(let mine)? = attributes["mdat"], mine <= old {
             attributes["mdat"] = .date(old + 0.001)
         }
-        try seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: codec.fingerprints(q.itemClass, attributes),
-                 state: &state) { try keychain.store.replace($0) }
+        // Dates are not indexed: the fingerprints computed above still hold.
+        let row = try Keychain.seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: prints,
+                                    keys: codec.keys, rowVersion: state.generation)
+        try keychain.store.replace(row)
         Header.xor(&state.accumulator, Header.term(itemID: existing.row.itemID, classCode: existing.row.classCode,
                                                    rowVersion: existing.row.rowVersion, keys: codec.keys))
-        state.itemCount -= 1   // counted again by seal
+        Header.xor(&state.accumulator, Header.term(itemID: row.itemID, classCode: row.classCode, rowVersion: row.rowVersion, keys: codec.keys))
         return .updated(duplicateOf: earlier)
     }
 
@@ -187,21 +179,5 @@ private struct ImportRun {
         case (.string, .string), (.data, .data), (.int, .int), (.date, .date): return a.matches(b, ignoringCase: false)
         default: return false
         }
-    }
-
-    /// Seals a row, stores it with `put`, and counts it in the header.
-    func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
-              known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]]), state: inout StateRecord, put: (ItemRow) throws -> Void) throws {
-        let row: ItemRow
-        if let data {
-            row = try data.withUnsafeBytes {
-                try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: $0, known: known)
-            }
-        } else {
-            row = try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: state.generation, attributes: attributes, data: nil, known: known)
-        }
-        try put(row)
-        Header.xor(&state.accumulator, Header.term(itemID: itemID, classCode: itemClass.code, rowVersion: state.generation, keys: codec.keys))
-        state.itemCount += 1
     }
 }

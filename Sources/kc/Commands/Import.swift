@@ -89,7 +89,7 @@ struct Import: ParsableCommand {
             if showProgress { Report.err("\rkc: importing \(items.count) items… \(done)") }
         }
         if showProgress { Report.err("\r\u{1B}[K") }
-        let report = ImportReport(entries: entries, outcomes: outcomes, dryRun: dryRun)
+        let report = ImportReport(entries: entries, outcomes: outcomes)
         if json {
             Report.out(report.json(format: chosen, dryRun: dryRun))
         } else {
@@ -102,7 +102,7 @@ struct Import: ParsableCommand {
     /// Reads the source and parses it in its format.
     private func readEntries() throws -> ([ImportEntry], ImportFormat) {
         let path = source ?? "-"
-        var chosen = format.flatMap(ImportFormat.init(rawValue:))
+        let chosen = format.flatMap(ImportFormat.init(rawValue:))
         if path != "-" && PassStore.isFolder(path) {
             guard chosen == nil || chosen == .pass else { throw KeychainError(errSecParam, "\(path) is a folder; only --format pass reads folders") }
             return (try PassStore.entries(path), .pass)
@@ -116,25 +116,22 @@ struct Import: ParsableCommand {
         let what = path == "-" ? "stdin" : path
         return try input.withUnsafeBytes { bytes in
             let firstByte = bytes.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
-            if chosen == nil || chosen == .json || chosen == .bitwardenJSON, firstByte == UInt8(ascii: "{") || chosen != nil {
-                if chosen == nil || chosen == .json || chosen == .bitwardenJSON {
-                    guard bytes.count <= Self.maxJSON else {
-                        throw KeychainError(errSecDataTooLarge, "\(what) is a JSON document over \(Self.maxJSON >> 20) MiB; kc reads JSON up to that size",
-                                            hint: "split the export, or export as CSV")
-                    }
-                    let document = try JSONValue.parse(bytes)
-                    guard let format = chosen ?? ImportFormat.detectJSON(document) else { throw ImportFormat.unknown(what) }
-                    chosen = format
-                    return (format == .json ? try KCExportJSON.entries(document) : try BitwardenJSON.entries(document), format)
+            // JSON: named, or not named and starting with "{".
+            if chosen == .json || chosen == .bitwardenJSON || (chosen == nil && firstByte == UInt8(ascii: "{")) {
+                guard bytes.count <= Self.maxJSON else {
+                    throw KeychainError(errSecDataTooLarge, "\(what) is a JSON document over \(Self.maxJSON >> 20) MiB; kc reads JSON up to that size",
+                                        hint: "split the export, or export as CSV")
                 }
+                let document = try JSONValue.parse(bytes)
+                guard let format = chosen ?? ImportFormat.detectJSON(document) else { throw ImportFormat.unknown(what) }
+                return (format == .json ? try KCExportJSON.entries(document) : try BitwardenJSON.entries(document), format)
             }
-            if chosen == .gitCredentials || chosen == nil {
-                guard let text = String(validating: bytes, as: UTF8.self) else {
-                    if chosen == .gitCredentials { throw KeychainError(errSecParam, "\(what) is not UTF-8 text") }
-                    return try csv(bytes, chosen: nil, what: what)
-                }
-                if chosen == .gitCredentials || GitCredentials.looksLike(text) { return (GitCredentials.entries(text), .gitCredentials) }
+            // .git-credentials: named, or URL lines.
+            if chosen == .gitCredentials || chosen == nil, let text = String(validating: bytes, as: UTF8.self),
+               chosen == .gitCredentials || GitCredentials.looksLike(text) {
+                return (GitCredentials.entries(text), .gitCredentials)
             }
+            if chosen == .gitCredentials { throw KeychainError(errSecParam, "\(what) is not UTF-8 text") }
             return try csv(bytes, chosen: chosen, what: what)
         }
     }

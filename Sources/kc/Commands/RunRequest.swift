@@ -51,8 +51,7 @@ struct RunRequest {
     }
 
     func run() throws {
-        var environment = Self.currentEnvironment()
-        environment.removeAll { $0.0 == "KC_PASSWORD" || $0.0 == "KC_NEW_PASSWORD" }
+        var environment = ChildEnvironment.inherited()
         func set(_ name: String, _ value: String) {
             if let i = environment.firstIndex(where: { $0.0 == name }) { environment[i].1 = value } else { environment.append((name, value)) }
         }
@@ -101,17 +100,5 @@ struct RunRequest {
         secrets.removeAll()
         let status = try ChildProcess.run(command, environment: &entries, mask: (maskOut, maskErr), maskable: maskable)
         Startup.exit(status)
-    }
-
-    /// This process's environment as (name, value) pairs, in order.
-    static func currentEnvironment() -> [(String, String)] {
-        var out: [(String, String)] = []
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { out.append((String(s[..<eq]), String(s[s.index(after: eq)...]))) }
-            p += 1
-        }
-        return out
     }
 }

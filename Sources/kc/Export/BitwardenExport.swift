@@ -24,13 +24,6 @@ struct BitwardenExport {
     var logins: [Login] = []
     var leftOut: [String] = []
 
-    /// Protocol codes back to URI schemes.
-    static let schemes: [String: String] = {
-        var out: [String: String] = [:]
-        for (name, code) in FourCC.protocols where out[code] == nil || name.count < out[code]!.count { out[code] = name }
-        return out
-    }()
-
     init(items: [(className: String, attributes: [String: Any], data: Data?)]) {
         var otp: [(key: String, name: String, account: String, uri: String, created: Date?, modified: Date?)] = []
         for (className, a, data) in items {
@@ -52,9 +45,7 @@ struct BitwardenExport {
             login.modified = a[kSecAttrModificationDate] as? Date
             if className == "internet" {
                 let server = a[kSecAttrServer] as? String ?? ""
-                let scheme = Self.schemes[a[kSecAttrProtocol] as? String ?? ""] ?? "https"
-                let port = a[kSecAttrPort] as? Int ?? 0
-                login.uri = "\(scheme)://\(server)\(port > 0 ? ":\(port)" : "")\(a[kSecAttrPath] as? String ?? "")"
+                login.uri = WebAddress.url(ofInternetPassword: a)
                 login.name = label.isEmpty ? server : label
                 login.key = server + "\u{0}" + account
             } else {

@@ -17,7 +17,7 @@ struct ImportReport {
     static let results = ["created", "updated", "unchanged", "skipped", "invalid", "unsupported"]
 
     /// Builds the rows from the entries, their items' outcomes (in order), and the input order.
-    init(entries: [ImportEntry], outcomes: [ImportOutcome], dryRun: Bool) {
+    init(entries: [ImportEntry], outcomes: [ImportOutcome]) {
         var itemIndex = 0
         var sourceOfItem: [String] = []
         for entry in entries { for item in entry.items { sourceOfItem.append(item.source) } }

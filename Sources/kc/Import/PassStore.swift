@@ -92,18 +92,6 @@ enum PassStore {
         }
     }
 
-    /// The environment gpg gets: the caller's, without kc's password variables.
-    static var gpgEnvironment: [String] {
-        var out: [String] = []
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if !s.hasPrefix("KC_PASSWORD=") && !s.hasPrefix("KC_NEW_PASSWORD=") { out.append(s) }
-            p += 1
-        }
-        return out
-    }
-
     /// `gpg --batch --quiet --decrypt FILE`, its output read from a pipe.
     static func decrypt(_ path: String, name: String) throws -> [UInt8] {
         guard let pipeFDs = CloseOnExecPipe.make() else { throw KeychainError(errSecIO, "cannot make a pipe for gpg") }
@@ -114,7 +102,7 @@ enum PassStore {
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)   // dup2 clears close-on-exec on fd 1 only
         let arguments = ["gpg", "--batch", "--quiet", "--yes", "--decrypt", "--", path]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        var envp: [UnsafeMutablePointer<CChar>?] = gpgEnvironment.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = ChildEnvironment.inherited().map { strdup("\($0.0)=\($0.1)") } + [nil]
         defer {
             for p in argv { free(p) }
             for p in envp { free(p) }

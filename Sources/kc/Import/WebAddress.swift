@@ -69,6 +69,14 @@ struct WebAddress: Equatable {
         return String(text[..<schemeEnd.upperBound]) + String(rest[rest.index(after: at)...])
     }
 
+    /// The URL an internet password's attributes stand for: scheme (from its protocol code;
+    /// https when kc has no name for it), server, port when not 0, and path.
+    static func url(ofInternetPassword attributes: [String: Any]) -> String {
+        let scheme = FourCC.scheme(forProtocol: attributes[kSecAttrProtocol] as? String ?? "") ?? "https"
+        let port = attributes[kSecAttrPort] as? Int ?? 0
+        return "\(scheme)://\(attributes[kSecAttrServer] as? String ?? "")\(port > 0 ? ":\(port)" : "")\(attributes[kSecAttrPath] as? String ?? "")"
+    }
+
     /// Apple's four-character protocol code for the scheme, nil for schemes Apple has none for.
     var protocolCode: String? { FourCC.protocols[scheme] }
 

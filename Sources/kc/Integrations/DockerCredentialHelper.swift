@@ -118,10 +118,7 @@ enum DockerCredentialHelper {
         var pairs: [(String, String)] = []
         do {
             for item in try keychain.copyMatching(q) as? [[String: Any]] ?? [] {
-                let scheme = BitwardenExport.schemes[item[kSecAttrProtocol] as? String ?? ""] ?? "https"
-                let port = item[kSecAttrPort] as? Int ?? 0
-                let url = "\(scheme)://\(item[kSecAttrServer] as? String ?? "")\(port > 0 ? ":\(port)" : "")\(item[kSecAttrPath] as? String ?? "")"
-                pairs.append((url, JSON.string(item[kSecAttrAccount] as? String ?? "")))
+                pairs.append((WebAddress.url(ofInternetPassword: item), JSON.string(item[kSecAttrAccount] as? String ?? "")))
             }
         } catch let e as KeychainError where e.status == errSecItemNotFound {}
         Report.out(JSON.object(pairs) + "\n")

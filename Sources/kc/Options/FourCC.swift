@@ -27,6 +27,12 @@ enum FourCC {
         return s.utf8.count == 4 ? s : nil
     }
 
+    /// A protocol code back to its URL scheme ("htps" → "https"); the shortest name when
+    /// several share a code. Nil for a code kc has no name for.
+    static func scheme(forProtocol code: String) -> String? {
+        protocols.filter { $0.value == code }.map(\.key).min { ($0.count, $0) < ($1.count, $1) }
+    }
+
     /// An authentication type name or code to Apple's four-character code.
     static func authTypeCode(_ s: String) -> String? {
         if let code = authTypes[s.lowercased()] { return code }
