@@ -77,6 +77,7 @@ final class KeychainAccess: @unchecked Sendable {
         case .update: return try keychain.update(query, attributes ?? [:])
         case .delete: return try keychain.delete(query)
         case .count: return try keychain.count(query)
+        case .verify: return try keychain.check()
         case .backup, .importItems, .copyMany:
             throw KeychainError(errSecUnimplemented, "the Security API makes no backups or imports; use `kc backup` / `kc import`")
         }

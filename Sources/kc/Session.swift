@@ -65,6 +65,11 @@ final class KeychainHandle {
         return try run(.backup, request, nil, { $0 as? Int ?? 0 }) { try $0.backup(to: destination, replacing: replacing) }
     }
 
+    /// A whole-keychain check (`Keychain.check`); the item count.
+    func verify() throws -> Int {
+        try run(.verify, [:], nil, { $0 as? Int ?? 0 }) { try $0.check() }
+    }
+
     /// Imports items in one transaction: through the agent when it holds the keychain and
     /// the request fits in one message, else here (with `progress` every 1,000 items).
     func importItems(_ items: [ImportItem], updateExisting: Bool, dryRun: Bool, skipInvalid: Bool,

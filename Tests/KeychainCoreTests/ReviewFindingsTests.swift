@@ -94,7 +94,9 @@ import Testing
         } catch let e as KeychainError {
             #expect(e.status != errSecItemNotFound, "the item vanished silently (errSecItemNotFound, not errSecDecode)")
         }
-        expectStatus(errSecDuplicateItem, "the hidden row no longer blocks a second item with the same primary key") {
+        // The open keychain noticed the edit (issue 15): a tampered file takes no write at all,
+        // so the hidden row can never let a second item with its primary key in.
+        expectStatus(errSecDecode, "a write went ahead on a file edited under the open keychain") {
             try t.keychain.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("second".utf8)]))
         }
     }

@@ -3,7 +3,8 @@
 /// client and an agent of different versions notice on the first message.
 public enum AgentProtocol {
     /// Raised by hand whenever a message's layout changes.
-    public static let version: UInt16 = 1
+    /// 2: the `verify` operation, and agents that re-verify a file changed under them.
+    public static let version: UInt16 = 2
     /// The largest frame either side accepts: the largest secret plus room for a query.
     static let maxFrame = (16 << 20) + (1 << 20)
 
@@ -15,9 +16,10 @@ public enum AgentProtocol {
     /// Operations on an unlocked keychain. `backup` takes `["destination": String,
     /// "replacing": Bool]` as its query and answers the item count; `importItems` takes
     /// `ImportRequest.encode`'s dictionary and answers one outcome per item; `copyMany`
-    /// takes `BatchRequest.encode`'s and answers one result or error per query.
+    /// takes `BatchRequest.encode`'s and answers one result or error per query; `verify`
+    /// takes an empty query and answers the item count of a whole-keychain check.
     public enum Operation: UInt8, Sendable {
-        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6, importItems = 7, copyMany = 8
+        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6, importItems = 7, copyMany = 8, verify = 9
     }
 
     /// Response types.

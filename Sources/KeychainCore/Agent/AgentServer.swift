@@ -163,6 +163,7 @@ public final class AgentServer {
             case .backup: result = try Self.backup(keychain, q)
             case .importItems: result = try ImportRequest.perform(q, on: keychain)
             case .copyMany: result = try BatchRequest.perform(q, on: keychain)
+            case .verify: result = try keychain.check()
             }
             return Self.okReply(result)
         }

@@ -6,7 +6,9 @@ enum AssociatedData {
     static let metadataLabel = "kc/v1/meta"
     static let dataLabel = "kc/v1/data"
     static let headerLabel = "kc/v1/header"
-    static let accumulatorLabel = "kc/v1/acc"
+    /// Format 2's accumulator term covers every column (`Header.term`); format 1's did not.
+    static let accumulatorLabel = "kc/v2/acc"
+    static let accumulatorLabelV1 = "kc/v1/acc"
 
     /// The master-key wrap: label ‖ format ‖ keychain id ‖ key generation ‖ KDF algorithm,
     /// opslimit, memlimit, salt.

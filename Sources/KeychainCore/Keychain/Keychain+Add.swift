@@ -88,14 +88,14 @@ extension Keychain {
     /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
     func insertNew(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
                    known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])? = nil, keys: KeyHierarchy, state: inout StateRecord) throws {
-        let row = try Self.seal(itemID: itemID, itemClass, attributes, data: data, known: known, keys: keys, rowVersion: state.generation)
+        var row = try Self.seal(itemID: itemID, itemClass, attributes, data: data, known: known, keys: keys, rowVersion: state.generation)
         do {
-            try store.insert(row)
+            row.seq = try store.insert(row)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
             throw KeychainError(errSecDuplicateItem, Self.duplicateMessage(itemClass, attributes),
                                 hint: "update it instead, or delete it first")
         }
-        Header.xor(&state.accumulator, Header.term(itemID: itemID, classCode: itemClass.code, rowVersion: state.generation, keys: keys))
+        Header.xor(&state.accumulator, try Header.term(row, keys: keys))
         state.itemCount += 1
     }
 

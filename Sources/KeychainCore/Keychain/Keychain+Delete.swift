@@ -14,12 +14,13 @@ extension Keychain {
             var targets: [ItemRow] = []
             if q.itemClass == .identity {
                 var seen = Set<[UInt8]>()
-                try forEachIdentity(q, includeData: false, codec: codec) { cert, key in
+                // With their data: the accumulator term covers every column.
+                try forEachIdentity(q, includeData: true, codec: codec) { cert, key in
                     for item in [cert, key] where seen.insert(item.row.itemID).inserted { targets.append(item.row) }
                     return true
                 }
             } else {
-                try forEachMatch(q, itemClass: q.itemClass, conditions: q.attributes, includeData: false, codec: codec) { item in
+                try forEachMatch(q, itemClass: q.itemClass, conditions: q.attributes, includeData: true, codec: codec) { item in
                     targets.append(item.row)
                     return true
                 }
@@ -31,7 +32,7 @@ extension Keychain {
                                         hint: "restore the keychain from a backup")
                 }
                 try store.delete(itemID: row.itemID)
-                Header.xor(&state.accumulator, Header.term(itemID: row.itemID, classCode: row.classCode, rowVersion: row.rowVersion, keys: keys))
+                Header.xor(&state.accumulator, try Header.term(row, keys: keys))
                 state.itemCount -= 1
             }
             return targets.count

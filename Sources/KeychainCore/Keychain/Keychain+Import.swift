@@ -130,12 +130,12 @@ private struct ImportRun {
             attributes["mdat"] = .date(old + 0.001)
         }
         // Dates are not indexed: the fingerprints computed above still hold.
-        let row = try Keychain.seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: prints,
+        var row = try Keychain.seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: prints,
                                     keys: codec.keys, rowVersion: state.generation)
+        row.seq = existing.row.seq
         try keychain.store.replace(row)
-        Header.xor(&state.accumulator, Header.term(itemID: existing.row.itemID, classCode: existing.row.classCode,
-                                                   rowVersion: existing.row.rowVersion, keys: codec.keys))
-        Header.xor(&state.accumulator, Header.term(itemID: row.itemID, classCode: row.classCode, rowVersion: row.rowVersion, keys: codec.keys))
+        Header.xor(&state.accumulator, try Header.term(existing.row, keys: codec.keys))
+        Header.xor(&state.accumulator, try Header.term(row, keys: codec.keys))
         return .updated(duplicateOf: earlier)
     }
 

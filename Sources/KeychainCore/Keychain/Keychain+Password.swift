@@ -9,7 +9,7 @@ extension Keychain {
     ///   re-keyed meanwhile (nothing is written).
     public func changePassword(to newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
         let keys = try unlockedKeys()
-        let before = try store.transaction(write: false) { try store.readKeychainRecord() }
+        let before = try authenticatedRecord()
         var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])
         if let profile { kdf = KDFParameters(profile: profile) }
         kdf.salt = Sodium.randomBytes(KDFParameters.saltBytes)
@@ -29,7 +29,19 @@ extension Keychain {
             }
             try store.writeKeychainRecord(record)
         }
+        openedRecord = record
         try store.compactLog()
+    }
+
+    /// The record whose wrap this process opened with the password. A password change or
+    /// re-key starts from its KDF parameters and compares-and-swaps against it: parameters
+    /// lowered in the file while kc waited for the new password are never used, and the
+    /// write is refused.
+    func authenticatedRecord() throws -> KeychainRecord {
+        guard let openedRecord else {
+            throw KeychainError(errSecInteractionNotAllowed, "\(path) was not opened with its password here", hint: "unlock it again")
+        }
+        return openedRecord
     }
 
     /// Replaces the master key (after a suspected leak): a new key generation, every
@@ -38,7 +50,7 @@ extension Keychain {
     /// open with the old password, but say nothing about items added afterwards.
     public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
         let oldKeys = try unlockedKeys()
-        let before = try store.transaction(write: false) { try store.readKeychainRecord() }
+        let before = try authenticatedRecord()
         var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])
         if let profile { kdf = KDFParameters(profile: profile) }
         kdf.salt = Sodium.randomBytes(KDFParameters.saltBytes)
@@ -53,7 +65,7 @@ extension Keychain {
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
         let newKeys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
                                        blindKeyIDs: Schema.blindKeyIDs)
-        let generation = try store.transaction(write: true) {
+        let generation: (UInt64, ChangeStamp) = try store.transaction(write: true) {
             let current = try store.readKeychainRecord()
             var state = try store.readState()
             guard current == before else {
@@ -67,42 +79,32 @@ extension Keychain {
             }
             let oldCodec = RowCodec(keys: oldKeys), newCodec = RowCodec(keys: newKeys)
             var rows: [ItemRow] = []
-            for c in ItemClass.stored {
-                try store.forEachRow(.scan(classCode: c.code), includeData: true) { row in
-                    rows.append(row)
-                    return true
-                }
+            try store.forEachRow(.all, includeData: true) { row in
+                rows.append(row)
+                return true
             }
             // The rows must be exactly those the header vouches for: a re-key must never
-            // launder a deleted, inserted or replayed row into a freshly sealed one.
-            var old = [UInt8](repeating: 0, count: 32)
-            for row in rows {
-                guard row.rowVersion <= state.generation else {
-                    throw KeychainError(errSecDecode, "\(path) has a row newer than its header; not re-keyed")
-                }
-                Header.xor(&old, Header.term(itemID: row.itemID, classCode: row.classCode, rowVersion: row.rowVersion, keys: oldKeys))
-            }
-            guard UInt64(rows.count) == state.itemCount, Sodium.constantTimeEqual(old, state.accumulator) else {
-                throw KeychainError(errSecDecode, "the items of \(path) do not match its header: rows were deleted, inserted or replayed; not re-keyed",
-                                    hint: "restore the keychain from a backup")
-            }
+            // launder a deleted, inserted, replayed or edited row into a freshly sealed one.
+            try verifyRows(oldKeys, state)
             state.generation += 1
             var acc = [UInt8](repeating: 0, count: 32)
             for row in rows {
                 let item = try oldCodec.open(row)
                 let new = try oldCodec.rekey(row, attributes: item.attributes, to: newCodec, rowVersion: state.generation)
                 try store.replace(new)
-                Header.xor(&acc, Header.term(itemID: new.itemID, classCode: new.classCode, rowVersion: new.rowVersion, keys: newKeys))
+                Header.xor(&acc, try Header.term(new, keys: newKeys))
             }
             state.accumulator = acc
             state.mac = Header.mac(state, record: record, keys: newKeys)
             try store.writeKeychainRecord(record)
             try store.writeState(state)
-            return state.generation
+            return (state.generation, try store.changeStamp())
         }
         // Only after the commit (see `write`).
-        highestGeneration = max(highestGeneration, generation)
+        highestGeneration = max(highestGeneration, generation.0)
         keys = newKeys
+        openedRecord = record
+        noteOwnCommit(generation.1)
         try store.compactLog()
     }
 }

@@ -62,7 +62,7 @@ extension Keychain {
                 var mdat = now
                 if case .date(let old)? = item.attributes["mdat"], mdat <= old { mdat = old + 0.001 }
                 attributes["mdat"] = .date(mdat)
-                let newRow: ItemRow
+                var newRow: ItemRow
                 if let newData = change.data {
                     newRow = try newData.withUnsafeBytes {
                         try codec.seal(itemID: item.row.itemID, itemClass: item.itemClass, rowVersion: state.generation, attributes: attributes, data: $0)
@@ -74,13 +74,14 @@ extension Keychain {
                 } else {
                     newRow = try codec.seal(itemID: item.row.itemID, itemClass: item.itemClass, rowVersion: state.generation, attributes: attributes, data: nil)
                 }
+                newRow.seq = item.row.seq
                 do {
                     try store.replace(newRow)
                 } catch let error as KeychainError where error.status == errSecDuplicateItem {
                     throw KeychainError(errSecDuplicateItem, "the change would give two items the same primary key; nothing was changed")
                 }
-                Header.xor(&state.accumulator, Header.term(itemID: item.row.itemID, classCode: item.row.classCode, rowVersion: item.row.rowVersion, keys: keys))
-                Header.xor(&state.accumulator, Header.term(itemID: newRow.itemID, classCode: newRow.classCode, rowVersion: newRow.rowVersion, keys: keys))
+                Header.xor(&state.accumulator, try Header.term(item.row, keys: keys))
+                Header.xor(&state.accumulator, try Header.term(newRow, keys: keys))
             }
             return targets.count
         }

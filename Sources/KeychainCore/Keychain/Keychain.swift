@@ -14,9 +14,11 @@ import Glibc
 /// Not thread-safe: use one `Keychain` per thread (the agent serialises its use).
 public final class Keychain {
     /// The format version this build writes (`docs/format.md`).
-    static let formatVersion: UInt32 = 1
-    /// The lowest kc format version that may write files this build writes.
-    static let writerVersion: UInt32 = 1
+    /// 2: every stored column of every row is covered by the accumulator (issue 15).
+    static let formatVersion: UInt32 = 2
+    /// The lowest kc format version that may write files this build writes: a format-1 kc
+    /// would fold rows into the accumulator the old way.
+    static let writerVersion: UInt32 = 2
     /// Default idle and absolute auto-lock timeouts stored in a new keychain (seconds).
     static let defaultIdleTimeout: UInt64 = 15 * 60
     static let defaultMaxTimeout: UInt64 = 12 * 60 * 60
@@ -30,6 +32,13 @@ public final class Keychain {
     var keys: KeyHierarchy?
     /// The highest header generation seen: a lower one later means a rolled-back file.
     var highestGeneration: UInt64 = 0
+    /// The store as it was when this process last verified every row (or wrote itself);
+    /// nil before the first check. A store found different is verified again before use.
+    var verifiedStamp: ChangeStamp?
+    /// The keychain record whose master-key wrap this process opened with the password:
+    /// its KDF parameters are authenticated (they are in the wrap's associated data), so a
+    /// password change starts from them, never from what the file says later.
+    var openedRecord: KeychainRecord?
 
     init(path: String, store: SQLiteItemStore, keys: KeyHierarchy) {
         self.path = path
@@ -66,7 +75,9 @@ public final class Keychain {
             FileSafety.removeKeychainFiles(path)
             throw error
         }
-        return Keychain(path: path, store: store, keys: keys)
+        let keychain = Keychain(path: path, store: store, keys: keys)
+        keychain.openedRecord = record
+        return keychain
     }
 
     /// Opens a keychain with its password and checks its header and rows.
@@ -79,15 +90,20 @@ public final class Keychain {
         try Sodium.ensureReady()
         let store = try SQLiteItemStore(openingExisting: path)
         let record = try store.transaction(write: false) { try store.readKeychainRecord() }
-        let keys = try unwrap(record, password: password, path: path)
+        let (keys, kek) = try unwrap(record, password: password, path: path)
         let keychain = Keychain(path: path, store: store, keys: keys)
         keychain.highestGeneration = minimumGeneration
+        keychain.openedRecord = record
+        if record.formatVersion < formatVersion {
+            try keychain.migrateFormat(from: record, kek: kek)
+        }
         try keychain.verify()
         return keychain
     }
 
-    /// Derives the KEK and unwraps the master key of `record`.
-    static func unwrap(_ record: KeychainRecord, password: borrowing SecureBytes, path: String) throws -> KeyHierarchy {
+    /// Derives the KEK and unwraps the master key of `record`; answers the keys and the KEK
+    /// (kept only to migrate an older format's wrap).
+    static func unwrap(_ record: KeychainRecord, password: borrowing SecureBytes, path: String) throws -> (KeyHierarchy, SymmetricKey) {
         guard record.formatVersion <= formatVersion else {
             throw KeychainError(errSecWrongSecVersion, "\(path) has format version \(record.formatVersion); this kc reads up to \(formatVersion)",
                                 hint: "upgrade kc to open this keychain")
@@ -107,8 +123,9 @@ public final class Keychain {
         guard master.count == 32 else { throw KeychainError(errSecDecode, "\(path) has a malformed master key") }
         let mk = try SecureBytes(count: 32, guarded: true)
         master.withUnsafeBytes { src in mk.withUnsafeMutableBytes { $0.copyMemory(from: src) } }
-        return try KeyHierarchy(master: SymmetricKey(mk), keychainID: record.keychainID,
-                                keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+        let keys = try KeyHierarchy(master: SymmetricKey(mk), keychainID: record.keychainID,
+                                    keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+        return (keys, kek)
     }
 
     /// The highest header generation this object has seen: every write increments it, and

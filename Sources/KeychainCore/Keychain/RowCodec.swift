@@ -131,7 +131,7 @@ struct RowCodec {
         let itemClass = ItemClass(rawValue: row.classCode) ?? .genericPassword
         let dek = try dataKey(row)
         let (pk, indexes) = try target.fingerprints(itemClass, attributes)
-        var new = ItemRow(itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: pk,
+        var new = ItemRow(seq: row.seq, itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: pk,
                           indexes: indexes, wrappedKey: [], metadata: [], data: row.data)
         new.wrappedKey = AEAD.seal(dek.bytes, key: target.keys.wrap,
                                    ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: target.keys, row: new))

@@ -27,7 +27,58 @@ final class Database {
         sqlite3_extended_result_codes(db, 1)
         // busy_timeout before anything else: the first statement may already meet a writer.
         sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
+        // SQLite's defences against a crafted file (docs/security.md, "A crafted schema"):
+        // no writable schema or shadow-table writes, nothing from the schema runs as code,
+        // and a trigger or view that slipped into the file would not run anyway (the schema
+        // is also compared with kc's own at open, `SQLiteItemStore.checkSchema`).
+        for (op, value) in [(SQLITE_DBCONFIG_DEFENSIVE, Int32(1)), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
+                            (SQLITE_DBCONFIG_ENABLE_TRIGGER, 0), (SQLITE_DBCONFIG_ENABLE_VIEW, 0)] {
+            var applied: Int32 = -1
+            let rc = kc_sqlite3_db_config_bool(db, op, value, &applied)
+            guard rc == SQLITE_OK, applied == value else {
+                sqlite3_close_v2(db)
+                handle = nil
+                throw KeychainError(errSecInternalError, "SQLite \(Self.sqliteVersion) refused a defensive setting (\(op))")
+            }
+        }
         try exec("PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; PRAGMA trusted_schema=OFF;")
+    }
+
+    /// An in-memory database (for working out the schema kc writes).
+    static func inMemory() throws -> Database { try Database(path: ":memory:") }
+
+    /// The rowid of the last row this connection inserted.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// `PRAGMA data_version`: changes when another connection committed since this
+    /// connection's previous read, never for this connection's own commits.
+    func dataVersion() throws -> Int64 {
+        let s = try statement("PRAGMA data_version")
+        defer { s.reset() }
+        guard try s.step() else { throw KeychainError(errSecDecode, "\(path): no data_version") }
+        return s.int(0)
+    }
+
+    /// Every entry of `sqlite_schema` as "type|name|tbl_name|sql", sorted: what a crafted
+    /// file would have to change to add an index, trigger, view or table of its own.
+    func schemaEntries() throws -> [String] {
+        let s = try statement("SELECT type, name, tbl_name, sql FROM sqlite_schema")
+        defer { s.reset() }
+        var entries: [String] = []
+        while try s.step() {
+            entries.append([s.text(0) ?? "?", s.text(1) ?? "?", s.text(2) ?? "?", s.text(3) ?? "NULL"].joined(separator: "|"))
+        }
+        return entries.sorted()
+    }
+
+    /// `PRAGMA integrity_check`: nil when SQLite finds the file sound (b-trees, and every
+    /// index entry against its table row), else SQLite's first findings.
+    func integrityProblems() throws -> String? {
+        let s = try statement("PRAGMA integrity_check(20)")
+        defer { s.reset() }
+        var lines: [String] = []
+        while try s.step() { lines.append(s.text(0) ?? "?") }
+        return lines == ["ok"] ? nil : lines.joined(separator: "; ")
     }
 
     deinit {

@@ -12,15 +12,21 @@ protocol ItemStore: AnyObject {
     func writeState(_ state: StateRecord) throws
     /// Calls `body` for each candidate row in insertion order until it returns false.
     func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws
-    /// Inserts a row. - Throws: `errSecDuplicateItem` when the primary-key fingerprint exists.
-    func insert(_ row: ItemRow) throws
+    /// Inserts a row and answers the place in insertion order it was given (its `seq`).
+    /// - Throws: `errSecDuplicateItem` when the primary-key fingerprint exists.
+    func insert(_ row: ItemRow) throws -> Int64
     /// Replaces the row with the same item id. - Throws: `errSecDuplicateItem` on a
     /// primary-key collision.
     func replace(_ row: ItemRow) throws
     /// Deletes the row with this item id.
     func delete(itemID: [UInt8]) throws
-    /// Calls `body` with (item id, class, row version) of every row.
-    func forEachVersion(_ body: (_ itemID: [UInt8], _ classCode: String, _ rowVersion: UInt64) throws -> Void) throws
+    /// A value that changes whenever something other than this connection changed the
+    /// store (another process's commit, a byte written into the file): the keychain
+    /// verifies the whole store again before it answers from a changed one.
+    func changeStamp() throws -> ChangeStamp
+    /// Checks what lies beneath the rows: the schema is kc's own and the storage engine's
+    /// structures (indexes included) agree with the rows. Nil when sound.
+    func structuralProblems() throws -> String?
     /// Moves every committed change into the main file and empties the log.
     func compactLog() throws
     /// Writes a consistent copy of the whole store into the new, empty file at `path`
@@ -29,4 +35,13 @@ protocol ItemStore: AnyObject {
     /// Runs `body` (a bulk insert) with a larger page cache, given back afterwards: the blind
     /// indexes are random keys, so a big insert touches index pages all over the file.
     func withBulkCache<T>(_ body: () throws -> T) throws -> T
+}
+
+/// What identifies a store's current contents to its connection (`ItemStore.changeStamp`);
+/// only compared for equality.
+struct ChangeStamp: Equatable, Sendable {
+    /// Changes when another connection commits (never for this connection's own commits).
+    var others: Int64
+    /// The files' identity, size and change time: changes when anyone writes them.
+    var files: [Int64]
 }

@@ -1,8 +1,10 @@
+import Synchronization
+
 /// The keychain file's schema, by version (`docs/format.md` §1). Version N's SQL turns a
 /// version N-1 file into a version N file inside one transaction.
 enum Migrations {
     /// The schema version this build writes.
-    static let currentVersion: Int64 = 1
+    static let currentVersion: Int64 = 2
     /// `PRAGMA application_id` of a kc keychain: "kc" 0x00 0x01.
     static let applicationID: Int64 = 0x6B63_0001
 
@@ -53,7 +55,29 @@ enum Migrations {
         CREATE INDEX kc_items_atag ON kc_items(i_atag) WHERE i_atag IS NOT NULL;
         CREATE INDEX kc_items_klbl ON kc_items(i_klbl) WHERE i_klbl IS NOT NULL;
         """,
+        // Format 2: the integrity scans read the table itself, so the covering index that let
+        // SQLite answer them from stale index pages goes (docs/format.md §1, issue 15).
+        2: "DROP INDEX kc_items_class;",
     ]
+
+    /// The `sqlite_schema` entries a file of `version` has: the steps up to it, applied to an
+    /// empty in-memory database (worked out once per process). A file whose schema differs
+    /// in any way is refused (`SQLiteItemStore.checkSchema`).
+    static func expectedSchema(version: Int64) throws -> [String] {
+        try schemaCache.withLock { cache in
+            if let known = cache[version] { return known }
+            let db = try Database.inMemory()
+            for v in 1...version {
+                guard let sql = steps[v] else { throw KeychainError(errSecInternalError, "no migration to schema version \(v)") }
+                try db.exec(sql)
+            }
+            let entries = try db.schemaEntries()
+            cache[version] = entries
+            return entries
+        }
+    }
+
+    private static let schemaCache = Mutex<[Int64: [String]]>([:])
 
     /// Brings a file up to `currentVersion`. Refuses a newer file without touching it.
     static func migrate(_ db: Database) throws {

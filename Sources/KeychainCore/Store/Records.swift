@@ -27,6 +27,9 @@ struct StateRecord: Equatable, Sendable {
 /// One stored item as the store sees it: ids, class, blind indexes and ciphertexts; no
 /// plaintext attribute or secret ever reaches this type.
 struct ItemRow: Sendable {
+    /// The row's place in insertion order (`seq`): what orders "first match" results. It is
+    /// assigned by the store on insert (0 before) and covered by the header's accumulator.
+    var seq: Int64 = 0
     var itemID: [UInt8]
     var classCode: String
     var rowVersion: UInt64
@@ -51,4 +54,7 @@ enum RowLookup: Sendable {
     case indexes([(IndexColumn, [UInt8])])
     /// Every row of a class.
     case scan(classCode: String)
+    /// Every row of every class, read from the table itself (never from an index), for the
+    /// integrity scans (`docs/format.md` §6).
+    case all
 }

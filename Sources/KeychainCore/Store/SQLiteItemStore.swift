@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `ItemStore` on one SQLite file (`docs/format.md` §1).
 final class SQLiteItemStore: ItemStore {
     let database: Database
@@ -16,6 +20,22 @@ final class SQLiteItemStore: ItemStore {
                                 hint: "check the path given with -k or KC_KEYCHAIN")
         }
         try Migrations.migrate(database)
+        try checkSchema()
+    }
+
+    /// Refuses a file whose schema is not exactly the one kc writes: an extra or changed
+    /// index, trigger, view or table (a stale index that lookups would read instead of the
+    /// table, a trigger that rewrites rows) makes the file untrusted as a whole.
+    /// - Throws: errSecDecode.
+    func checkSchema() throws {
+        let version = try Migrations.userVersion(database)
+        let found = try database.schemaEntries(), expected = try Migrations.expectedSchema(version: version)
+        guard found == expected else {
+            let odd = Set(found).symmetricDifference(expected).map { $0.split(separator: "|").prefix(2).joined(separator: " ") }.sorted()
+            throw KeychainError(errSecDecode,
+                                "\(database.path) has a schema kc did not write (\(odd.prefix(3).joined(separator: ", "))): the file was tampered with",
+                                hint: "restore the keychain from a backup")
+        }
     }
 
     /// Creates a new keychain file (0600, WAL) and its schema; the caller writes the header.
@@ -26,6 +46,7 @@ final class SQLiteItemStore: ItemStore {
             try database.exec("PRAGMA journal_mode=WAL")
             try database.exec("PRAGMA application_id = \(Migrations.applicationID)")
             try Migrations.migrate(database)
+            try checkSchema()
         } catch {
             FileSafety.removeKeychainFiles(path)
             throw error
@@ -115,7 +136,8 @@ final class SQLiteItemStore: ItemStore {
 
     func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
-        let columns = Self.rowColumns + (includeData ? ", data" : ", data IS NOT NULL")
+        let columns = Self.rowColumns + (includeData ? ", data" : ", data IS NOT NULL") + ", seq"
+
         let s: Statement
         switch lookup {
         case .itemID(let id):
@@ -137,6 +159,9 @@ final class SQLiteItemStore: ItemStore {
         case .scan(let classCode):
             s = try database.statement("SELECT \(columns) FROM kc_items NOT INDEXED WHERE class = ? ORDER BY seq")
             s.bind(1, classCode)
+        // The integrity scans: the table's own rows, whatever any index says.
+        case .all:
+            s = try database.statement("SELECT \(columns) FROM kc_items NOT INDEXED ORDER BY seq")
         }
         defer { s.reset() }
         while try s.step() {
@@ -151,18 +176,19 @@ final class SQLiteItemStore: ItemStore {
             else {
                 throw KeychainError(errSecDecode, "a row of \(database.path) is malformed: the keychain is damaged or was tampered with")
             }
-            let row = ItemRow(itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
+            let row = ItemRow(seq: s.int(base + 3), itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
                               wrappedKey: wrapped, metadata: meta,
                               data: includeData ? s.blob(base + 2) : (s.int(base + 2) != 0 ? [] : nil))
             guard try body(row) else { break }
         }
     }
 
-    func insert(_ row: ItemRow) throws {
+    func insert(_ row: ItemRow) throws -> Int64 {
         let placeholders = Array(repeating: "?", count: 7 + Self.indexColumns.count).joined(separator: ", ")
         let s = try database.statement("INSERT INTO kc_items(\(Self.rowColumns), data) VALUES (\(placeholders))")
         bind(row, to: s)
         try s.run()
+        return database.lastInsertRowID
     }
 
     func replace(_ row: ItemRow) throws {
@@ -190,15 +216,23 @@ final class SQLiteItemStore: ItemStore {
         try s.run()
     }
 
-    func forEachVersion(_ body: ([UInt8], String, UInt64) throws -> Void) throws {
-        let s = try database.statement("SELECT item_id, class, row_version FROM kc_items")
-        defer { s.reset() }
-        while try s.step() {
-            guard let id = s.blob(0), let c = s.text(1), let v = UInt64(exactly: s.int(2)) else {
-                throw KeychainError(errSecDecode, "a row of \(database.path) is malformed")
+    func changeStamp() throws -> ChangeStamp {
+        var values: [Int64] = []
+        for file in [database.path, database.path + "-wal"] {
+            var st = stat()
+            if stat(file, &st) == 0 {
+                values += [Int64(st.st_dev), Int64(bitPattern: UInt64(st.st_ino)), Int64(st.st_size),
+                           Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)]
+            } else {
+                values.append(-1)
             }
-            try body(id, c, v)
         }
+        return ChangeStamp(others: try database.dataVersion(), files: values)
+    }
+
+    func structuralProblems() throws -> String? {
+        try checkSchema()
+        return try database.integrityProblems()
     }
 
     func compactLog() throws {

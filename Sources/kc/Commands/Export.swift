@@ -66,6 +66,9 @@ struct Export: ParsableCommand {
                                 hint: "use -o FILE, a pipe, or --force")
         }
         let handle = try KeychainHandle(keychain.choice)
+        // The whole keychain is checked before anything leaves it (DESIGN.md: "before backup
+        // and export"): an export must not launder replayed or edited rows into plaintext.
+        _ = try handle.verify()
         var items: [(className: String, attributes: [String: Any], data: Data?)] = []
         for cls in itemClass.map({ [$0] }) ?? CLIClass.allCases {
             var query: [String: Any] = [kSecClass: cls.secClass, kSecMatchLimit: kSecMatchLimitAll,

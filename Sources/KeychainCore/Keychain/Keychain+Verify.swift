@@ -1,0 +1,37 @@
+extension Keychain {
+    /// Checks a whole keychain and names what is wrong (`kc verify`): the storage engine's
+    /// structures and the schema are kc's own, the header's MAC holds, every row opens at
+    /// its place (its data key, metadata and data decrypt under their associated data, and
+    /// its index columns match its attributes), and the rows, read from the table itself,
+    /// match the header's item count and accumulator. O(n) decryptions.
+    ///
+    ///     let items = try keychain.check()
+    ///
+    /// - Returns: the number of items.
+    /// - Throws: errSecDecode naming the first problem found; errSecInteractionNotAllowed
+    ///   when locked.
+    public func check() throws -> Int {
+        let keys = try unlockedKeys()
+        if let problem = try store.structuralProblems() {
+            throw KeychainError(errSecDecode, "the storage of \(path) is damaged or was tampered with: \(problem)",
+                                hint: "restore the keychain from a backup")
+        }
+        return try store.transaction(write: false) {
+            let record = try store.readKeychainRecord()
+            let state = try store.readState()
+            try checkHeader(record, state, keys: keys)
+            if let problem = firstRowThatDoesNotOpen(keys) { throw problem }
+            try verifyRows(keys, state)
+            verifiedStamp = try store.changeStamp()
+            return Int(state.itemCount)
+        }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
