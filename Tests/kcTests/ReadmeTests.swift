@@ -92,6 +92,7 @@ import KCTestSupport
         #expect(out.stderr.contains("1 created, 0 updated, 0 unchanged, 0 skipped, 0 invalid, 0 unsupported (from pass)"), "\(out.stderr)")
         #expect(out.stdout.contains("gh-token"), "the -w line prints the pass entry's secret")
         #expect(out.stderr.contains("exported 5 items") && out.stderr.contains("backed up 5 items"), "\(out.stderr)")
+        #expect(out.stderr.contains(": 5 items, storage, schema and header intact"), "\(out.stderr)")
     }
 
     @Test func referencesExample() throws {
