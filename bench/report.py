@@ -71,6 +71,9 @@ rows.append((f"library: SecItemCopyMatching by primary key, {n} items", f"{lib['
 rows.append((f"library: case-insensitive query (scans the class), {n} items", ms(lib["ignore_case_ms"]), "", "", "", None))
 rows.append((f"library: query on the comment (no index, scans the class), {n} items", ms(lib["unindexed_ms"]), "", "", "", None))
 rows.append((f"library: SecItemAdd, one durable commit each, {n} items", f"{lib['adds_per_s']:,.0f} items/s", "", "", "", None))
+if "verify_ms" in lib:
+    rows.append((f"library: integrity scan of every row (each open; the agent after a foreign change), {n} items", ms(lib["verify_ms"]), "", "", "", None))
+    rows.append((f"library: kc verify's whole check (integrity_check, every row decrypted), {n} items", ms(lib["check_ms"]), "", "", "", None))
 
 integ = os.path.join(results, "60-integrations.json")
 if os.path.exists(integ):

@@ -6,7 +6,9 @@
 //   KC_PASSWORD=... kc-bench library PATH COUNT
 //       on a keychain made by populate: SecItemCopyMatching by primary key (lookups/s),
 //       a case-insensitive query and a query on an attribute with no index (ms), and
-//       SecItemAdd of new items one by one, each its own durable commit (items/s).
+//       SecItemAdd of new items one by one, each its own durable commit (items/s), the row
+//       scan of every open and of an agent that finds its file changed (verify_ms), and
+//       the whole-keychain check of `kc verify` (check_ms).
 //   KC_PASSWORD=... kc-bench import PATH COUNT
 //       creates a keychain and imports COUNT logins (internet passwords with server,
 //       account, path, label, comment and secret) with Keychain.importItems in one
@@ -115,8 +117,22 @@ do {
             guard status == errSecSuccess else { fail("add: status \(status)") }
         }
         let addRate = Double(adds) / (now() - start)
+
+        // The row scan every open runs, and an open keychain (the agent) runs again after
+        // someone else changed the file; then the whole-keychain check of `kc verify`.
+        func timedCheck(_ body: () throws -> Void) -> Double {
+            var times: [Double] = []
+            for _ in 0..<3 {
+                let start = now()
+                do { try body() } catch { fail("check: \(error)") }
+                times.append(now() - start)
+            }
+            return median(times) * 1000
+        }
+        let verifyMS = timedCheck { try keychain.verify() }
+        let checkMS = timedCheck { _ = try keychain.check() }
         emit([("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
-              ("unindexed_ms", unindexed), ("adds_per_s", addRate)])
+              ("unindexed_ms", unindexed), ("adds_per_s", addRate), ("verify_ms", verifyMS), ("check_ms", checkMS)])
 
     case "import":
         let keychain = try Keychain.create(at: path, password: password(), profile: .interactive)
