@@ -254,4 +254,157 @@ import Testing
             #expect(e.message.contains(id), "\(e.message)")
         }
     }
+
+    // MARK: Found by attacking the first version of this change
+
+    /// The table stays authentic; only prod's entry leaves the service index (updated
+    /// through SQL, then the index hidden while the column is put back). Lookups would
+    /// skip prod and a lookup without an account would answer staging's secret.
+    @Test func aStaleIndexEntryCannotHideAnItemOrSteerAFirstMatch() throws {
+        let t = try Self.deployKeychain()
+        let original = try t.sql("SELECT hex(i_svce) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines)
+        let entry = try t.sql("SELECT quote(type), quote(name), quote(tbl_name), rootpage, quote(sql) FROM sqlite_schema WHERE name = 'kc_items_svce'")
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").joined(separator: ", ")
+        try t.sql("UPDATE kc_items SET i_svce = x'00' WHERE seq = 1")
+        try t.sql("PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name = 'kc_items_svce'")
+        try t.sql("UPDATE kc_items SET i_svce = x'\(original)' WHERE seq = 1")
+        try t.sql("PRAGMA writable_schema = ON; INSERT INTO sqlite_schema VALUES (\(entry))")
+        do {
+            let answer = try Self.secret(t.keychain)
+            Issue.record("a first match through the stale index answered \(answer ?? "nil")")
+        } catch let e as KeychainError {
+            #expect(e.status == errSecDecode, "\(e)")
+        }
+        expectDetected(t, "a stale index entry")
+    }
+
+    /// Two indexes' root pages swapped in sqlite_schema: the SQL text is kc's, every
+    /// lookup by service or account would find nothing.
+    @Test func swappedIndexRootPagesAreDetected() throws {
+        let t = try Self.deployKeychain()
+        try t.sql("""
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_schema SET rootpage = CASE name
+              WHEN 'kc_items_svce' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'kc_items_acct')
+              ELSE (SELECT rootpage FROM sqlite_schema WHERE name = 'kc_items_svce') END
+            WHERE name IN ('kc_items_svce', 'kc_items_acct');
+            """)
+        expectStatus(errSecDecode, "a fresh open") { _ = try t.reopen() }
+    }
+
+    /// A row the markers did not announce (they can be fooled: a write through a shared
+    /// mapping of a page already dirty, an edit of the -shm) is still refused: every row a
+    /// lookup reads must be one the last scan, or this process's own write, vouched for.
+    @Test func aRowTheChangeMarkersMissedIsRefusedByTheLedger() throws {
+        let t = try Self.deployKeychain()
+        try Self.saveRows(t)
+        try t.keychain.update(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"]), [kSecValueData: Data("rotated-key".utf8)])
+        try t.sql("""
+            ATTACH '\(t.directory)/old.db' AS o;
+            DELETE FROM main.kc_items WHERE item_id = (SELECT item_id FROM o.saved WHERE seq = 1);
+            INSERT INTO main.kc_items SELECT * FROM o.saved WHERE seq = 1;
+            """)
+        // As if the markers had not moved.
+        t.keychain.verifiedStamp = try t.keychain.store.changeStamp()
+        expectStatus(errSecDecode, "the open keychain served a row it never verified") { _ = try Self.secret(t.keychain, "prod") }
+        // And the next request verifies the whole file again.
+        #expect(t.keychain.verifiedStamp == nil)
+        expectStatus(errSecDecode) { _ = try Self.secret(t.keychain, "staging") }
+    }
+
+    /// The reviewer's replay through a shared mapping: the old page is copied over the new
+    /// one after the page was dirtied (so the file's change time need not move again),
+    /// and SQLite's cache is flushed by reading a large item. The open keychain must not
+    /// answer the old secret, whichever defence notices.
+    @Test func aReplayThroughASharedMappingIsRefused() throws {
+        let t = try Self.deployKeychain()
+        try t.keychain.add(genp([kSecAttrService: "big", kSecValueData: Data(repeating: 0x42, count: 4 << 20)]))
+        try t.keychain.store.compactLog()
+        let oldMeta = try t.sql("SELECT hex(metadata) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines)
+        let oldFile = try #require(FileManager.default.contents(atPath: t.path))
+        try t.keychain.update(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"]), [kSecValueData: Data("rotated-key".utf8)])
+        try t.keychain.store.compactLog()
+        #expect(try Self.secret(t.keychain, "prod") == "rotated-key")
+        // The page of the old row: where its metadata bytes sit in the old file.
+        let needle = try #require(hexBytes(oldMeta))
+        let offset = try #require(firstOffset(of: needle, in: Array(oldFile)))
+        let pageSize = 4096, page = offset / pageSize * pageSize
+        let fd = open(t.path, O_RDWR | O_CLOEXEC)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var st = stat()
+        fstat(fd, &st)
+        let map = try #require(mmap(nil, Int(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0))
+        try #require(map != MAP_FAILED)
+        defer { munmap(map, Int(st.st_size)) }
+        let bytes = map.assumingMemoryBound(to: UInt8.self)
+        bytes[page] = bytes[page]   // dirties the page: the change time moves now
+        _ = try Self.secret(t.keychain, "staging")   // the keychain notices and checks
+        oldFile.withUnsafeBytes { (old: UnsafeRawBufferPointer) in
+            for i in 0..<pageSize { bytes[page + i] = old[page + i] }
+        }
+        // The file now holds the old row (a fresh reader sees its old metadata)…
+        #expect(try t.sql("SELECT hex(metadata) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines) == oldMeta,
+                "the replay did not reach the file")
+        // …and the open keychain's connection reads pages from the file again, not from its cache.
+        try t.keychain.store.database.exec("PRAGMA cache_size = 1")
+        _ = try? t.keychain.copyMatching(genp([kSecAttrService: "big", kSecReturnData: true]))
+        do {
+            let answer = try Self.secret(t.keychain, "prod")
+            #expect(answer != "prod-key", "the open keychain served the replayed old secret")
+            Issue.record("the replayed row was answered: \(answer ?? "nil")")
+        } catch let e as KeychainError {
+            #expect(e.status == errSecDecode, "\(e)")
+        }
+    }
+
+    /// The file renamed over a keychain that stays open: its connection still reads the
+    /// old file. Writes there would be lost; the open keychain locks instead.
+    @Test func aFileReplacedByRenameIsNotFollowed() throws {
+        let t = try Self.deployKeychain()
+        try FileManager.default.copyItem(atPath: t.path, toPath: t.path + ".new")
+        #expect(rename(t.path + ".new", t.path) == 0)
+        expectStatus(errSecInteractionNotAllowed, "a write into the unlinked file") {
+            try t.keychain.add(genp([kSecAttrService: "lost", kSecValueData: Data("x".utf8)]))
+        }
+        #expect(!t.keychain.isUnlocked)
+    }
+
+    /// A user_version kc never writes, set while the keychain is open: an error, never a trap.
+    @Test(arguments: [0, -1, 3, 1_000_000])
+    func aCraftedSchemaVersionIsAnErrorNotACrash(version: Int) throws {
+        let t = try Self.deployKeychain()
+        try t.sql("PRAGMA user_version = \(version)")
+        // A newer version asks for a newer kc; any other is a damaged file.
+        let status = version > Migrations.currentVersion ? errSecWrongSecVersion : errSecDecode
+        expectStatus(status, "check") { _ = try t.keychain.check() }
+        expectStatus(status, "reopen") { _ = try t.reopen() }
+    }
+
+    /// An empty data blob (not NULL) is a damaged row, exit 93, not an internal error.
+    @Test func anEmptyDataColumnIsADamagedRow() throws {
+        let t = try Self.deployKeychain()
+        try t.sql("UPDATE kc_items SET data = x'' WHERE seq = 3")
+        expectDetected(t, "empty data")
+    }
 }
+
+private func hexBytes(_ hex: String) -> [UInt8]? {
+    var out: [UInt8] = []
+    var chars = Array(hex.utf8)[...]
+    while chars.count >= 2 {
+        guard let b = UInt8(String(decoding: chars.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+        out.append(b)
+        chars = chars.dropFirst(2)
+    }
+    return out.isEmpty ? nil : out
+}
+
+private func firstOffset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    guard needle.count <= haystack.count else { return nil }
+    for i in 0...(haystack.count - needle.count) where haystack[i] == needle[0] && Array(haystack[i..<i + needle.count]) == needle {
+        return i
+    }
+    return nil
+}
+

@@ -62,7 +62,8 @@ import KCTestSupport
     }
 
     @Test func codableValuesAndPersistentReferences() throws {
-        _ = try configuredHome()
+        let home = try configuredHome()
+        defer { withExtendedLifetime(home) {} }   // its folder goes with it, and the open keychain would lock
         let store = CodableKeychain<AuthSession>(service: "auth")
         let session = AuthSession(accessToken: "a.b.c", refreshToken: "r-1", expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
                                   scopes: ["read", "write"])
@@ -82,7 +83,8 @@ import KCTestSupport
     }
 
     @Test func resultsHaveApplesShapes() throws {
-        _ = try configuredHome()
+        let home = try configuredHome()
+        defer { withExtendedLifetime(home) {} }   // its folder goes with it, and the open keychain would lock
         let base: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "shapes"]
         for account in ["a", "b"] {
             var add = base
@@ -128,7 +130,8 @@ import KCTestSupport
 
     /// The keys docs/apple-compatibility.md lists as unsupported or ignored answer as it says.
     @Test func unsupportedAndIgnoredKeysAnswerAsDocumented() throws {
-        _ = try configuredHome()
+        let home = try configuredHome()
+        defer { withExtendedLifetime(home) {} }   // its folder goes with it, and the open keychain would lock
         let item: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "doc",
                                    kSecAttrAccount as String: "me"]
         var add = item

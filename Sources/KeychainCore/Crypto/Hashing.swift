@@ -21,4 +21,24 @@ enum Hashing {
     static func mac(_ input: [UInt8], key: SymmetricKey, length: Int = 32) -> [UInt8] {
         key.withBytes { blake2b(input, key: $0, length: length) }
     }
+
+    /// SipHash-2-4 (`crypto_shorthash`) of `tag ‖ u64 number ‖ bytes` under a 16-byte key:
+    /// a cheap keyed 64-bit value for folding many small entries (`IndexFold`).
+    static func shortHash(tag: UInt8, number: Int64, bytes: UnsafeRawBufferPointer, key: [UInt8]) -> UInt64 {
+        precondition(key.count == Int(crypto_shorthash_KEYBYTES))
+        let length = 9 + bytes.count
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            buffer[0] = tag
+            var n = UInt64(bitPattern: number)
+            for i in 0..<8 { buffer[8 - i] = UInt8(truncatingIfNeeded: n); n >>= 8 }
+            for (i, b) in bytes.enumerated() { buffer[9 + i] = b }
+            var out: UInt64 = 0
+            withUnsafeMutableBytes(of: &out) { o in
+                key.withUnsafeBufferPointer { k in
+                    _ = crypto_shorthash(o.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.baseAddress!, UInt64(length), k.baseAddress!)
+                }
+            }
+            return out
+        }
+    }
 }

@@ -9,6 +9,10 @@ enum AssociatedData {
     /// Format 2's accumulator term covers every column (`Header.term`); format 1's did not.
     static let accumulatorLabel = "kc/v2/acc"
     static let accumulatorLabelV1 = "kc/v1/acc"
+    /// The in-memory digest of a verified row (`Header.rowDigest`); never stored.
+    static let rowDigestLabel = "kc/v2/row"
+    /// The key of the index fold (`IndexFold`); never stored.
+    static let indexFoldLabel = "kc/v2/index-fold"
 
     /// The master-key wrap: label ‖ format ‖ keychain id ‖ key generation ‖ KDF algorithm,
     /// opslimit, memlimit, salt.

@@ -42,6 +42,27 @@ enum Header {
         return Hashing.mac(w.bytes, key: keys.set)
     }
 
+    /// The digest by which an open keychain recognises a row it verified (`RowLedger`):
+    /// every column but the data's bytes, which need no entry of their own (the data is
+    /// sealed under the row's data key, which the wrapped key covered here authenticates,
+    /// and every update seals under a fresh one). Computable for rows read without data.
+    static func rowDigest(_ row: ItemRow, keys: KeyHierarchy) -> RowDigest {
+        var w = ByteWriter(capacity: 96 + row.wrappedKey.count + row.metadata.count)
+        w.label(AssociatedData.rowDigestLabel)
+        w.lengthPrefixed(row.itemID)
+        w.u64(row.rowVersion)
+        w.lengthPrefixed(Array(row.classCode.utf8))
+        w.u64(UInt64(bitPattern: row.seq))
+        w.raw(AssociatedData.indexDigest(row))
+        w.u8(row.data == nil ? 0 : 1)
+        w.lengthPrefixed(row.wrappedKey)
+        w.lengthPrefixed(row.metadata)
+        let d = Hashing.mac(w.bytes, key: keys.set, length: 16)
+        var high: UInt64 = 0, low: UInt64 = 0
+        for i in 0..<8 { high = high << 8 | UInt64(d[i]); low = low << 8 | UInt64(d[8 + i]) }
+        return RowDigest(high: high, low: low)
+    }
+
     /// The accumulator term of format 1, which covered only (item id, row version, class):
     /// read once, to check a format-1 file before it is migrated.
     static func termV1(_ row: ItemRow, keys: KeyHierarchy) -> [UInt8] {
@@ -101,6 +122,8 @@ extension Keychain {
     /// commit never costs a scan.
     func write<T>(_ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
         let keys = try unlockedKeys()
+        rowLedger.rollback()
+        defer { rowLedger.rollback() }   // a no-op after a commit
         let (result, generation, inside) = try store.transaction(write: true) {
             let record = try store.readKeychainRecord()
             var state = try store.readState()
@@ -117,6 +140,7 @@ extension Keychain {
             return (result, state.generation, try store.changeStamp())
         }
         highestGeneration = max(highestGeneration, generation)
+        rowLedger.commit()
         noteOwnCommit(inside)
         return result
     }
@@ -138,6 +162,12 @@ extension Keychain {
     func verifyIfChanged(_ keys: KeyHierarchy, _ state: StateRecord) throws {
         let stamp = try store.changeStamp()
         guard stamp != verifiedStamp else { return }
+        guard store.isStillTheOpenedFile() else {
+            lock()
+            throw KeychainError(errSecInteractionNotAllowed,
+                                "the keychain file \(path) was replaced or removed while it was open; nothing was read or written",
+                                hint: "unlock it again")
+        }
         try verifyRows(keys, state)
         verifiedStamp = stamp
     }
@@ -150,8 +180,13 @@ extension Keychain {
         var acc = [UInt8](repeating: 0, count: 32)
         var count: UInt64 = 0
         var newest: UInt64 = 0
+        var digests = Set<RowDigest>(minimumCapacity: Int(min(state.itemCount, 1 << 24)))
+        let foldKey = IndexFold.key(keys)
+        var expected = IndexFold()
         try store.forEachRow(.all, includeData: true) { row in
             Header.xor(&acc, formatVersion == 1 ? Header.termV1(row, keys: keys) : try Header.term(row, keys: keys))
+            digests.insert(Header.rowDigest(row, keys: keys))
+            expected.add(row: row, key: foldKey)
             count += 1
             newest = max(newest, row.rowVersion)
             return true
@@ -164,6 +199,40 @@ extension Keychain {
             throw firstRowThatDoesNotOpen(keys) ?? KeychainError(errSecDecode, "the items of \(path) do not match its authenticated header (\(what))",
                                                                  hint: "restore the keychain from a backup")
         }
+        // The rows are the header's; now every index must hold exactly the rows' entries.
+        var found = IndexFold()
+        for index in StoreIndex.all {
+            try store.forEachIndexEntry(index) { seq, value in found.add(index, seq: seq, value: value, key: foldKey) }
+        }
+        let stale = found.differences(from: expected)
+        guard stale.isEmpty else {
+            throw KeychainError(errSecDecode, "\(stale.count) index\(stale.count == 1 ? "" : "es") of \(path) do not match its rows (an index was edited, swapped or left stale): the file was tampered with",
+                                hint: "restore the keychain from a backup")
+        }
+        if formatVersion == Keychain.formatVersion { rowLedger.reset(to: digests) }
+    }
+
+    /// Refuses a row that the last integrity scan (or this process's own write) did not
+    /// vouch for: called on every row a lookup reads, before its metadata is trusted.
+    /// - Throws: errSecDecode; the next request then verifies the whole file again.
+    func checkRow(_ row: ItemRow, keys: KeyHierarchy) throws {
+        guard rowLedger.contains(Header.rowDigest(row, keys: keys)) else {
+            let verifiedBefore = rowLedger.isValid
+            rowLedger.invalidate()
+            verifiedStamp = nil
+            throw KeychainError(errSecDecode, verifiedBefore
+                                ? "an item of \(path) changed under the open keychain, and not through SQLite: the file was tampered with"
+                                : "\(path) was read before it was verified",
+                                hint: "restore the keychain from a backup; kc verify names what is wrong")
+        }
+    }
+
+    /// Counts a row change in the header's accumulator and, once the write commits, in
+    /// the open keychain's ledger: `old` leaves, `new` arrives (either may be nil).
+    func account(_ state: inout StateRecord, removing old: ItemRow?, adding new: ItemRow?, keys: KeyHierarchy) throws {
+        if let old { Header.xor(&state.accumulator, try Header.term(old, keys: keys)) }
+        if let new { Header.xor(&state.accumulator, try Header.term(new, keys: keys)) }
+        rowLedger.record(removing: old.map { Header.rowDigest($0, keys: keys) }, adding: new.map { Header.rowDigest($0, keys: keys) })
     }
 
     /// After a failed integrity scan, the first row that does not open at its place (its
@@ -194,6 +263,7 @@ extension Keychain {
     /// - Throws: errSecDecode when rows were deleted, inserted, replayed or edited.
     public func verify() throws {
         verifiedStamp = nil
+        rowLedger.invalidate()
         try read { _, _ in }
     }
 

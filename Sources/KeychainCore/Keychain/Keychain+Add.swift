@@ -95,7 +95,7 @@ extension Keychain {
             throw KeychainError(errSecDuplicateItem, Self.duplicateMessage(itemClass, attributes),
                                 hint: "update it instead, or delete it first")
         }
-        Header.xor(&state.accumulator, try Header.term(row, keys: keys))
+        try account(&state, removing: nil, adding: row, keys: keys)
         state.itemCount += 1
     }
 

@@ -32,7 +32,7 @@ extension Keychain {
                                         hint: "restore the keychain from a backup")
                 }
                 try store.delete(itemID: row.itemID)
-                Header.xor(&state.accumulator, try Header.term(row, keys: keys))
+                try account(&state, removing: row, adding: nil, keys: keys)
                 state.itemCount -= 1
             }
             return targets.count

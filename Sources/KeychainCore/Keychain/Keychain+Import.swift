@@ -134,8 +134,7 @@ private struct ImportRun {
                                     keys: codec.keys, rowVersion: state.generation)
         row.seq = existing.row.seq
         try keychain.store.replace(row)
-        Header.xor(&state.accumulator, try Header.term(existing.row, keys: codec.keys))
-        Header.xor(&state.accumulator, try Header.term(row, keys: codec.keys))
+        try keychain.account(&state, removing: existing.row, adding: row, keys: codec.keys)
         return .updated(duplicateOf: earlier)
     }
 
@@ -153,6 +152,7 @@ private struct ImportRun {
     func find(_ pk: [UInt8], itemClass: ItemClass) throws -> DecodedItem? {
         var found: DecodedItem?
         try keychain.store.forEachRow(.primaryKey(pk), includeData: true) { row in
+            try keychain.checkRow(row, keys: codec.keys)
             let item = try codec.open(row)
             guard item.itemClass == itemClass else { return true }
             found = item

@@ -11,7 +11,7 @@ extension Keychain {
     ///   errSecReadOnly when the file cannot be written.
     func migrateFormat(from opened: KeychainRecord, kek: SymmetricKey) throws {
         let keys = try unlockedKeys()
-        let migrated: (record: KeychainRecord, generation: UInt64, stamp: ChangeStamp)? = try store.transaction(write: true) {
+        let migrated: (record: KeychainRecord, generation: UInt64)? = try store.transaction(write: true) {
             let current = try store.readKeychainRecord()
             guard current == opened else {
                 // Another kc migrated (or changed) it meanwhile: the open starts again from
@@ -38,12 +38,13 @@ extension Keychain {
             state.mac = Header.mac(state, record: record, keys: keys)
             try store.writeKeychainRecord(record)
             try store.writeState(state)
-            return (record, state.generation, try store.changeStamp())
+            return (record, state.generation)
         }
         if let migrated {
             highestGeneration = max(highestGeneration, migrated.generation)
             openedRecord = migrated.record
-            noteOwnCommit(migrated.stamp)
+            rowLedger.invalidate()
+            verifiedStamp = nil
             return
         }
         // Someone else's migration: accept its record only if our KEK opens its wrap.

@@ -65,7 +65,7 @@ extension Keychain {
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
         let newKeys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
                                        blindKeyIDs: Schema.blindKeyIDs)
-        let generation: (UInt64, ChangeStamp) = try store.transaction(write: true) {
+        let generation = try store.transaction(write: true) {
             let current = try store.readKeychainRecord()
             var state = try store.readState()
             guard current == before else {
@@ -98,13 +98,15 @@ extension Keychain {
             state.mac = Header.mac(state, record: record, keys: newKeys)
             try store.writeKeychainRecord(record)
             try store.writeState(state)
-            return (state.generation, try store.changeStamp())
+            return state.generation
         }
         // Only after the commit (see `write`).
-        highestGeneration = max(highestGeneration, generation.0)
+        highestGeneration = max(highestGeneration, generation)
         keys = newKeys
         openedRecord = record
-        noteOwnCommit(generation.1)
+        // Every row changed: the next read verifies the file afresh under the new keys.
+        rowLedger.invalidate()
+        verifiedStamp = nil
         try store.compactLog()
     }
 }

@@ -37,6 +37,7 @@ extension Keychain {
                       includeData: Bool, codec: RowCodec, _ body: (DecodedItem) throws -> Bool) throws {
         let lookup = try plan(query, itemClass: itemClass, conditions: conditions, codec: codec)
         try store.forEachRow(lookup, includeData: includeData) { row in
+            try checkRow(row, keys: codec.keys)
             let item = try codec.open(row)
             guard item.itemClass == itemClass, Self.matches(item, conditions: conditions, query: query) else { return true }
             return try body(item)

@@ -80,8 +80,7 @@ extension Keychain {
                 } catch let error as KeychainError where error.status == errSecDuplicateItem {
                     throw KeychainError(errSecDuplicateItem, "the change would give two items the same primary key; nothing was changed")
                 }
-                Header.xor(&state.accumulator, try Header.term(item.row, keys: keys))
-                Header.xor(&state.accumulator, try Header.term(newRow, keys: keys))
+                try account(&state, removing: item.row, adding: newRow, keys: keys)
             }
             return targets.count
         }

@@ -12,6 +12,25 @@ extension Keychain {
     ///   when locked.
     public func check() throws -> Int {
         let keys = try unlockedKeys()
+        // A connection of its own, with an empty page cache: what is in the file now, not
+        // what this process read from it earlier (the agent holds its connection for hours).
+        let fresh = try SQLiteItemStore(openingExisting: path)
+        guard fresh.fileIdentity == store.fileIdentity else {
+            lock()
+            throw KeychainError(errSecInteractionNotAllowed, "the keychain file \(path) was replaced or removed while it was open",
+                                hint: "unlock it again")
+        }
+        let probe = Keychain(path: path, store: fresh, keys: keys)
+        probe.highestGeneration = highestGeneration
+        let count = try probe.checkHere()
+        // The open keychain starts again from what was just checked.
+        try verify()
+        return count
+    }
+
+    /// `check()` on this keychain's own connection.
+    private func checkHere() throws -> Int {
+        let keys = try unlockedKeys()
         if let problem = try store.structuralProblems() {
             throw KeychainError(errSecDecode, "the storage of \(path) is damaged or was tampered with: \(problem)",
                                 hint: "restore the keychain from a backup")
@@ -22,7 +41,6 @@ extension Keychain {
             try checkHeader(record, state, keys: keys)
             if let problem = firstRowThatDoesNotOpen(keys) { throw problem }
             try verifyRows(keys, state)
-            verifiedStamp = try store.changeStamp()
             return Int(state.itemCount)
         }
     }

@@ -35,6 +35,9 @@ public final class Keychain {
     /// The store as it was when this process last verified every row (or wrote itself);
     /// nil before the first check. A store found different is verified again before use.
     var verifiedStamp: ChangeStamp?
+    /// The rows the last integrity scan found, with this process's own writes applied:
+    /// every row a lookup reads must be one of them.
+    var rowLedger = RowLedger()
     /// The keychain record whose master-key wrap this process opened with the password:
     /// its KDF parameters are authenticated (they are in the wrap's associated data), so a
     /// password change starts from them, never from what the file says later.
@@ -141,6 +144,8 @@ public final class Keychain {
     /// Wipes the keys; every later call fails with errSecInteractionNotAllowed.
     public func lock() {
         keys = nil
+        rowLedger.invalidate()
+        verifiedStamp = nil
     }
 
     /// Whether the keychain's keys are held.

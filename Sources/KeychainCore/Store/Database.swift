@@ -245,6 +245,13 @@ final class Statement {
         return Array(UnsafeRawBufferPointer(start: base, count: count))
     }
 
+    /// The column's bytes, valid only inside `body` (no copy).
+    func withBlob<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let count = Int(sqlite3_column_bytes(stmt, column))
+        guard count > 0, let base = sqlite3_column_blob(stmt, column) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
     func int(_ column: Int32) -> Int64 {
         sqlite3_column_int64(stmt, column)
     }

@@ -24,6 +24,13 @@ protocol ItemStore: AnyObject {
     /// store (another process's commit, a byte written into the file): the keychain
     /// verifies the whole store again before it answers from a changed one.
     func changeStamp() throws -> ChangeStamp
+    /// Whether the store's location still names what this store opened (a file renamed
+    /// over a keychain that a process holds open is another store).
+    func isStillTheOpenedFile() -> Bool
+    /// Calls `body` with (seq, value) of every entry of `index`, read from the index itself
+    /// (never from the table): lookups trust indexes to find every row, so the integrity
+    /// scan compares each index with the rows it indexes.
+    func forEachIndexEntry(_ index: StoreIndex, _ body: (Int64, UnsafeRawBufferPointer) throws -> Void) throws
     /// Checks what lies beneath the rows: the schema is kc's own and the storage engine's
     /// structures (indexes included) agree with the rows. Nil when sound.
     func structuralProblems() throws -> String?

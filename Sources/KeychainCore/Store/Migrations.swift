@@ -66,6 +66,9 @@ enum Migrations {
     static func expectedSchema(version: Int64) throws -> [String] {
         try schemaCache.withLock { cache in
             if let known = cache[version] { return known }
+            guard (1...currentVersion).contains(version) else {
+                throw KeychainError(errSecDecode, "schema version \(version) is not one kc writes: the file was tampered with")
+            }
             let db = try Database.inMemory()
             for v in 1...version {
                 guard let sql = steps[v] else { throw KeychainError(errSecInternalError, "no migration to schema version \(v)") }
@@ -88,6 +91,12 @@ enum Migrations {
                                 hint: "upgrade kc to open this keychain")
         }
         guard version < currentVersion else { return }
+        // 0 is a new, empty file; below 0, or 0 with tables in it, is no file kc wrote.
+        let empty = try db.schemaEntries().isEmpty
+        if version < 0 || (version == 0 && !empty) {
+            throw KeychainError(errSecDecode, "\(db.path) has schema version \(version), which kc never writes: the file is damaged or was tampered with",
+                                hint: "restore the keychain from a backup")
+        }
         try db.transaction(write: true) {
             // Re-read under the write lock: another process may have migrated meanwhile.
             var v = try userVersion(db)

@@ -58,3 +58,16 @@ enum RowLookup: Sendable {
     /// integrity scans (`docs/format.md` §6).
     case all
 }
+
+/// One of the store's indexes, for checking it against the rows it indexes
+/// (`ItemStore.forEachIndexEntry`, `docs/format.md` §6).
+enum StoreIndex: Hashable, Sendable {
+    /// The unique index of item ids.
+    case itemID
+    /// The unique index of primary-key fingerprints.
+    case primaryKey
+    /// The index of one blind-index column (its non-NULL values).
+    case column(IndexColumn)
+
+    static let all: [StoreIndex] = [.itemID, .primaryKey] + IndexColumn.allCases.map { .column($0) }
+}

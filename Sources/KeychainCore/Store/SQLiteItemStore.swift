@@ -13,14 +13,34 @@ final class SQLiteItemStore: ItemStore {
     /// refuses a newer one or a file that is not a kc keychain.
     init(openingExisting path: String) throws {
         try FileSafety.checkKeychainFile(at: path)
+        let before = Self.identity(of: path)
         database = try Database(path: path)
         let appID = try Migrations.applicationID(database)
+        // The file SQLite opened is the one the path names before and after: a later
+        // replacement of the path can then be told from a change of this file.
+        guard let before, before == Self.identity(of: path) else {
+            throw KeychainError(errSecNotAvailable, "\(path) was replaced while it was being opened", hint: "try again")
+        }
+        fileIdentity = before
         guard appID == Migrations.applicationID else {
             throw KeychainError(errSecDecode, "\(path) is an SQLite database but not a kc keychain",
                                 hint: "check the path given with -k or KC_KEYCHAIN")
         }
         try Migrations.migrate(database)
         try checkSchema()
+    }
+
+    /// (device, inode) of the file this store's connection opened.
+    private(set) var fileIdentity: [Int64] = []
+
+    static func identity(of path: String) -> [Int64]? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return [Int64(st.st_dev), Int64(bitPattern: UInt64(st.st_ino))]
+    }
+
+    func isStillTheOpenedFile() -> Bool {
+        Self.identity(of: database.path) == fileIdentity
     }
 
     /// Refuses a file whose schema is not exactly the one kc writes: an extra or changed
@@ -47,6 +67,7 @@ final class SQLiteItemStore: ItemStore {
             try database.exec("PRAGMA application_id = \(Migrations.applicationID)")
             try Migrations.migrate(database)
             try checkSchema()
+            fileIdentity = Self.identity(of: path) ?? []
         } catch {
             FileSafety.removeKeychainFiles(path)
             throw error
@@ -176,6 +197,10 @@ final class SQLiteItemStore: ItemStore {
             else {
                 throw KeychainError(errSecDecode, "a row of \(database.path) is malformed: the keychain is damaged or was tampered with")
             }
+            // Sealed data is never empty (nonce and tag alone are 40 bytes).
+            if includeData, let data = s.blob(base + 2), data.isEmpty {
+                throw KeychainError(errSecDecode, "a row of \(database.path) has an empty data column: the keychain is damaged or was tampered with")
+            }
             let row = ItemRow(seq: s.int(base + 3), itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
                               wrappedKey: wrapped, metadata: meta,
                               data: includeData ? s.blob(base + 2) : (s.int(base + 2) != 0 ? [] : nil))
@@ -228,6 +253,21 @@ final class SQLiteItemStore: ItemStore {
             }
         }
         return ChangeStamp(others: try database.dataVersion(), files: values)
+    }
+
+    func forEachIndexEntry(_ index: StoreIndex, _ body: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        // INDEXED BY: SQLite must read the index itself (an error if it cannot), never the table.
+        let sql: String
+        switch index {
+        case .itemID: sql = "SELECT seq, item_id FROM kc_items INDEXED BY sqlite_autoindex_kc_items_1"
+        case .primaryKey: sql = "SELECT seq, pk FROM kc_items INDEXED BY sqlite_autoindex_kc_items_2"
+        case .column(let c): sql = "SELECT seq, i_\(c.rawValue) FROM kc_items INDEXED BY kc_items_\(c.rawValue) WHERE i_\(c.rawValue) IS NOT NULL"
+        }
+        let s = try database.statement(sql)
+        defer { s.reset() }
+        while try s.step() {
+            try s.withBlob(1) { try body(s.int(0), $0) }
+        }
     }
 
     func structuralProblems() throws -> String? {
