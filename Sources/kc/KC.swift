@@ -76,7 +76,7 @@ struct KC: ParsableCommand {
                 Report.out(fullMessage(for: error) + "\n")
                 Startup.exit(0)
             }
-            Report.err(fullMessage(for: error) + "\n")
+            Report.usage(fullMessage(for: error))
             // Usage errors exit 2 (ArgumentParser's default is 64).
             Startup.exit(code == .validationFailure ? 2 : code.rawValue)
         }

@@ -104,14 +104,14 @@ enum GitCredentialHelper {
             switch error.status {
             case errSecInteractionNotAllowed, errSecNoSuchKeychain, errSecAuthFailed:
                 // git falls back to its own prompt; one line says why.
-                Report.err("kc: \(error.message) (git-credential-kc: \(error.hint ?? "run kc unlock"))\n")
+                Report.note("\(error.message) (git-credential-kc: \(error.hint ?? "run kc unlock"))")
                 return 0
             default:
-                Report.err("kc: \(error.message)\n")
+                Report.note(error.message)
                 return exitCode(for: error.status)
             }
         } catch {
-            Report.err("kc: \(error)\n")
+            Report.note("\(error)")
             return 1
         }
     }
