@@ -64,7 +64,7 @@ struct KC: ParsableCommand {
             if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
                 try find.run()
             } else {
-                var command = try parseAsRoot()
+                var command = try parseAsRoot(ValueOptions.attachingDashDash(Array(arguments.dropFirst())))
                 try command.run()
             }
             Startup.exit(0)

@@ -23,13 +23,13 @@ struct Inject: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(name: [.customShort("i"), .long], help: ArgumentHelp("The template file, or - for stdin.", valueName: "template"))
+    @Option(name: [.customShort("i"), .long], parsing: .unconditional, help: ArgumentHelp("The template file, or - for stdin.", valueName: "template"))
     var input: String
 
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
+    @Option(name: [.customShort("o"), .long], parsing: .unconditional, help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
     var output: String?
 
-    @Option(help: "How values are written: raw (as they are, the default) or dotenv.")
+    @Option(parsing: .unconditional, help: "How values are written: raw (as they are, the default) or dotenv.")
     var format: String = "raw"
 
     @Flag(help: "Replace an existing -o FILE.")

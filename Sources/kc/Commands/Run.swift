@@ -26,10 +26,10 @@ struct Run: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(name: .customLong("env-file"), help: ArgumentHelp("A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file"))
+    @Option(name: .customLong("env-file"), parsing: .unconditionalSingleValue, help: ArgumentHelp("A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file"))
     var envFiles: [String] = []
 
-    @Option(name: .customLong("env"), help: ArgumentHelp("NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref"))
+    @Option(name: .customLong("env"), parsing: .unconditionalSingleValue, help: ArgumentHelp("NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref"))
     var envPairs: [String] = []
 
     @Flag(help: "Never mask the command's output.")

@@ -15,7 +15,9 @@ struct RunRequest {
 
     /// The plain forms — `-k K`, `--env NAME=VALUE`, `--env-file F`, `--mask`, `--no-masking`,
     /// then `--` and the command — without ArgumentParser's start-up cost; nil for anything
-    /// else (help, errors, other spellings), which ArgumentParser then handles.
+    /// else (help, errors, other spellings), which ArgumentParser then handles. An option's
+    /// value is the next word whatever it looks like, as ArgumentParser's `.unconditional`
+    /// takes it.
     static func parse(_ arguments: ArraySlice<String>) -> RunRequest? {
         var r = RunRequest()
         var i = arguments.startIndex
@@ -30,7 +32,7 @@ struct RunRequest {
             case "--mask": r.mask = true
             case "--no-masking": r.noMasking = true
             case "-k", "--keychain", "--env", "--env-file":
-                guard next < arguments.endIndex, !arguments[next].isEmpty, !arguments[next].hasPrefix("-") else { return nil }
+                guard next < arguments.endIndex, !arguments[next].isEmpty else { return nil }
                 let value = arguments[next]
                 switch a {
                 case "--env":
