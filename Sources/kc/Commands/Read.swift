@@ -17,23 +17,24 @@ struct Read: ParsableCommand {
     )
 
     @OptionGroup var keychain: KeychainOptions
+    @OptionGroup var references: ReferenceOptions
 
     @Argument(help: ArgumentHelp("The reference.", valueName: "ref"))
     var reference: String
 
     func run() throws {
-        try Self.print(reference, keychain.choice)
+        try Self.print(reference, keychain.choice, allowed: references.allowedKeychains)
     }
 
     /// `kc read REF` with no options, parsed without ArgumentParser (its start-up is most of
     /// a read through the agent, docs/performance.md).
     static func fast(_ reference: String) throws {
-        try print(reference, KeychainChoice())
+        try print(reference, KeychainChoice(), allowed: [])
     }
 
-    private static func print(_ reference: String, _ choice: KeychainChoice) throws {
+    private static func print(_ reference: String, _ choice: KeychainChoice, allowed: [String]) throws {
         let ref = try SecretReference(reference)
-        let secrets = try ReferenceResolver.resolve([ref], base: choice) { _ in reference }
+        let secrets = try ReferenceResolver.resolve([ref], base: choice, allowed: allowed) { _ in reference }
         guard let secret = secrets.first else { return }
         Report.writeAll(1, secret.bytes)
         if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }
