@@ -227,6 +227,10 @@ import KCTestSupport
             out = try h.sh("kc run --no-masking \(spelling.joined(separator: " ")) -- /bin/sh -c 'printf %s \"$A\"'")
             #expect(out.stdout == "-", "\(spelling): \(out.stdout) \(out.stderr)")
         }
+        // The helpers' hand parser: -k takes "-x" (a keychain that does not exist, so git
+        // hears why on stderr and falls back to its prompt).
+        out = try h.kc(["git-credential", "-k", "-x", "get"], stdin: Data("protocol=https\nhost=h.example.com\n\n".utf8))
+        #expect(out.status == 0 && out.stdout.isEmpty && out.stderr.contains("/-x.keychain-db"), "\(out.stderr)")
         // A missing value is still an error, not the next option's absence.
         out = try h.kc(["find", "-w", "-s"])
         #expect(out.status == 2 && out.stderr.contains("Missing value"), "\(out.stderr)")
