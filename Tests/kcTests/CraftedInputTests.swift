@@ -116,7 +116,10 @@ import KCTestSupport
             ("e.example.com", "alice", Array("pw\noauth_refresh_token=tok\rhost=evil.example.com".utf8)),
         ]
         for c in cases {
-            #expect(try h.kc(["add", "--class", "internet", "-s", c.host, "-a", c.account, "-r", "https"], stdin: Data(c.secret)).status == 0)
+            // From a file, not stdin: nothing here waits on a pipe another test may hold.
+            let file = h.directory + "/secret-\(c.host)"
+            try Data(c.secret).write(to: URL(fileURLWithPath: file))
+            #expect(try h.kc(["add", "--class", "internet", "-s", c.host, "-a", c.account, "-r", "https", "--data-file", file]).status == 0)
             let out = try Spawn.run([bin + "/git-credential-kc", "get"], environment: h.environment,
                                     stdin: Data("protocol=https\nhost=\(c.host)\n\n".utf8))
             #expect(out.status == 0, "\(c.host): \(out.stderr)")
