@@ -64,7 +64,7 @@ struct KC: ParsableCommand {
             if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
                 try find.run()
             } else {
-                var command = try parseAsRoot()
+                var command = try parseAsRoot(ValueOptions.attachingDashDash(Array(arguments.dropFirst())))
                 try command.run()
             }
             Startup.exit(0)
@@ -76,7 +76,7 @@ struct KC: ParsableCommand {
                 Report.out(fullMessage(for: error) + "\n")
                 Startup.exit(0)
             }
-            Report.err(fullMessage(for: error) + "\n")
+            Report.usage(fullMessage(for: error))
             // Usage errors exit 2 (ArgumentParser's default is 64).
             Startup.exit(code == .validationFailure ? 2 : code.rawValue)
         }

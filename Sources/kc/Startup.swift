@@ -61,11 +61,26 @@ enum Report {
 
     /// `kc: <message>`, `kc: hint: <hint>`, then exit with the status's low byte.
     static func fail(_ error: KeychainError) -> Never {
-        err("kc: \(error.message)\n")
-        if let hint = error.hint { err("kc: hint: \(hint)\n") }
+        err(lines(error))
         Startup.exit(exitCode(for: error.status))
     }
 
-    /// A notice on stderr (never a secret).
-    static func note(_ text: String) { err("kc: \(text)\n") }
+    /// `kc: <message>\n` and, when there is one, `kc: hint: <hint>\n`: each one line, its
+    /// control characters escaped (`TerminalSafe`), for an error carries input.
+    static func lines(_ error: KeychainError) -> String {
+        "kc: \(TerminalSafe.escaped(error.message))\n" + (error.hint.map { "kc: hint: \(TerminalSafe.escaped($0))\n" } ?? "")
+    }
+
+    /// A notice on stderr (never a secret): `kc: <text>`, one line, control characters escaped.
+    static func note(_ text: String) { line("kc: " + text) }
+
+    /// One line of a message (stderr, or stdout for Docker's helper protocol), its control
+    /// characters escaped: nothing it quotes can act on the terminal or start another line.
+    static func line(_ text: String, to fd: Int32 = 2) { writeAll(fd, Array((TerminalSafe.escaped(text) + "\n").utf8)) }
+
+    /// ArgumentParser's message for a usage error, on stderr, with what it quotes from argv
+    /// escaped (`TerminalSafe.usageMessage`).
+    static func usage(_ message: String) {
+        err(TerminalSafe.usageMessage(message, arguments: Array(CommandLine.arguments.dropFirst())) + "\n")
+    }
 }

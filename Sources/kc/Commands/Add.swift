@@ -27,7 +27,7 @@ struct Add: ParsableCommand {
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.")
     var updateIfExists = false
 
-    @Option(help: "The key-derivation profile if this add creates the default keychain.")
+    @Option(parsing: .unconditional, help: "The key-derivation profile if this add creates the default keychain.")
     var kdf: KDFProfile = .moderate
 
     func validate() throws {

@@ -19,7 +19,7 @@ struct Create: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(help: "How hard the password is stretched (Argon2id): interactive, moderate or sensitive.")
+    @Option(parsing: .unconditional, help: "How hard the password is stretched (Argon2id): interactive, moderate or sensitive.")
     var kdf: KDFProfile = .moderate
 
     func run() throws {

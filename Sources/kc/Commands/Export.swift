@@ -32,22 +32,22 @@ struct Export: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(name: .customLong("class"), help: "Only this class: generic, internet, certificate or key (default: all).")
+    @Option(name: .customLong("class"), parsing: .unconditional, help: "Only this class: generic, internet, certificate or key (default: all).")
     var itemClass: CLIClass?
 
-    @Option(name: [.customShort("s"), .long], help: "Only items with this service (the server, for internet passwords).")
+    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Only items with this service (the server, for internet passwords).")
     var service: String?
 
-    @Option(name: [.customShort("a"), .long], help: "Only items with this account.")
+    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Only items with this account.")
     var account: String?
 
-    @Option(name: [.customShort("l"), .long], help: "Only items with this label.")
+    @Option(name: [.customShort("l"), .long], parsing: .unconditional, help: "Only items with this label.")
     var label: String?
 
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
+    @Option(name: [.customShort("o"), .long], parsing: .unconditional, help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
     var output: String?
 
-    @Option(help: "The export format: json (kc's own), bitwarden-json or csv (Bitwarden's CSV).")
+    @Option(parsing: .unconditional, help: "The export format: json (kc's own), bitwarden-json or csv (Bitwarden's CSV).")
     var format: String = "json"
 
     @Flag(help: "Write plaintext to a terminal, or replace an existing -o FILE.")

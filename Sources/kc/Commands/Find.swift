@@ -40,7 +40,7 @@ struct Find: ParsableCommand {
     @Flag(help: "Every matching item, not just the first.")
     var all = false
 
-    @Option(help: "At most N matching items.")
+    @Option(parsing: .unconditional, help: "At most N matching items.")
     var limit: Int?
 
     @Flag(name: .long, help: "Compare text attributes ignoring case (a kc extension; scans the class).")

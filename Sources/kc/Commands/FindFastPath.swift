@@ -78,7 +78,8 @@ enum FindFastPath {
                     guard !attached.isEmpty else { return nil }
                     text = attached
                 } else {
-                    guard let next = rest.popFirst(), !next.hasPrefix("-") else { return nil }
+                    // Unconditionally the next word, as ArgumentParser's `.unconditional`.
+                    guard let next = rest.popFirst() else { return nil }
                     text = next
                 }
                 if key == .itemClass {

@@ -34,7 +34,7 @@ struct Import: ParsableCommand {
     @Argument(help: ArgumentHelp("The export file, a pass store folder, or - for stdin.", valueName: "source"))
     var source: String?
 
-    @Option(help: ArgumentHelp("The input format (default: detected).", valueName: "format"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The input format (default: detected).", valueName: "format"))
     var format: String?
 
     @Flag(help: "Replace existing items that have the same key but other values.")
@@ -49,7 +49,7 @@ struct Import: ParsableCommand {
     @Flag(help: "Skip malformed entries (reported) instead of failing the import.")
     var skipInvalid = false
 
-    @Option(help: "The key-derivation profile if this import creates the default keychain.")
+    @Option(parsing: .unconditional, help: "The key-derivation profile if this import creates the default keychain.")
     var kdf: KDFProfile = .moderate
 
     /// The largest input kc reads.

@@ -14,7 +14,8 @@ struct Inject: ParsableCommand {
         existing file without --force. With --format dotenv each value is written so a
         dotenv reader reads it back unchanged (bare, or in single quotes), and a value no
         quoting keeps (a line end, a control character, a single quote or a backslash) is
-        refused.
+        refused. A reference may name (?keychain=) only the command's keychain (-k,
+        $KC_KEYCHAIN or login) or one given with --allow-keychain.
         Examples:
           kc inject -i config.tmpl -o config.yml
           kc inject -i .env.tmpl -o .env --format dotenv
@@ -22,14 +23,15 @@ struct Inject: ParsableCommand {
     )
 
     @OptionGroup var keychain: KeychainOptions
+    @OptionGroup var references: ReferenceOptions
 
-    @Option(name: [.customShort("i"), .long], help: ArgumentHelp("The template file, or - for stdin.", valueName: "template"))
+    @Option(name: [.customShort("i"), .long], parsing: .unconditional, help: ArgumentHelp("The template file, or - for stdin.", valueName: "template"))
     var input: String
 
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
+    @Option(name: [.customShort("o"), .long], parsing: .unconditional, help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
     var output: String?
 
-    @Option(help: "How values are written: raw (as they are, the default) or dotenv.")
+    @Option(parsing: .unconditional, help: "How values are written: raw (as they are, the default) or dotenv.")
     var format: String = "raw"
 
     @Flag(help: "Replace an existing -o FILE.")
@@ -64,7 +66,7 @@ struct Inject: ParsableCommand {
         pieces.append((String(rest), nil))
         let refs = pieces.compactMap(\.reference)
         let parsed = try refs.map { try SecretReference($0) }
-        let secrets = try ReferenceResolver.resolve(parsed, base: keychain.choice) { refs[$0] }
+        let secrets = try ReferenceResolver.resolve(parsed, base: keychain.choice, allowed: references.allowedKeychains) { refs[$0] }
         var out: [UInt8] = []
         defer { out.withUnsafeMutableBytes { if let b = $0.baseAddress { memset(b, 0, $0.count) } } }
         var n = 0

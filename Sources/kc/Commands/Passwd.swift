@@ -19,10 +19,10 @@ struct Passwd: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(help: ArgumentHelp("Read the new password from a file (one trailing newline is dropped).", valueName: "path"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Read the new password from a file (one trailing newline is dropped).", valueName: "path"))
     var newPasswordFile: String?
 
-    @Option(help: "A new key-derivation profile (default: keep the current one).")
+    @Option(parsing: .unconditional, help: "A new key-derivation profile (default: keep the current one).")
     var kdf: KDFProfile?
 
     @Flag(help: "Also replace the master key and re-seal every item.")

@@ -8,32 +8,35 @@ struct Read: ParsableCommand {
         discussion: """
         A reference: kc://SERVICE/ACCOUNT, kc://SERVER/ACCOUNT?class=internet, with
         &keychain=NAME for another keychain; %2F, %3F, %25 escape /, ? and % in names
-        (docs/integrations.md).
+        (docs/integrations.md). A reference may name only the command's keychain (-k,
+        $KC_KEYCHAIN or login) or one given with --allow-keychain.
         Examples:
           kc read kc://github.com/alice
           TOKEN=$(kc read "kc://api.example.com/deploy?class=internet")
+          kc read --allow-keychain work "kc://jira/me?keychain=work"
         Exit 206 for a malformed reference, 44 when nothing matches.
         """
     )
 
     @OptionGroup var keychain: KeychainOptions
+    @OptionGroup var references: ReferenceOptions
 
     @Argument(help: ArgumentHelp("The reference.", valueName: "ref"))
     var reference: String
 
     func run() throws {
-        try Self.print(reference, keychain.choice)
+        try Self.print(reference, keychain.choice, allowed: references.allowedKeychains)
     }
 
     /// `kc read REF` with no options, parsed without ArgumentParser (its start-up is most of
     /// a read through the agent, docs/performance.md).
     static func fast(_ reference: String) throws {
-        try print(reference, KeychainChoice())
+        try print(reference, KeychainChoice(), allowed: [])
     }
 
-    private static func print(_ reference: String, _ choice: KeychainChoice) throws {
+    private static func print(_ reference: String, _ choice: KeychainChoice, allowed: [String]) throws {
         let ref = try SecretReference(reference)
-        let secrets = try ReferenceResolver.resolve([ref], base: choice) { _ in reference }
+        let secrets = try ReferenceResolver.resolve([ref], base: choice, allowed: allowed) { _ in reference }
         guard let secret = secrets.first else { return }
         Report.writeAll(1, secret.bytes)
         if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }

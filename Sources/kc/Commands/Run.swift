@@ -9,28 +9,38 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a command with kc:// references in its environment replaced by their secrets.",
         discussion: """
-        Every variable whose value is a kc:// reference (inherited, from --env-file, or from
-        --env) holds the secret in CMD's environment. All references are resolved before CMD
-        starts, one agent round trip per keychain; if one fails, CMD does not start and the
-        error names the variable. CMD runs with its exact arguments, no shell. KC_PASSWORD
-        and KC_NEW_PASSWORD never reach it. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
-        SIGUSR2 sent to kc reach CMD; kc exits with CMD's status, 128+N if it died of signal N.
+        A kc:// reference is resolved where the command line or an --env-file put it: a
+        variable given with --env NAME=kc://…, or set by a line of an --env-file. The
+        inherited environment is passed on as it is, references included, unless
+        --resolve-env is given: in CI, variables such as a merge request's title come from
+        others, and one set to kc://prod-db/admin must not receive that secret. A reference
+        may name (?keychain=) only the command's keychain or one given with --allow-keychain.
+        The secrets are in CMD's environment. All references are resolved before CMD starts,
+        one agent round trip per keychain; if one fails, CMD does not start and the error
+        names the variable. CMD runs with its exact arguments, no shell. KC_PASSWORD and
+        KC_NEW_PASSWORD never reach it. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2
+        sent to kc reach CMD; kc exits with CMD's status, 128+N if it died of signal N.
         When stdout or stderr is not a terminal (a CI log), each secret CMD prints there is
-        replaced by <concealed by kc>; --no-masking and --mask override.
+        replaced by <concealed by kc>; --no-masking and --mask override. Bytes that may
+        start a secret are held back until the output shows they do not, or ends.
         Examples:
           kc run --env GITHUB_TOKEN=kc://github.com/ci -- gh release list
-          DB_PASSWORD=kc://db/app kc run -- ./migrate --yes
           kc run --env-file .env.kc -- docker compose up
+          DB_PASSWORD=kc://db/app kc run --resolve-env -- ./migrate --yes
         """
     )
 
     @OptionGroup var keychain: KeychainOptions
+    @OptionGroup var references: ReferenceOptions
 
-    @Option(name: .customLong("env-file"), help: ArgumentHelp("A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file"))
+    @Option(name: .customLong("env-file"), parsing: .unconditionalSingleValue, help: ArgumentHelp("A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file"))
     var envFiles: [String] = []
 
-    @Option(name: .customLong("env"), help: ArgumentHelp("NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref"))
+    @Option(name: .customLong("env"), parsing: .unconditionalSingleValue, help: ArgumentHelp("NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref"))
     var envPairs: [String] = []
+
+    @Flag(name: .customLong("resolve-env"), help: "Also resolve kc:// references in the inherited environment (only where every variable is yours).")
+    var resolveEnv = false
 
     @Flag(help: "Never mask the command's output.")
     var noMasking = false
@@ -50,7 +60,7 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        try RunRequest(keychain: keychain.choice, envFiles: envFiles, envPairs: envPairs, noMasking: noMasking, mask: mask,
-                       command: command).run()
+        try RunRequest(keychain: keychain.choice, allowedKeychains: references.allowedKeychains, envFiles: envFiles,
+                       envPairs: envPairs, resolveEnv: resolveEnv, noMasking: noMasking, mask: mask, command: command).run()
     }
 }

@@ -7,15 +7,21 @@ import Glibc
 /// for the common forms (`RunRequest.parse`) both produce one.
 struct RunRequest {
     var keychain = KeychainChoice()
+    /// --allow-keychain: other keychains a reference may name.
+    var allowedKeychains: [String] = []
     var envFiles: [String] = []
     var envPairs: [String] = []
+    /// --resolve-env: references in the inherited environment are resolved too.
+    var resolveEnv = false
     var noMasking = false
     var mask = false
     var command: [String] = []
 
-    /// The plain forms — `-k K`, `--env NAME=VALUE`, `--env-file F`, `--mask`, `--no-masking`,
-    /// then `--` and the command — without ArgumentParser's start-up cost; nil for anything
-    /// else (help, errors, other spellings), which ArgumentParser then handles.
+    /// The plain forms — `-k K`, `--allow-keychain K`, `--env NAME=VALUE`, `--env-file F`,
+    /// `--resolve-env`, `--mask`, `--no-masking`, then `--` and the command — without
+    /// ArgumentParser's start-up cost; nil for anything else (help, errors, other spellings),
+    /// which ArgumentParser then handles. An option's value is the next word whatever it
+    /// looks like, as ArgumentParser's `.unconditional` takes it.
     static func parse(_ arguments: ArraySlice<String>) -> RunRequest? {
         var r = RunRequest()
         var i = arguments.startIndex
@@ -29,14 +35,16 @@ struct RunRequest {
                 return r
             case "--mask": r.mask = true
             case "--no-masking": r.noMasking = true
-            case "-k", "--keychain", "--env", "--env-file":
-                guard next < arguments.endIndex, !arguments[next].isEmpty, !arguments[next].hasPrefix("-") else { return nil }
+            case "--resolve-env": r.resolveEnv = true
+            case "-k", "--keychain", "--allow-keychain", "--env", "--env-file":
+                guard next < arguments.endIndex, !arguments[next].isEmpty else { return nil }
                 let value = arguments[next]
                 switch a {
                 case "--env":
                     guard let eq = value.firstIndex(of: "="), DotEnv.isName(String(value[..<eq])) else { return nil }
                     r.envPairs.append(value)
                 case "--env-file": r.envFiles.append(value)
+                case "--allow-keychain": r.allowedKeychains.append(value)
                 default:
                     guard r.keychain.keychain == nil else { return nil }
                     r.keychain.keychain = value
@@ -51,9 +59,18 @@ struct RunRequest {
     }
 
     func run() throws {
+        // Each variable with whether its value may be resolved: the command line's and the
+        // env files' may; the inherited ones only with --resolve-env (issue 15, item 9).
         var environment = ChildEnvironment.inherited()
+        var authored = [Bool](repeating: resolveEnv, count: environment.count)
         func set(_ name: String, _ value: String) {
-            if let i = environment.firstIndex(where: { $0.0 == name }) { environment[i].1 = value } else { environment.append((name, value)) }
+            if let i = environment.firstIndex(where: { $0.0 == name }) {
+                environment[i].1 = value
+                authored[i] = true
+            } else {
+                environment.append((name, value))
+                authored.append(true)
+            }
         }
         for file in envFiles {
             let bytes = try Readers.readFile(file, limit: 1 << 20, what: "the env file")
@@ -67,14 +84,20 @@ struct RunRequest {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             set(String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
         }
+        let unresolved = environment.indices.filter { !authored[$0] && SecretReference.isReference(environment[$0].1) }
+        if !unresolved.isEmpty {
+            Report.note("not resolving the kc:// reference\(unresolved.count == 1 ? "" : "s") inherited in "
+                        + unresolved.map { environment[$0].0 }.joined(separator: ", ")
+                        + ": pass it with --env NAME=kc://… or --env-file, or give --resolve-env")
+        }
         // Resolve every reference before anything starts.
-        let referenced = environment.indices.filter { SecretReference.isReference(environment[$0].1) }
+        let referenced = environment.indices.filter { authored[$0] && SecretReference.isReference(environment[$0].1) }
         let references = try referenced.map { i -> SecretReference in
             do { return try SecretReference(environment[i].1) } catch let e as KeychainError {
                 throw KeychainError(e.status, "\(environment[i].0): \(e.message)", hint: e.hint)
             }
         }
-        var secrets = try ReferenceResolver.resolve(references, base: keychain) { n in
+        var secrets = try ReferenceResolver.resolve(references, base: keychain, allowed: allowedKeychains) { n in
             "\(environment[referenced[n]].0) (\(environment[referenced[n]].1))"
         }
         for (n, i) in referenced.enumerated() where secrets[n].bytes.contains(0) {

@@ -19,10 +19,10 @@ struct Settings: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(name: [.customShort("t"), .long], help: ArgumentHelp("Idle timeout in seconds.", valueName: "seconds"))
+    @Option(name: [.customShort("t"), .long], parsing: .unconditional, help: ArgumentHelp("Idle timeout in seconds.", valueName: "seconds"))
     var timeout: UInt64?
 
-    @Option(help: ArgumentHelp("Absolute timeout in seconds.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Absolute timeout in seconds.", valueName: "seconds"))
     var max: UInt64?
 
     func validate() throws {

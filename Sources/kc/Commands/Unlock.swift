@@ -21,10 +21,10 @@ struct Unlock: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(help: ArgumentHelp("Lock after this many seconds without use (default: the keychain's setting, 900).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Lock after this many seconds without use (default: the keychain's setting, 900).", valueName: "seconds"))
     var timeout: UInt64?
 
-    @Option(help: ArgumentHelp("Lock after this many seconds whatever happens (default: the keychain's setting, 43200).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Lock after this many seconds whatever happens (default: the keychain's setting, 43200).", valueName: "seconds"))
     var max: UInt64?
 
     func validate() throws {

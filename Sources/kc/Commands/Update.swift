@@ -25,11 +25,11 @@ struct Update: ParsableCommand {
     @Flag(help: "Change every matching item (otherwise more than one match is refused).")
     var all = false
 
-    @Option(help: "New label.") var newLabel: String?
-    @Option(help: "New kind.") var newKind: String?
-    @Option(help: "New comment.") var newComment: String?
-    @Option(help: "New account name.") var newAccount: String?
-    @Option(help: "New service (the server, for internet passwords).") var newService: String?
+    @Option(parsing: .unconditional, help: "New label.") var newLabel: String?
+    @Option(parsing: .unconditional, help: "New kind.") var newKind: String?
+    @Option(parsing: .unconditional, help: "New comment.") var newComment: String?
+    @Option(parsing: .unconditional, help: "New account name.") var newAccount: String?
+    @Option(parsing: .unconditional, help: "New service (the server, for internet passwords).") var newService: String?
 
     var attributeChanges: [String: Any] {
         var c: [String: Any] = [:]

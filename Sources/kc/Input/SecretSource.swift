@@ -7,11 +7,11 @@ import Glibc
 /// Where an item's secret comes from: `-w VALUE`, `--data-file PATH`, stdin when it is
 /// not a terminal (exact bytes, nothing stripped), or a prompt on the terminal.
 struct SecretOptions: ParsableArguments {
-    @Option(name: [.customShort("w"), .customLong("secret")], help: ArgumentHelp(
+    @Option(name: [.customShort("w"), .customLong("secret")], parsing: .unconditional, help: ArgumentHelp(
         "The secret itself. Others can see it in `ps` until kc overwrites it, and in shell history: prefer stdin or --data-file.", valueName: "value"))
     var secret: String?
 
-    @Option(name: .long, help: ArgumentHelp("Read the secret from a file (exact bytes; binary is fine).", valueName: "path"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Read the secret from a file (exact bytes; binary is fine).", valueName: "path"))
     var dataFile: String?
 
     func validate() throws {

@@ -99,7 +99,9 @@ enum ChildProcess {
 
     /// Copies the child's masked streams to kc's until they close, or the child has exited
     /// and they have been quiet for 50 ms or drained for a second (a background grandchild
-    /// may keep a pipe open for ever); flushes what a masker holds back after 50 ms of quiet.
+    /// may keep a pipe open for ever). What a masker holds back (a possible start of a
+    /// secret) is written only when later bytes decide it or the relay ends, never because
+    /// the stream went quiet (OutputMasker).
     private static func relay(pid: pid_t, streams: [(Int32, Int32)], maskable: [[UInt8]]) -> Int32 {
         var maskers = streams.map { _ in OutputMasker(secrets: maskable) }
         var open = streams.map { _ in true }
@@ -118,8 +120,8 @@ enum ChildProcess {
             let n = poll(&fds, nfds_t(fds.count), 50)
             if n < 0 && errno == EINTR { continue }
             if n == 0 {
-                // Quiet: let go of what is held back.
-                for i in streams.indices { Report.writeAll(streams[i].1, maskers[i].flush()) }
+                // Quiet: nothing is let go (a pause must not split a secret into two
+                // unmasked halves); once the child has exited, quiet ends the relay.
                 if exitedAt != nil { break }
                 continue
             }

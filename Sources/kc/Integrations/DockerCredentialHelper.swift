@@ -35,13 +35,13 @@ enum DockerCredentialHelper {
             }
             return 0
         } catch let failure as Failure {
-            Report.out(failure.message + "\n")
+            Report.line(failure.message, to: 1)
             return 1
         } catch let error as KeychainError {
-            Report.out("kc: \(error.message)\(error.hint.map { " (\($0))" } ?? "")\n")
+            Report.line("kc: \(error.message)\(error.hint.map { " (\($0))" } ?? "")", to: 1)
             return 1
         } catch {
-            Report.out("kc: \(error)\n")
+            Report.line("kc: \(error)", to: 1)
             return 1
         }
     }

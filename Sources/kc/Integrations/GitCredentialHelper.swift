@@ -104,14 +104,14 @@ enum GitCredentialHelper {
             switch error.status {
             case errSecInteractionNotAllowed, errSecNoSuchKeychain, errSecAuthFailed:
                 // git falls back to its own prompt; one line says why.
-                Report.err("kc: \(error.message) (git-credential-kc: \(error.hint ?? "run kc unlock"))\n")
+                Report.note("\(error.message) (git-credential-kc: \(error.hint ?? "run kc unlock"))")
                 return 0
             default:
-                Report.err("kc: \(error.message)\n")
+                Report.note(error.message)
                 return exitCode(for: error.status)
             }
         } catch {
-            Report.err("kc: \(error)\n")
+            Report.note("\(error)")
             return 1
         }
     }
@@ -158,8 +158,14 @@ enum GitCredentialHelper {
                let when = Int(String(decoding: expiry.1, as: UTF8.self)), when <= now { continue }   // expired: not returned
             let account = item[kSecAttrAccount] as? String ?? ""
             // An item whose values would add lines to git's protocol (a crafted import or
-            // Docker user name) is never returned: git would take them as other attributes.
-            guard isLineSafe(account.utf8), isLineSafe(password), extra.allSatisfy({ isLineSafe($0.1) }) else { continue }
+            // Docker store) is never written to git, which would take them as other
+            // attributes (`host=`, `url=`…): one line on stderr, nothing on stdout, and git
+            // goes on to its next helper or prompt (issue 15, item 11).
+            guard isLineSafe(account.utf8), isLineSafe(password), extra.allSatisfy({ isLineSafe($0.1) }) else {
+                let server = item[kSecAttrServer] as? String ?? request.host ?? ""
+                Report.note("the item for \(server) (account \(JSON.string(account))) has a line break or a NUL in its user name or password; not given to git (fix it with kc update)")
+                return
+            }
             var out: [UInt8] = []
             defer { for i in out.indices { out[i] = 0 } }
             let withState = request.capabilities.contains("state")

@@ -1,7 +1,15 @@
 /// Replaces every occurrence of the secrets in a byte stream with `<concealed by kc>`
-/// (`kc run`'s masking for CI logs). A secret split across writes is still found: bytes
-/// that could start a secret are held back, at most the longest secret's length − 1, until
-/// the next chunk decides or `flush` (after an idle moment) lets them go.
+/// (`kc run`'s masking for CI logs). A secret split across writes is still found, however
+/// long the pause between the parts: bytes that could start a secret are held back until
+/// later bytes show they do not (they are written then) or complete it (it is replaced),
+/// or the stream ends (`flush`). Never on a timer: a child that writes `tok-`, waits, then
+/// writes `123` must not get `tok-` out before `123` arrives (issue 15, item 14).
+///
+/// The bound is in bytes, not time: at most the longest secret's length − 1 bytes are held
+/// per stream, since a longer run either contains a whole secret or starts none. The cost
+/// is latency, not a leak: output whose last bytes could begin a secret (an unfinished
+/// line ending in `t` when a secret starts with `t`) appears only once more output or the
+/// end of the stream decides it.
 /// Exact bytes only: this stops accidental echo, not a child that encodes a secret.
 struct OutputMasker {
     static let replacement = Array("<concealed by kc>".utf8)
@@ -41,7 +49,7 @@ struct OutputMasker {
         return out
     }
 
-    /// Whatever is held back, as it is (the stream went idle or ended).
+    /// Whatever is held back, as it is (the stream ended: no later byte can complete a secret).
     mutating func flush() -> [UInt8] {
         let out = pending
         wipe(&pending, upTo: pending.count)

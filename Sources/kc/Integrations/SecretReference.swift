@@ -80,8 +80,16 @@ struct SecretReference: Equatable {
 
 /// Resolves references, one agent round trip per keychain, all before anything runs.
 enum ReferenceResolver {
-    /// The secret of each reference, in order. - Throws: the first failure, naming `label(i)`.
-    static func resolve(_ references: [SecretReference], base: KeychainChoice, label: (Int) -> String) throws -> [Secret] {
+    /// The secret of each reference, in order.
+    ///
+    /// A reference whose `keychain=` names another keychain than `base` is refused unless
+    /// that keychain is in `allowed` (`--allow-keychain`): a reference cannot pull from a
+    /// keychain the command line did not name (DESIGN.md, amendments of 2026-11-23).
+    /// - Throws: the first failure, naming `label(i)`; errSecParam (exit 206) for a keychain
+    ///   not named on the command line, before any keychain is opened.
+    static func resolve(_ references: [SecretReference], base: KeychainChoice, allowed: [String] = [],
+                        label: (Int) -> String) throws -> [Secret] {
+        try checkKeychains(references, base: base, allowed: allowed, label: label)
         var secrets = [Secret?](repeating: nil, count: references.count)
         var byKeychain: [String: [Int]] = [:]
         var order: [String] = []
@@ -112,6 +120,23 @@ enum ReferenceResolver {
             }
         }
         return secrets.compactMap { $0 }
+    }
+
+    /// Refuses a reference that names a keychain other than the command's own and those
+    /// given with `--allow-keychain`. Keychains are compared by real path (a name, a
+    /// relative path and a path through a symbolic link to the same folder are one keychain).
+    static func checkKeychains(_ references: [SecretReference], base: KeychainChoice, allowed: [String],
+                               label: (Int) -> String) throws {
+        guard references.contains(where: { $0.keychain != nil }) else { return }
+        let own = KeychainLocation.realPath(base.path)
+        let permitted = [own] + allowed.map { KeychainLocation.realPath(KeychainLocation.resolve($0)) }
+        for (i, reference) in references.enumerated() {
+            guard let named = reference.keychain else { continue }
+            let path = KeychainLocation.realPath(reference.choice(base).path)
+            if permitted.contains(path) { continue }
+            throw KeychainError(errSecParam, "\(label(i)): it names the keychain \(named), but this command was given \(own)",
+                                hint: "a reference may name only a keychain the command line names; if it is meant, add --allow-keychain \(named)")
+        }
     }
 }
 

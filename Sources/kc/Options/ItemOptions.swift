@@ -20,49 +20,49 @@ extension KDFProfile: ExpressibleByArgument {}
 
 /// The attribute flags shared by add, find, update and delete, named as macOS `security`'s.
 struct ItemOptions: ParsableArguments {
-    @Option(name: .customLong("class"), help: "The item class: generic (default), internet, certificate or key.")
+    @Option(name: .customLong("class"), parsing: .unconditional, help: "The item class: generic (default), internet, certificate or key.")
     var itemClass: CLIClass = .generic
 
-    @Option(name: [.customShort("a"), .long], help: "Account name.")
+    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Account name.")
     var account: String?
 
-    @Option(name: [.customShort("s"), .long], help: "Service name (the server, for internet passwords).")
+    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Service name (the server, for internet passwords).")
     var service: String?
 
-    @Option(name: [.customShort("l"), .long], help: "Label (default on add: the service or server).")
+    @Option(name: [.customShort("l"), .long], parsing: .unconditional, help: "Label (default on add: the service or server).")
     var label: String?
 
-    @Option(name: [.customShort("D"), .long], help: "Kind (kSecAttrDescription).")
+    @Option(name: [.customShort("D"), .long], parsing: .unconditional, help: "Kind (kSecAttrDescription).")
     var kind: String?
 
-    @Option(name: [.customShort("j"), .long], help: "Comment.")
+    @Option(name: [.customShort("j"), .long], parsing: .unconditional, help: "Comment.")
     var comment: String?
 
-    @Option(name: [.customShort("G"), .long], help: "Generic attribute (generic passwords).")
+    @Option(name: [.customShort("G"), .long], parsing: .unconditional, help: "Generic attribute (generic passwords).")
     var generic: String?
 
-    @Option(name: [.customShort("c"), .long], help: ArgumentHelp("Creator: a four-character code or a number.", valueName: "code"))
+    @Option(name: [.customShort("c"), .long], parsing: .unconditional, help: ArgumentHelp("Creator: a four-character code or a number.", valueName: "code"))
     var creator: String?
 
-    @Option(name: [.customShort("C"), .long], help: ArgumentHelp("Type: a four-character code or a number.", valueName: "code"))
+    @Option(name: [.customShort("C"), .long], parsing: .unconditional, help: ArgumentHelp("Type: a four-character code or a number.", valueName: "code"))
     var type: String?
 
-    @Option(name: [.customShort("d"), .customLong("security-domain")], help: "Security domain (internet passwords).")
+    @Option(name: [.customShort("d"), .customLong("security-domain")], parsing: .unconditional, help: "Security domain (internet passwords).")
     var securityDomain: String?
 
-    @Option(name: [.customShort("p"), .long], help: "Path (internet passwords).")
+    @Option(name: [.customShort("p"), .long], parsing: .unconditional, help: "Path (internet passwords).")
     var path: String?
 
-    @Option(name: [.customShort("P"), .long], help: "Port number (internet passwords).")
+    @Option(name: [.customShort("P"), .long], parsing: .unconditional, help: "Port number (internet passwords).")
     var port: Int?
 
-    @Option(name: [.customShort("r"), .long], help: ArgumentHelp("Protocol (internet passwords): https, http, ftp, ssh, smtp, imap… or a four-character code such as htps.", valueName: "protocol"))
+    @Option(name: [.customShort("r"), .long], parsing: .unconditional, help: ArgumentHelp("Protocol (internet passwords): https, http, ftp, ssh, smtp, imap… or a four-character code such as htps.", valueName: "protocol"))
     var `protocol`: String?
 
-    @Option(name: [.customShort("t"), .customLong("auth-type")], help: ArgumentHelp("Authentication type (internet passwords): default, basic, digest, form, ntlm, or a four-character code. Default on add: default (dflt).", valueName: "type"))
+    @Option(name: [.customShort("t"), .customLong("auth-type")], parsing: .unconditional, help: ArgumentHelp("Authentication type (internet passwords): default, basic, digest, form, ntlm, or a four-character code. Default on add: default (dflt).", valueName: "type"))
     var authType: String?
 
-    @Option(name: .long, help: "Application tag (keys).")
+    @Option(name: .long, parsing: .unconditional, help: "Application tag (keys).")
     var tag: String?
 
     /// The parsed values, as plain data.

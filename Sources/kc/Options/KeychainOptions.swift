@@ -6,7 +6,7 @@ import Glibc
 
 /// Which keychain a command uses and where its password comes from.
 struct KeychainOptions: ParsableArguments {
-    @Option(name: [.customShort("k"), .long], help: ArgumentHelp(
+    @Option(name: [.customShort("k"), .long], parsing: .unconditional, help: ArgumentHelp(
         "The keychain: a path, or a NAME for ~/.local/share/kc/NAME.keychain-db. Default: $KC_KEYCHAIN, else login.",
         valueName: "path|name"))
     var keychain: String?
@@ -14,7 +14,7 @@ struct KeychainOptions: ParsableArguments {
     @Flag(name: .long, help: "Read the keychain password from stdin (one trailing newline is dropped).")
     var passwordStdin = false
 
-    @Option(name: .long, help: ArgumentHelp("Read the keychain password from a file (one trailing newline is dropped).", valueName: "path"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Read the keychain password from a file (one trailing newline is dropped).", valueName: "path"))
     var passwordFile: String?
 
     /// The parsed values, as plain data.
