@@ -16,9 +16,20 @@ public struct AgentClient: Sendable {
         case noAgent
     }
 
+    /// What to do when the agent folder is unsafe (another account's, a link, open to others).
+    public enum UnsafeFolder: Sendable {
+        /// Fail with errSecParam (nothing can be sent there).
+        case refuse
+        /// Act as if no agent ran (the caller has a password and works in-process); `warn`
+        /// is given the error first.
+        case ignore(warn: @Sendable (KeychainError) -> Void)
+    }
+
     public let paths: AgentPaths
     /// How long to wait for an answer (an unlock runs Argon2; a scan may take seconds).
     public var timeout: Double = 120
+    /// See `UnsafeFolder`; `kc unlock` always refuses.
+    public var unsafeFolder: UnsafeFolder = .refuse
 
     public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
 
@@ -27,7 +38,13 @@ public struct AgentClient: Sendable {
     func connect() throws -> UnixSocket? {
         var st = stat()
         if lstat(paths.directory, &st) != 0 { return nil }
-        try paths.check(create: false)
+        do {
+            try paths.check(create: false)
+        } catch let error as KeychainError where error.status == errSecParam {
+            guard case .ignore(let warn) = unsafeFolder else { throw error }
+            warn(error)
+            return nil
+        }
         guard let socket = try UnixSocket.connect(to: paths.socket) else { return nil }
         let uid = try socket.peerUID()
         guard uid == geteuid() else {
