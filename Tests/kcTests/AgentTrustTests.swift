@@ -35,18 +35,23 @@ import Testing
                 pass
             print("received", len(data), data.hex(), file=out, flush=True)
             try:
-                # ok (0x80) with an empty list, or with one (empty) entry: "I hold a keychain"
-                if sys.argv[4] == "holds":
-                    c.sendall(bytes.fromhex("0000000d" "0001" "80" "06" "00000001" "07" "00000000"))
-                else:
-                    c.sendall(bytes.fromhex("00000008" "0001" "80" "06" "00000000"))
+                # ok (0x80) with a status list: empty, or one entry ("I hold a keychain",
+                # naming argv[5] when given)
+                def lp(b): return len(b).to_bytes(4, "big") + b
+                entry = bytes([7]) + (0).to_bytes(4, "big")
+                if len(sys.argv) > 5:
+                    entry = bytes([7]) + (1).to_bytes(4, "big") + lp(b"path") + bytes([1]) + lp(sys.argv[5].encode())
+                body = bytes([6]) + (1).to_bytes(4, "big") + entry if sys.argv[4] == "holds" else bytes([6]) + (0).to_bytes(4, "big")
+                payload = bytes([0, 1, 0x80]) + body
+                c.sendall(len(payload).to_bytes(4, "big") + payload)
             except Exception:
                 pass
             c.close()
         """
 
     /// Starts the impostor at the home's socket path (as `uid` when given) and waits for it.
-    func startImpostor(_ h: KCHome, nondumpable: Bool = false, holds: Bool = false, asUser: String = "") throws -> String {
+    func startImpostor(_ h: KCHome, nondumpable: Bool = false, holds: Bool = false, keychain: String = "",
+                       asUser: String = "") throws -> String {
         let dir = h.directory + "/agent"
         if !FileManager.default.fileExists(atPath: dir) {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -57,7 +62,7 @@ import Testing
         let script = h.directory + "/impostor.py"
         try Self.impostor.write(toFile: script, atomically: true, encoding: .utf8)
         let out = try Spawn.run(["/bin/sh", "-c", """
-            \(asUser) nohup python3 '\(script)' '\(dir)/agent.sock' '\(log)' \(nondumpable ? "nondumpable" : "dumpable") \(holds ? "holds" : "empty") >/dev/null 2>&1 &
+            \(asUser) nohup python3 '\(script)' '\(dir)/agent.sock' '\(log)' \(nondumpable ? "nondumpable" : "dumpable") \(holds ? "holds" : "empty") \(keychain.isEmpty ? "" : "'\(keychain)'") >/dev/null 2>&1 &
             for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
             """], environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0, "the impostor did not start: \(out.stderr)")
@@ -86,6 +91,21 @@ import Testing
         #expect(!frames.contains { $0.contains(hex(KCHome.password)) }, "the impostor received the password: \(frames)")
         // The only thing it could have been asked is `status` (a frame without a body).
         #expect(frames.allSatisfy { $0.count <= 2 * 8 }, "only a bodiless status request reached it: \(frames)")
+    }
+
+    /// An impostor that says it holds the keychain receives no secret from `kc add`: a
+    /// request that carries one is checked as far as the kernel shows the peer.
+    @Test func addRefusesAnImpostorThatSaysItHoldsTheKeychain() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let log = try startImpostor(h, holds: true, keychain: h.defaultKeychain)
+        let secret = "s3cret-for-the-real-agent-only"
+        let out = try h.kc(["add", "-s", "svc", "-a", "me"], stdin: Data(secret.utf8))
+        #expect(out.status == 22, "\(out.stderr)")
+        #expect(out.stderr.contains("runs another program than this kc") && out.stderr.contains("the secret was not sent"), "\(out.stderr)")
+        let frames = received(log)
+        #expect(frames.count >= 1, "kc asked it for its status first: \(frames)")
+        #expect(!frames.contains { $0.contains(hex(secret)) }, "the impostor received the secret: \(frames)")
     }
 
     /// The impostor made non-dumpable, as the real agent is, against kc run as a normal

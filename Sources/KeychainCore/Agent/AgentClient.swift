@@ -55,9 +55,26 @@ public struct AgentClient: Sendable {
     }
 
     /// Sends one request; nil when no agent runs.
-    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8]) throws -> (AgentProtocol.Response, [UInt8])? {
+    /// - Parameter carriesSecret: check the peer as far as the kernel shows it first
+    ///   (`checkVisible`): the request holds an item's secret.
+    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8], carriesSecret: Bool = false) throws -> (AgentProtocol.Response, [UInt8])? {
         guard let socket = try connect() else { return nil }
+        if carriesSecret { try Self.checkVisible(socket) }
         return try exchange(on: socket, type, body)
+    }
+
+    /// Refuses a peer that `AgentPeer` shows is not the real agent (another program, traced,
+    /// other uids); accepts one whose program the kernel hides. Cheaper than and short of
+    /// `trustedConnection`, which would refuse the real agent a normal user did not start:
+    /// docs/security.md says what this leaves to an impostor.
+    private static func checkVisible(_ socket: UnixSocket) throws {
+        do {
+            try AgentPeer.verify(socket, launched: nil)
+        } catch AgentPeer.Verdict.refused(let why) {
+            throw refusal(why, sent: "the secret was not sent")
+        } catch AgentPeer.Verdict.unverifiable {
+            return
+        }
     }
 
     /// One request and its answer on a connected socket.
@@ -110,7 +127,8 @@ public struct AgentClient: Sendable {
         try ValueCodec.encode(attributes, into: &w)
         defer { w.wipe() }
         guard w.bytes.count + 3 <= AgentProtocol.maxFrame else { return nil }
-        guard let (kind, reply) = try roundTrip(.operation, w.bytes) else { return .noAgent }
+        let carriesSecret = operation == .add || operation == .update || operation == .importItems
+        guard let (kind, reply) = try roundTrip(.operation, w.bytes, carriesSecret: carriesSecret) else { return .noAgent }
         if kind == .notHeld { return .notHeld }
         return .result(try value(reply))
     }
@@ -198,8 +216,8 @@ public struct AgentClient: Sendable {
         throw KeychainError(errSecNotAvailable, "the kc agent did not start within 5 s")
     }
 
-    private static func refusal(_ why: String) -> KeychainError {
-        KeychainError(errSecCSReqFailed, "the process at the kc agent's socket is not the real kc agent: \(why); the password was not sent",
+    private static func refusal(_ why: String, sent: String = "the password was not sent") -> KeychainError {
+        KeychainError(errSecCSReqFailed, "the process at the kc agent's socket is not the real kc agent: \(why); \(sent)",
                       hint: "another program of yours may be posing as the agent: stop it (kc agent --stop, or kill it) and unlock again; see docs/security.md")
     }
 
