@@ -155,7 +155,7 @@ import Testing
         #expect(try h.kc(["create", "--kdf", "interactive", h.home.directory + "/two.keychain-db"], password: "two").status == 0)
         out = try h.kc(["unlock", "-k", h.home.directory + "/two.keychain-db"], password: "two")
         #expect(out.status == 22, "\(out.stderr)")
-        #expect(out.stderr.contains("kc cannot establish that the agent") && out.stderr.contains("kc lock --all"), "\(out.stderr)")
+        #expect(out.stderr.contains("kc cannot establish that the agent") && out.stderr.contains("kc lock --all, then unlock this one"), "\(out.stderr)")
         #expect(try h.kc(["find", "-s", "svc", "-w"]).stdout == "tok")
     }
 

@@ -168,7 +168,7 @@ public struct AgentClient: Sendable {
                 guard held.isEmpty else {
                     throw KeychainError(errSecCSReqFailed,
                                         "kc cannot establish that the agent (pid \(pid)) is the real kc agent: the kernel hides the program of a non-dumpable process, and this kc did not start it; the password was not sent",
-                                        hint: "lock every keychain (kc lock --all), then unlock again: kc starts an agent it can check")
+                                        hint: "kc can check only an agent it started itself, so as a normal user you hold one keychain unlocked at a time: kc lock --all, then unlock this one (docs/security.md)")
                 }
                 try stop()
                 // Give the stopped agent a moment to release its lock and socket.
@@ -218,7 +218,7 @@ public struct AgentClient: Sendable {
 
     private static func refusal(_ why: String, sent: String = "the password was not sent") -> KeychainError {
         KeychainError(errSecCSReqFailed, "the process at the kc agent's socket is not the real kc agent: \(why); \(sent)",
-                      hint: "another program of yours may be posing as the agent: stop it (kc agent --stop, or kill it) and unlock again; see docs/security.md")
+                      hint: "another program of yours may be posing as the agent: stop it (kc agent --stop, or kill it) and try again; see docs/security.md")
     }
 
     /// Locks one keychain, or every one. Returns false when no agent runs.
