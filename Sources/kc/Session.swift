@@ -132,6 +132,7 @@ enum Session {
     /// once and works without the agent; without a password the error says what to do.
     static func agent(_ options: KeychainChoice) -> AgentClient {
         var client = AgentClient()
+        client.isKC = true
         let hasPassword = options.passwordStdin || options.passwordFile != nil
             || PasswordSource.environmentPassword != nil || Terminal.isAvailable
         if hasPassword {

@@ -30,6 +30,10 @@ public struct AgentClient: Sendable {
     public var timeout: Double = 120
     /// See `UnsafeFolder`; `kc unlock` always refuses.
     public var unsafeFolder: UnsafeFolder = .refuse
+    /// Whether this process is kc itself, so that the agent must be the same program
+    /// before a request carrying a secret goes to it. A program that links the Security
+    /// module is another program than the agent: for it only uids and tracing are checked.
+    public var isKC = false
 
     public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
 
@@ -59,7 +63,7 @@ public struct AgentClient: Sendable {
     ///   (`checkVisible`): the request holds an item's secret.
     private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8], carriesSecret: Bool = false) throws -> (AgentProtocol.Response, [UInt8])? {
         guard let socket = try connect() else { return nil }
-        if carriesSecret { try Self.checkVisible(socket) }
+        if carriesSecret { try Self.checkVisible(socket, sameProgram: isKC) }
         return try exchange(on: socket, type, body)
     }
 
@@ -67,9 +71,9 @@ public struct AgentClient: Sendable {
     /// other uids); accepts one whose program the kernel hides. Cheaper than and short of
     /// `trustedConnection`, which would refuse the real agent a normal user did not start:
     /// docs/security.md says what this leaves to an impostor.
-    private static func checkVisible(_ socket: UnixSocket) throws {
+    private static func checkVisible(_ socket: UnixSocket, sameProgram: Bool) throws {
         do {
-            try AgentPeer.verify(socket, launched: nil)
+            try AgentPeer.verify(socket, launched: nil, sameProgram: sameProgram)
         } catch AgentPeer.Verdict.refused(let why) {
             throw refusal(why, sent: "the secret was not sent")
         } catch AgentPeer.Verdict.unverifiable {

@@ -28,8 +28,10 @@ enum AgentPeer {
     }
 
     /// Checks the peer of `socket`; `launched` is the pid of an agent this process spawned.
+    /// Without `sameProgram` (a client that is not kc itself, such as a program linking the
+    /// Security module), only the uids and TracerPid are checked.
     /// - Throws: `Verdict`.
-    static func verify(_ socket: UnixSocket, launched: pid_t?) throws {
+    static func verify(_ socket: UnixSocket, launched: pid_t?, sameProgram: Bool = true) throws {
         let peer = try socket.peerCredentials()
         let me = geteuid()
         guard peer.uid == me else { throw Verdict.refused("it runs as uid \(peer.uid), not as you") }
@@ -42,6 +44,7 @@ enum AgentPeer {
         guard status.tracer == 0 else {
             throw Verdict.refused("pid \(peer.pid) is being traced (TracerPid \(status.tracer))")
         }
+        guard sameProgram else { return }
         var mine = stat(), theirs = stat()
         guard stat("/proc/self/exe", &mine) == 0 else { throw Verdict.refused("cannot examine this kc's own executable") }
         if stat("/proc/\(peer.pid)/exe", &theirs) == 0 {
