@@ -55,6 +55,9 @@ public let errSecInteractionRequired: OSStatus = -25315
 public let errSecDecode: OSStatus = -26275
 /// A required entitlement isn't present.
 public let errSecMissingEntitlement: OSStatus = -34018
+/// The code failed to satisfy specified code requirement(s): kc's peer is not established
+/// as the real kc agent, so no password was sent to it.
+public let errSecCSReqFailed: OSStatus = -67050
 /// An internal error has occurred.
 public let errSecInternalError: OSStatus = -67671
 /// Invalid data was encountered.
@@ -115,6 +118,7 @@ let statusMessages: [OSStatus: String] = [
     -26275: "Unable to decode the provided data.",
     -34018: "A required entitlement isn't present.",
     -34020: "Client is restricted and is not permitted to perform this operation.",
+    -67050: "The code failed to satisfy specified code requirement(s).",
     -67585: "The required service is not available.",
     -67671: "An internal error has occurred.",
     -67673: "Invalid data was encountered.",

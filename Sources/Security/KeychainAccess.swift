@@ -48,7 +48,11 @@ final class KeychainAccess: @unchecked Sendable {
             return try lock.withLock { try Self.run(operation, on: keychain, query, attributes) }
         }
         try checkExists(path)
-        switch try AgentClient().perform(path: path, operation, query: query, attributes: attributes) {
+        var client = AgentClient()
+        // An unsafe agent folder (another account's /tmp/kc-UID) is skipped when the
+        // password is at hand; otherwise its error says what to do.
+        if getenv("KC_PASSWORD") != nil { client.unsafeFolder = .ignore { _ in } }
+        switch try client.perform(path: path, operation, query: query, attributes: attributes) {
         case .result(let value): return value
         case .notHeld, .noAgent: break
         }

@@ -22,7 +22,7 @@ enum AgentLauncher {
     static func detach() {
         _ = setsid()
         _ = chdir("/")
-        let null = open("/dev/null", O_RDWR)
+        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         if null >= 0 {
             for fd: Int32 in [0, 1, 2] { dup2(null, fd) }
             if null > 2 { close(null) }

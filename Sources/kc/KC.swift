@@ -25,6 +25,7 @@ struct KC: ParsableCommand {
         Its password: $KC_PASSWORD, --password-stdin, --password-file, or a prompt on the terminal.
 
         Exit codes: 0 success, 2 usage error, otherwise the low byte of Apple's status:
+          22 the agent is not established as the real kc agent; nothing was sent (errSecCSReqFailed)
           36 locked and no way to ask for the password (errSecInteractionNotAllowed)
           41 attribute not valid for the class (errSecNoSuchAttr)
           42 secret or value too large (errSecDataTooLarge)

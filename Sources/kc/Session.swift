@@ -34,7 +34,7 @@ final class KeychainHandle {
     /// if not, opens it here (asking for its password first, before a secret prompt).
     func prepare() throws {
         if agentMayHoldIt && local == nil {
-            let held = (try AgentClient().status() ?? []).contains { $0["path"] as? String == path }
+            let held = (try Session.agent(options).status() ?? []).contains { $0["path"] as? String == path }
             if held { return }
             agentMayHoldIt = false
         }
@@ -77,7 +77,7 @@ final class KeychainHandle {
         try prepare()   // settles whether the agent holds it before encoding a large request
         if agentMayHoldIt && local == nil {
             let request = ImportRequest.encode(items, updateExisting: updateExisting, dryRun: dryRun, skipInvalid: skipInvalid)
-            switch try AgentClient().performIfFits(path: path, .importItems, query: request) {
+            switch try Session.agent(options).performIfFits(path: path, .importItems, query: request) {
             case .result(let value)?: return try ImportRequest.decodeOutcomes(value, count: items.count)
             case .notHeld?, .noAgent?: agentMayHoldIt = false
             case nil:   // too large for one agent message: done here, with the password
@@ -109,7 +109,7 @@ final class KeychainHandle {
     private func run<T>(_ operation: AgentProtocol.Operation, _ query: [String: Any], _ attributes: [String: Any]?,
                         _ convert: (Any?) throws -> T, local body: (Keychain) throws -> T) throws -> T {
         if agentMayHoldIt && local == nil {
-            switch try AgentClient().perform(path: path, operation, query: query, attributes: attributes) {
+            switch try Session.agent(options).perform(path: path, operation, query: query, attributes: attributes) {
             case .result(let value): return try convert(value)
             case .notHeld, .noAgent: agentMayHoldIt = false
             }
@@ -129,6 +129,28 @@ final class KeychainHandle {
 
 /// Opening and creating keychains for the commands.
 enum Session {
+    /// Whether the unsafe-folder warning was printed (once per process).
+    nonisolated(unsafe) private static var warnedAboutFolder = false
+
+    /// The agent client for a command on a keychain. When the agent folder is unsafe (the
+    /// `/tmp/kc-UID` fallback made by another account) and a password can be had, kc warns
+    /// once and works without the agent; without a password the error says what to do.
+    static func agent(_ options: KeychainChoice) -> AgentClient {
+        var client = AgentClient()
+        client.isKC = true
+        let hasPassword = options.passwordStdin || options.passwordFile != nil
+            || PasswordSource.environmentPassword != nil || Terminal.isAvailable
+        if hasPassword {
+            client.unsafeFolder = .ignore { error in
+                guard !Session.warnedAboutFolder else { return }
+                Session.warnedAboutFolder = true
+                Report.note("warning: \(error.message); not using the kc agent, opening the keychain with its password here")
+                if let hint = error.hint { Report.note("hint: \(hint)") }
+            }
+        }
+        return client
+    }
+
     /// The keychain, creating the default one on first use (kc add).
     static func openOrCreateDefault(_ options: KeychainChoice, profile: KDFProfile) throws -> KeychainHandle {
         let path = options.path

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import KCTestSupport
 @testable import KeychainCore
 
 /// `Keychain.backup(to:)`: a consistent, checked, encrypted copy while others write.
@@ -9,7 +10,7 @@ import Testing
         for i in 0..<20 {
             try t.keychain.add(genp([kSecAttrService: "before-\(i)", kSecValueData: Data("secret-before-\(i)".utf8)]))
         }
-        var writers: [Process] = []
+        var writers: [SpawnedChild] = []
         for p in 0..<4 {
             writers.append(try ConcurrencyTests.startLoadgen(t.path, prefix: "w\(p)", count: 60))
         }
@@ -24,8 +25,8 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: destination + "-wal"))
         #expect(!FileManager.default.fileExists(atPath: destination + "-shm"))
         for process in writers {
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let out = try process.finish()
+            #expect(out.status == 0, "\(out.stderr)")
         }
         #expect(count >= acknowledged.count)
         // The backup opens with the same password, passes every check, and holds every item

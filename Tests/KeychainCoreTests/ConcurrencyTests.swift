@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import KCTestSupport
 @testable import KeychainCore
 
 /// Several processes writing one keychain file at once lose nothing.
@@ -11,20 +12,14 @@ import Testing
     }
 
     /// Starts kc-loadgen adding `count` items named PREFIX-i to the keychain at `path`.
-    static func startLoadgen(_ path: String, prefix: String, count: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: loadgen)
-        process.arguments = [path, prefix, String(count)]
-        process.environment = ["KC_PASSWORD": TempKeychain.password]
-        process.standardError = Pipe()
-        try process.run()
-        return process
+    static func startLoadgen(_ path: String, prefix: String, count: Int) throws -> SpawnedChild {
+        try Spawn.start([loadgen, path, prefix, String(count)], environment: ["KC_PASSWORD": TempKeychain.password])
     }
 
     @Test func processesAddingAtOnceLoseNothing() throws {
         let t = try TempKeychain()
         let processes = 4, perProcess = 25
-        var running: [Process] = []
+        var running: [SpawnedChild] = []
         for p in 0..<processes {
             running.append(try Self.startLoadgen(t.path, prefix: "p\(p)", count: perProcess))
         }
@@ -33,8 +28,8 @@ import Testing
             try t.keychain.add(genp([kSecAttrService: "main-\(i)", kSecAttrAccount: "load", kSecValueData: Data("secret-main-\(i)".utf8)]))
         }
         for process in running {
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let out = try process.finish()
+            #expect(out.status == 0, "\(out.stderr)")
         }
         let total = (processes + 1) * perProcess
         #expect(try t.keychain.itemCount() == total)
@@ -52,13 +47,12 @@ import Testing
     @Test func twoAddsOfTheSameItemOneWins() throws {
         let t = try TempKeychain()
         var statuses: [Int32] = []
-        var running: [Process] = []
+        var running: [SpawnedChild] = []
         for _ in 0..<2 {
             running.append(try Self.startLoadgen(t.path, prefix: "same", count: 1))
         }
         for process in running {
-            process.waitUntilExit()
-            statuses.append(process.terminationStatus)
+            statuses.append(try process.finish().status)
         }
         #expect(statuses.sorted() == [0, 45], "one succeeds, the other is errSecDuplicateItem (exit 45)")
         #expect(try t.keychain.itemCount() == 1)

@@ -8,6 +8,8 @@ import KCTestSupport
 /// `.product(name: "Security", package: "kc", condition: .when(platforms: [.linux]))`.
 /// It must build with no source change and its keychain calls must work.
 @Suite struct ApplePackageTests {
+    /// A first `swift build` of the app and kc from a fresh clone takes minutes on two cores.
+    private static let buildTimeout: Double = 1800
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
 
@@ -18,13 +20,13 @@ import KCTestSupport
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = (environment["PATH"] ?? "") + ":/usr/bin:/bin"
         let command = ["/usr/bin/env", "swift", "build", "--package-path", package, "--scratch-path", scratch]
-        var build = try Spawn.run(command, environment: environment)
+        var build = try Spawn.run(command, environment: environment, timeout: Self.buildTimeout)
         if build.status != 0 {
             // SwiftPM's incremental build of a path dependency misses source files added to
             // kc since its last run ("cannot find … in scope"): build again from scratch.
             // A real compile error fails both.
             try? FileManager.default.removeItem(atPath: scratch)
-            build = try Spawn.run(command, environment: environment)
+            build = try Spawn.run(command, environment: environment, timeout: Self.buildTimeout)
         }
         try #require(build.status == 0, "swift build failed:\n\(build.stdout)\n\(build.stderr)")
         let app = scratch + "/debug/apple-keychain-app"

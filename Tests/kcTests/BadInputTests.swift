@@ -75,10 +75,9 @@ import KCTestSupport
         #expect(out.stdoutBytes.count == big.count && Data(out.stdoutBytes) == big)
         // Over the limit: refused before it is all read, exit 42.
         let huge = h.directory + "/huge.bin"
-        FileManager.default.createFile(atPath: huge, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: huge))
-        try handle.truncate(atOffset: UInt64(17 << 20))
-        try handle.close()
+        let hugeFD = open(huge, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        #expect(hugeFD >= 0 && ftruncate(hugeFD, off_t(17 << 20)) == 0)
+        close(hugeFD)
         out = try h.kc(["add", "-s", "huge", "--data-file", huge], password: KCHome.password)
         #expect(out.status == 42)
         #expect(out.stderr.contains("larger than 16777216 bytes"))

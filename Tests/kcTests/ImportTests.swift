@@ -378,7 +378,7 @@ import KCTestSupport
         try Data().write(to: URL(fileURLWithPath: h.directory + "/elsewhere.gpg"))
         #expect(symlink(h.directory + "/elsewhere.gpg", store + "/link.gpg") == 0)
         var raw = Array((store + "/bad").utf8) + [0xFF] + Array(".gpg".utf8) + [0]
-        let fd = raw.withUnsafeMutableBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o600) }
+        let fd = raw.withUnsafeMutableBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
         #expect(fd >= 0)
         close(fd)
         let out = try h.kc(["import", "--dry-run", store], password: KCHome.password)

@@ -16,9 +16,24 @@ public struct AgentClient: Sendable {
         case noAgent
     }
 
+    /// What to do when the agent folder is unsafe (another account's, a link, open to others).
+    public enum UnsafeFolder: Sendable {
+        /// Fail with errSecParam (nothing can be sent there).
+        case refuse
+        /// Act as if no agent ran (the caller has a password and works in-process); `warn`
+        /// is given the error first.
+        case ignore(warn: @Sendable (KeychainError) -> Void)
+    }
+
     public let paths: AgentPaths
     /// How long to wait for an answer (an unlock runs Argon2; a scan may take seconds).
     public var timeout: Double = 120
+    /// See `UnsafeFolder`; `kc unlock` always refuses.
+    public var unsafeFolder: UnsafeFolder = .refuse
+    /// Whether this process is kc itself, so that the agent must be the same program
+    /// before a request carrying a secret goes to it. A program that links the Security
+    /// module is another program than the agent: for it only uids and tracing are checked.
+    public var isKC = false
 
     public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
 
@@ -27,7 +42,13 @@ public struct AgentClient: Sendable {
     func connect() throws -> UnixSocket? {
         var st = stat()
         if lstat(paths.directory, &st) != 0 { return nil }
-        try paths.check(create: false)
+        do {
+            try paths.check(create: false)
+        } catch let error as KeychainError where error.status == errSecParam {
+            guard case .ignore(let warn) = unsafeFolder else { throw error }
+            warn(error)
+            return nil
+        }
         guard let socket = try UnixSocket.connect(to: paths.socket) else { return nil }
         let uid = try socket.peerUID()
         guard uid == geteuid() else {
@@ -38,8 +59,30 @@ public struct AgentClient: Sendable {
     }
 
     /// Sends one request; nil when no agent runs.
-    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8]) throws -> (AgentProtocol.Response, [UInt8])? {
+    /// - Parameter carriesSecret: check the peer as far as the kernel shows it first
+    ///   (`checkVisible`): the request holds an item's secret.
+    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8], carriesSecret: Bool = false) throws -> (AgentProtocol.Response, [UInt8])? {
         guard let socket = try connect() else { return nil }
+        if carriesSecret { try Self.checkVisible(socket, sameProgram: isKC) }
+        return try exchange(on: socket, type, body)
+    }
+
+    /// Refuses a peer that `AgentPeer` shows is not the real agent (another program, traced,
+    /// other uids); accepts one whose program the kernel hides. Cheaper than and short of
+    /// `trustedConnection`, which would refuse the real agent a normal user did not start:
+    /// docs/security.md says what this leaves to an impostor.
+    private static func checkVisible(_ socket: UnixSocket, sameProgram: Bool) throws {
+        do {
+            try AgentPeer.verify(socket, launched: nil, sameProgram: sameProgram)
+        } catch AgentPeer.Verdict.refused(let why) {
+            throw refusal(why, sent: "the secret was not sent")
+        } catch AgentPeer.Verdict.unverifiable {
+            return
+        }
+    }
+
+    /// One request and its answer on a connected socket.
+    private func exchange(on socket: UnixSocket, _ type: AgentProtocol.Request, _ body: [UInt8]) throws -> (AgentProtocol.Response, [UInt8]) {
         var frame = AgentProtocol.frame(type: type.rawValue, body: body)
         defer { Sodium.wipe(&frame) }
         let deadline = Deadline.after(seconds: timeout)
@@ -88,23 +131,98 @@ public struct AgentClient: Sendable {
         try ValueCodec.encode(attributes, into: &w)
         defer { w.wipe() }
         guard w.bytes.count + 3 <= AgentProtocol.maxFrame else { return nil }
-        guard let (kind, reply) = try roundTrip(.operation, w.bytes) else { return .noAgent }
+        let carriesSecret = operation == .add || operation == .update || operation == .importItems
+        guard let (kind, reply) = try roundTrip(.operation, w.bytes, carriesSecret: carriesSecret) else { return .noAgent }
         if kind == .notHeld { return .notHeld }
         return .result(try value(reply))
     }
 
-    /// Hands the agent a keychain's password; it derives the keys and holds them.
+    /// Hands the agent a keychain's password; it derives the keys and holds them. Starts
+    /// the agent (`executable agent`, see `launch`) when none runs.
+    ///
+    /// The password is sent only to a peer established as the real kc agent (`AgentPeer`).
+    /// One whose executable the kernel hides (any non-dumpable process, when this one is
+    /// not privileged) is accepted only if this process started it; an agent that holds no
+    /// keychain is then stopped and started again, one that holds some is refused.
     /// - Parameters: `idle` / `maximum` in seconds, 0 for the keychain's own settings.
-    public func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
+    /// - Throws: errSecCSReqFailed (nothing sent) when the peer is not established as kc.
+    public func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64,
+                       executable: String, environment: [String]) throws {
+        let socket = try trustedConnection(executable: executable, environment: environment)
         var w = ByteWriter(capacity: 128)
         w.lengthPrefixed(Array(path.utf8))
         password.withUnsafeBytes { w.lengthPrefixed(Array($0)) }
         w.u64(idle)
         w.u64(maximum)
         defer { w.wipe() }
-        guard try roundTrip(.unlock, w.bytes) != nil else {
-            throw KeychainError(errSecNotAvailable, "the kc agent is not running")
+        _ = try exchange(on: socket, .unlock, w.bytes)
+    }
+
+    /// A connection to an agent established as the real one, started first if none runs.
+    private func trustedConnection(executable: String, environment: [String]) throws -> UnixSocket {
+        if let socket = try connect() {
+            do {
+                try AgentPeer.verify(socket, launched: nil)
+                return socket
+            } catch AgentPeer.Verdict.refused(let why) {
+                throw Self.refusal(why)
+            } catch AgentPeer.Verdict.unverifiable(let pid) {
+                // Possibly the real agent, possibly not: a password goes only to one started here.
+                let held = try status() ?? []
+                guard held.isEmpty else {
+                    throw KeychainError(errSecCSReqFailed,
+                                        "kc cannot establish that the agent (pid \(pid)) is the real kc agent: the kernel hides the program of a non-dumpable process, and this kc did not start it; the password was not sent",
+                                        hint: "kc can check only an agent it started itself, so as a normal user you hold one keychain unlocked at a time: kc lock --all, then unlock this one (docs/security.md)")
+                }
+                try stop()
+                // Give the stopped agent a moment to release its lock and socket.
+                let start = Deadline.now
+                while Deadline.now.nanoseconds - start.nanoseconds < 2_000_000_000, try connect() != nil { usleep(10_000) }
+            }
         }
+        let pid = try launch(executable: executable, environment: environment)
+        return try connectToLaunched(pid)
+    }
+
+    /// Waits up to 5 s for the agent `pid` (spawned by `launch`) to answer at the socket.
+    private func connectToLaunched(_ pid: pid_t) throws -> UnixSocket {
+        let start = Deadline.now
+        var reaped = false
+        while Deadline.now.nanoseconds - start.nanoseconds < 5_000_000_000 {
+            if !reaped {
+                var status: Int32 = 0
+                reaped = waitpid(pid, &status, WNOHANG) == pid
+            }
+            if let socket = try connect() {
+                do {
+                    let peer = try socket.peerCredentials().pid
+                    if peer == pid && !reaped {
+                        try AgentPeer.verify(socket, launched: pid)
+                        return socket
+                    }
+                    // Another process answers. While ours runs, it may not have replaced the
+                    // socket yet; once ours has exited (another agent held the lock), that
+                    // other one is the agent and must pass on its own.
+                    if reaped {
+                        try AgentPeer.verify(socket, launched: nil)
+                        return socket
+                    }
+                } catch AgentPeer.Verdict.refused(let why) {
+                    throw Self.refusal(why)
+                } catch AgentPeer.Verdict.unverifiable(let other) {
+                    throw KeychainError(errSecCSReqFailed,
+                                        "another process (pid \(other)) holds the kc agent's place and kc cannot establish that it is the real agent; the password was not sent",
+                                        hint: "stop it (kc agent --stop, or kill \(other)) and unlock again")
+                }
+            }
+            usleep(10_000)
+        }
+        throw KeychainError(errSecNotAvailable, "the kc agent did not start within 5 s")
+    }
+
+    private static func refusal(_ why: String, sent: String = "the password was not sent") -> KeychainError {
+        KeychainError(errSecCSReqFailed, "the process at the kc agent's socket is not the real kc agent: \(why); \(sent)",
+                      hint: "another program of yours may be posing as the agent: stop it (kc agent --stop, or kill it) and try again; see docs/security.md")
     }
 
     /// Locks one keychain, or every one. Returns false when no agent runs.
@@ -130,8 +248,10 @@ public struct AgentClient: Sendable {
     }
 
     /// Starts `executable agent` detached: a new session, standard streams on /dev/null,
-    /// an allow-listed environment (never a password), then waits up to 5 s for its socket.
-    public func launch(executable: String, environment allowed: [String]) throws {
+    /// an allow-listed environment (never a password). The program run is this process's
+    /// own (`/proc/self/exe`, whatever now lies at `executable`, which is only argv[0]):
+    /// the peer check relies on it. Returns the agent's pid, not yet reaped.
+    func launch(executable: String, environment allowed: [String]) throws -> pid_t {
         try paths.check(create: true)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -151,6 +271,7 @@ public struct AgentClient: Sendable {
         for fd: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        CloseOnExec.closeAll(from: 3, in: &actions)   // nothing of the caller's reaches the agent
         var environment: [String] = []
         for name in allowed {
             if let v = getenv(name) { environment.append("\(name)=\(String(cString: v))") }
@@ -163,21 +284,12 @@ public struct AgentClient: Sendable {
             for p in cEnv { free(p) }
         }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, &cArgv, &cEnv)
+        let rc = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, &cArgv, &cEnv)
         guard rc == 0 else {
             throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(rc)))")
         }
-        // The agent runs on in its own session; reap it if it exits at once (another agent won).
-        let start = Deadline.now
-        while Deadline.now.nanoseconds - start.nanoseconds < 5_000_000_000 {
-            if try connect() != nil { return }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                // It exited: another agent holds the lock; that one will answer.
-                if try connect() != nil { return }
-            }
-            usleep(10_000)
-        }
-        throw KeychainError(errSecNotAvailable, "the kc agent did not start within 5 s")
+        // The agent runs on in its own session; `connectToLaunched` waits for it (and reaps
+        // it if it exits at once because another agent holds the lock).
+        return pid
     }
 }

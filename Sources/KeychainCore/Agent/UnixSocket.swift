@@ -11,16 +11,21 @@ final class UnixSocket {
     deinit { close(fd) }
 
     /// `struct ucred` (not exported to Swift): pid, uid, gid.
-    private struct PeerCredentials { var pid: Int32 = 0; var uid: UInt32 = 0; var gid: UInt32 = 0 }
+    struct PeerCredentials { var pid: Int32 = 0; var uid: UInt32 = 0; var gid: UInt32 = 0 }
 
-    /// The uid of the process at the other end (as of its connect or listen).
-    func peerUID() throws -> uid_t {
+    /// The pid, uid and gid of the process at the other end (as of its connect or listen).
+    func peerCredentials() throws -> PeerCredentials {
         var cred = PeerCredentials()
         var length = socklen_t(MemoryLayout<PeerCredentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 else {
             throw KeychainError(errSecIO, "cannot read the peer's credentials: \(String(cString: strerror(errno)))")
         }
-        return cred.uid
+        return cred
+    }
+
+    /// The uid of the process at the other end (as of its connect or listen).
+    func peerUID() throws -> uid_t {
+        try peerCredentials().uid
     }
 
     /// Connects to a socket path. Returns nil when nothing listens there.
@@ -67,9 +72,8 @@ final class UnixSocket {
 
     /// Accepts one connection, or nil if none is pending.
     func accept() -> UnixSocket? {
-        let c = Glibc.accept(fd, nil, nil)
+        let c = CloseOnExec.accept(fd)
         guard c >= 0 else { return nil }
-        _ = fcntl(c, F_SETFD, FD_CLOEXEC)
         // Non-blocking: a client that stops reading cannot hold the agent past a deadline.
         _ = fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK)
         return UnixSocket(fd: c)

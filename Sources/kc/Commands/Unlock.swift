@@ -15,7 +15,9 @@ struct Unlock: ParsableCommand {
           kc unlock --timeout 3600                   # lock after an hour without use
           printf %s "$PASS" | kc unlock --password-stdin   # at the top of a CI job
         Then `kc find -s github.com -w` needs no password. Exit 51 on a wrong password
-        (the agent's state is unchanged).
+        (the agent's state is unchanged). The password goes only to the real kc agent:
+        the same program as this kc, not traced, run by you; otherwise kc sends nothing
+        and exits 22 (errSecCSReqFailed).
         """
     )
 
@@ -36,10 +38,7 @@ struct Unlock: ParsableCommand {
         try Session.checkExists(chosen)
         let path = KeychainLocation.realPath(chosen)
         let password = try PasswordSource.current(keychain.choice, path: path)
-        let client = AgentClient()
-        if try client.status() == nil {
-            try client.launch(executable: AgentLauncher.executable, environment: AgentLauncher.allowedEnvironment)
-        }
-        try client.unlock(path: path, password: password, idle: timeout ?? 0, maximum: max ?? 0)
+        try AgentClient().unlock(path: path, password: password, idle: timeout ?? 0, maximum: max ?? 0,
+                                 executable: AgentLauncher.executable, environment: AgentLauncher.allowedEnvironment)
     }
 }

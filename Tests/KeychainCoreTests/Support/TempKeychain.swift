@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import KCTestSupport
 @testable import KeychainCore
 
 /// A throwaway keychain in a fresh 0700 folder, made with the INTERACTIVE KDF profile so
@@ -50,23 +51,12 @@ final class TempKeychain {
         try Self.run("/usr/bin/sqlite3", [path, statement])
     }
 
+    /// Runs a tool to the end through `Spawn` (close-on-exec pipes, a deadline).
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ProcessFailure(status: process.terminationStatus, stderr: String(decoding: errData, as: UTF8.self))
-        }
-        return String(decoding: data, as: UTF8.self)
+        let out = try Spawn.run([executable] + arguments, environment: environment ?? ProcessInfo.processInfo.environment)
+        guard out.status == 0 else { throw ProcessFailure(status: out.status, stderr: out.stderr) }
+        return out.stdout
     }
 }
 

@@ -1,0 +1,207 @@
+import Foundation
+import KCTestSupport
+import KeychainCore
+import Testing
+
+/// Issue 15, item 7: the password goes only to the real kc agent.
+@Suite struct AgentTrustTests {
+    /// A same-uid listener at the socket that records every byte it receives, answering
+    /// each frame with "ok" and a status list, empty or claiming one keychain (as a careful
+    /// impostor would). It logs "ready", then one "received N HEX" per connection.
+    static let impostor = """
+        import socket, os, sys, ctypes
+        if sys.argv[3] == "nondumpable":
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE 0, as the real agent
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(sys.argv[1])
+        s.listen(8)
+        out = open(sys.argv[2], "a")
+        print("ready", file=out, flush=True)
+        s.settimeout(20)
+        while True:
+            try:
+                c, _ = s.accept()
+            except socket.timeout:
+                break
+            c.settimeout(2)
+            data = b""
+            try:
+                while True:
+                    chunk = c.recv(65536)
+                    if not chunk: break
+                    data += chunk
+                    if len(data) >= 4 and len(data) >= 4 + int.from_bytes(data[:4], "big"): break
+            except Exception:
+                pass
+            print("received", len(data), data.hex(), file=out, flush=True)
+            try:
+                # ok (0x80) with a status list: empty, or one entry ("I hold a keychain",
+                # naming argv[5] when given)
+                def lp(b): return len(b).to_bytes(4, "big") + b
+                entry = bytes([7]) + (0).to_bytes(4, "big")
+                if len(sys.argv) > 5:
+                    entry = bytes([7]) + (1).to_bytes(4, "big") + lp(b"path") + bytes([1]) + lp(sys.argv[5].encode())
+                body = bytes([6]) + (1).to_bytes(4, "big") + entry if sys.argv[4] == "holds" else bytes([6]) + (0).to_bytes(4, "big")
+                payload = bytes([0, 1, 0x80]) + body
+                c.sendall(len(payload).to_bytes(4, "big") + payload)
+            except Exception:
+                pass
+            c.close()
+        """
+
+    /// Starts the impostor at the home's socket path (as `uid` when given) and waits for it.
+    func startImpostor(_ h: KCHome, nondumpable: Bool = false, holds: Bool = false, keychain: String = "",
+                       asUser: String = "") throws -> String {
+        let dir = h.directory + "/agent"
+        if !FileManager.default.fileExists(atPath: dir) {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            if !asUser.isEmpty { #expect(chown(dir, 65534, 65534) == 0) }
+        }
+        let log = h.directory + "/impostor.log"
+        try FileManager.default.removeItem(atPath: log, ifExists: true)
+        let script = h.directory + "/impostor.py"
+        try Self.impostor.write(toFile: script, atomically: true, encoding: .utf8)
+        let out = try Spawn.run(["/bin/sh", "-c", """
+            \(asUser) nohup python3 '\(script)' '\(dir)/agent.sock' '\(log)' \(nondumpable ? "nondumpable" : "dumpable") \(holds ? "holds" : "empty") \(keychain.isEmpty ? "" : "'\(keychain)'") >/dev/null 2>&1 &
+            for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
+            """], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(out.status == 0, "the impostor did not start: \(out.stderr)")
+        return log
+    }
+
+    /// What the impostor received, as hex, one entry per connection.
+    func received(_ log: String) -> [String] {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+            .filter { $0.hasPrefix("received") }.map { String($0.split(separator: " ").dropFirst(2).first ?? "") }
+    }
+
+    func hex(_ s: String) -> String { Array(s.utf8).map { String(format: "%02x", $0) }.joined() }
+
+    /// A same-uid process bound at the agent's socket while the keychain is locked gets no
+    /// password from `kc unlock`: it is not the kc executable. Exit 22, nothing sent.
+    @Test func unlockRefusesAnImpostorOfTheSameUser() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let log = try startImpostor(h)
+        let out = try h.kc(["unlock"], password: KCHome.password)
+        #expect(out.status == 22, "\(out.stderr)")
+        #expect(out.stderr.contains("is not the real kc agent") && out.stderr.contains("runs another program than this kc"), "\(out.stderr)")
+        #expect(out.stderr.contains("the password was not sent"))
+        let frames = received(log)
+        #expect(!frames.contains { $0.contains(hex(KCHome.password)) }, "the impostor received the password: \(frames)")
+        // The only thing it could have been asked is `status` (a frame without a body).
+        #expect(frames.allSatisfy { $0.count <= 2 * 8 }, "only a bodiless status request reached it: \(frames)")
+    }
+
+    /// An impostor that says it holds the keychain receives no secret from `kc add`: a
+    /// request that carries one is checked as far as the kernel shows the peer.
+    @Test func addRefusesAnImpostorThatSaysItHoldsTheKeychain() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let log = try startImpostor(h, holds: true, keychain: h.defaultKeychain)
+        let secret = "s3cret-for-the-real-agent-only"
+        let out = try h.kc(["add", "-s", "svc", "-a", "me"], stdin: Data(secret.utf8))
+        #expect(out.status == 22, "\(out.stderr)")
+        #expect(out.stderr.contains("runs another program than this kc") && out.stderr.contains("the secret was not sent"), "\(out.stderr)")
+        let frames = received(log)
+        #expect(frames.count >= 1, "kc asked it for its status first: \(frames)")
+        #expect(!frames.contains { $0.contains(hex(secret)) }, "the impostor received the secret: \(frames)")
+    }
+
+    /// The impostor made non-dumpable, as the real agent is, against kc run as a normal
+    /// user (root sees through that with CAP_SYS_PTRACE; a normal user cannot see its
+    /// program). Claiming to hold a keychain, it is refused: this kc did not start it.
+    @Test(.enabled(if: geteuid() == 0, "needs root to run kc as another user"))
+    func unlockAsANormalUserRefusesANonDumpableImpostor() throws {
+        let h = try NobodyHome()
+        let log = try startImpostor(h.home, nondumpable: true, holds: true, asUser: NobodyHome.setpriv)
+        let out = try h.kc(["unlock"], password: KCHome.password)
+        #expect(out.status == 22, "\(out.stderr)")
+        #expect(out.stderr.contains("kc cannot establish that the agent"), "\(out.stderr)")
+        let frames = received(log)
+        #expect(!frames.contains { $0.contains(hex(KCHome.password)) }, "the impostor received the password: \(frames)")
+    }
+
+    /// The same, claiming to hold nothing: kc asks it to stop (no secret in that), starts
+    /// its own agent, which takes the socket over (the impostor holds no lock), and
+    /// unlocks there. The impostor never sees the password.
+    @Test(.enabled(if: geteuid() == 0, "needs root to run kc as another user"))
+    func unlockAsANormalUserReplacesAnEmptyUnverifiableAgent() throws {
+        let h = try NobodyHome()
+        let log = try startImpostor(h.home, nondumpable: true, holds: false, asUser: NobodyHome.setpriv)
+        let out = try h.kc(["unlock"], password: KCHome.password)
+        #expect(out.status == 0, "\(out.stderr)")
+        let frames = received(log)
+        #expect(!frames.contains { $0.contains(hex(KCHome.password)) }, "the impostor received the password: \(frames)")
+        #expect(try h.kc(["find", "-s", "nothing"]).status == 44, "the real agent answers: \(frames)")
+        _ = try h.kc(["agent", "--stop"])
+    }
+
+    /// As a normal user (no CAP_SYS_PTRACE): the agent kc starts is verified by its pid,
+    /// an empty agent left running is restarted before a password goes to it, and a
+    /// second keychain cannot be unlocked into an agent this kc cannot check.
+    @Test(.enabled(if: geteuid() == 0, "needs root to run kc as another user"))
+    func unlockAsANormalUser() throws {
+        let h = try NobodyHome()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["add", "-s", "svc", "-a", "me"], stdin: Data("tok".utf8)).status == 0)
+        #expect(try h.kc(["find", "-s", "svc", "-w"]).stdout == "tok")
+        // Locked, the agent lingers (grace) holding nothing: unlock restarts it.
+        #expect(try h.kc(["lock"]).status == 0)
+        var out = try h.kc(["unlock"], password: KCHome.password)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try h.kc(["find", "-s", "svc", "-w"]).stdout == "tok")
+        // A second keychain while the first is held: refused, nothing sent, the first kept.
+        #expect(try h.kc(["create", "--kdf", "interactive", h.home.directory + "/two.keychain-db"], password: "two").status == 0)
+        out = try h.kc(["unlock", "-k", h.home.directory + "/two.keychain-db"], password: "two")
+        #expect(out.status == 22, "\(out.stderr)")
+        #expect(out.stderr.contains("kc cannot establish that the agent") && out.stderr.contains("kc lock --all, then unlock this one"), "\(out.stderr)")
+        #expect(try h.kc(["find", "-s", "svc", "-w"]).stdout == "tok")
+    }
+
+    /// An agent that is being traced (here under strace, which could read the password
+    /// as it arrives) is refused.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    func unlockRefusesATracedAgent() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var env = h.environment
+        env["PATH"] = "/usr/bin:/bin"
+        let out = try Spawn.run(["/bin/sh", "-c", """
+            nohup strace -f -o /dev/null '\(KCBinary.path)' agent >/dev/null 2>&1 &
+            for i in $(seq 100); do [ -S "$KC_AGENT_DIR/agent.sock" ] && break; sleep 0.05; done
+            '\(KCBinary.path)' unlock; echo "exit $?"
+            '\(KCBinary.path)' agent --stop
+            """], environment: env.merging(["KC_PASSWORD": KCHome.password]) { _, b in b })
+        #expect(out.stdout == "exit 22\n", "\(out.stdout) \(out.stderr)")
+        #expect(out.stderr.contains("is being traced"), "\(out.stderr)")
+    }
+}
+
+/// A KCHome owned by nobody (uid 65534), with kc run as nobody through setpriv: the
+/// kernel then hides the agent's executable, as it does for every normal user.
+struct NobodyHome {
+    static let setpriv = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+    let home: KCHome
+
+    init() throws {
+        home = try KCHome()
+        #expect(chown(home.directory, 65534, 65534) == 0)
+        let out = try kc(["create", "--kdf", "interactive"], password: KCHome.password)
+        #expect(out.status == 0, "\(out.stderr)")
+    }
+
+    func kc(_ arguments: [String], password: String? = nil, stdin: Data? = nil) throws -> KCBinary.Output {
+        var env = home.environment
+        env["PATH"] = "/usr/bin:/bin"
+        if let password { env["KC_PASSWORD"] = password }
+        return try Spawn.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KCBinary.path] + arguments,
+                             environment: env, stdin: stdin)
+    }
+}
+
+extension FileManager {
+    func removeItem(atPath path: String, ifExists: Bool) throws {
+        if fileExists(atPath: path) { try removeItem(atPath: path) }
+    }
+}
