@@ -42,7 +42,7 @@ import Testing
                 if len(sys.argv) > 5:
                     entry = bytes([7]) + (1).to_bytes(4, "big") + lp(b"path") + bytes([1]) + lp(sys.argv[5].encode())
                 body = bytes([6]) + (1).to_bytes(4, "big") + entry if sys.argv[4] == "holds" else bytes([6]) + (0).to_bytes(4, "big")
-                payload = bytes([0, 1, 0x80]) + body
+                payload = (\(AgentProtocol.version)).to_bytes(2, "big") + bytes([0x80]) + body   # the protocol version, as the real agent
                 c.sendall(len(payload).to_bytes(4, "big") + payload)
             except Exception:
                 pass
