@@ -180,9 +180,14 @@ import Testing
 
 /// A KCHome owned by nobody (uid 65534), with kc run as nobody through setpriv: the
 /// kernel then hides the agent's executable, as it does for every normal user.
-struct NobodyHome {
+final class NobodyHome {
     static let setpriv = "setpriv --reuid=65534 --regid=65534 --clear-groups"
     let home: KCHome
+
+    deinit {
+        // The agent runs as nobody: KCHome's own stop (as root) is refused by its uid check.
+        _ = try? kc(["agent", "--stop"])
+    }
 
     init() throws {
         home = try KCHome()
