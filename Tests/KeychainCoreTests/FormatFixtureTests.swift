@@ -54,7 +54,7 @@ import Testing
     func anEditedFormatOneFileIsNotMigrated(column: String) throws {
         let (directory, path) = try Self.copy("v1.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let value = column == "i_svce" ? "randomblob(16)" : "substr(\(column), 1, 30) || randomblob(1) || substr(\(column), 32)"
+        let value = column == "i_svce" ? "randomblob(16)" : "CAST(substr(\(column), 1, 30) || randomblob(1) || substr(\(column), 32) AS BLOB)"
         try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_items SET \(column) = \(value) WHERE seq = 2"])
         expectStatus(errSecDecode, "edited \(column)") { _ = try Keychain.open(at: path, password: try secure("fixture-v1-password")) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))

@@ -173,7 +173,7 @@ import Testing
         case "row_version": value = "row_version + 1"
         case "seq": value = "17"
         case "item_id": value = "randomblob(16)"
-        case "data", "metadata", "wrapped_key": value = "substr(\(column), 1, 30) || randomblob(1) || substr(\(column), 32)"
+        case "data", "metadata", "wrapped_key": value = "CAST(substr(\(column), 1, 30) || randomblob(1) || substr(\(column), 32) AS BLOB)"
         default: value = "randomblob(length(\(column)))"
         }
         try t.sql("UPDATE kc_items SET \(column) = \(value) WHERE seq = 3")
@@ -245,7 +245,8 @@ import Testing
     @Test func checkNamesTheRowThatDoesNotOpen() throws {
         let t = try Self.deployKeychain()
         let id = try t.sql("SELECT lower(hex(item_id)) FROM kc_items WHERE seq = 2").trimmingCharacters(in: .whitespacesAndNewlines)
-        try t.sql("UPDATE kc_items SET data = substr(data, 1, 30) || randomblob(1) || substr(data, 32) WHERE seq = 2")
+        // `||` gives TEXT: cast back, so that only a byte changes.
+        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || randomblob(1) || substr(data, 32) AS BLOB) WHERE seq = 2")
         do {
             _ = try t.keychain.check()
             Issue.record("check passed an edited row")
@@ -386,6 +387,47 @@ import Testing
         let t = try Self.deployKeychain()
         try t.sql("UPDATE kc_items SET data = x'' WHERE seq = 3")
         expectDetected(t, "empty data")
+    }
+}
+
+extension IntegrityTests {
+    /// SQLite converts TEXT to BLOB silently, and a TEXT value never equals a BLOB in a
+    /// lookup or a UNIQUE check: a column whose storage class changed would hide its row
+    /// (and steer a first match) while its bytes still verify. Every column's class is
+    /// part of what is checked.
+    @Test(arguments: [("i_svce", "CAST(i_svce AS TEXT)"), ("pk", "CAST(pk AS TEXT)"), ("item_id", "CAST(item_id AS TEXT)"),
+                      ("class", "CAST(class AS BLOB)"), ("row_version", "'v' || row_version"), ("metadata", "CAST(metadata AS TEXT)"),
+                      ("wrapped_key", "CAST(wrapped_key AS TEXT)"), ("data", "CAST(data AS TEXT)")])
+    func aColumnStoredAsAnotherTypeIsDetected(column: String, value: String) throws {
+        let t = try Self.deployKeychain()
+        let before = try t.sql("SELECT typeof(\(column)) FROM kc_items WHERE seq = 1")
+        try t.sql("UPDATE kc_items SET \(column) = \(value) WHERE seq = 1")
+        #expect(try t.sql("SELECT typeof(\(column)) FROM kc_items WHERE seq = 1") != before, "the edit did not change the type")
+        do {
+            let answer = try Self.secret(t.keychain)
+            Issue.record("a first match answered \(answer ?? "nil") with \(column) retyped")
+        } catch let e as KeychainError {
+            #expect(e.status == errSecDecode, "\(e)")
+        }
+        expectDetected(t, "\(column) retyped")
+    }
+
+    /// The data of a row edited after the last scan without the markers moving: a delete
+    /// (or an update with a new secret) must not fold the edited bytes out of the header,
+    /// which would leave an accumulator no file can match (the keychain bricked). It is
+    /// refused, and once the byte is put back the keychain is whole.
+    @Test func dataEditedUnderTheLedgerIsNotFoldedOutOfTheHeader() throws {
+        let t = try Self.deployKeychain()
+        let original = try t.sql("SELECT hex(data) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines)
+        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || randomblob(1) || substr(data, 32) AS BLOB) WHERE seq = 1")
+        t.keychain.verifiedStamp = try t.keychain.store.changeStamp()   // as if the markers had not moved
+        expectStatus(errSecDecode, "a delete folded unverified data out of the header") {
+            try t.keychain.delete(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"]))
+        }
+        try t.sql("UPDATE kc_items SET data = x'\(original)' WHERE seq = 1")
+        let reopened = try t.reopen()
+        #expect(try reopened.check() == 3)
+        #expect(try Self.secret(reopened, "prod") == "prod-key")
     }
 }
 

@@ -230,7 +230,13 @@ extension Keychain {
     /// Counts a row change in the header's accumulator and, once the write commits, in
     /// the open keychain's ledger: `old` leaves, `new` arrives (either may be nil).
     func account(_ state: inout StateRecord, removing old: ItemRow?, adding new: ItemRow?, keys: KeyHierarchy) throws {
-        if let old { Header.xor(&state.accumulator, try Header.term(old, keys: keys)) }
+        if let old {
+            // The ledger vouched for every column of `old` but the data's bytes (its data key
+            // authenticates them): open them before their hash leaves the accumulator, or
+            // data edited since the last scan would leave an accumulator no file can match.
+            if old.data != nil { _ = try RowCodec(keys: keys).openData(old) }
+            Header.xor(&state.accumulator, try Header.term(old, keys: keys))
+        }
         if let new { Header.xor(&state.accumulator, try Header.term(new, keys: keys)) }
         rowLedger.record(removing: old.map { Header.rowDigest($0, keys: keys) }, adding: new.map { Header.rowDigest($0, keys: keys) })
     }

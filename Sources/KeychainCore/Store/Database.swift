@@ -238,6 +238,19 @@ final class Statement {
         while try step() {}
     }
 
+    /// The storage class SQLite holds for a column of the current row.
+    enum StorageClass { case integer, real, text, blob, null }
+
+    func storageClass(_ column: Int32) -> StorageClass {
+        switch sqlite3_column_type(stmt, column) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+
     func blob(_ column: Int32) -> [UInt8]? {
         if sqlite3_column_type(stmt, column) == SQLITE_NULL { return nil }
         let count = Int(sqlite3_column_bytes(stmt, column))

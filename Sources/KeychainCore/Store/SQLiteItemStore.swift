@@ -157,7 +157,8 @@ final class SQLiteItemStore: ItemStore {
 
     func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
-        let columns = Self.rowColumns + (includeData ? ", data" : ", data IS NOT NULL") + ", seq"
+        // Without the data itself, its storage class: NULL when the item has none.
+        let columns = Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END") + ", seq"
 
         let s: Statement
         switch lookup {
@@ -186,6 +187,7 @@ final class SQLiteItemStore: ItemStore {
         }
         defer { s.reset() }
         while try s.step() {
+            try checkStorageClasses(s)
             var indexes: [IndexColumn: [UInt8]] = [:]
             for (i, column) in Self.indexColumns.enumerated() {
                 if let v = s.blob(Int32(4 + i)) { indexes[column] = v }
@@ -203,8 +205,28 @@ final class SQLiteItemStore: ItemStore {
             }
             let row = ItemRow(seq: s.int(base + 3), itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
                               wrappedKey: wrapped, metadata: meta,
-                              data: includeData ? s.blob(base + 2) : (s.int(base + 2) != 0 ? [] : nil))
+                              data: includeData ? s.blob(base + 2) : (s.storageClass(base + 2) == .null ? nil : []))
             guard try body(row) else { break }
+        }
+    }
+
+    /// Every column of a row read by `forEachRow` has the storage class kc writes: BLOB for
+    /// ids, fingerprints and ciphertexts (NULL allowed for index columns and data), TEXT
+    /// for the class, INTEGER for the version and seq. SQLite converts between TEXT and
+    /// BLOB silently, and a TEXT value never equals a BLOB in a lookup: a row with a
+    /// changed storage class would hide from lookups (and from UNIQUE) while its bytes
+    /// still verify. - Throws: errSecDecode.
+    private func checkStorageClasses(_ s: Statement) throws {
+        let base = Int32(4 + Self.indexColumns.count)
+        var good = s.storageClass(0) == .blob && s.storageClass(1) == .text && s.storageClass(2) == .integer
+            && s.storageClass(3) == .blob && s.storageClass(base) == .blob && s.storageClass(base + 1) == .blob
+            && s.storageClass(base + 3) == .integer
+        for i in 0..<Int32(Self.indexColumns.count) where ![.blob, .null].contains(s.storageClass(4 + i)) { good = false }
+        if ![.blob, .null].contains(s.storageClass(base + 2)) { good = false }
+        guard good else {
+            let id = s.storageClass(0) == .null ? "?" : s.withBlob(0) { $0.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+            throw KeychainError(errSecDecode, "the row of item id \(id) in \(database.path) has a column of a type kc never writes: the keychain was tampered with",
+                                hint: "restore the keychain from a backup")
         }
     }
 
@@ -266,6 +288,10 @@ final class SQLiteItemStore: ItemStore {
         let s = try database.statement(sql)
         defer { s.reset() }
         while try s.step() {
+            guard s.storageClass(0) == .integer, s.storageClass(1) == .blob else {
+                throw KeychainError(errSecDecode, "an index of \(database.path) holds a value of a type kc never writes: the keychain was tampered with",
+                                    hint: "restore the keychain from a backup")
+            }
             try s.withBlob(1) { try body(s.int(0), $0) }
         }
     }
