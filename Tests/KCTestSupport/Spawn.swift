@@ -45,16 +45,8 @@ public enum Spawn {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        sigdelset(&all, SIGKILL)
-        sigdelset(&all, SIGSTOP)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        // POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID: the child leads
-        // its own process group, which the deadline kills as a whole.
-        posix_spawnattr_setflags(&attributes, Int16(0x08 | 0x04 | 0x80))
+        // The child leads its own process group, which the deadline kills as a whole.
+        SpawnAttributes.newSession(&attributes)
         let env = environment.map { "\($0.key)=\($0.value)" }
         var cArgv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         var cEnv: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]

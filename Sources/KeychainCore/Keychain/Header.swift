@@ -33,13 +33,19 @@ enum Header {
         content.lengthPrefixed(row.data ?? [])
         var w = ByteWriter(capacity: 128)
         w.label(AssociatedData.accumulatorLabel)
+        writePlace(of: row, to: &w)
+        w.raw(Hashing.blake2b(content.bytes, length: 32))
+        return Hashing.mac(w.bytes, key: keys.set)
+    }
+
+    /// The fields that put a row in its place, shared by its accumulator term and its
+    /// ledger digest: lp(item id) ‖ u64 row version ‖ lp(class) ‖ u64 seq ‖ index digest.
+    private static func writePlace(of row: ItemRow, to w: inout ByteWriter) {
         w.lengthPrefixed(row.itemID)
         w.u64(row.rowVersion)
         w.lengthPrefixed(Array(row.classCode.utf8))
         w.u64(UInt64(bitPattern: row.seq))
         w.raw(AssociatedData.indexDigest(row))
-        w.raw(Hashing.blake2b(content.bytes, length: 32))
-        return Hashing.mac(w.bytes, key: keys.set)
     }
 
     /// The digest by which an open keychain recognises a row it verified (`RowLedger`):
@@ -49,11 +55,7 @@ enum Header {
     static func rowDigest(_ row: ItemRow, keys: KeyHierarchy) -> RowDigest {
         var w = ByteWriter(capacity: 96 + row.wrappedKey.count + row.metadata.count)
         w.label(AssociatedData.rowDigestLabel)
-        w.lengthPrefixed(row.itemID)
-        w.u64(row.rowVersion)
-        w.lengthPrefixed(Array(row.classCode.utf8))
-        w.u64(UInt64(bitPattern: row.seq))
-        w.raw(AssociatedData.indexDigest(row))
+        writePlace(of: row, to: &w)
         w.u8(row.data == nil ? 0 : 1)
         w.lengthPrefixed(row.wrappedKey)
         w.lengthPrefixed(row.metadata)
