@@ -1,11 +1,19 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// The targets are the layers of docs/design.md ("Targets"); a target may import only what
+// it lists here, and LayerTests fails when a source file imports anything else.
+//
+//   kc (executable) ──► KeychainClient ──► AgentWire ──► POSIXSupport ──► KeychainCore ──► CSodium, CSQLite
+//        │      └─────► KeychainAgent ───┘
+//        └────────────► KeychainFormats ─────────────────────────────────► KeychainCore
+//   Security ─────────► KeychainClient
 let package = Package(
     name: "kc",
     products: [
         .executable(name: "kc", targets: ["kc"]),
         .library(name: "KeychainCore", targets: ["KeychainCore"]),
+        .library(name: "KeychainClient", targets: ["KeychainClient"]),
         // Apple's SecItem API with Apple's signatures, for code written for Apple platforms
         // (Linux only: depend on it with `condition: .when(platforms: [.linux])`).
         .library(name: "Security", targets: ["Security"]),
@@ -24,18 +32,50 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The keychain itself: the file format, crypto, the Store seam and its SQLite
+        // implementation, schema, queries and the SecItem operations. Nothing about sockets,
+        // processes or terminals.
         .target(
             name: "KeychainCore",
             dependencies: ["CSodium", "CSQLite"]
         ),
+        // Unix plumbing both sides of the agent use: sockets with deadlines, peer
+        // credentials, spawning with close-on-exec and a clean signal state.
+        .target(
+            name: "POSIXSupport",
+            dependencies: ["KeychainCore"]
+        ),
+        // The agent protocol (docs/protocol.md): frames, the value codec, every typed
+        // request and reply, the agent folder and how a peer is established as the agent.
+        .target(
+            name: "AgentWire",
+            dependencies: ["KeychainCore", "POSIXSupport"]
+        ),
+        // The agent's server side: `kc agent` holds unlocked keychains and serves requests.
+        .target(
+            name: "KeychainAgent",
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire"]
+        ),
+        // The one client path: the agent when it holds the keychain, else the keychain
+        // opened here with a password; used by kc, the Security module and other front ends.
+        .target(
+            name: "KeychainClient",
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire"]
+        ),
+        // Import and export formats: kc's own JSON, CSV (Bitwarden, 1Password, KeePassXC,
+        // browsers), Bitwarden JSON, pass, git-credentials.
+        .target(
+            name: "KeychainFormats",
+            dependencies: ["KeychainCore", "POSIXSupport"]
+        ),
         .target(
             name: "Security",
-            dependencies: ["KeychainCore"]
+            dependencies: ["KeychainCore", "KeychainClient"]
         ),
         .executableTarget(
             name: "kc",
             dependencies: [
-                "KeychainCore",
+                "KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,19 +89,26 @@ let package = Package(
             name: "kc-bench",
             dependencies: ["KeychainCore"]
         ),
-        .testTarget(
-            name: "KeychainCoreTests",
-            dependencies: ["KeychainCore", "kc-loadgen", "KCTestSupport"]
+        // The decoders of untrusted bytes as fuzz targets (`make fuzz`, FuzzTests); reaches
+        // them through `package` access, so nothing of it is in the production library.
+        .target(
+            name: "KeychainFuzz",
+            dependencies: ["KeychainCore", "AgentWire"],
+            path: "fuzz/Targets"
         ),
-        // Test helpers: running the real kc binary, a seeded generator (shared by the test targets).
+        // Test helpers: running the real kc binary with a deadline, a seeded generator.
         .target(
             name: "KCTestSupport",
-            dependencies: ["KeychainCore"],
+            dependencies: ["KeychainCore", "POSIXSupport"],
             path: "Tests/KCTestSupport"
         ),
         .testTarget(
+            name: "KeychainCoreTests",
+            dependencies: ["KeychainCore", "AgentWire", "KeychainClient", "KeychainFuzz", "kc-loadgen", "KCTestSupport"]
+        ),
+        .testTarget(
             name: "kcTests",
-            dependencies: ["KeychainCore", "kc", "KCTestSupport"],
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "kc", "KCTestSupport"],
             exclude: ["pty_session.py", "git_http_server.py", "Fixtures"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.

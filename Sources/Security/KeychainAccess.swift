@@ -1,7 +1,9 @@
 #if os(Linux)
 import Foundation
+import KeychainCore
+import KeychainClient
 
-/// How the Security API reaches its keychain, call by call:
+/// How the Security API reaches its keychain, call by call, through a `KeychainSession`:
 /// 1. a keychain opened by `KeychainConfiguration.use(keychain:password:)`;
 /// 2. else the chosen keychain (configured, `$KC_KEYCHAIN`, or the default) through the agent
 ///    when it holds it unlocked: one socket round trip, no password in this process;
@@ -10,22 +12,22 @@ import Foundation
 final class KeychainAccess: @unchecked Sendable {
     static let shared = KeychainAccess()
 
-    // Guards everything below, and every call on an opened Keychain (one SQLite
-    // connection, not for two threads at once); Apple's API may be called from any thread.
+    // Guards the choice and the sessions; each session guards its own keychain (Apple's
+    // API may be called from any thread).
     private let lock = NSLock()
     private var configuredPath: String?
-    private var pinned: Keychain?
-    private var opened: [String: Keychain] = [:]
+    private var pinned: KeychainSession?
+    private var sessions: [String: KeychainSession] = [:]
 
     /// Uses the keychain at `path`, opened now with `password`.
     func use(path: String, password: String) throws {
         let real = KeychainLocation.realPath(KeychainLocation.resolve(path))
-        try checkExists(real)
+        try KeychainSession.requireExisting(real, hint: Self.missingHint)
         let secret = try SecureBytes(copying: Array(password.utf8))
-        let keychain = try Keychain.open(at: real, password: secret)
+        let session = KeychainSession(opened: try Keychain.open(at: real, password: secret))
         lock.withLock {
             configuredPath = real
-            pinned = keychain
+            pinned = session
         }
     }
 
@@ -37,61 +39,35 @@ final class KeychainAccess: @unchecked Sendable {
         }
     }
 
-    /// Performs one operation and returns its result.
-    func perform(_ operation: AgentProtocol.Operation, _ query: [String: Any], _ attributes: [String: Any]? = nil) throws -> Any? {
+    /// Performs one request and returns its reply.
+    func perform(_ request: KeychainRequest) throws -> KeychainReply {
+        try session().perform(request)
+    }
+
+    /// The session for the chosen keychain, made on first use.
+    private func session() throws -> KeychainSession {
         let (configured, pinned) = lock.withLock { (configuredPath, self.pinned) }
-        if let pinned {
-            return try lock.withLock { try Self.run(operation, on: pinned, query, attributes) }
-        }
+        if let pinned { return pinned }
         let path = KeychainLocation.realPath(configured ?? KeychainLocation.chosen)
-        if let keychain = lock.withLock({ opened[path] }) {
-            return try lock.withLock { try Self.run(operation, on: keychain, query, attributes) }
-        }
-        try checkExists(path)
-        var client = AgentClient()
+        if let known = lock.withLock({ sessions[path] }) { return known }
+        var agent = AgentClient()
         // An unsafe agent folder (another account's /tmp/kc-UID) is skipped when the
         // password is at hand; otherwise its error says what to do.
-        if getenv("KC_PASSWORD") != nil { client.unsafeFolder = .ignore { _ in } }
-        switch try client.perform(path: path, operation, query: query, attributes: attributes) {
-        case .result(let value): return value
-        case .notHeld, .noAgent: break
-        }
-        return try lock.withLock {
-            let keychain: Keychain
-            if let cached = opened[path] {
-                keychain = cached
-            } else {
-                guard let raw = getenv("KC_PASSWORD") else {
-                    throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked",
-                                        hint: "run `kc unlock`, set KC_PASSWORD, or call KeychainConfiguration.use(keychain:password:)")
-                }
-                let secret = try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
-                keychain = try Keychain.open(at: path, password: secret)
-                opened[path] = keychain
+        if getenv("KC_PASSWORD") != nil { agent.unsafeFolder = .ignore { _ in } }
+        let session = try KeychainSession(path: path, agent: agent, missingHint: Self.missingHint) { path in
+            guard let raw = getenv("KC_PASSWORD") else {
+                throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked",
+                                    hint: "run `kc unlock`, set KC_PASSWORD, or call KeychainConfiguration.use(keychain:password:)")
             }
-            return try Self.run(operation, on: keychain, query, attributes)
+            return try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
+        }
+        return lock.withLock {
+            if let raced = sessions[path] { return raced }
+            sessions[path] = session
+            return session
         }
     }
 
-    private static func run(_ operation: AgentProtocol.Operation, on keychain: Keychain, _ query: [String: Any],
-                            _ attributes: [String: Any]?) throws -> Any? {
-        switch operation {
-        case .add: return try keychain.add(query)
-        case .copyMatching: return try keychain.copyMatching(query)
-        case .update: return try keychain.update(query, attributes ?? [:])
-        case .delete: return try keychain.delete(query)
-        case .count: return try keychain.count(query)
-        case .verify: return try keychain.check()
-        case .backup, .importItems, .copyMany:
-            throw KeychainError(errSecUnimplemented, "the Security API makes no backups or imports; use `kc backup` / `kc import`")
-        }
-    }
-
-    private func checkExists(_ path: String) throws {
-        var st = stat()
-        guard lstat(path, &st) == 0 else {
-            throw KeychainError(errSecNoSuchKeychain, "no keychain at \(path)", hint: "create it with `kc create`")
-        }
-    }
+    private static let missingHint = "create it with `kc create`"
 }
 #endif

@@ -1,5 +1,8 @@
 import Foundation
 import KeychainCore
+import KeychainClient
+import AgentWire
+import POSIXSupport
 
 /// Starts processes for the tests with posix_spawn, so that a test run cannot hang.
 ///

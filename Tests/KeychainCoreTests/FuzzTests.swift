@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import KeychainFuzz
 import KCTestSupport
 
 /// The fast part of the fuzzing (`make fuzz` is the long part, under libFuzzer and

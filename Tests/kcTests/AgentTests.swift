@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import KeychainCore
+import KeychainClient
+import AgentWire
+import POSIXSupport
 import KCTestSupport
 
 /// `kc unlock`, the agent process, `kc lock`, timeouts and the agent's defences, through

@@ -1,6 +1,9 @@
 import Foundation
 import KCTestSupport
 import KeychainCore
+import KeychainClient
+import AgentWire
+import POSIXSupport
 import Testing
 
 /// Issue 15, item 7: the password goes only to the real kc agent.

@@ -1,6 +1,9 @@
 import Foundation
 import KCTestSupport
 import KeychainCore
+import KeychainClient
+import AgentWire
+import POSIXSupport
 import Synchronization
 import Testing
 

@@ -7,7 +7,7 @@ internal import CSodium
 ///
 /// Immutable and reference-counted: `lock` drops the keychain's reference; an operation
 /// still running keeps its own until it ends, and the last release wipes every key.
-final class KeyHierarchy: @unchecked Sendable {
+package final class KeyHierarchy: @unchecked Sendable {
     static let subkeyContext = "kckeys01"
     static let blindContext = "kcblind1"
 
@@ -25,7 +25,7 @@ final class KeyHierarchy: @unchecked Sendable {
     let keyGeneration: UInt32
 
     /// Derives every subkey from a master key.
-    init(master: SymmetricKey, keychainID: [UInt8], keyGeneration: UInt32, blindKeyIDs: [UInt64]) throws {
+    package init(master: SymmetricKey, keychainID: [UInt8], keyGeneration: UInt32, blindKeyIDs: [UInt64]) throws {
         self.master = master
         self.keychainID = keychainID
         self.keyGeneration = keyGeneration

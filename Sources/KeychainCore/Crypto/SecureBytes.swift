@@ -95,11 +95,11 @@ public struct SecureBytes: ~Copyable {
 /// A reference-counted, immutable key in guarded memory. Keys are shared by reference so
 /// that locking a keychain drops its reference while a running operation keeps the key
 /// alive until it finishes; the bytes are wiped when the last reference goes.
-final class SymmetricKey: @unchecked Sendable {
+package final class SymmetricKey: @unchecked Sendable {
     /// The key bytes.
     let bytes: SecureBytes
 
-    init(_ bytes: consuming SecureBytes) {
+    package init(_ bytes: consuming SecureBytes) {
         self.bytes = bytes
     }
 

@@ -1,7 +1,7 @@
 internal import CSodium
 
 /// libsodium set-up and the small primitives the rest of `Crypto/` shares.
-enum Sodium {
+package enum Sodium {
     private static let initialised: Bool = sodium_init() >= 0
 
     /// Initialises libsodium once per process.
@@ -27,7 +27,7 @@ enum Sodium {
     }
 
     /// Zeroes an array's storage in place (best effort: copies made earlier are not reached).
-    static func wipe(_ bytes: inout [UInt8]) {
+    package static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in
             if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
         }

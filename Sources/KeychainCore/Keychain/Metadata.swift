@@ -1,6 +1,6 @@
 /// The plaintext encoding of an item's attributes before sealing (`docs/format.md` §4):
 /// version 1 ‖ u32 count ‖ per attribute (sorted by key): key label ‖ type ‖ value.
-enum Metadata {
+package enum Metadata {
     static let version: UInt8 = 1
     /// Refuse to decode absurd metadata (a damaged row must not exhaust memory).
     static let maxAttributes = 256
@@ -23,7 +23,7 @@ enum Metadata {
     }
 
     /// - Throws: errSecDecode on anything malformed.
-    static func decode(_ bytes: [UInt8]) throws -> [String: AttributeValue] {
+    package static func decode(_ bytes: [UInt8]) throws -> [String: AttributeValue] {
         var r = ByteReader(bytes)
         let bad = KeychainError(errSecDecode, "an item's metadata is malformed")
         guard r.u8() == version, let count = r.u32(), count <= maxAttributes else { throw bad }

@@ -5,10 +5,10 @@ import Foundation
 #endif
 
 /// An item after its metadata was opened and checked.
-struct DecodedItem {
+package struct DecodedItem {
     var row: ItemRow
     var itemClass: ItemClass
-    var attributes: [String: AttributeValue]
+    package var attributes: [String: AttributeValue]
 
     /// Apple's persistent reference: class (4 bytes) ‖ item id (16 bytes).
     var persistentRef: [UInt8] { Array(row.classCode.utf8) + row.itemID }
@@ -26,8 +26,11 @@ struct OpenedData: ~Copyable {
 
 /// Turns attributes and secrets into sealed rows and back (`docs/format.md` §3–5), under
 /// one keychain's keys.
-struct RowCodec {
+package struct RowCodec {
     let keys: KeyHierarchy
+
+    /// A codec under `keys`.
+    package init(keys: KeyHierarchy) { self.keys = keys }
 
     /// The primary-key and index fingerprints of an item's attributes.
     func fingerprints(_ itemClass: ItemClass, _ attributes: [String: AttributeValue]) throws -> (pk: [UInt8], indexes: [IndexColumn: [UInt8]]) {
@@ -53,7 +56,7 @@ struct RowCodec {
 
     /// Seals a new version of an item under a fresh data key.
     /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
-    func seal(itemID: [UInt8], itemClass: ItemClass, rowVersion: UInt64,
+    package func seal(itemID: [UInt8], itemClass: ItemClass, rowVersion: UInt64,
               attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?,
               known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])? = nil) throws -> ItemRow {
         let (pk, indexes) = try known ?? fingerprints(itemClass, attributes)
@@ -78,7 +81,7 @@ struct RowCodec {
 
     /// Opens a row's metadata and checks it against the row: the class and every
     /// fingerprint are recomputed from the plaintext. - Throws: errSecDecode on any mismatch.
-    func open(_ row: ItemRow) throws -> DecodedItem {
+    package func open(_ row: ItemRow) throws -> DecodedItem {
         guard let itemClass = ItemClass(rawValue: row.classCode), itemClass != .identity, row.itemID.count == 16 else {
             throw KeychainError(errSecDecode, "a row has an unknown class or a malformed id: the keychain is damaged or was tampered with")
         }
@@ -117,7 +120,7 @@ struct RowCodec {
     }
 
     /// Decrypts a row's secret into `Data` for an API result (the copy Apple's API forces).
-    func openDataCopy(_ row: ItemRow) throws -> Data? {
+    package func openDataCopy(_ row: ItemRow) throws -> Data? {
         let opened = try openData(row)
         switch consume opened {
         case .some(let d): return d.withBytes { Data($0) }

@@ -1,6 +1,6 @@
 /// Which SecItem function a dictionary is for: the rules differ (Apple's `query_applier`,
 /// `../shared/reference/apple-secitem-semantics.md` §3).
-enum Operation: Sendable {
+package enum Operation: Sendable {
     case add, copyMatching, update, delete
 }
 
@@ -37,7 +37,7 @@ enum SyncFilter: Sendable {
 }
 
 /// A validated query dictionary: the typed form the keychain works with.
-struct ItemQuery {
+package struct ItemQuery {
     var itemClass: ItemClass
     /// Attribute conditions (copy, update, delete) or values (add), by raw key; never `sync`.
     var attributes: [String: AttributeValue] = [:]
@@ -63,7 +63,7 @@ struct ItemQuery {
     /// - Throws: errSecParam (missing class, wrong value type, a key not allowed for the
     ///   operation), errSecNoSuchClass, errSecNoSuchAttr (an attribute the class lacks),
     ///   errSecUnimplemented (access control, item references), errSecDataTooLarge.
-    init(_ dictionary: [String: Any], for operation: Operation) throws {
+    package init(_ dictionary: [String: Any], for operation: Operation) throws {
         guard dictionary.count <= Self.maxKeys else {
             throw KeychainError(errSecParam, "the query has \(dictionary.count) keys, more than \(Self.maxKeys)")
         }

@@ -2,7 +2,7 @@
 /// Only high-entropy attributes get one (`docs/format.md` §5); the rest are matched after
 /// decryption. A certificate's public-key hash shares the key label's column and key, so
 /// an identity is a join on equal fingerprints.
-enum IndexColumn: String, CaseIterable, Sendable {
+package enum IndexColumn: String, CaseIterable, Sendable {
     case account = "acct"
     case service = "svce"
     case server = "srvr"

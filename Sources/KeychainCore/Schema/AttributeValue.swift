@@ -21,7 +21,7 @@ enum AttributeKind: Sendable {
 }
 
 /// One attribute value after validation; what is stored (encrypted) and matched.
-enum AttributeValue: Hashable, Sendable {
+package enum AttributeValue: Hashable, Sendable {
     case string(String)
     case data([UInt8])
     case int(Int64)

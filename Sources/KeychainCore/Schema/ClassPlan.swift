@@ -2,7 +2,7 @@
 /// attributes with their defaults and blind-index key, and the index columns with theirs.
 /// Every add, lookup and import fingerprints items; computing these per item cost string
 /// hashing and small allocations in the hottest loop (docs/performance.md).
-struct ClassPlan {
+package struct ClassPlan {
     let primaryKey: [(attribute: String, defaultValue: AttributeValue)]
     let primaryKeyID: UInt64
     let indexes: [(column: IndexColumn, attribute: String, keyID: UInt64)]

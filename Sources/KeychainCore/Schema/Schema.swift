@@ -1,7 +1,7 @@
 /// Apple's item schema as kc stores it (`SecItemSchema.c`, v12 classes; see
 /// `../shared/reference/apple-secitem-semantics.md` §1): which attributes each class has,
 /// their kinds, primary keys and defaults.
-enum Schema {
+package enum Schema {
     private static let all: Set<ItemClass> = [.genericPassword, .internetPassword, .certificate, .key]
     private static let passwords: Set<ItemClass> = [.genericPassword, .internetPassword]
 
@@ -105,7 +105,7 @@ enum Schema {
     }
 
     /// The blind-index key ids an unlocked keychain needs.
-    static var blindKeyIDs: [UInt64] {
+    package static var blindKeyIDs: [UInt64] {
         var ids: [UInt64] = []
         for c in ItemClass.stored {
             ids.append(BlindIndex.primaryKeyID(classCode: c.code))

@@ -8,7 +8,7 @@ import Glibc
 /// create 0644, and -wal/-shm copy the main file's mode); an existing file is opened only
 /// when it belongs to this user, has no group/other bits, sits in a folder no one else can
 /// write, and starts like an SQLite database.
-enum FileSafety {
+package enum FileSafety {
     /// Creates the parent folders (0700) and an empty keychain file (0600).
     /// - Throws: `errSecDuplicateKeychain` if the file exists, `errSecIO` otherwise.
     static func createKeychainFile(at path: String) throws {
@@ -116,7 +116,7 @@ enum FileSafety {
     }
 
     /// Creates missing folders with mode 0700.
-    static func makeDirectories(_ dir: String) throws {
+    package static func makeDirectories(_ dir: String) throws {
         if dir.isEmpty || dir == "/" { return }
         var st = stat()
         if stat(dir, &st) == 0 { return }
@@ -126,7 +126,7 @@ enum FileSafety {
         }
     }
 
-    static func parentDirectory(of path: String) -> String {
+    package static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let parent = String(path[..<slash])
         return parent.isEmpty ? "/" : parent

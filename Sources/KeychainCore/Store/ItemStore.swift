@@ -2,7 +2,7 @@
 /// rows of ids, class, blind indexes and ciphertexts; lookups by blind index; transactions.
 /// Nothing here knows SQL, rowids or SQLite error codes, so a second backend (the planned
 /// PostgreSQL team keychain) can implement it and run the same conformance tests.
-protocol ItemStore: AnyObject {
+package protocol ItemStore: AnyObject {
     /// Runs `body` in one transaction; a write transaction holds the write lock from its
     /// start (no two writers interleave) and rolls back when `body` throws.
     func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T
@@ -46,9 +46,9 @@ protocol ItemStore: AnyObject {
 
 /// What identifies a store's current contents to its connection (`ItemStore.changeStamp`);
 /// only compared for equality.
-struct ChangeStamp: Equatable, Sendable {
+package struct ChangeStamp: Equatable, Sendable {
     /// Changes when another connection commits (never for this connection's own commits).
-    var others: Int64
+    package var others: Int64
     /// The files' identity, size and change time: changes when anyone writes them.
-    var files: [Int64]
+    package var files: [Int64]
 }

@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -66,7 +70,7 @@ struct Add: ParsableCommand {
     }
 
     /// -U: the item exists; give it the new secret and the attributes given.
-    private func replaceExisting(_ keychain: KeychainHandle, data: Data) throws {
+    private func replaceExisting(_ keychain: KeychainSession, data: Data) throws {
         let identifying: Set<String> = [kSecAttrAccount, kSecAttrService, kSecAttrServer, kSecAttrSecurityDomain, kSecAttrPath,
                                         kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag]
         var query: [String: Any] = [kSecClass: item.itemClass.secClass]

@@ -1,5 +1,10 @@
 import ArgumentParser
 import KeychainCore
+import KeychainAgent
+import AgentWire
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,7 +39,7 @@ struct Backup: ParsableCommand {
     }
 
     func run() throws {
-        let handle = try KeychainHandle(keychain.choice)
+        let handle = try Session.open(keychain.choice)
         // Absolute: the agent, which may make the copy, has another working folder.
         var target = destination
         if !target.hasPrefix("/") {

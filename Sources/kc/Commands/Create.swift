@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 
 /// `kc create`: a new, empty keychain.
 struct Create: ParsableCommand {
@@ -24,7 +28,7 @@ struct Create: ParsableCommand {
 
     func run() throws {
         let path = target.map { KeychainLocation.resolve($0) } ?? keychain.path
-        if Session.exists(path) {
+        if KeychainSession.exists(path) {
             throw KeychainError(errSecDuplicateKeychain, "\(path) already exists", hint: "choose another path or name")
         }
         let password = try PasswordSource.forNewKeychain(keychain.choice, path: path)

@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 
 /// `kc delete`: removes the matching item.
 struct Delete: ParsableCommand {
@@ -22,7 +26,7 @@ struct Delete: ParsableCommand {
 
     func run() throws {
         try item.checkFitsClass()
-        let keychain = try KeychainHandle(self.keychain.choice)
+        let keychain = try Session.open(self.keychain.choice)
         let query = item.query
         try Guard.matches(keychain, query: query, item: item, all: all, verb: "delete")
         try keychain.delete(query)

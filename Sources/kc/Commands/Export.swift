@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -65,7 +69,7 @@ struct Export: ParsableCommand {
             throw KeychainError(errSecParam, "kc export writes secrets in plaintext; not to a terminal",
                                 hint: "use -o FILE, a pipe, or --force")
         }
-        let handle = try KeychainHandle(keychain.choice)
+        let handle = try Session.open(keychain.choice)
         // The whole keychain is checked before anything leaves it (DESIGN.md: "before backup
         // and export"): an export must not launder replayed or edited rows into plaintext.
         _ = try handle.verify()
@@ -93,8 +97,8 @@ struct Export: ParsableCommand {
         var count = items.count
         let document: String
         if format == "json" {
-            let objects = items.map { ItemPrinter.json(className: $0.className, attributes: $0.attributes, secret: $0.data ?? Data(), exact: true) }
-            document = "{\"format\":\"kc-export\",\"version\":1,\"exported\":\(JSON.string(ItemPrinter.iso8601(Date()))),"
+            let objects = items.map { ItemJSON.json(className: $0.className, attributes: $0.attributes, secret: $0.data ?? Data(), exact: true) }
+            document = "{\"format\":\"kc-export\",\"version\":1,\"exported\":\(JSON.string(ISO8601.string(Date()))),"
                 + "\"items\":\(JSON.array(objects))}\n"
         } else {
             let bitwarden = BitwardenExport(items: items)

@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -31,7 +35,7 @@ struct FindRequest: Equatable {
 
     func run() throws {
         try item.checkFitsClass()
-        let keychain = try KeychainHandle(self.keychain)
+        let keychain = try Session.open(self.keychain)
         var query = item.query
         let many = all || limit != nil
         if all { query[kSecMatchLimit] = kSecMatchLimitAll }
@@ -64,7 +68,7 @@ struct FindRequest: Equatable {
             let objects = items.map { dict -> String in
                 var attributes = dict
                 let data = attributes.removeValue(forKey: kSecValueData) as? Data
-                return ItemPrinter.json(className: className, attributes: attributes, secret: data)
+                return ItemJSON.json(className: className, attributes: attributes, secret: data)
             }
             Report.out((many ? JSON.array(objects) : objects.first ?? "{}") + "\n")
         } else {

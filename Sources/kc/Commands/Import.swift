@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,7 +86,7 @@ struct Import: ParsableCommand {
         }
         let items = entries.flatMap(\.items)
         // A dry run changes nothing, not even by creating the default keychain.
-        let handle = dryRun ? try KeychainHandle(keychain.choice) : try Session.openOrCreateDefault(keychain.choice, profile: kdf)
+        let handle = dryRun ? try Session.open(keychain.choice) : try Session.openOrCreateDefault(keychain.choice, profile: kdf)
         let showProgress = isatty(2) == 1 && !json && items.count >= 5000
         if showProgress { Report.err("kc: importing \(items.count) items…") }
         let outcomes = try handle.importItems(items, updateExisting: update, dryRun: dryRun, skipInvalid: skipInvalid) { done in

@@ -1,9 +1,13 @@
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 
 /// The command line's care over Apple's defaults: update and delete act on one item
 /// unless --all says otherwise.
 enum Guard {
-    static func matches(_ keychain: KeychainHandle, query: [String: Any], item: ItemOptions, all: Bool, verb: String) throws {
+    static func matches(_ keychain: KeychainSession, query: [String: Any], item: ItemOptions, all: Bool, verb: String) throws {
         var counting = query
         counting[kSecMatchLimit] = kSecMatchLimitAll
         let count = try keychain.count(counting)

@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 
 /// `kc read REF`: the secret a reference names, printed as `kc find -w` prints it.
 struct Read: ParsableCommand {

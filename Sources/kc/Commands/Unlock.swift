@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(Glibc)
 import Glibc
 #endif

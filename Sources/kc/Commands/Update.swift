@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -44,7 +48,7 @@ struct Update: ParsableCommand {
     func run() throws {
         secret.scrubArgv()
         try item.checkFitsClass()
-        let keychain = try KeychainHandle(self.keychain.choice)
+        let keychain = try Session.open(self.keychain.choice)
         try keychain.prepare()
         let query = item.query
         try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")

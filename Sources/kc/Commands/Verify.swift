@@ -1,5 +1,9 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 
 /// `kc verify`: a whole-keychain check that names what is wrong.
 struct Verify: ParsableCommand {
@@ -21,7 +25,7 @@ struct Verify: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
 
     func run() throws {
-        let handle = try KeychainHandle(keychain.choice)
+        let handle = try Session.open(keychain.choice)
         let count = try handle.verify()
         Report.note("verified \(handle.path): \(count) item\(count == 1 ? "" : "s"), storage, schema and header intact")
     }

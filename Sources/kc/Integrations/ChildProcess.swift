@@ -1,4 +1,8 @@
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,8 +46,8 @@ enum ChildProcess {
         signal(SIGPIPE, SIG_IGN)
 
         var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
-        if mask.out { guard let p = CloseOnExecPipe.make() else { throw KeychainError(errSecIO, "cannot make a pipe") }; outPipe = p }
-        if mask.err { guard let p = CloseOnExecPipe.make() else { throw KeychainError(errSecIO, "cannot make a pipe") }; errPipe = p }
+        if mask.out { guard let p = CloseOnExec.pipe() else { throw KeychainError(errSecIO, "cannot make a pipe") }; outPipe = p }
+        if mask.err { guard let p = CloseOnExec.pipe() else { throw KeychainError(errSecIO, "cannot make a pipe") }; errPipe = p }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

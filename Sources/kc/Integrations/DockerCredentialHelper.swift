@@ -1,4 +1,8 @@
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -26,7 +30,7 @@ enum DockerCredentialHelper {
             }
             var input = try HelperInput.readStdin(stopAtEmptyLine: false)
             defer { for i in input.indices { input[i] = 0 } }
-            let keychain = try KeychainHandle(choice)
+            let keychain = try Session.open(choice)
             switch operation {
             case "store": try store(input, keychain)
             case "get": try get(input, keychain)
@@ -58,7 +62,7 @@ enum DockerCredentialHelper {
                 kSecAttrPath: address.path, kSecAttrPort: address.port ?? 0, kSecAttrLabel: label]
     }
 
-    static func store(_ input: [UInt8], _ keychain: KeychainHandle) throws {
+    static func store(_ input: [UInt8], _ keychain: KeychainSession) throws {
         let document = try input.withUnsafeBytes { try JSONValue.parse($0) }
         let server = document["ServerURL"]?.text ?? ""
         guard !server.isEmpty else { throw Failure(message: "no credentials server URL") }
@@ -88,7 +92,7 @@ enum DockerCredentialHelper {
         String(decoding: input, as: UTF8.self).trimmingSpaces
     }
 
-    static func get(_ input: [UInt8], _ keychain: KeychainHandle) throws {
+    static func get(_ input: [UInt8], _ keychain: KeychainSession) throws {
         let server = serverURL(input)
         var q = try query(server)
         q[kSecReturnAttributes] = true
@@ -104,7 +108,7 @@ enum DockerCredentialHelper {
                                 ("Secret", JSON.string(secret))]) + "\n")
     }
 
-    static func erase(_ input: [UInt8], _ keychain: KeychainHandle) throws {
+    static func erase(_ input: [UInt8], _ keychain: KeychainSession) throws {
         do {
             try keychain.delete(try query(serverURL(input)))
         } catch let e as KeychainError where e.status == errSecItemNotFound {
@@ -112,7 +116,7 @@ enum DockerCredentialHelper {
         }
     }
 
-    static func list(_ keychain: KeychainHandle) throws {
+    static func list(_ keychain: KeychainSession) throws {
         let q: [String: Any] = [kSecClass: kSecClassInternetPassword, kSecAttrLabel: label, kSecMatchLimit: kSecMatchLimitAll,
                                 kSecReturnAttributes: true]
         var pairs: [(String, String)] = []

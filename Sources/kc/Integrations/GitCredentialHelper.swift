@@ -1,4 +1,8 @@
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -93,7 +97,7 @@ enum GitCredentialHelper {
             var request = Request(input)
             defer { request.wipe() }
             guard request.protocolKnown, let query = request.query else { return 0 }
-            let keychain = try KeychainHandle(choice)
+            let keychain = try Session.open(choice)
             switch operation {
             case "get": try get(request, query, keychain)
             case "store": try store(request, query, keychain)
@@ -141,7 +145,7 @@ enum GitCredentialHelper {
         !bytes.contains(0x0A) && !bytes.contains(0x0D) && !bytes.contains(0)
     }
 
-    static func get(_ request: Request, _ query: [String: Any], _ keychain: KeychainHandle) throws {
+    static func get(_ request: Request, _ query: [String: Any], _ keychain: KeychainSession) throws {
         var q = query
         q[kSecMatchLimit] = kSecMatchLimitAll
         q[kSecReturnAttributes] = true
@@ -179,7 +183,7 @@ enum GitCredentialHelper {
         }
     }
 
-    static func store(_ request: Request, _ query: [String: Any], _ keychain: KeychainHandle) throws {
+    static func store(_ request: Request, _ query: [String: Any], _ keychain: KeychainSession) throws {
         // Only complete credentials, never an ephemeral one.
         guard let username = request.username, var data = request.password, !request.ephemeral else { return }
         defer { for i in data.indices { data[i] = 0 } }
@@ -206,7 +210,7 @@ enum GitCredentialHelper {
     }
 
     /// Whether `state` names an item that still has this version, account and data.
-    static func unchanged(_ state: String, data: [UInt8], username: String, _ keychain: KeychainHandle) throws -> Bool {
+    static func unchanged(_ state: String, data: [UInt8], username: String, _ keychain: KeychainSession) throws -> Bool {
         let parts = state.dropFirst(statePrefix.count).split(separator: ".")
         guard parts.count == 2, parts[0].count == 40, let ref = hexBytes(parts[0]), let bits = UInt64(parts[1], radix: 16) else { return false }
         let found: Any?
@@ -233,7 +237,7 @@ enum GitCredentialHelper {
         return high == nil ? out : nil
     }
 
-    static func erase(_ request: Request, _ query: [String: Any], _ keychain: KeychainHandle) throws {
+    static func erase(_ request: Request, _ query: [String: Any], _ keychain: KeychainSession) throws {
         var q = query
         q[kSecMatchLimit] = kSecMatchLimitAll
         q[kSecReturnPersistentRef] = true

@@ -1,4 +1,8 @@
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,8 @@
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -101,7 +105,7 @@ enum ReferenceResolver {
         for path in order {
             let indexes = byKeychain[path] ?? []
             guard let first = indexes.first else { continue }
-            let handle = try KeychainHandle(references[first].choice(base))
+            let handle = try Session.open(references[first].choice(base))
             let results = try handle.copyMany(indexes.map { references[$0].query })
             for (n, i) in indexes.enumerated() {
                 switch results[n] {

@@ -1,4 +1,8 @@
 import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -18,17 +22,6 @@ enum ItemPrinter {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// One item as a JSON object: `{"class": …, "attributes": {…}, "data": base64}`.
-    /// - Parameter exact: binary values always as `{"base64": …}`, even when they happen to
-    ///   be UTF-8, so the type survives (kc export); otherwise such bytes print as text.
-    static func json(className: String, attributes: [String: Any], secret: Data?, exact: Bool = false) -> String {
-        var fields = [("class", JSON.string(className))]
-        let attrs = AttributeNames.ordered(attributes).map { ($0.0, jsonValue($0.1, name: $0.0, exact: exact)) }
-        fields.append(("attributes", JSON.object(attrs)))
-        if let secret { fields.append(("data", JSON.string(secret.base64EncodedString()))) }
-        return JSON.object(fields)
-    }
-
     static func textValue(_ value: Any, name: String) -> String {
         switch value {
         case let s as String: return printable(s)
@@ -39,21 +32,8 @@ enum ItemPrinter {
         case let n as Int:
             if name == "creator" || name == "type", let code = fourCharacters(n) { return "\(n) ('\(code)')" }
             return String(n)
-        case let date as Date: return iso8601(date)
+        case let date as Date: return ISO8601.string(date)
         default: return String(describing: value)
-        }
-    }
-
-    static func jsonValue(_ value: Any, name: String, exact: Bool = false) -> String {
-        switch value {
-        case let s as String: return JSON.string(s)
-        case let d as Data:
-            if !exact, let s = String(validating: Array(d), as: UTF8.self) { return JSON.string(s) }
-            return JSON.object([("base64", JSON.string(d.base64EncodedString()))])
-        case let b as Bool: return b ? "true" : "false"
-        case let n as Int: return String(n)
-        case let date as Date: return JSON.string(iso8601(date))
-        default: return JSON.string(String(describing: value))
         }
     }
 
@@ -77,46 +57,5 @@ enum ItemPrinter {
         let bytes = (0..<4).map { UInt8(truncatingIfNeeded: n >> (24 - 8 * $0)) }
         guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// `2026-11-22T06:34:35Z` (UTC, whole seconds).
-    static func iso8601(_ date: Date) -> String {
-        var t = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-    }
-}
-
-/// A minimal JSON writer with a stable field order.
-enum JSON {
-    static func string(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                    let h = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-
-    static func object(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
-    }
-
-    static func array(_ elements: [String]) -> String {
-        "[" + elements.joined(separator: ",") + "]"
     }
 }

@@ -1,0 +1,89 @@
+import KeychainCore
+import POSIXSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Establishes that the process at the other end of the agent socket is the real kc
+/// agent, before a client sends it a password (`docs/security.md`, "Other processes of
+/// your user"). Any process of the user can bind the socket while no agent runs; only the
+/// real agent may receive a password.
+///
+/// The peer (its pid from SO_PEERCRED) must
+/// - run as this user: real, effective, saved and filesystem uid (`/proc/PID/status`);
+/// - not be traced (`TracerPid: 0`); the agent is non-dumpable, so no one of this user can
+///   attach to it later;
+/// - run this very executable: the device and inode of `/proc/PID/exe` equal those of
+///   `/proc/self/exe` (inodes, not paths: kc also runs as `git-credential-kc`, a link).
+///
+/// The kernel hides `/proc/PID/exe` of a non-dumpable process (as the agent is) from other
+/// processes without CAP_SYS_PTRACE. The executable is then established only for an agent
+/// this process started itself (from `/proc/self/exe`, its pid not yet reaped, so not
+/// reused); any other is `unverifiable`.
+package enum AgentPeer {
+    /// Why a peer was not accepted.
+    package enum Verdict: Error {
+        /// It is not the kc agent, or not one that may be trusted (message says why).
+        case refused(String)
+        /// It may be the agent, but the kernel does not let this process see its executable.
+        case unverifiable(pid: Int32)
+    }
+
+    /// Checks the peer of `socket`; `launched` is the pid of an agent this process spawned.
+    /// Without `sameProgram` (a client that is not kc itself, such as a program linking the
+    /// Security module), only the uids and TracerPid are checked.
+    /// - Throws: `Verdict`.
+    package static func verify(_ socket: UnixSocket, launched: pid_t?, sameProgram: Bool = true) throws {
+        let peer = try socket.peerCredentials()
+        let me = geteuid()
+        guard peer.uid == me else { throw Verdict.refused("it runs as uid \(peer.uid), not as you") }
+        guard peer.pid > 0, let status = readStatus(peer.pid) else {
+            throw Verdict.refused("its process (pid \(peer.pid)) cannot be examined")
+        }
+        guard status.uids.count == 4, status.uids.allSatisfy({ $0 == me }) else {
+            throw Verdict.refused("pid \(peer.pid) does not run wholly as you (uids \(status.uids))")
+        }
+        guard status.tracer == 0 else {
+            throw Verdict.refused("pid \(peer.pid) is being traced (TracerPid \(status.tracer))")
+        }
+        guard sameProgram else { return }
+        var mine = stat(), theirs = stat()
+        guard stat("/proc/self/exe", &mine) == 0 else { throw Verdict.refused("cannot examine this kc's own executable") }
+        if stat("/proc/\(peer.pid)/exe", &theirs) == 0 {
+            guard theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino else {
+                throw Verdict.refused("pid \(peer.pid) runs another program than this kc")
+            }
+            return
+        }
+        let why = errno
+        guard why == EACCES || why == EPERM else {
+            throw Verdict.refused("pid \(peer.pid)'s program cannot be examined: \(String(cString: strerror(why)))")
+        }
+        // Hidden because the peer is non-dumpable, as the real agent is.
+        guard let launched, launched == peer.pid else { throw Verdict.unverifiable(pid: peer.pid) }
+    }
+
+    /// The uids and TracerPid lines of `/proc/PID/status` (readable for any process).
+    private static func readStatus(_ pid: Int32) -> (uids: [UInt32], tracer: Int32)? {
+        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 65536 {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes.append(contentsOf: buffer[0..<n])
+        }
+        var uids: [UInt32] = []
+        var tracer: Int32?
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " })
+            guard let key = fields.first else { continue }
+            if key == "Uid:" { uids = fields.dropFirst().compactMap { UInt32($0) } }
+            if key == "TracerPid:", fields.count == 2 { tracer = Int32(fields[1]) }
+        }
+        return (uids, tracer ?? -1)   // no TracerPid line: not accepted
+    }
+}

@@ -1,0 +1,69 @@
+import KeychainCore
+import POSIXSupport
+/// The messages between `kc` and `kc agent` (`docs/protocol.md`). Every frame is
+/// `u32 length ‖ u16 version ‖ u8 type ‖ body` and carries the protocol version, so a
+/// client and an agent of different versions notice on the first message.
+public enum AgentProtocol {
+    /// Raised by hand whenever a message's layout changes.
+    /// 2: the `verify` operation, and agents that re-verify a file changed under them.
+    public static let version: UInt16 = 2
+    /// The largest frame either side accepts: the largest secret plus room for a query.
+    package static let maxFrame = (16 << 20) + (1 << 20)
+
+    /// Request types.
+    package enum Request: UInt8 {
+        case unlock = 1, lock = 2, status = 3, operation = 4, stop = 5
+    }
+
+    /// Operations on an unlocked keychain. `backup` takes `["destination": String,
+    /// "replacing": Bool]` as its query and answers the item count; `importItems` takes
+    /// `ImportRequest.encode`'s dictionary and answers one outcome per item; `copyMany`
+    /// takes `BatchRequest.encode`'s and answers one result or error per query; `verify`
+    /// takes an empty query and answers the item count of a whole-keychain check.
+    public enum Operation: UInt8, Sendable {
+        case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6, importItems = 7, copyMany = 8, verify = 9
+    }
+
+    /// Response types.
+    package enum Response: UInt8 {
+        /// Success; the body is one value (ValueCodec).
+        case ok = 0x80
+        /// Failure: i32 status ‖ lp(message) ‖ lp(hint).
+        case error = 0x81
+        /// The agent does not hold that keychain unlocked.
+        case notHeld = 0x82
+    }
+
+    /// A frame's bytes: length ‖ version ‖ type ‖ body.
+    package static func frame(type: UInt8, body: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: body.count + 7)
+        w.u32(UInt32(body.count + 3))
+        w.u16(version)
+        w.u8(type)
+        w.raw(body)
+        return w.bytes
+    }
+
+    /// An `operation` request's body: `lp(path) ‖ u8 op ‖ value(query) ‖ value(attributes or null)`.
+    package static func encodeOperation(path: String, _ request: KeychainRequest, into w: inout ByteWriter) throws {
+        let (query, attributes) = request.wireValues
+        w.lengthPrefixed(Array(path.utf8))
+        w.u8(request.operation.rawValue)
+        try ValueCodec.encode(query, into: &w)
+        try ValueCodec.encode(attributes, into: &w)
+    }
+
+    /// Splits a received frame (without its length prefix) into version, type and body.
+    package static func parse(_ payload: [UInt8]) throws -> (version: UInt16, type: UInt8, body: [UInt8]) {
+        guard payload.count >= 3 else { throw KeychainError(errSecParam, "truncated agent message") }
+        let version = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        return (version, payload[2], Array(payload[3...]))
+    }
+}
+
+extension ByteWriter {
+    mutating func u16(_ v: UInt16) {
+        u8(UInt8(v >> 8))
+        u8(UInt8(v & 0xFF))
+    }
+}

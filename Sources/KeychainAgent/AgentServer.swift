@@ -1,0 +1,200 @@
+import KeychainCore
+import POSIXSupport
+import AgentWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc agent`: holds unlocked keychains and performs operations on them for clients of
+/// the same user (`docs/protocol.md`). One thread, one request at a time: a key
+/// derivation (unlock) is never run twice at once, and no key is wiped under a running
+/// operation. Keys never leave this process.
+public final class AgentServer {
+    /// One unlocked keychain and its deadlines (CLOCK_BOOTTIME).
+    final class Entry {
+        let keychain: Keychain
+        let idleTimeout: UInt64
+        var idleDeadline: Deadline
+        let absoluteDeadline: Deadline
+
+        init(keychain: Keychain, idle: UInt64, maximum: UInt64) {
+            self.keychain = keychain
+            idleTimeout = idle
+            idleDeadline = .after(seconds: Double(idle))
+            absoluteDeadline = .after(seconds: Double(maximum))
+        }
+    }
+
+    let paths: AgentPaths
+    /// How long the agent stays with nothing unlocked before it exits.
+    let grace: Double
+    /// How long a client has to send a whole request.
+    static let requestDeadline = 2.0
+    private var entries: [String: Entry] = [:]
+    /// The highest generation seen per keychain id, kept after lock: a file that goes
+    /// back is refused at the next unlock.
+    private var generations: [[UInt8]: UInt64] = [:]
+    private var emptySince = Deadline.now
+    private var stopping = false
+
+    /// Set by SIGTERM/SIGINT/SIGHUP.
+    nonisolated(unsafe) static var signalled: Int32 = 0
+
+    public init(paths: AgentPaths = AgentPaths(), grace: Double = 60) {
+        self.paths = paths
+        self.grace = grace
+    }
+
+    /// The grace period, bounded to 0 s – 1 day whatever the environment said.
+    private var graceSeconds: Double { grace.isFinite ? min(max(grace, 0), 86_400) : 60 }
+
+    /// Runs until stopped, a signal, or `grace` seconds with nothing unlocked. Returns
+    /// without error when another agent already runs.
+    public func run() throws {
+        ProcessHardening.disableCoreDumps()
+        try paths.check(create: true)
+        let lockFD = open(paths.lockFile, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard lockFD >= 0 else { throw KeychainError(errSecIO, "cannot open \(paths.lockFile)") }
+        defer { close(lockFD) }
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return }   // one agent only
+        // The lock file names the agent holding it (for `kc status` and tests).
+        ftruncate(lockFD, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
+        // Under the lock, a socket left by a killed agent is stale: replace it.
+        unlink(paths.socket)
+        let listener = try UnixSocket.listen(at: paths.socket)
+        defer { unlink(paths.socket) }
+        for s in [SIGTERM, SIGINT, SIGHUP] { signal(s, agentSignalHandler) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)   // a signal to stop must get through
+        signal(SIGPIPE, SIG_IGN)
+        while !stopping && AgentServer.signalled == 0 {
+            expire()
+            if entries.isEmpty && Deadline.now.nanoseconds > emptySince.nanoseconds &+ UInt64(graceSeconds * 1e9) { break }
+            var p = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
+            // Wake at least once a second: poll's clock stops during suspend, BOOTTIME does not.
+            let rc = poll(&p, 1, 1000)
+            if rc > 0, let connection = listener.accept() {
+                serve(connection)
+            }
+        }
+        clear()
+    }
+
+    /// Drops keychains whose idle or absolute deadline has passed.
+    private func expire() {
+        let now = Deadline.now
+        for (path, entry) in entries where entry.idleDeadline <= now || entry.absoluteDeadline <= now {
+            remove(path)
+        }
+    }
+
+    private func remove(_ path: String) {
+        if let entry = entries.removeValue(forKey: path) {
+            entry.keychain.lock()
+        }
+        if entries.isEmpty { emptySince = .now }
+    }
+
+    /// Wipes every key.
+    func clear() {
+        for path in Array(entries.keys) { remove(path) }
+    }
+
+    /// One connection: check the peer, read one request, answer it.
+    private func serve(_ connection: UnixSocket) {
+        guard let uid = try? connection.peerUID(), uid == geteuid() else { return }   // closed without a byte
+        let deadline = Deadline.after(seconds: Self.requestDeadline)
+        var reply: [UInt8]
+        do {
+            var payload = try connection.readFrame(until: deadline)
+            defer { Sodium.wipe(&payload) }
+            let (version, type, body) = try AgentProtocol.parse(payload)
+            guard version == AgentProtocol.version else {
+                throw KeychainError(errSecNotAvailable, "the running kc agent speaks protocol \(AgentProtocol.version), this kc \(version)",
+                                    hint: "restart it: kc agent --stop && kc unlock")
+            }
+            expire()
+            reply = try handle(type: type, body: body)
+        } catch let error as KeychainError {
+            reply = Self.errorReply(error)
+        } catch {
+            reply = Self.errorReply(KeychainError(errSecInternalError))
+        }
+        try? connection.writeAll(reply, until: .after(seconds: 5))
+        Sodium.wipe(&reply)
+    }
+
+    private func handle(type: UInt8, body: [UInt8]) throws -> [UInt8] {
+        let request = try AgentRequest.decode(type: type, body: body)
+        switch consume request {
+        case .unlock(let path, let password, let idle, let maximum):
+            try unlock(path: path, password: password, idle: idle, maximum: maximum)
+            return Self.okReply(nil)
+        case .lock(let all, let path):
+            if all { clear() } else { remove(path) }
+            return Self.okReply(nil)
+        case .status:
+            let list: [Any] = entries.keys.sorted().compactMap { path in
+                guard let e = entries[path] else { return nil }
+                return ["path": path, "idle": Int(clamping: e.idleDeadline.remainingSeconds),
+                        "maximum": Int(clamping: e.absoluteDeadline.remainingSeconds),
+                        "idleTimeout": Int(clamping: e.idleTimeout)] as [String: Any]
+            }
+            return Self.okReply(list)
+        case .stop:
+            stopping = true
+            clear()
+            return Self.okReply(nil)
+        case .operation(let path, let request):
+            guard let entry = entries[path] else { return AgentProtocol.frame(type: AgentProtocol.Response.notHeld.rawValue, body: []) }
+            entry.idleDeadline = .after(seconds: Double(entry.idleTimeout))
+            defer {
+                generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
+                if !entry.keychain.isUnlocked { remove(path) }   // re-keyed elsewhere: forget it
+            }
+            return Self.okReply(try request.perform(on: entry.keychain).wireValue)
+        }
+    }
+
+    private func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
+        guard path.hasPrefix("/") else { throw KeychainError(errSecParam, "the agent takes absolute keychain paths") }
+        guard idle <= Keychain.maxTimeout, maximum <= Keychain.maxTimeout else {
+            throw KeychainError(errSecParam, "timeouts are at most \(Keychain.maxTimeout) seconds (one year)")
+        }
+        let previous = entries[path]?.keychain
+        let known = try previous.map { generations[try $0.keychainID()] ?? $0.generation } ?? 0
+        let keychain = try Keychain.open(at: path, password: password, minimumGeneration: known)
+        let id = try keychain.keychainID()
+        if let seen = generations[id], keychain.generation < seen {
+            throw KeychainError(errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",
+                                hint: "stop the agent (kc agent --stop) to accept the restored file")
+        }
+        generations[id] = keychain.generation
+        let stored = try keychain.timeouts()
+        let entry = Entry(keychain: keychain, idle: idle > 0 ? idle : stored.idle, maximum: maximum > 0 ? maximum : stored.maximum)
+        previous?.lock()
+        entries[path] = entry
+    }
+
+    static func okReply(_ value: Any?) -> [UInt8] {
+        var w = ByteWriter()
+        do { try ValueCodec.encode(value, into: &w) } catch { return errorReply(KeychainError(errSecInternalError)) }
+        defer { w.wipe() }
+        return AgentProtocol.frame(type: AgentProtocol.Response.ok.rawValue, body: w.bytes)
+    }
+
+    static func errorReply(_ error: KeychainError) -> [UInt8] {
+        var w = ByteWriter()
+        w.u32(UInt32(bitPattern: error.status))
+        w.lengthPrefixed(Array(error.message.utf8))
+        w.lengthPrefixed(Array((error.hint ?? "").utf8))
+        return AgentProtocol.frame(type: AgentProtocol.Response.error.rawValue, body: w.bytes)
+    }
+}
+
+private func agentSignalHandler(_ signal: Int32) {
+    AgentServer.signalled = signal
+}

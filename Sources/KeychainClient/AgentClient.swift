@@ -1,0 +1,285 @@
+import KeychainCore
+import POSIXSupport
+import AgentWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The client side of the agent protocol, used by every `kc` command
+/// (`docs/protocol.md`). It checks the socket folder and the agent's uid before it sends
+/// a single byte.
+public struct AgentClient: Sendable {
+    /// What an operation through the agent gave.
+    public enum Outcome {
+        /// The agent performed it; its reply.
+        case result(KeychainReply)
+        /// The agent runs but does not hold that keychain unlocked.
+        case notHeld
+        /// No agent runs.
+        case noAgent
+    }
+
+    /// What to do when the agent folder is unsafe (another account's, a link, open to others).
+    public enum UnsafeFolder: Sendable {
+        /// Fail with errSecParam (nothing can be sent there).
+        case refuse
+        /// Act as if no agent ran (the caller has a password and works in-process); `warn`
+        /// is given the error first.
+        case ignore(warn: @Sendable (KeychainError) -> Void)
+    }
+
+    public let paths: AgentPaths
+    /// How long to wait for an answer (an unlock runs Argon2; a scan may take seconds).
+    public var timeout: Double = 120
+    /// See `UnsafeFolder`; `kc unlock` always refuses.
+    public var unsafeFolder: UnsafeFolder = .refuse
+    /// Whether this process is kc itself, so that the agent must be the same program
+    /// before a request carrying a secret goes to it. A program that links the Security
+    /// module is another program than the agent: for it only uids and tracing are checked.
+    public var isKC = false
+
+    public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
+
+    /// Connects to the running agent, or nil when none runs.
+    /// - Throws: errSecParam when the folder is unsafe or the agent is another user's.
+    func connect() throws -> UnixSocket? {
+        var st = stat()
+        if lstat(paths.directory, &st) != 0 { return nil }
+        do {
+            try paths.check(create: false)
+        } catch let error as KeychainError where error.status == errSecParam {
+            guard case .ignore(let warn) = unsafeFolder else { throw error }
+            warn(error)
+            return nil
+        }
+        guard let socket = try UnixSocket.connect(to: paths.socket) else { return nil }
+        let uid = try socket.peerUID()
+        guard uid == geteuid() else {
+            throw KeychainError(errSecParam, "the process listening at \(paths.socket) runs as uid \(uid), not as you; nothing was sent",
+                                hint: "someone may be impersonating the kc agent; set XDG_RUNTIME_DIR or KC_AGENT_DIR to a private folder")
+        }
+        return socket
+    }
+
+    /// Sends one request; nil when no agent runs.
+    /// - Parameter carriesSecret: check the peer as far as the kernel shows it first
+    ///   (`checkVisible`): the request holds an item's secret.
+    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8], carriesSecret: Bool = false) throws -> (AgentProtocol.Response, [UInt8])? {
+        guard let socket = try connect() else { return nil }
+        if carriesSecret { try Self.checkVisible(socket, sameProgram: isKC) }
+        return try exchange(on: socket, type, body)
+    }
+
+    /// Refuses a peer that `AgentPeer` shows is not the real agent (another program, traced,
+    /// other uids); accepts one whose program the kernel hides. Cheaper than and short of
+    /// `trustedConnection`, which would refuse the real agent a normal user did not start:
+    /// docs/security.md says what this leaves to an impostor.
+    private static func checkVisible(_ socket: UnixSocket, sameProgram: Bool) throws {
+        do {
+            try AgentPeer.verify(socket, launched: nil, sameProgram: sameProgram)
+        } catch AgentPeer.Verdict.refused(let why) {
+            throw refusal(why, sent: "the secret was not sent")
+        } catch AgentPeer.Verdict.unverifiable {
+            return
+        }
+    }
+
+    /// One request and its answer on a connected socket.
+    private func exchange(on socket: UnixSocket, _ type: AgentProtocol.Request, _ body: [UInt8]) throws -> (AgentProtocol.Response, [UInt8]) {
+        var frame = AgentProtocol.frame(type: type.rawValue, body: body)
+        defer { Sodium.wipe(&frame) }
+        let deadline = Deadline.after(seconds: timeout)
+        try socket.writeAll(frame, until: deadline)
+        let payload = try socket.readFrame(until: deadline)
+        let (version, raw, reply) = try AgentProtocol.parse(payload)
+        guard version == AgentProtocol.version, let kind = AgentProtocol.Response(rawValue: raw) else {
+            throw KeychainError(errSecNotAvailable, "the running kc agent speaks another protocol version (\(version))",
+                                hint: "restart it: kc agent --stop && kc unlock")
+        }
+        if kind == .error {
+            var r = ByteReader(reply)
+            guard let status = r.u32(), let message = r.lengthPrefixed(), let hint = r.lengthPrefixed() else {
+                throw KeychainError(errSecIO, "malformed answer from the kc agent")
+            }
+            throw KeychainError(OSStatus(bitPattern: status), String(decoding: message, as: UTF8.self),
+                                hint: hint.isEmpty ? nil : String(decoding: hint, as: UTF8.self))
+        }
+        return (kind, reply)
+    }
+
+    private func value(_ reply: [UInt8]) throws -> Any? {
+        var r = ByteReader(reply)
+        let v = try ValueCodec.decode(&r)
+        guard r.isAtEnd else { throw KeychainError(errSecIO, "malformed answer from the kc agent") }
+        return v
+    }
+
+    /// Performs a request on a keychain the agent holds.
+    /// - Throws: errSecDataTooLarge when the request is larger than one agent message.
+    public func perform(path: String, _ request: KeychainRequest) throws -> Outcome {
+        guard let outcome = try performIfFits(path: path, request) else {
+            throw KeychainError(errSecDataTooLarge, "the request is larger than the agent accepts (\(AgentProtocol.maxFrame >> 20) MiB)")
+        }
+        return outcome
+    }
+
+    /// As `perform`, but nil when the request is larger than one agent message (a big
+    /// import): the caller then does the work itself.
+    public func performIfFits(path: String, _ request: KeychainRequest) throws -> Outcome? {
+        var w = ByteWriter(capacity: 256)
+        defer { w.wipe() }
+        try AgentProtocol.encodeOperation(path: path, request, into: &w)
+        guard w.bytes.count + 3 <= AgentProtocol.maxFrame else { return nil }
+        guard let (kind, reply) = try roundTrip(.operation, w.bytes, carriesSecret: request.carriesSecret) else { return .noAgent }
+        if kind == .notHeld { return .notHeld }
+        return .result(try KeychainReply(wire: try value(reply), for: request))
+    }
+
+    /// Hands the agent a keychain's password; it derives the keys and holds them. Starts
+    /// the agent (`executable agent`, see `launch`) when none runs.
+    ///
+    /// The password is sent only to a peer established as the real kc agent (`AgentPeer`).
+    /// One whose executable the kernel hides (any non-dumpable process, when this one is
+    /// not privileged) is accepted only if this process started it; an agent that holds no
+    /// keychain is then stopped and started again, one that holds some is refused.
+    /// - Parameters: `idle` / `maximum` in seconds, 0 for the keychain's own settings.
+    /// - Throws: errSecCSReqFailed (nothing sent) when the peer is not established as kc.
+    public func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64,
+                       executable: String, environment: [String]) throws {
+        let socket = try trustedConnection(executable: executable, environment: environment)
+        var w = ByteWriter(capacity: 128)
+        w.lengthPrefixed(Array(path.utf8))
+        password.withUnsafeBytes { w.lengthPrefixed(Array($0)) }
+        w.u64(idle)
+        w.u64(maximum)
+        defer { w.wipe() }
+        _ = try exchange(on: socket, .unlock, w.bytes)
+    }
+
+    /// A connection to an agent established as the real one, started first if none runs.
+    private func trustedConnection(executable: String, environment: [String]) throws -> UnixSocket {
+        if let socket = try connect() {
+            do {
+                try AgentPeer.verify(socket, launched: nil)
+                return socket
+            } catch AgentPeer.Verdict.refused(let why) {
+                throw Self.refusal(why)
+            } catch AgentPeer.Verdict.unverifiable(let pid) {
+                // Possibly the real agent, possibly not: a password goes only to one started here.
+                let held = try status() ?? []
+                guard held.isEmpty else {
+                    throw KeychainError(errSecCSReqFailed,
+                                        "kc cannot establish that the agent (pid \(pid)) is the real kc agent: the kernel hides the program of a non-dumpable process, and this kc did not start it; the password was not sent",
+                                        hint: "kc can check only an agent it started itself, so as a normal user you hold one keychain unlocked at a time: kc lock --all, then unlock this one (docs/security.md)")
+                }
+                try stop()
+                // Give the stopped agent a moment to release its lock and socket.
+                let start = Deadline.now
+                while Deadline.now.nanoseconds - start.nanoseconds < 2_000_000_000, try connect() != nil { usleep(10_000) }
+            }
+        }
+        let pid = try launch(executable: executable, environment: environment)
+        return try connectToLaunched(pid)
+    }
+
+    /// Waits up to 5 s for the agent `pid` (spawned by `launch`) to answer at the socket.
+    private func connectToLaunched(_ pid: pid_t) throws -> UnixSocket {
+        let start = Deadline.now
+        var reaped = false
+        while Deadline.now.nanoseconds - start.nanoseconds < 5_000_000_000 {
+            if !reaped {
+                var status: Int32 = 0
+                reaped = waitpid(pid, &status, WNOHANG) == pid
+            }
+            if let socket = try connect() {
+                do {
+                    let peer = try socket.peerCredentials().pid
+                    if peer == pid && !reaped {
+                        try AgentPeer.verify(socket, launched: pid)
+                        return socket
+                    }
+                    // Another process answers. While ours runs, it may not have replaced the
+                    // socket yet; once ours has exited (another agent held the lock), that
+                    // other one is the agent and must pass on its own.
+                    if reaped {
+                        try AgentPeer.verify(socket, launched: nil)
+                        return socket
+                    }
+                } catch AgentPeer.Verdict.refused(let why) {
+                    throw Self.refusal(why)
+                } catch AgentPeer.Verdict.unverifiable(let other) {
+                    throw KeychainError(errSecCSReqFailed,
+                                        "another process (pid \(other)) holds the kc agent's place and kc cannot establish that it is the real agent; the password was not sent",
+                                        hint: "stop it (kc agent --stop, or kill \(other)) and unlock again")
+                }
+            }
+            usleep(10_000)
+        }
+        throw KeychainError(errSecNotAvailable, "the kc agent did not start within 5 s")
+    }
+
+    private static func refusal(_ why: String, sent: String = "the password was not sent") -> KeychainError {
+        KeychainError(errSecCSReqFailed, "the process at the kc agent's socket is not the real kc agent: \(why); \(sent)",
+                      hint: "another program of yours may be posing as the agent: stop it (kc agent --stop, or kill it) and try again; see docs/security.md")
+    }
+
+    /// Locks one keychain, or every one. Returns false when no agent runs.
+    @discardableResult
+    public func lock(path: String?) throws -> Bool {
+        var w = ByteWriter()
+        w.u8(path == nil ? 1 : 0)
+        w.lengthPrefixed(Array((path ?? "").utf8))
+        return try roundTrip(.lock, w.bytes) != nil
+    }
+
+    /// The unlocked keychains: path, seconds until idle lock and absolute lock. Nil when no
+    /// agent runs. Does not reset any idle timer.
+    public func status() throws -> [[String: Any]]? {
+        guard let (_, reply) = try roundTrip(.status, []) else { return nil }
+        return try value(reply) as? [[String: Any]] ?? []
+    }
+
+    /// Stops the agent (every key wiped). Returns false when none ran.
+    @discardableResult
+    public func stop() throws -> Bool {
+        try roundTrip(.stop, []) != nil
+    }
+
+    /// Starts `executable agent` detached: a new session, standard streams on /dev/null,
+    /// an allow-listed environment (never a password). The program run is this process's
+    /// own (`/proc/self/exe`, whatever now lies at `executable`, which is only argv[0]):
+    /// the peer check relies on it. Returns the agent's pid, not yet reaped.
+    func launch(executable: String, environment allowed: [String]) throws -> pid_t {
+        try paths.check(create: true)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        SpawnAttributes.newSession(&attributes)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        CloseOnExec.closeAll(from: 3, in: &actions)   // nothing of the caller's reaches the agent
+        var environment: [String] = []
+        for name in allowed {
+            if let v = getenv(name) { environment.append("\(name)=\(String(cString: v))") }
+        }
+        let argv = [executable, "agent"]
+        var cArgv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        var cEnv: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer {
+            for p in cArgv { free(p) }
+            for p in cEnv { free(p) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, &cArgv, &cEnv)
+        guard rc == 0 else {
+            throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(rc)))")
+        }
+        // The agent runs on in its own session; `connectToLaunched` waits for it (and reaps
+        // it if it exits at once because another agent holds the lock).
+        return pid
+    }
+}

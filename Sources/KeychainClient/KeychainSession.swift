@@ -1,0 +1,150 @@
+import KeychainCore
+import AgentWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one way a front end reaches a keychain (`kc`, the Security module, the coming
+/// Secret Service and team front ends): through the agent while it holds the keychain
+/// unlocked (one socket round trip, no password, no key derivation), else opened in this
+/// process once, with a password from the front end's own `PasswordProvider`.
+///
+///     let session = try KeychainSession(path: KeychainLocation.realPath(path), agent: AgentClient()) { path in
+///         try askForPassword(path)
+///     }
+///     let secret = try session.copyMatching([kSecClass: kSecClassGenericPassword,
+///                                            kSecAttrService: "github.com", kSecReturnData: true])
+///
+/// Safe to call from several threads: calls on a keychain opened here take turns (one
+/// SQLite connection), calls through the agent do not wait for each other.
+public final class KeychainSession: @unchecked Sendable {
+    /// Gives the password of the keychain at the path it is called with, or throws
+    /// (errSecInteractionNotAllowed when there is none to be had).
+    public typealias PasswordProvider = (_ path: String) throws -> SecureBytes
+
+    /// The keychain file's real, absolute path (the agent's key for it).
+    public let path: String
+    /// How the agent is reached.
+    public let agent: AgentClient
+    private let password: PasswordProvider
+    private let lock = SessionLock()
+    /// The keychain opened in this process; while nil, every request goes to the agent first.
+    private var local: Keychain?
+
+    /// A session on the existing keychain at `path` (made absolute and real here).
+    /// - Throws: errSecNoSuchKeychain when there is no file there; the error's hint is
+    ///   `missingHint` (how this front end creates or chooses a keychain).
+    public init(path: String, agent: AgentClient, missingHint: String? = nil, password: @escaping PasswordProvider) throws {
+        try Self.requireExisting(path, hint: missingHint ?? "create it with `kc create \(path)`")
+        self.path = KeychainLocation.realPath(path)
+        self.agent = agent
+        self.password = password
+    }
+
+    /// A session on a keychain this process has just opened or created; the agent is never asked.
+    public init(opened keychain: Keychain, agent: AgentClient = AgentClient()) {
+        path = KeychainLocation.realPath(keychain.path)
+        self.agent = agent
+        password = { path in throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked") }
+        local = keychain
+    }
+
+    /// Whether anything exists at `path` (a dangling link counts: opening it will say why).
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    /// errSecNoSuchKeychain, with `hint`, when nothing is at `path`.
+    public static func requireExisting(_ path: String, hint: String) throws {
+        guard !exists(path) else { return }
+        throw KeychainError(errSecNoSuchKeychain, "no keychain at \(path)", hint: hint)
+    }
+
+    /// Settles, before anything else is asked for, whether the agent holds the keychain;
+    /// if not, opens it here, asking for its password now (before, say, a secret prompt).
+    public func prepare() throws {
+        if lock.withLock({ local == nil }) {
+            if (try agent.status() ?? []).contains(where: { $0["path"] as? String == path }) { return }
+        }
+        _ = try lock.withLock { try opened() }
+    }
+
+    /// Performs one request: by the agent when it holds the keychain, else here.
+    public func perform(_ request: KeychainRequest) throws -> KeychainReply {
+        var tooLarge = false
+        if lock.withLock({ local == nil }) {
+            switch try agent.performIfFits(path: path, request) {
+            case .result(let reply)?: return reply
+            case .notHeld?, .noAgent?: break
+            case nil: tooLarge = true
+            }
+        }
+        return try lock.withLock {
+            let keychain: Keychain
+            do {
+                keychain = try opened()
+            } catch let error as KeychainError where tooLarge && error.status == errSecInteractionNotAllowed {
+                throw KeychainError(errSecInteractionNotAllowed,
+                                    "this request is larger than one agent message, so it runs here and needs the keychain's password",
+                                    hint: "set KC_PASSWORD, or pass --password-file PATH, or import the file in parts")
+            }
+            return try request.perform(on: keychain)
+        }
+    }
+
+    /// The keychain opened here (asking for its password) once. Called under the lock.
+    private func opened() throws -> Keychain {
+        if let local { return local }
+        let secret = try password(path)
+        let keychain = try Keychain.open(at: path, password: secret)
+        local = keychain
+        return keychain
+    }
+
+    /// SecItemAdd. - Returns: the kSecReturn… result, or nil.
+    public func add(_ query: [String: Any]) throws -> Any? { try perform(.add(query)).value() }
+
+    /// SecItemCopyMatching.
+    public func copyMatching(_ query: [String: Any]) throws -> Any? { try perform(.copyMatching(query)).value() }
+
+    /// SecItemUpdate. - Returns: the number of items changed.
+    @discardableResult
+    public func update(_ query: [String: Any], _ attributes: [String: Any]) throws -> Int {
+        try perform(.update(query, attributes: attributes)).count()
+    }
+
+    /// SecItemDelete. - Returns: the number of items deleted.
+    @discardableResult
+    public func delete(_ query: [String: Any]) throws -> Int { try perform(.delete(query)).count() }
+
+    /// The number of items `query` matches.
+    public func count(_ query: [String: Any]) throws -> Int { try perform(.count(query)).count() }
+
+    /// A checked backup at `destination` (absolute). - Returns: the item count.
+    public func backup(to destination: String, replacing: Bool) throws -> Int {
+        try perform(.backup(BackupRequest(destination: destination, replacing: replacing))).count()
+    }
+
+    /// The whole-keychain check (`Keychain.check`). - Returns: the item count.
+    public func verify() throws -> Int { try perform(.verify).count() }
+
+    /// Imports items in one transaction: through the agent when it holds the keychain and
+    /// the request fits in one message, else here (`progress` every 1,000 items).
+    public func importItems(_ items: [ImportItem], updateExisting: Bool, dryRun: Bool, skipInvalid: Bool,
+                            progress: ((Int) -> Void)? = nil) throws -> [ImportOutcome] {
+        let request = ImportRequest(items: items, updateExisting: updateExisting, dryRun: dryRun, skipInvalid: skipInvalid, progress: progress)
+        guard case .outcomes(let outcomes) = try perform(.importItems(request)) else {
+            throw KeychainError(errSecInternalError, "expected import outcomes")
+        }
+        return outcomes
+    }
+
+    /// Several searches in one agent round trip (or here); each succeeds or fails alone.
+    public func copyMany(_ queries: [[String: Any]]) throws -> [Result<Any?, KeychainError>] {
+        guard case .results(let results) = try perform(.copyMany(BatchRequest(queries: queries))) else {
+            throw KeychainError(errSecInternalError, "expected batch results")
+        }
+        return results
+    }
+}

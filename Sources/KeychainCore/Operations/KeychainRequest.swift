@@ -1,0 +1,32 @@
+/// One operation on an unlocked keychain, typed: what `kc`, the Security module and every
+/// other front end ask of a keychain, whether the agent holds it or it is open here.
+/// Through the agent each travels as `docs/protocol.md` §2 says (AgentWire); the vectors
+/// under `Tests/Vectors/agent/` pin those bytes.
+public enum KeychainRequest {
+    /// SecItemAdd: an add query. Answers `.value` (the kSecReturn… result, or nil).
+    case add([String: Any])
+    /// SecItemCopyMatching: a search query. Answers `.value`.
+    case copyMatching([String: Any])
+    /// SecItemUpdate: a search query and the attributes to change. Answers `.count`.
+    case update([String: Any], attributes: [String: Any])
+    /// SecItemDelete: a search query. Answers `.count`.
+    case delete([String: Any])
+    /// The number of items a search query matches. Answers `.count`.
+    case count([String: Any])
+    /// A checked copy of the whole keychain. Answers `.count` (items copied).
+    case backup(BackupRequest)
+    /// Items imported in one transaction. Answers `.outcomes`, one per item.
+    case importItems(ImportRequest)
+    /// Several searches at once, each succeeding or failing alone. Answers `.results`.
+    case copyMany(BatchRequest)
+    /// The whole-keychain check of `kc verify`. Answers `.count` (items checked).
+    case verify
+
+    /// Whether the request holds an item's secret (the client establishes the peer first).
+    public var carriesSecret: Bool {
+        switch self {
+        case .add, .update, .importItems: true
+        default: false
+        }
+    }
+}
