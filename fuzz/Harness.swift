@@ -1,7 +1,8 @@
-// libFuzzer's entry points for `make fuzz` (fuzz/fuzz.sh). Compiled into the KeychainCore
-// module itself (every KeychainCore source plus this file, one swiftc run with
-// -sanitize=fuzzer,address), so the internal decoders are reached directly.
+// libFuzzer's entry points for `make fuzz` (fuzz/fuzz.sh), linked with KeychainCore,
+// POSIXSupport, AgentWire and the KeychainFuzz targets, all built with
+// -sanitize=fuzzer,address; KeychainFuzz reaches the decoders through `package` access.
 // KC_FUZZ_TARGET chooses the decoder: query, agent or row (FuzzTargets.swift).
+import KeychainFuzz
 #if canImport(Glibc)
 import Glibc
 #endif

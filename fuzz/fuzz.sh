@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make fuzz: libFuzzer with AddressSanitizer on the decoders of untrusted bytes
-# (FuzzTargets.swift): the query dictionary decoder, the agent protocol decoder and the
+# (fuzz/Targets/FuzzTargets.swift): the query dictionary decoder, the agent protocol decoder and the
 # database row decoder. FUZZ_SECONDS per target (default 60). The corpus in fuzz/corpus/
 # starts from FuzzTargets.seeds and keeps, after a merge, only inputs that add coverage.
 # Exits non-zero on any crash, hang (-timeout) or sanitizer report; the reproducer is left
@@ -10,12 +10,23 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 mkdir -p "$out" fuzz/crashes
-echo "fuzz: building the harness (KeychainCore + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
-# shellcheck disable=SC2046
-swiftc -sanitize=fuzzer,address -parse-as-library -module-name KeychainCore -O \
-  -I Sources/CSodium -I Sources/CSQLite \
-  $(find Sources/KeychainCore -name '*.swift' | sort) fuzz/Harness.swift \
-  -o "$out/kc-fuzz" 2> "$out/build.log" || { cat "$out/build.log" >&2; exit 1; }
+echo "fuzz: building the harness (KeychainCore, POSIXSupport, AgentWire, KeychainFuzz + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
+# Each module as SwiftPM builds it (one package name, so `package` access reaches the
+# decoders), instrumented for libFuzzer and AddressSanitizer, then linked with the harness.
+common=(-sanitize=fuzzer,address -parse-as-library -O -package-name kc -I Sources/CSodium -I Sources/CSQLite -I "$out")
+: > "$out/build.log"
+module() {   # module NAME SOURCE-DIR
+  # shellcheck disable=SC2046
+  swiftc "${common[@]}" -module-name "$1" -emit-module -emit-module-path "$out/$1.swiftmodule" -wmo -c -o "$out/$1.o" \
+    $(find "$2" -name '*.swift' | sort) >> "$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
+}
+module KeychainCore Sources/KeychainCore
+module POSIXSupport Sources/POSIXSupport
+module AgentWire Sources/AgentWire
+module KeychainFuzz fuzz/Targets
+swiftc "${common[@]}" -module-name KCFuzzHarness fuzz/Harness.swift "$out"/KeychainCore.o "$out"/POSIXSupport.o \
+  "$out"/AgentWire.o "$out"/KeychainFuzz.o -lsodium -lsqlite3 -o "$out/kc-fuzz" >> "$out/build.log" 2>&1 \
+  || { cat "$out/build.log" >&2; exit 1; }
 
 printf '| fuzz target | inputs run | corpus before | corpus after | crashes, hangs or sanitizer reports |\n|---|---:|---:|---:|---:|\n' > "$out/summary.md"
 status=0
