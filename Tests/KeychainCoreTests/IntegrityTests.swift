@@ -348,7 +348,7 @@ import Testing
         #expect(try t.sql("SELECT hex(metadata) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines) == oldMeta,
                 "the replay did not reach the file")
         // …and the open keychain's connection reads pages from the file again, not from its cache.
-        try t.keychain.store.database.exec("PRAGMA cache_size = 1")
+        try #require(t.keychain.store as? SQLiteItemStore).database.exec("PRAGMA cache_size = 1")
         _ = try? t.keychain.copyMatching(genp([kSecAttrService: "big", kSecReturnData: true]))
         do {
             let answer = try Self.secret(t.keychain, "prod")

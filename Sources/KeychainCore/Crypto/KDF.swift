@@ -20,7 +20,7 @@ public enum KDFProfile: String, Sendable, CaseIterable {
 }
 
 /// The stored key-derivation parameters of a keychain (`docs/format.md` §2).
-struct KDFParameters: Equatable, Sendable {
+package struct KDFParameters: Equatable, Sendable {
     /// Only Argon2id13 exists in format 1.
     static let argon2id13: UInt32 = 2
     static let saltBytes = 16

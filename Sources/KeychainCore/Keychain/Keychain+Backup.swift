@@ -34,12 +34,11 @@ extension Keychain {
         try FileSafety.createKeychainFile(at: temporary)
         var moved = false
         defer { if !moved { FileSafety.removeKeychainFiles(temporary) } }
-        try store.copy(toNewFile: temporary)
         // Checked with this keychain's keys, as a fresh open would (the copy has the same
-        // keychain id, key generation and wrapped master key).
+        // keychain id, key generation and wrapped master key), and closed before it moves.
         let count: Int
         do {
-            let copy = Keychain(path: temporary, store: try SQLiteItemStore(openingExisting: temporary), keys: keys)
+            let copy = Keychain(path: temporary, store: try store.copy(toNewFile: temporary), keys: keys)
             try copy.verify()
             count = try copy.itemCount()
         }

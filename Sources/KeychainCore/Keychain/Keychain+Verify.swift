@@ -14,8 +14,7 @@ extension Keychain {
         let keys = try unlockedKeys()
         // A connection of its own, with an empty page cache: what is in the file now, not
         // what this process read from it earlier (the agent holds its connection for hours).
-        let fresh = try SQLiteItemStore(openingExisting: path)
-        guard fresh.fileIdentity == store.fileIdentity else {
+        guard let fresh = try store.freshConnection() else {
             lock()
             throw KeychainError(errSecInteractionNotAllowed, "the keychain file \(path) was replaced or removed while it was open",
                                 hint: "unlock it again")

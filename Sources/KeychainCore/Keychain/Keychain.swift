@@ -27,7 +27,8 @@ public final class Keychain {
 
     /// The keychain file's path.
     public let path: String
-    let store: SQLiteItemStore
+    /// Where the rows and the header live: the seam below the keychain (`ItemStore`).
+    let store: any ItemStore
     /// The unlocked keys; nil once locked.
     var keys: KeyHierarchy?
     /// The highest header generation seen: a lower one later means a rolled-back file.
@@ -43,7 +44,7 @@ public final class Keychain {
     /// password change starts from them, never from what the file says later.
     var openedRecord: KeychainRecord?
 
-    init(path: String, store: SQLiteItemStore, keys: KeyHierarchy) {
+    init(path: String, store: any ItemStore, keys: KeyHierarchy) {
         self.path = path
         self.store = store
         self.keys = keys
@@ -58,25 +59,31 @@ public final class Keychain {
         try Sodium.ensureReady()
         let kdf = KDFParameters(profile: profile)
         let kek = try kdf.deriveKey(password: password)
+        let store = try SQLiteItemStore(creating: path)
+        do {
+            return try create(in: store, path: path, kdf: kdf, kek: kek)
+        } catch {
+            FileSafety.removeKeychainFiles(path)
+            throw error
+        }
+    }
+
+    /// Writes a new keychain's header into `store` (new and empty), its master key wrapped
+    /// under `kek` (derived from the password with `kdf`).
+    package static func create(in store: any ItemStore, path: String, kdf: KDFParameters, kek: SymmetricKey) throws -> Keychain {
         let master = try KeyHierarchy.newMasterKey()
         var record = KeychainRecord(formatVersion: formatVersion, keychainID: Sodium.randomBytes(16), keyGeneration: 1,
                                     kdfAlgorithm: kdf.algorithm, kdfOpslimit: kdf.opslimit, kdfMemlimit: kdf.memlimit,
                                     kdfSalt: kdf.salt, wrappedMasterKey: [])
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
         let keys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: 1, blindKeyIDs: Schema.blindKeyIDs)
-        let store = try SQLiteItemStore(creating: path)
-        do {
-            var state = StateRecord(minWriterVersion: writerVersion, generation: 0, itemCount: 0,
-                                    accumulator: [UInt8](repeating: 0, count: 32),
-                                    idleTimeout: defaultIdleTimeout, maxTimeout: defaultMaxTimeout, mac: [])
-            state.mac = Header.mac(state, record: record, keys: keys)
-            try store.transaction(write: true) {
-                try store.writeKeychainRecord(record)
-                try store.writeState(state)
-            }
-        } catch {
-            FileSafety.removeKeychainFiles(path)
-            throw error
+        var state = StateRecord(minWriterVersion: writerVersion, generation: 0, itemCount: 0,
+                                accumulator: [UInt8](repeating: 0, count: 32),
+                                idleTimeout: defaultIdleTimeout, maxTimeout: defaultMaxTimeout, mac: [])
+        state.mac = Header.mac(state, record: record, keys: keys)
+        try store.transaction(write: true) {
+            try store.writeKeychainRecord(record)
+            try store.writeState(state)
         }
         let keychain = Keychain(path: path, store: store, keys: keys)
         keychain.openedRecord = record
@@ -91,7 +98,13 @@ public final class Keychain {
     ///   keychain (see `generation`); a file older than that is refused as a rollback.
     public static func open(at path: String, password: borrowing SecureBytes, minimumGeneration: UInt64 = 0) throws -> Keychain {
         try Sodium.ensureReady()
-        let store = try SQLiteItemStore(openingExisting: path)
+        return try open(SQLiteItemStore(openingExisting: path), path: path, password: password, minimumGeneration: minimumGeneration)
+    }
+
+    /// Opens the keychain in `store` (named `path` in messages) as `open(at:…)` does.
+    package static func open(_ store: any ItemStore, path: String, password: borrowing SecureBytes,
+                             minimumGeneration: UInt64 = 0) throws -> Keychain {
+        try Sodium.ensureReady()
         let record = try store.transaction(write: false) { try store.readKeychainRecord() }
         let (keys, kek) = try unwrap(record, password: password, path: path)
         let keychain = Keychain(path: path, store: store, keys: keys)

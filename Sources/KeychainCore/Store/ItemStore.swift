@@ -1,7 +1,15 @@
 /// The narrow interface between the keychain and its storage (`docs/design.md`, "Store"):
 /// rows of ids, class, blind indexes and ciphertexts; lookups by blind index; transactions.
 /// Nothing here knows SQL, rowids or SQLite error codes, so a second backend (the planned
-/// PostgreSQL team keychain) can implement it and run the same conformance tests.
+/// PostgreSQL team keychain) can implement it and run the same conformance tests; the
+/// keychain holds its store as `any ItemStore` and never names an implementation, except
+/// where `Keychain.create(at:)` / `open(at:)` make the SQLite one for a path.
+///
+/// Every method is one complete exchange with the store: nothing of a call stays open after
+/// it returns but the transaction around it. A store whose client is asynchronous (a
+/// database server) implements each method by driving its connection until that answer
+/// is in (the agent serves one request at a time, so the wait blocks nobody);
+/// `docs/design.md` ("Store") says how the team keychain's store fits.
 package protocol ItemStore: AnyObject {
     /// Runs `body` in one transaction; a write transaction holds the write lock from its
     /// start (no two writers interleave) and rolls back when `body` throws.
@@ -37,8 +45,13 @@ package protocol ItemStore: AnyObject {
     /// Moves every committed change into the main file and empties the log.
     func compactLog() throws
     /// Writes a consistent copy of the whole store into the new, empty file at `path`
-    /// (created 0600 by the caller) while other processes keep using the store.
-    func copy(toNewFile path: String) throws
+    /// (created 0600 by the caller) while other processes keep using the store, and
+    /// answers the copy, opened.
+    func copy(toNewFile path: String) throws -> any ItemStore
+    /// A second connection to this same store with nothing cached (what is stored now,
+    /// not what this connection read earlier), or nil when the store's location now names
+    /// another store (a file replaced or removed under this connection).
+    func freshConnection() throws -> (any ItemStore)?
     /// Runs `body` (a bulk insert) with a larger page cache, given back afterwards: the blind
     /// indexes are random keys, so a big insert touches index pages all over the file.
     func withBulkCache<T>(_ body: () throws -> T) throws -> T

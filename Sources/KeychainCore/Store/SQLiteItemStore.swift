@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// `ItemStore` on one SQLite file (`docs/format.md` §1).
-final class SQLiteItemStore: ItemStore {
+package final class SQLiteItemStore: ItemStore {
     let database: Database
     private static let indexColumns = IndexColumn.allCases
     private static let indexSQL = IndexColumn.allCases.map { "i_\($0.rawValue)" }
@@ -11,7 +11,7 @@ final class SQLiteItemStore: ItemStore {
 
     /// Opens an existing keychain file after `FileSafety` checks; migrates an older schema,
     /// refuses a newer one or a file that is not a kc keychain.
-    init(openingExisting path: String) throws {
+    package init(openingExisting path: String) throws {
         try FileSafety.checkKeychainFile(at: path)
         let before = Self.identity(of: path)
         database = try Database(path: path)
@@ -39,7 +39,7 @@ final class SQLiteItemStore: ItemStore {
         return [Int64(st.st_dev), Int64(bitPattern: UInt64(st.st_ino))]
     }
 
-    func isStillTheOpenedFile() -> Bool {
+    package func isStillTheOpenedFile() -> Bool {
         Self.identity(of: database.path) == fileIdentity
     }
 
@@ -59,7 +59,7 @@ final class SQLiteItemStore: ItemStore {
     }
 
     /// Creates a new keychain file (0600, WAL) and its schema; the caller writes the header.
-    init(creating path: String) throws {
+    package init(creating path: String) throws {
         try FileSafety.createKeychainFile(at: path)
         do {
             database = try Database(path: path)
@@ -74,11 +74,11 @@ final class SQLiteItemStore: ItemStore {
         }
     }
 
-    func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
+    package func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
         try database.transaction(write: write, body)
     }
 
-    func withBulkCache<T>(_ body: () throws -> T) throws -> T {
+    package func withBulkCache<T>(_ body: () throws -> T) throws -> T {
         // 64 MiB instead of SQLite's 2 MiB: 100,000 items go in at about 23,000 a second
         // instead of 16,000 (docs/performance.md). Shrinking it again frees the pages.
         try database.exec("PRAGMA cache_size=-65536")
@@ -86,7 +86,7 @@ final class SQLiteItemStore: ItemStore {
         return try body()
     }
 
-    func readKeychainRecord() throws -> KeychainRecord {
+    package func readKeychainRecord() throws -> KeychainRecord {
         let s = try database.statement("""
             SELECT format_version, keychain_id, key_generation, kdf_algorithm, kdf_opslimit,
                    kdf_memlimit, kdf_salt, wrapped_master_key FROM kc_keychain WHERE id = 1
@@ -105,7 +105,7 @@ final class SQLiteItemStore: ItemStore {
                               kdfOpslimit: ops, kdfMemlimit: mem, kdfSalt: salt, wrappedMasterKey: wrap)
     }
 
-    func writeKeychainRecord(_ r: KeychainRecord) throws {
+    package func writeKeychainRecord(_ r: KeychainRecord) throws {
         let s = try database.statement("""
             INSERT OR REPLACE INTO kc_keychain(id, format_version, keychain_id, key_generation, kdf_algorithm,
                 kdf_opslimit, kdf_memlimit, kdf_salt, wrapped_master_key) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -121,7 +121,7 @@ final class SQLiteItemStore: ItemStore {
         try s.run()
     }
 
-    func readState() throws -> StateRecord {
+    package func readState() throws -> StateRecord {
         let s = try database.statement("""
             SELECT min_writer_version, generation, item_count, accumulator, idle_timeout, max_timeout, mac
             FROM kc_state WHERE id = 1
@@ -140,7 +140,7 @@ final class SQLiteItemStore: ItemStore {
                            idleTimeout: idle, maxTimeout: cap, mac: mac)
     }
 
-    func writeState(_ st: StateRecord) throws {
+    package func writeState(_ st: StateRecord) throws {
         let s = try database.statement("""
             INSERT OR REPLACE INTO kc_state(id, min_writer_version, generation, item_count, accumulator,
                 idle_timeout, max_timeout, mac) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
@@ -155,7 +155,7 @@ final class SQLiteItemStore: ItemStore {
         try s.run()
     }
 
-    func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
+    package func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
         // Without the data itself, its storage class: NULL when the item has none.
         let columns = Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END") + ", seq"
@@ -230,7 +230,7 @@ final class SQLiteItemStore: ItemStore {
         }
     }
 
-    func insert(_ row: ItemRow) throws -> Int64 {
+    package func insert(_ row: ItemRow) throws -> Int64 {
         let placeholders = Array(repeating: "?", count: 7 + Self.indexColumns.count).joined(separator: ", ")
         let s = try database.statement("INSERT INTO kc_items(\(Self.rowColumns), data) VALUES (\(placeholders))")
         bind(row, to: s)
@@ -238,7 +238,7 @@ final class SQLiteItemStore: ItemStore {
         return database.lastInsertRowID
     }
 
-    func replace(_ row: ItemRow) throws {
+    package func replace(_ row: ItemRow) throws {
         let sets = (["class", "row_version", "pk"] + Self.indexSQL + ["wrapped_key", "metadata", "data"])
             .map { "\($0) = ?" }.joined(separator: ", ")
         let s = try database.statement("UPDATE kc_items SET \(sets) WHERE item_id = ?")
@@ -257,13 +257,13 @@ final class SQLiteItemStore: ItemStore {
         }
     }
 
-    func delete(itemID: [UInt8]) throws {
+    package func delete(itemID: [UInt8]) throws {
         let s = try database.statement("DELETE FROM kc_items WHERE item_id = ?")
         s.bind(1, itemID)
         try s.run()
     }
 
-    func changeStamp() throws -> ChangeStamp {
+    package func changeStamp() throws -> ChangeStamp {
         var values: [Int64] = []
         for file in [database.path, database.path + "-wal"] {
             var st = stat()
@@ -277,7 +277,7 @@ final class SQLiteItemStore: ItemStore {
         return ChangeStamp(others: try database.dataVersion(), files: values)
     }
 
-    func forEachIndexEntry(_ index: StoreIndex, _ body: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+    package func forEachIndexEntry(_ index: StoreIndex, _ body: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
         // INDEXED BY: SQLite must read the index itself (an error if it cannot), never the table.
         let sql: String
         switch index {
@@ -296,19 +296,27 @@ final class SQLiteItemStore: ItemStore {
         }
     }
 
-    func structuralProblems() throws -> String? {
+    package func structuralProblems() throws -> String? {
         try checkSchema()
         return try database.integrityProblems()
     }
 
-    func compactLog() throws {
+    package func compactLog() throws {
         try database.checkpointTruncate()
     }
 
-    func copy(toNewFile path: String) throws {
-        let destination = try Database(path: path)
-        try database.copy(into: destination)
-        try destination.checkpointTruncate()
+    package func copy(toNewFile path: String) throws -> any ItemStore {
+        do {
+            let destination = try Database(path: path)
+            try database.copy(into: destination)
+            try destination.checkpointTruncate()
+        }
+        return try SQLiteItemStore(openingExisting: path)
+    }
+
+    package func freshConnection() throws -> (any ItemStore)? {
+        let fresh = try SQLiteItemStore(openingExisting: database.path)
+        return fresh.fileIdentity == fileIdentity ? fresh : nil
     }
 
     private func bind(_ row: ItemRow, to s: Statement) {
