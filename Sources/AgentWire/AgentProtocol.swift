@@ -44,15 +44,6 @@ public enum AgentProtocol {
         return w.bytes
     }
 
-    /// An `operation` request's body: `lp(path) ‖ u8 op ‖ value(query) ‖ value(attributes or null)`.
-    package static func encodeOperation(path: String, _ request: KeychainRequest, into w: inout ByteWriter) throws {
-        let (query, attributes) = request.wireValues
-        w.lengthPrefixed(Array(path.utf8))
-        w.u8(request.operation.rawValue)
-        try ValueCodec.encode(query, into: &w)
-        try ValueCodec.encode(attributes, into: &w)
-    }
-
     /// Splits a received frame (without its length prefix) into version, type and body.
     package static func parse(_ payload: [UInt8]) throws -> (version: UInt16, type: UInt8, body: [UInt8]) {
         guard payload.count >= 3 else { throw KeychainError(errSecParam, "truncated agent message") }

@@ -40,4 +40,39 @@ package enum AgentRequest: ~Copyable {
             return .operation(path: path, try KeychainRequest(op, query: q, attributes: attributes as? [String: Any]))
         }
     }
+
+    /// An `unlock` body: `lp(path) ‖ lp(password) ‖ u64 idle ‖ u64 maximum`. Wipe it after use.
+    package static func unlockBody(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) -> ByteWriter {
+        var w = ByteWriter(capacity: 128)
+        w.lengthPrefixed(Array(path.utf8))
+        password.withUnsafeBytes { w.lengthPrefixed(Array($0)) }
+        w.u64(idle)
+        w.u64(maximum)
+        return w
+    }
+
+    /// A `lock` body: `u8 all ‖ lp(path)`; nil locks every keychain.
+    package static func lockBody(path: String?) -> [UInt8] {
+        var w = ByteWriter()
+        w.u8(path == nil ? 1 : 0)
+        w.lengthPrefixed(Array((path ?? "").utf8))
+        return w.bytes
+    }
+
+    /// An `operation` body: `lp(path) ‖ u8 op ‖ value(query) ‖ value(attributes or null)`.
+    /// Wipe it after use (an add or update holds a secret).
+    package static func operationBody(path: String, _ request: KeychainRequest) throws -> ByteWriter {
+        let (query, attributes) = request.wireValues
+        var w = ByteWriter(capacity: 256)
+        w.lengthPrefixed(Array(path.utf8))
+        w.u8(request.operation.rawValue)
+        do {
+            try ValueCodec.encode(query, into: &w)
+            try ValueCodec.encode(attributes, into: &w)
+        } catch {
+            w.wipe()
+            throw error
+        }
+        return w
+    }
 }

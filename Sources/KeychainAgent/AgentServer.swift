@@ -119,9 +119,9 @@ public final class AgentServer {
             expire()
             reply = try handle(type: type, body: body)
         } catch let error as KeychainError {
-            reply = Self.errorReply(error)
+            reply = AgentReply.error(error).frame()
         } catch {
-            reply = Self.errorReply(KeychainError(errSecInternalError))
+            reply = AgentReply.error(KeychainError(errSecInternalError)).frame()
         }
         try? connection.writeAll(reply, until: .after(seconds: 5))
         Sodium.wipe(&reply)
@@ -132,30 +132,30 @@ public final class AgentServer {
         switch consume request {
         case .unlock(let path, let password, let idle, let maximum):
             try unlock(path: path, password: password, idle: idle, maximum: maximum)
-            return Self.okReply(nil)
+            return AgentReply.ok(nil).frame()
         case .lock(let all, let path):
             if all { clear() } else { remove(path) }
-            return Self.okReply(nil)
+            return AgentReply.ok(nil).frame()
         case .status:
             let list: [Any] = entries.keys.sorted().compactMap { path in
                 guard let e = entries[path] else { return nil }
-                return ["path": path, "idle": Int(clamping: e.idleDeadline.remainingSeconds),
-                        "maximum": Int(clamping: e.absoluteDeadline.remainingSeconds),
-                        "idleTimeout": Int(clamping: e.idleTimeout)] as [String: Any]
+                return HeldKeychain(path: path, idle: Int(clamping: e.idleDeadline.remainingSeconds),
+                                    maximum: Int(clamping: e.absoluteDeadline.remainingSeconds),
+                                    idleTimeout: Int(clamping: e.idleTimeout)).dictionary
             }
-            return Self.okReply(list)
+            return AgentReply.ok(list).frame()
         case .stop:
             stopping = true
             clear()
-            return Self.okReply(nil)
+            return AgentReply.ok(nil).frame()
         case .operation(let path, let request):
-            guard let entry = entries[path] else { return AgentProtocol.frame(type: AgentProtocol.Response.notHeld.rawValue, body: []) }
+            guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
             entry.idleDeadline = .after(seconds: Double(entry.idleTimeout))
             defer {
                 generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
                 if !entry.keychain.isUnlocked { remove(path) }   // re-keyed elsewhere: forget it
             }
-            return Self.okReply(try request.perform(on: entry.keychain).wireValue)
+            return AgentReply.ok(try request.perform(on: entry.keychain).wireValue).frame()
         }
     }
 
@@ -177,21 +177,6 @@ public final class AgentServer {
         let entry = Entry(keychain: keychain, idle: idle > 0 ? idle : stored.idle, maximum: maximum > 0 ? maximum : stored.maximum)
         previous?.lock()
         entries[path] = entry
-    }
-
-    static func okReply(_ value: Any?) -> [UInt8] {
-        var w = ByteWriter()
-        do { try ValueCodec.encode(value, into: &w) } catch { return errorReply(KeychainError(errSecInternalError)) }
-        defer { w.wipe() }
-        return AgentProtocol.frame(type: AgentProtocol.Response.ok.rawValue, body: w.bytes)
-    }
-
-    static func errorReply(_ error: KeychainError) -> [UInt8] {
-        var w = ByteWriter()
-        w.u32(UInt32(bitPattern: error.status))
-        w.lengthPrefixed(Array(error.message.utf8))
-        w.lengthPrefixed(Array((error.hint ?? "").utf8))
-        return AgentProtocol.frame(type: AgentProtocol.Response.error.rawValue, body: w.bytes)
     }
 }
 

@@ -61,10 +61,10 @@ public struct AgentClient: Sendable {
         return socket
     }
 
-    /// Sends one request; nil when no agent runs.
+    /// Sends one request; nil when no agent runs. An error reply is thrown.
     /// - Parameter carriesSecret: check the peer as far as the kernel shows it first
     ///   (`checkVisible`): the request holds an item's secret.
-    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8], carriesSecret: Bool = false) throws -> (AgentProtocol.Response, [UInt8])? {
+    private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8], carriesSecret: Bool = false) throws -> AgentReply? {
         guard let socket = try connect() else { return nil }
         if carriesSecret { try Self.checkVisible(socket, sameProgram: isKC) }
         return try exchange(on: socket, type, body)
@@ -84,34 +84,17 @@ public struct AgentClient: Sendable {
         }
     }
 
-    /// One request and its answer on a connected socket.
-    private func exchange(on socket: UnixSocket, _ type: AgentProtocol.Request, _ body: [UInt8]) throws -> (AgentProtocol.Response, [UInt8]) {
+    /// One request and its answer on a connected socket; an error reply is thrown.
+    private func exchange(on socket: UnixSocket, _ type: AgentProtocol.Request, _ body: [UInt8]) throws -> AgentReply {
         var frame = AgentProtocol.frame(type: type.rawValue, body: body)
         defer { Sodium.wipe(&frame) }
         let deadline = Deadline.after(seconds: timeout)
         try socket.writeAll(frame, until: deadline)
-        let payload = try socket.readFrame(until: deadline)
-        let (version, raw, reply) = try AgentProtocol.parse(payload)
-        guard version == AgentProtocol.version, let kind = AgentProtocol.Response(rawValue: raw) else {
-            throw KeychainError(errSecNotAvailable, "the running kc agent speaks another protocol version (\(version))",
-                                hint: "restart it: kc agent --stop && kc unlock")
-        }
-        if kind == .error {
-            var r = ByteReader(reply)
-            guard let status = r.u32(), let message = r.lengthPrefixed(), let hint = r.lengthPrefixed() else {
-                throw KeychainError(errSecIO, "malformed answer from the kc agent")
-            }
-            throw KeychainError(OSStatus(bitPattern: status), String(decoding: message, as: UTF8.self),
-                                hint: hint.isEmpty ? nil : String(decoding: hint, as: UTF8.self))
-        }
-        return (kind, reply)
-    }
-
-    private func value(_ reply: [UInt8]) throws -> Any? {
-        var r = ByteReader(reply)
-        let v = try ValueCodec.decode(&r)
-        guard r.isAtEnd else { throw KeychainError(errSecIO, "malformed answer from the kc agent") }
-        return v
+        var payload = try socket.readFrame(until: deadline)
+        defer { Sodium.wipe(&payload) }
+        let reply = try AgentReply.decode(payload)
+        if case .error(let error) = reply { throw error }
+        return reply
     }
 
     /// Performs a request on a keychain the agent holds.
@@ -126,13 +109,15 @@ public struct AgentClient: Sendable {
     /// As `perform`, but nil when the request is larger than one agent message (a big
     /// import): the caller then does the work itself.
     public func performIfFits(path: String, _ request: KeychainRequest) throws -> Outcome? {
-        var w = ByteWriter(capacity: 256)
+        var w = try AgentRequest.operationBody(path: path, request)
         defer { w.wipe() }
-        try AgentProtocol.encodeOperation(path: path, request, into: &w)
         guard w.bytes.count + 3 <= AgentProtocol.maxFrame else { return nil }
-        guard let (kind, reply) = try roundTrip(.operation, w.bytes, carriesSecret: request.carriesSecret) else { return .noAgent }
-        if kind == .notHeld { return .notHeld }
-        return .result(try KeychainReply(wire: try value(reply), for: request))
+        switch try roundTrip(.operation, w.bytes, carriesSecret: request.carriesSecret) {
+        case nil: return .noAgent
+        case .notHeld?: return .notHeld
+        case .ok(let value)?: return .result(try KeychainReply(wire: value, for: request))
+        case .error(let error)?: throw error
+        }
     }
 
     /// Hands the agent a keychain's password; it derives the keys and holds them. Starts
@@ -147,11 +132,7 @@ public struct AgentClient: Sendable {
     public func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64,
                        executable: String, environment: [String]) throws {
         let socket = try trustedConnection(executable: executable, environment: environment)
-        var w = ByteWriter(capacity: 128)
-        w.lengthPrefixed(Array(path.utf8))
-        password.withUnsafeBytes { w.lengthPrefixed(Array($0)) }
-        w.u64(idle)
-        w.u64(maximum)
+        var w = AgentRequest.unlockBody(path: path, password: password, idle: idle, maximum: maximum)
         defer { w.wipe() }
         _ = try exchange(on: socket, .unlock, w.bytes)
     }
@@ -226,17 +207,14 @@ public struct AgentClient: Sendable {
     /// Locks one keychain, or every one. Returns false when no agent runs.
     @discardableResult
     public func lock(path: String?) throws -> Bool {
-        var w = ByteWriter()
-        w.u8(path == nil ? 1 : 0)
-        w.lengthPrefixed(Array((path ?? "").utf8))
-        return try roundTrip(.lock, w.bytes) != nil
+        try roundTrip(.lock, AgentRequest.lockBody(path: path)) != nil
     }
 
     /// The unlocked keychains: path, seconds until idle lock and absolute lock. Nil when no
     /// agent runs. Does not reset any idle timer.
-    public func status() throws -> [[String: Any]]? {
-        guard let (_, reply) = try roundTrip(.status, []) else { return nil }
-        return try value(reply) as? [[String: Any]] ?? []
+    public func status() throws -> [HeldKeychain]? {
+        guard case .ok(let value)? = try roundTrip(.status, []) else { return nil }
+        return try HeldKeychain.list(value)
     }
 
     /// Stops the agent (every key wiped). Returns false when none ran.

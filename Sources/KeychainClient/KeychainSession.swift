@@ -65,7 +65,7 @@ public final class KeychainSession: @unchecked Sendable {
     /// if not, opens it here, asking for its password now (before, say, a secret prompt).
     public func prepare() throws {
         if lock.withLock({ local == nil }) {
-            if (try agent.status() ?? []).contains(where: { $0["path"] as? String == path }) { return }
+            if (try agent.status() ?? []).contains(where: { $0.path == path }) { return }
         }
         _ = try lock.withLock { try opened() }
     }

@@ -27,8 +27,7 @@ struct Status: ParsableCommand {
         let list = try AgentClient().status() ?? []
         if json {
             let objects = list.map { e in
-                JSON.object([("path", JSON.string(e["path"] as? String ?? "")), ("idle", String(e["idle"] as? Int ?? 0)),
-                             ("maximum", String(e["maximum"] as? Int ?? 0))])
+                JSON.object([("path", JSON.string(e.path)), ("idle", String(e.idle)), ("maximum", String(e.maximum))])
             }
             Report.out(JSON.array(objects) + "\n")
             return
@@ -38,8 +37,8 @@ struct Status: ParsableCommand {
             return
         }
         for e in list {
-            let idle = e["idle"] as? Int ?? 0, maximum = e["maximum"] as? Int ?? 0
-            Report.out("\(e["path"] as? String ?? ""): unlocked, locks in \(Self.duration(min(idle, maximum)))"
+            let idle = e.idle, maximum = e.maximum
+            Report.out("\(e.path): unlocked, locks in \(Self.duration(min(idle, maximum)))"
                        + " (idle \(Self.duration(idle)), at most \(Self.duration(maximum)))\n")
         }
     }

@@ -1,0 +1,36 @@
+import KeychainCore
+
+/// One keychain the agent holds unlocked, as the `status` request answers it
+/// (`docs/protocol.md` §3): seconds left until it locks.
+public struct HeldKeychain: Equatable, Sendable {
+    /// The keychain's real, absolute path.
+    public var path: String
+    /// Seconds until it locks for being idle.
+    public var idle: Int
+    /// Seconds until it locks whatever happens.
+    public var maximum: Int
+    /// The idle timeout an operation resets it to, in seconds.
+    public var idleTimeout: Int
+
+    /// A held keychain's figures.
+    public init(path: String, idle: Int, maximum: Int, idleTimeout: Int) {
+        self.path = path
+        self.idle = idle
+        self.maximum = maximum
+        self.idleTimeout = idleTimeout
+    }
+
+    /// `{path, idle, maximum, idleTimeout}`.
+    package var dictionary: [String: Any] { ["path": path, "idle": idle, "maximum": maximum, "idleTimeout": idleTimeout] }
+
+    /// The list a `status` reply's value holds. - Throws: errSecIO when it is not one.
+    package static func list(_ value: Any?) throws -> [HeldKeychain] {
+        let bad = KeychainError(errSecIO, "malformed status answer from the kc agent")
+        guard let list = value as? [Any] else { throw bad }
+        return try list.map { element in
+            guard let d = element as? [String: Any], let path = d["path"] as? String, let idle = d["idle"] as? Int,
+                  let maximum = d["maximum"] as? Int, let idleTimeout = d["idleTimeout"] as? Int else { throw bad }
+            return HeldKeychain(path: path, idle: idle, maximum: maximum, idleTimeout: idleTimeout)
+        }
+    }
+}

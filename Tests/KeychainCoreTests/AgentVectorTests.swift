@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+import AgentWire
+
+/// The agent protocol pinned by bytes: `Tests/Vectors/agent/*.hex` were written from
+/// `docs/protocol.md` alone (make_agent_vectors.py, no kc code). Each is decoded with kc's
+/// decoders into its typed request or reply, and encoded back to the very same bytes.
+@Suite struct AgentVectorTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Vectors/agent").path
+    static let path = "/home/alice/.local/share/kc/login.keychain-db"
+
+    static var names: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".hex") }
+            .map { String($0.dropLast(4)) }.sorted()
+    }
+
+    /// A vector's frame, and its payload (version ‖ type ‖ body) checked against its length.
+    static func vector(_ name: String) throws -> (frame: [UInt8], payload: [UInt8]) {
+        let text = try String(contentsOfFile: folder + "/" + name + ".hex", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        var bytes: [UInt8] = []
+        var i = text.startIndex
+        while i < text.endIndex {
+            let j = text.index(i, offsetBy: 2)
+            bytes.append(try #require(UInt8(text[i..<j], radix: 16), "\(name) is not hex"))
+            i = j
+        }
+        #expect(bytes.count >= 7)
+        let length = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
+        #expect(length == bytes.count - 4, "\(name): the length prefix")
+        return (bytes, Array(bytes.dropFirst(4)))
+    }
+
+    @Test func everyMessageHasAVector() {
+        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 14)
+        #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 10)
+    }
+
+    @Test(arguments: AgentVectorTests.names.filter { $0.hasPrefix("request-") })
+    func requestsDecodeAndEncodeToTheSameBytes(_ name: String) throws {
+        let (frame, payload) = try Self.vector(name)
+        let (version, type, body) = try AgentProtocol.parse(payload)
+        #expect(version == AgentProtocol.version)
+        let encoded: [UInt8]
+        let decoded = try AgentRequest.decode(type: type, body: body)
+        switch consume decoded {
+        case .unlock(let path, let password, let idle, let maximum):
+            #expect(name == "request-unlock" && path == Self.path && idle == 900 && maximum == 43200)
+            #expect(password.withUnsafeBytes { Array($0) } == Array("hunter2".utf8))
+            encoded = AgentRequest.unlockBody(path: path, password: password, idle: idle, maximum: maximum).bytes
+        case .lock(let all, let path):
+            #expect(all == (name == "request-lock-all"))
+            encoded = AgentRequest.lockBody(path: all ? nil : path)
+        case .status:
+            #expect(name == "request-status")
+            encoded = []
+        case .stop:
+            #expect(name == "request-stop")
+            encoded = []
+        case .operation(let path, let request):
+            #expect(path == Self.path)
+            try Self.checkMeaning(name, request)
+            encoded = try AgentRequest.operationBody(path: path, request).bytes
+        }
+        #expect(AgentProtocol.frame(type: type, body: encoded) == frame, "\(name) re-encodes to other bytes")
+    }
+
+    /// What each operation vector says, typed.
+    static func checkMeaning(_ name: String, _ request: KeychainRequest) throws {
+        switch (name, request) {
+        case ("request-add", .add(let q)):
+            #expect(q[kSecValueData] as? Data == Data("token".utf8) && q[kSecAttrAccount] as? String == "alice")
+        case ("request-copy-matching", .copyMatching(let q)):
+            #expect(q[kSecReturnData] as? Bool == true && q[kSecMatchLimit] as? String == kSecMatchLimitAll)
+        case ("request-update", .update(let q, let attributes)):
+            #expect(q[kSecAttrService] as? String == "github.com" && attributes[kSecValueData] as? Data == Data("new token".utf8))
+        case ("request-delete", .delete(let q)):
+            #expect(q.count == 3)
+        case ("request-count", .count(let q)):
+            #expect(q[kSecAttrPort] as? Int == 443)
+        case ("request-backup", .backup(let b)):
+            #expect(b == BackupRequest(destination: "/home/alice/backups/login.keychain-db", replacing: false))
+        case ("request-import", .importItems(let i)):
+            #expect(i.items.count == 2 && i.updateExisting && !i.dryRun && i.skipInvalid)
+            #expect(i.items[0].source == "line 2" && i.items[0].created == Date(timeIntervalSinceReferenceDate: 0))
+            #expect(i.items[0].modified == Date(timeIntervalSinceReferenceDate: 86400.5) && i.items[1].created == nil)
+        case ("request-copy-many", .copyMany(let b)):
+            #expect(b.queries.count == 2 && b.queries[1][kSecAttrService] as? String == "npm")
+        case ("request-verify", .verify):
+            break
+        default:
+            Issue.record("\(name) decoded as \(request.operation)")
+        }
+    }
+
+    @Test(arguments: AgentVectorTests.names.filter { $0.hasPrefix("reply-") })
+    func repliesDecodeAndEncodeToTheSameBytes(_ name: String) throws {
+        let (frame, payload) = try Self.vector(name)
+        let reply = try AgentReply.decode(payload)
+        #expect(reply.frame() == frame, "\(name) re-encodes to other bytes")
+        switch (name, reply) {
+        case ("reply-error", .error(let e)):
+            #expect(e == KeychainError(errSecItemNotFound, "no item matches", hint: "list items with kc find --all"))
+        case ("reply-error-no-hint", .error(let e)):
+            #expect(e == KeychainError(errSecAuthFailed, "wrong password"))
+        case ("reply-not-held", .notHeld):
+            break
+        case ("reply-status", .ok(let value)):
+            #expect(try HeldKeychain.list(value) == [HeldKeychain(path: Self.path, idle: 840, maximum: 43000, idleTimeout: 900)])
+            #expect(AgentReply.ok(try HeldKeychain.list(value).map(\.dictionary)).frame() == frame)
+        case ("reply-import", .ok(let value)):
+            let request = ImportRequest(items: Array(repeating: ImportItem(query: [:], source: "x"), count: 5),
+                                        updateExisting: true, dryRun: false, skipInvalid: true)
+            let typed = try KeychainReply(wire: value, for: .importItems(request))
+            guard case .outcomes(let outcomes) = typed else { Issue.record("not outcomes"); return }
+            #expect(outcomes == [.created, .updated(duplicateOf: nil), .unchanged(duplicateOf: 0), .skipped(duplicateOf: nil),
+                                 .invalid(KeychainError(errSecParam, "no class"))])
+            #expect(AgentReply.ok(typed.wireValue).frame() == frame)
+        case ("reply-copy-many", .ok(let value)):
+            let typed = try KeychainReply(wire: value, for: .copyMany(BatchRequest(queries: [[:], [:]])))
+            guard case .results(let results) = typed else { Issue.record("not results"); return }
+            #expect((try? results[0].get()) as? Data == Data("token".utf8))
+            #expect(throws: KeychainError(errSecItemNotFound, "no item matches")) { try results[1].get() }
+            #expect(AgentReply.ok(typed.wireValue).frame() == frame)
+        case ("reply-ok-count", .ok(let value)):
+            #expect(try KeychainReply(wire: value, for: .verify).count() == 3)
+        case ("reply-ok-null", .ok(let value)), ("reply-ok-data", .ok(let value)), ("reply-ok-attributes", .ok(let value)):
+            let typed = try KeychainReply(wire: value, for: .copyMatching([:]))
+            #expect(AgentReply.ok(typed.wireValue).frame() == frame)
+        default:
+            Issue.record("\(name) decoded as an unexpected reply")
+        }
+    }
+
+    @Test func aReplyOfTheWrongShapeForItsRequestIsRefused() throws {
+        let (_, payload) = try Self.vector("reply-ok-data")
+        guard case .ok(let value) = try AgentReply.decode(payload) else { Issue.record("not ok"); return }
+        #expect(throws: KeychainError.self) { try KeychainReply(wire: value, for: .count([:])) }
+        #expect(throws: KeychainError.self) {
+            try KeychainReply(wire: value, for: .importItems(ImportRequest(items: [], updateExisting: false, dryRun: false, skipInvalid: false)))
+        }
+    }
+}

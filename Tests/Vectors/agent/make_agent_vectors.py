@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Byte vectors for kc's agent protocol (docs/protocol.md §2-3), written from the
+document alone, without kc's code: one file per message, NAME.hex, holding the whole
+frame (u32 length || u16 version || u8 type || body) in hex. AgentVectorTests decodes
+each with kc's decoders and encodes what it got back to the same bytes.
+
+Run: python3 make_agent_vectors.py   (writes the .hex files beside this script)
+"""
+import os, struct
+
+VERSION = 2
+REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5}
+RESP = {"ok": 0x80, "error": 0x81, "notHeld": 0x82}
+OP = {"add": 1, "copyMatching": 2, "update": 3, "delete": 4, "count": 5,
+      "backup": 6, "importItems": 7, "copyMany": 8, "verify": 9}
+
+def lp(b):
+    if isinstance(b, str):
+        b = b.encode()
+    return struct.pack(">I", len(b)) + b
+
+class Date(float):
+    """Seconds since 2001-01-01 (the value codec's date)."""
+
+def value(v):
+    if v is None:
+        return b"\x00"
+    if isinstance(v, bool):
+        return b"\x04" + (b"\x01" if v else b"\x00")
+    if isinstance(v, Date):
+        return b"\x05" + struct.pack(">d", float(v))
+    if isinstance(v, str):
+        return b"\x01" + lp(v)
+    if isinstance(v, bytes):
+        return b"\x02" + lp(v)
+    if isinstance(v, int):
+        return b"\x03" + struct.pack(">q", v)
+    if isinstance(v, list):
+        return b"\x06" + struct.pack(">I", len(v)) + b"".join(value(e) for e in v)
+    if isinstance(v, dict):
+        out = b"\x07" + struct.pack(">I", len(v))
+        for k in sorted(v, key=lambda s: s.encode()):
+            out += lp(k) + value(v[k])
+        return out
+    raise TypeError(v)
+
+def frame(kind, body):
+    payload = struct.pack(">H", VERSION) + bytes([kind]) + body
+    return struct.pack(">I", len(payload)) + payload
+
+PATH = "/home/alice/.local/share/kc/login.keychain-db"
+GENP = {"class": "genp", "svce": "github.com", "acct": "alice"}
+
+def op(name, query, attributes=None):
+    return frame(REQ["operation"], lp(PATH) + bytes([OP[name]]) + value(query) + value(attributes))
+
+vectors = {
+    "request-unlock": frame(REQ["unlock"], lp(PATH) + lp(b"hunter2") + struct.pack(">QQ", 900, 43200)),
+    "request-lock-one": frame(REQ["lock"], b"\x00" + lp(PATH)),
+    "request-lock-all": frame(REQ["lock"], b"\x01" + lp("")),
+    "request-status": frame(REQ["status"], b""),
+    "request-stop": frame(REQ["stop"], b""),
+    "request-add": op("add", dict(GENP, v_Data=b"token")),
+    "request-copy-matching": op("copyMatching", dict(GENP, r_Data=True, m_Limit="m_LimitAll")),
+    "request-update": op("update", GENP, {"v_Data": b"new token", "labl": "GitHub"}),
+    "request-delete": op("delete", GENP),
+    "request-count": op("count", {"class": "inet", "srvr": "example.com", "port": 443}),
+    "request-backup": op("backup", {"destination": "/home/alice/backups/login.keychain-db", "replacing": False}),
+    "request-import": op("importItems", {
+        "items": [
+            {"query": dict(GENP, v_Data=b"s3cret"), "source": "line 2", "created": Date(0.0), "modified": Date(86400.5)},
+            {"query": {"class": "inet", "srvr": "example.com", "acct": "bob", "v_Data": b"pw"}, "source": "line 3"},
+        ],
+        "update": True, "dryRun": False, "skipInvalid": True}),
+    "request-copy-many": op("copyMany", {"queries": [dict(GENP, r_Data=True), {"class": "genp", "svce": "npm", "r_Data": True}]}),
+    "request-verify": op("verify", {}),
+    "reply-ok-null": frame(RESP["ok"], value(None)),
+    "reply-ok-count": frame(RESP["ok"], value(3)),
+    "reply-ok-data": frame(RESP["ok"], value(b"token")),
+    "reply-ok-attributes": frame(RESP["ok"], value([{"acct": "alice", "svce": "github.com", "cdat": Date(786297600.0), "v_Data": b"token"}])),
+    "reply-error": frame(RESP["error"], struct.pack(">i", -25300) + lp("no item matches") + lp("list items with kc find --all")),
+    "reply-error-no-hint": frame(RESP["error"], struct.pack(">i", -25293) + lp("wrong password") + lp("")),
+    "reply-not-held": frame(RESP["notHeld"], b""),
+    "reply-status": frame(RESP["ok"], value([{"path": PATH, "idle": 840, "maximum": 43000, "idleTimeout": 900}])),
+    "reply-import": frame(RESP["ok"], value([
+        {"outcome": "created"}, {"outcome": "updated", "of": -1}, {"outcome": "unchanged", "of": 0},
+        {"outcome": "skipped", "of": -1}, {"outcome": "invalid", "status": -50, "message": "no class"}])),
+    "reply-copy-many": frame(RESP["ok"], value([
+        {"result": b"token"}, {"status": -25300, "message": "no item matches", "hint": ""}])),
+}
+
+here = os.path.dirname(os.path.abspath(__file__))
+for name, data in sorted(vectors.items()):
+    with open(os.path.join(here, name + ".hex"), "w") as f:
+        f.write(data.hex() + "\n")
+print(f"wrote {len(vectors)} vectors")
