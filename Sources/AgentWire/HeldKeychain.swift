@@ -23,14 +23,16 @@ public struct HeldKeychain: Equatable, Sendable {
     /// `{path, idle, maximum, idleTimeout}`.
     package var dictionary: [String: Any] { ["path": path, "idle": idle, "maximum": maximum, "idleTimeout": idleTimeout] }
 
-    /// The list a `status` reply's value holds. - Throws: errSecIO when it is not one.
+    /// The list a `status` reply's value holds; a field left out reads as empty or 0 (an
+    /// entry still says the agent holds something). - Throws: errSecIO when it is not a
+    /// list of dictionaries.
     package static func list(_ value: Any?) throws -> [HeldKeychain] {
         let bad = KeychainError(errSecIO, "malformed status answer from the kc agent")
         guard let list = value as? [Any] else { throw bad }
         return try list.map { element in
-            guard let d = element as? [String: Any], let path = d["path"] as? String, let idle = d["idle"] as? Int,
-                  let maximum = d["maximum"] as? Int, let idleTimeout = d["idleTimeout"] as? Int else { throw bad }
-            return HeldKeychain(path: path, idle: idle, maximum: maximum, idleTimeout: idleTimeout)
+            guard let d = element as? [String: Any] else { throw bad }
+            return HeldKeychain(path: d["path"] as? String ?? "", idle: d["idle"] as? Int ?? 0, maximum: d["maximum"] as? Int ?? 0,
+                                idleTimeout: d["idleTimeout"] as? Int ?? 0)
         }
     }
 }

@@ -22,7 +22,8 @@ package enum ValueCodec {
         case nil: w.u8(Tag.null.rawValue)
         case let s as String: w.u8(Tag.string.rawValue); w.lengthPrefixed(Array(s.utf8))
         case let d as Data: w.u8(Tag.data.rawValue); w.lengthPrefixed(Array(d))
-        case let a as [UInt8]: w.u8(Tag.data.rawValue); w.lengthPrefixed(a)
+        // Only a real [UInt8]: an empty [Any] also casts to [UInt8], and must stay a list.
+        case let a as [UInt8] where type(of: value!) == [UInt8].self: w.u8(Tag.data.rawValue); w.lengthPrefixed(a)
         case let b as Bool: w.u8(Tag.bool.rawValue); w.u8(b ? 1 : 0)
         case let n as Int: w.u8(Tag.int.rawValue); w.u64(UInt64(bitPattern: Int64(n)))
         case let n as Int64: w.u8(Tag.int.rawValue); w.u64(UInt64(bitPattern: n))

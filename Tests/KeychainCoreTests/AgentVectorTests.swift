@@ -34,7 +34,7 @@ import AgentWire
 
     @Test func everyMessageHasAVector() {
         #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 14)
-        #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 10)
+        #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 11)
     }
 
     @Test(arguments: AgentVectorTests.names.filter { $0.hasPrefix("request-") })
@@ -109,6 +109,10 @@ import AgentWire
         case ("reply-status", .ok(let value)):
             #expect(try HeldKeychain.list(value) == [HeldKeychain(path: Self.path, idle: 840, maximum: 43000, idleTimeout: 900)])
             #expect(AgentReply.ok(try HeldKeychain.list(value).map(\.dictionary)).frame() == frame)
+        case ("reply-status-empty", .ok(let value)):
+            #expect(try HeldKeychain.list(value) == [])
+            #expect(AgentReply.ok(try HeldKeychain.list(value).map(\.dictionary) as [Any]).frame() == frame, "an empty list travels as a list")
+            #expect(AgentReply.ok([Any]()).frame() == frame)
         case ("reply-import", .ok(let value)):
             let request = ImportRequest(items: Array(repeating: ImportItem(query: [:], source: "x"), count: 5),
                                         updateExisting: true, dryRun: false, skipInvalid: true)

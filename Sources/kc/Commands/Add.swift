@@ -1,11 +1,8 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
+import KeychainCore
+import KeychainClient
 #endif
 
 /// `kc add`: stores a new item.

@@ -1,12 +1,9 @@
 import ArgumentParser
-import KeychainCore
 import KeychainAgent
-import AgentWire
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
+import KeychainClient
 #endif
 
 /// `kc agent`: the agent process itself (started by `kc unlock`; hidden).

@@ -1,9 +1,6 @@
 import ArgumentParser
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
 import KeychainClient
-import AgentWire
 
 /// `kc create`: a new, empty keychain.
 struct Create: ParsableCommand {

@@ -1,9 +1,5 @@
 import ArgumentParser
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// `kc delete`: removes the matching item.
 struct Delete: ParsableCommand {

@@ -1,9 +1,5 @@
 import ArgumentParser
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// `kc error`: Apple's message for status codes, as `security error` prints them.
 struct ErrorCommand: ParsableCommand {

@@ -1,3 +1,4 @@
+import KeychainCore
 /// `kc find` parsed without swift-argument-parser.
 ///
 /// ArgumentParser builds its model of every option by reflection each time a process starts:

@@ -1,11 +1,8 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
+import KeychainClient
 #endif
 
 /// `kc lock`: wipes the agent's keys for one keychain or all.

@@ -1,8 +1,5 @@
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
 import KeychainClient
-import AgentWire
 
 /// The command line's care over Apple's defaults: update and delete act on one item
 /// unless --all says otherwise.

@@ -1,9 +1,5 @@
 import ArgumentParser
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// `kc passwd`: a new keychain password, or a new master key.
 struct Passwd: ParsableCommand {

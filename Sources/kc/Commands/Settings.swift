@@ -1,11 +1,7 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
 #endif
 
 /// `kc settings`: the keychain's stored auto-lock timeouts (needs the password).

@@ -1,11 +1,9 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
+import KeychainClient
+import KeychainFormats
 #endif
 
 /// `kc status`: which keychains are unlocked and for how long. Does not reset timers.

@@ -1,11 +1,8 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
+import KeychainClient
 #endif
 
 /// `kc unlock`: hands the password to the agent (started if needed), which then serves

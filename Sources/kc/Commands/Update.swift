@@ -1,11 +1,7 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
+import KeychainCore
 #endif
 
 /// `kc update`: a new secret and/or new attributes for the matching item.

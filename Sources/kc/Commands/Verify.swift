@@ -1,9 +1,5 @@
 import ArgumentParser
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// `kc verify`: a whole-keychain check that names what is wrong.
 struct Verify: ParsableCommand {

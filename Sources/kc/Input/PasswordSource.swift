@@ -1,8 +1,4 @@
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// Keychain passwords: from --password-stdin, --password-file, $KC_PASSWORD, or a prompt
 /// on the terminal, in that order. With none of them and no terminal, kc fails at once

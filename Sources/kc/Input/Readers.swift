@@ -1,10 +1,6 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
 #endif
 
 /// Reads whole files and stdin into secure memory, refusing input larger than a limit

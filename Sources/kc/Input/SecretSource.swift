@@ -1,11 +1,7 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
 #endif
 
 /// Where an item's secret comes from: `-w VALUE`, `--data-file PATH`, stdin when it is

@@ -1,10 +1,6 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
 #endif
 
 /// Prompts on the controlling terminal (`/dev/tty`) with echo off, never on stdin, so a

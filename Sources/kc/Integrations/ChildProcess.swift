@@ -1,10 +1,7 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
+import POSIXSupport
 #endif
 
 /// The child of `kc run`: its pid for the signal handler.

@@ -1,10 +1,8 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
+import KeychainCore
+import KeychainClient
+import KeychainFormats
 #endif
 
 /// `docker-credential-kc` (or `kc docker-credential`): the docker-credential-helpers

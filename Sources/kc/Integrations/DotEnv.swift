@@ -1,8 +1,4 @@
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// Dotenv files for `kc run --env-file` and values for `kc inject --format dotenv`:
 /// `[export ]NAME=VALUE` lines; `#` comments and blank lines; VALUE bare (trailing ` #…`

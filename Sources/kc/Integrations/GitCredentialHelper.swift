@@ -1,13 +1,11 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
+import KeychainClient
+import KeychainFormats
 #endif
 
 /// `git-credential-kc` (or `kc git-credential`): git's credential helper protocol

@@ -1,10 +1,6 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
 #endif
 
 /// What a credential helper reads: stdin, to the end or (git) to the first empty line,

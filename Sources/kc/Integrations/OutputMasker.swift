@@ -1,3 +1,4 @@
+import KeychainCore
 /// Replaces every occurrence of the secrets in a byte stream with `<concealed by kc>`
 /// (`kc run`'s masking for CI logs). A secret split across writes is still found, however
 /// long the pause between the parts: bytes that could start a secret are held back until

@@ -1,9 +1,6 @@
 import ArgumentParser
 import KeychainCore
-import POSIXSupport
 import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// The attribute flags of add, find, update and delete once parsed (by ArgumentParser
 /// through `ItemOptions`, or by `FindFastPath`), with what the commands make of them.

@@ -1,9 +1,5 @@
 import ArgumentParser
 import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 
 /// The item classes by their command-line names.
 enum CLIClass: String, ExpressibleByArgument, CaseIterable {

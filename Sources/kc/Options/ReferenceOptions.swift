@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeychainCore
 
 /// The keychains a `kc://` reference may name with `?keychain=`, besides the command's own
 /// (`-k`, else `$KC_KEYCHAIN`, else login): `kc read`, `kc run` and `kc inject`.

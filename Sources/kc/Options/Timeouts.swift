@@ -1,11 +1,7 @@
 import ArgumentParser
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
 #endif
 
 /// Timeouts given on the command line are 1 s to one year (the core's bounds).

@@ -1,3 +1,4 @@
+import KeychainCore
 /// Which options take a value, so that a value spelled `--` stays a value.
 ///
 /// Every value-taking option takes the next word unconditionally (`kc find -s -x`, `-s -`,

@@ -1,13 +1,10 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
+import KeychainFormats
 #endif
 
 /// Prints items: `name: value` lines for people, JSON for programs, raw bytes for `-w`.

@@ -1,10 +1,6 @@
-import KeychainCore
-import POSIXSupport
-import KeychainFormats
-import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
+import KeychainCore
 #endif
 
 /// Files that hold secrets in plaintext (`kc export -o`, `kc inject -o`): created 0600 and

@@ -1,3 +1,4 @@
+import KeychainCore
 /// Text made safe for a terminal: every control character written as a visible escape.
 ///
 /// Error messages carry input (an attribute name from an import file, a service from argv,

@@ -82,6 +82,7 @@ vectors = {
     "reply-error-no-hint": frame(RESP["error"], struct.pack(">i", -25293) + lp("wrong password") + lp("")),
     "reply-not-held": frame(RESP["notHeld"], b""),
     "reply-status": frame(RESP["ok"], value([{"path": PATH, "idle": 840, "maximum": 43000, "idleTimeout": 900}])),
+    "reply-status-empty": frame(RESP["ok"], value([])),
     "reply-import": frame(RESP["ok"], value([
         {"outcome": "created"}, {"outcome": "updated", "of": -1}, {"outcome": "unchanged", "of": 0},
         {"outcome": "skipped", "of": -1}, {"outcome": "invalid", "status": -50, "message": "no class"}])),
