@@ -111,6 +111,12 @@ let package = Package(
             dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "kc", "KCTestSupport"],
             exclude: ["pty_session.py", "git_http_server.py", "Fixtures"]
         ),
+        // The import and export formats on fixture bytes (Tests/KeychainFormatsTests/Fixtures).
+        .testTarget(
+            name: "KeychainFormatsTests",
+            dependencies: ["KeychainCore", "KeychainFormats", "KCTestSupport"],
+            exclude: ["Fixtures"]
+        ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(
             name: "SecurityTests",

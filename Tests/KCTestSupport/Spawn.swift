@@ -1,7 +1,5 @@
 import Foundation
 import KeychainCore
-import KeychainClient
-import AgentWire
 import POSIXSupport
 
 /// Starts processes for the tests with posix_spawn, so that a test run cannot hang.

@@ -6,9 +6,12 @@ import KeychainCore
 package struct CSVTable {
     /// One record: its first line and its fields, or what is wrong with it.
     package struct Record {
-        var line: Int
-        var fields: [String]
-        var problem: String?
+        /// The line the record starts on (a quoted field may span several).
+        package var line: Int
+        /// The fields, empty when there is a problem.
+        package var fields: [String]
+        /// Why the record breaks the rules, nil when it does not.
+        package var problem: String?
     }
 
     /// The longest field kc reads: larger than any password, far smaller than memory.

@@ -1,4 +1,7 @@
 import KeychainCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
 
 /// The sources `kc import` reads, and how it recognises them when `--format` is not given:
 /// a folder is a pass store; JSON by its shape; CSV by its header; `.git-credentials` by
@@ -19,11 +22,38 @@ package enum ImportFormat: String, CaseIterable {
 
     package var isCSV: Bool { rawValue.hasSuffix("-csv") }
 
-    /// The format of a JSON document: kc's export or Bitwarden's.
-    package static func detectJSON(_ document: JSONValue) -> ImportFormat? {
-        if document["format"]?.string == "kc-export" { return .json }
-        if document["items"]?.array != nil, document["encrypted"] != nil || document["folders"] != nil { return .bitwardenJSON }
+    /// The format of a JSON document: kc's export (`"format": "kc-export"`) or Bitwarden's
+    /// (an `"items"` list with `"encrypted"` or `"folders"`); nil for another shape.
+    /// Only the top-level keys are looked at, so the document is not built twice.
+    /// - Throws: errSecParam when the bytes are not JSON.
+    package static func detectJSON(_ bytes: UnsafeRawBufferPointer) throws -> ImportFormat? {
+        let shape: JSONShape
+        do {
+            shape = try JSONDecoder().decode(JSONShape.self, from: Data(bytes))
+        } catch let DecodingError.dataCorrupted(context) {
+            throw KeychainError(errSecParam, "the input is not valid JSON: \(context.debugDescription)")
+        } catch {
+            throw KeychainError(errSecParam, "the input is not valid JSON")
+        }
+        if shape.format == KCExportDocument.formatName { return .json }
+        if shape.hasItemList && (shape.hasEncrypted || shape.hasFolders) { return .bitwardenJSON }
         return nil
+    }
+
+    /// The top-level keys `detectJSON` decides on.
+    private struct JSONShape: Decodable {
+        var format: String?
+        var hasItemList = false, hasEncrypted = false, hasFolders = false
+
+        private enum Key: String, CodingKey { case format, items, encrypted, folders }
+
+        init(from decoder: any Decoder) throws {
+            guard let container = try? decoder.container(keyedBy: Key.self) else { return }
+            format = try? container.decode(String.self, forKey: .format)
+            hasItemList = (try? container.nestedUnkeyedContainer(forKey: .items)) != nil
+            hasEncrypted = container.contains(.encrypted)
+            hasFolders = container.contains(.folders)
+        }
     }
 
     /// The format of a CSV header (names compared ignoring case and spaces).

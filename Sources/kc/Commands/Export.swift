@@ -97,9 +97,9 @@ struct Export: ParsableCommand {
         var count = items.count
         let document: String
         if format == "json" {
-            let objects = items.map { ItemJSON.json(className: $0.className, attributes: $0.attributes, secret: $0.data ?? Data(), exact: true) }
-            document = "{\"format\":\"kc-export\",\"version\":1,\"exported\":\(JSON.string(ISO8601.string(Date()))),"
-                + "\"items\":\(JSON.array(objects))}\n"
+            document = KCExportDocument(exported: Date(), items: items.map {
+                KCExportItem(className: $0.className, attributes: $0.attributes, data: $0.data ?? Data())
+            }).json
         } else {
             let bitwarden = BitwardenExport(items: items)
             document = format == "csv" ? bitwarden.csv() : bitwarden.json()

@@ -126,9 +126,9 @@ struct Import: ParsableCommand {
                     throw KeychainError(errSecDataTooLarge, "\(what) is a JSON document over \(Self.maxJSON >> 20) MiB; kc reads JSON up to that size",
                                         hint: "split the export, or export as CSV")
                 }
-                let document = try JSONValue.parse(bytes)
-                guard let format = chosen ?? ImportFormat.detectJSON(document) else { throw ImportFormat.unknown(what) }
-                return (format == .json ? try KCExportJSON.entries(document) : try BitwardenJSON.entries(document), format)
+                guard let format = try chosen ?? ImportFormat.detectJSON(bytes) else { throw ImportFormat.unknown(what) }
+                if format == .json { return (try KCExportDocument.decode(bytes).entries, format) }
+                return (try BitwardenJSON.entries(try JSONValue.parse(bytes)), format)
             }
             // .git-credentials: named, or URL lines.
             if chosen == .gitCredentials || chosen == nil, let text = String(validating: bytes, as: UTF8.self),
