@@ -21,16 +21,21 @@ import Testing
         "kc-loadgen": ["KeychainCore"],
         "kc-bench": ["KeychainCore"],
         "KeychainFuzz": ["KeychainCore", "AgentWire"],
+        "KCTestSupport": ["KeychainCore", "POSIXSupport"],
     ]
     /// Modules of the toolchain any target may import.
-    static let system: Set<String> = ["Glibc", "Foundation", "FoundationEssentials", "Synchronization", "Dispatch"]
+    static let system: Set<String> = ["Glibc", "Foundation", "FoundationEssentials", "Synchronization", "Dispatch", "Testing"]
     /// The targets linked into the `kc` binary, which must start fast.
     static let inKC: Set<String> = ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "kc"]
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
     static func folder(_ target: String) -> String {
-        target == "KeychainFuzz" ? root + "/fuzz/Targets" : root + "/Sources/" + target
+        switch target {
+        case "KeychainFuzz": root + "/fuzz/Targets"
+        case "KCTestSupport": root + "/Tests/KCTestSupport"
+        default: root + "/Sources/" + target
+        }
     }
 
     /// (file, line, module) of every import statement of a target.
@@ -78,12 +83,19 @@ import Testing
     @Test func packageDeclaresExactlyTheAllowedDependencies() throws {
         let manifest = try String(contentsOfFile: Self.root + "/Package.swift", encoding: .utf8)
         for (target, allowed) in Self.allowed {
-            // `name: "T",` then the `dependencies: [ … ]` that follows it.
-            let start = try #require(manifest.range(of: "name: \"\(target)\",\n"), "Package.swift has no target \(target)")
-            let rest = manifest[start.upperBound...]
+            // The target's declaration, `….target(` / `executableTarget(` / `testTarget(` then
+            // `name: "T",`, and the `dependencies: [ … ]` that follows it.
+            var start: Substring.Index?
+            var from = manifest.startIndex
+            while let r = manifest[from...].range(of: "name: \"\(target)\",\n") {
+                let before = manifest[..<r.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+                if before.hasSuffix("arget(") { start = r.upperBound; break }
+                from = r.upperBound
+            }
+            let rest = manifest[try #require(start, "Package.swift declares no target \(target)")...]
             let open = try #require(rest.range(of: "dependencies: ["))
-            let close = try #require(rest[open.upperBound...].range(of: "]\n"))
-            let list = rest[open.upperBound..<close.lowerBound]
+            let close = try #require(rest[open.upperBound...].firstIndex(of: "]"))
+            let list = rest[open.upperBound..<close]
             var declared = Set<String>()
             var scanner = list[...]
             while let q = scanner.firstIndex(of: "\"") {

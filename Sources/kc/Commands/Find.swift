@@ -3,7 +3,6 @@ import KeychainCore
 import POSIXSupport
 import KeychainFormats
 import KeychainClient
-import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif

@@ -3,7 +3,6 @@ import KeychainCore
 import POSIXSupport
 import KeychainFormats
 import KeychainClient
-import AgentWire
 
 /// `kc read REF`: the secret a reference names, printed as `kc find -w` prints it.
 struct Read: ParsableCommand {

@@ -2,7 +2,6 @@ import KeychainCore
 import POSIXSupport
 import KeychainFormats
 import KeychainClient
-import AgentWire
 #if canImport(Glibc)
 import Glibc
 #endif

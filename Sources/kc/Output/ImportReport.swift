@@ -2,7 +2,6 @@ import KeychainCore
 import POSIXSupport
 import KeychainFormats
 import KeychainClient
-import AgentWire
 
 /// What `kc import` tells: one row per keychain item (or per entry that became none), a
 /// summary, and the exit code (`docs/import-export.md`, "Report").
