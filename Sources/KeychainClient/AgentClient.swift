@@ -40,6 +40,18 @@ public struct AgentClient: Sendable {
 
     public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
 
+    /// This very program (`/proc/self/exe`), which `unlock` starts as the agent, so the
+    /// agent always matches its client.
+    public static var ownExecutable: String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return CommandLine.arguments.first ?? "kc" }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The only variables the agent inherits: never a password.
+    public static let agentEnvironment = ["HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"]
+
     /// Connects to the running agent, or nil when none runs.
     /// - Throws: errSecParam when the folder is unsafe or the agent is another user's.
     func connect() throws -> UnixSocket? {
@@ -130,7 +142,7 @@ public struct AgentClient: Sendable {
     /// - Parameters: `idle` / `maximum` in seconds, 0 for the keychain's own settings.
     /// - Throws: errSecCSReqFailed (nothing sent) when the peer is not established as kc.
     public func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64,
-                       executable: String, environment: [String]) throws {
+                       executable: String = AgentClient.ownExecutable, environment: [String] = AgentClient.agentEnvironment) throws {
         let socket = try trustedConnection(executable: executable, environment: environment)
         var w = AgentRequest.unlockBody(path: path, password: password, idle: idle, maximum: maximum)
         defer { w.wipe() }

@@ -1,7 +1,7 @@
 // Apple's four SecItem functions over a kc keychain. They take the keychain explicitly
 // (there is no hidden default); the `Security` module adds Apple's exact signatures on top,
 // with the keychain chosen from the environment and the agent (docs/apple-compatibility.md).
-// Results and status codes follow Apple's (`../shared/reference/apple-secitem-semantics.md`).
+// Results and status codes follow Apple's (docs/apple-compatibility.md, "Results" and "Status codes").
 
 /// Adds an item; see `Keychain.add(_:)`.
 ///

@@ -4,7 +4,7 @@ import Glibc
 
 /// The environment kc passes on to the programs it runs for the user (`kc run`'s command,
 /// gpg): its own, in order, without kc's password variables (DESIGN.md: removed from every
-/// child's environment). The agent gets a short allow-list instead (AgentLauncher).
+/// child's environment). The agent gets a short allow-list instead (`AgentClient.agentEnvironment`).
 package enum ChildEnvironment {
     package static let withheld = ["KC_PASSWORD", "KC_NEW_PASSWORD"]
 

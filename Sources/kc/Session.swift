@@ -1,7 +1,7 @@
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import KeychainClient
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// How kc's commands reach their keychain: a `KeychainSession` (the agent while it holds the

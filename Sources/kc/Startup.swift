@@ -1,6 +1,6 @@
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// Process-wide set-up done before anything else: a private umask, and the checks on

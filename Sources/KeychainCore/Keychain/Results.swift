@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Shapes results as Apple's SecItem functions return them
-/// (`../shared/reference/apple-secitem-semantics.md` §4.2): one requested thing alone is
+/// (docs/apple-compatibility.md, "Results"): one requested thing alone is
 /// returned bare (`Data` or a dictionary); two or more give a dictionary of the attributes
 /// with `v_Data` and `v_PersistentRef` added.
 enum Results {

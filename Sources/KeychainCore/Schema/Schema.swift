@@ -1,5 +1,5 @@
 /// Apple's item schema as kc stores it (`SecItemSchema.c`, v12 classes; see
-/// `../shared/reference/apple-secitem-semantics.md` §1): which attributes each class has,
+/// docs/apple-compatibility.md, "Keys and values"): which attributes each class has,
 /// their kinds, primary keys and defaults.
 package enum Schema {
     private static let all: Set<ItemClass> = [.genericPassword, .internetPassword, .certificate, .key]

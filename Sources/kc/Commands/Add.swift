@@ -1,8 +1,8 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
 import KeychainCore
 import KeychainClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
 #endif
 
 /// `kc add`: stores a new item.

@@ -1,9 +1,9 @@
 import ArgumentParser
 import KeychainAgent
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import KeychainClient
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// `kc agent`: the agent process itself (started by `kc unlock`; hidden).
@@ -21,7 +21,7 @@ struct Agent: ParsableCommand {
             try AgentClient().stop()
             return
         }
-        AgentLauncher.detach()
+        AgentProcess.detach()
         let grace = Environment.get("KC_AGENT_GRACE").flatMap(Double.init) ?? 60
         try AgentServer(grace: grace).run()
     }

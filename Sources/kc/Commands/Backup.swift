@@ -1,7 +1,7 @@
 import ArgumentParser
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// `kc backup`: a consistent, encrypted copy of a keychain, checked before it counts.

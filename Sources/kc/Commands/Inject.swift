@@ -1,7 +1,7 @@
 import ArgumentParser
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// `kc inject`: a template with `{{ kc://… }}` references, written with the secrets in.

@@ -1,8 +1,8 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import KeychainClient
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// `kc lock`: wipes the agent's keys for one keychain or all.

@@ -1,9 +1,9 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import KeychainClient
 import KeychainFormats
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// `kc status`: which keychains are unlocked and for how long. Does not reset timers.

@@ -1,8 +1,8 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import KeychainClient
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// `kc unlock`: hands the password to the agent (started if needed), which then serves
@@ -39,7 +39,6 @@ struct Unlock: ParsableCommand {
         try Session.checkExists(chosen)
         let path = KeychainLocation.realPath(chosen)
         let password = try PasswordSource.current(keychain.choice, path: path)
-        try AgentClient().unlock(path: path, password: password, idle: timeout ?? 0, maximum: max ?? 0,
-                                 executable: AgentLauncher.executable, environment: AgentLauncher.allowedEnvironment)
+        try AgentClient().unlock(path: path, password: password, idle: timeout ?? 0, maximum: max ?? 0)
     }
 }

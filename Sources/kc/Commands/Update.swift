@@ -1,7 +1,7 @@
 import ArgumentParser
+import KeychainCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
-import KeychainCore
 #endif
 
 /// `kc update`: a new secret and/or new attributes for the matching item.

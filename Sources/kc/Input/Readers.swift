@@ -1,6 +1,6 @@
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// Reads whole files and stdin into secure memory, refusing input larger than a limit

@@ -1,7 +1,7 @@
 import ArgumentParser
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// Where an item's secret comes from: `-w VALUE`, `--data-file PATH`, stdin when it is

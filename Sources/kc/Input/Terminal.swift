@@ -1,6 +1,6 @@
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// Prompts on the controlling terminal (`/dev/tty`) with echo off, never on stdin, so a

@@ -1,7 +1,7 @@
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import POSIXSupport
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// The child of `kc run`: its pid for the signal handler.

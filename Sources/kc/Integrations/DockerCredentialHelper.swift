@@ -1,8 +1,8 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
 import KeychainCore
 import KeychainClient
 import KeychainFormats
+#if canImport(FoundationEssentials)
+import FoundationEssentials
 #endif
 
 /// `docker-credential-kc` (or `kc docker-credential`): the docker-credential-helpers

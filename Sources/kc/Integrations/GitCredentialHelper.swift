@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import KeychainClient
 import KeychainFormats
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// `git-credential-kc` (or `kc git-credential`): git's credential helper protocol

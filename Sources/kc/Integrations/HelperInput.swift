@@ -1,6 +1,6 @@
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// What a credential helper reads: stdin, to the end or (git) to the first empty line,

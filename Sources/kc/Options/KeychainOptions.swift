@@ -1,7 +1,7 @@
 import ArgumentParser
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// Which keychain a command uses and where its password comes from.

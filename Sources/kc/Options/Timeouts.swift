@@ -1,7 +1,7 @@
 import ArgumentParser
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// Timeouts given on the command line are 1 s to one year (the core's bounds).

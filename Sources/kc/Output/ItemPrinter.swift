@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
-#if canImport(Glibc)
-import Glibc
 import KeychainCore
 import KeychainFormats
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Prints items: `name: value` lines for people, JSON for programs, raw bytes for `-w`.

@@ -1,6 +1,6 @@
+import KeychainCore
 #if canImport(Glibc)
 import Glibc
-import KeychainCore
 #endif
 
 /// Files that hold secrets in plaintext (`kc export -o`, `kc inject -o`): created 0600 and
