@@ -91,20 +91,3 @@ public struct SecureBytes: ~Copyable {
         }
     }
 }
-
-/// A reference-counted, immutable key in guarded memory. Keys are shared by reference so
-/// that locking a keychain drops its reference while a running operation keeps the key
-/// alive until it finishes; the bytes are wiped when the last reference goes.
-package final class SymmetricKey: @unchecked Sendable {
-    /// The key bytes.
-    let bytes: SecureBytes
-
-    package init(_ bytes: consuming SecureBytes) {
-        self.bytes = bytes
-    }
-
-    /// Calls `body` with the key's bytes.
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBytes(body)
-    }
-}

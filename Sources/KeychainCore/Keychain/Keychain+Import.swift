@@ -4,43 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One item to import: an add query (class, attributes, `kSecValueData`) and, when the
-/// source kept them, its original creation and modification dates.
-public struct ImportItem {
-    /// As for `Keychain.add`; kSecReturn… keys are ignored.
-    public var query: [String: Any]
-    /// The creation date to keep; nil means now.
-    public var created: Date?
-    /// The modification date to keep; nil means now.
-    public var modified: Date?
-    /// Where the item came from ("line 12", "entry 3"), named in error messages.
-    public var source: String
-
-    /// Creates an item to import.
-    public init(query: [String: Any], created: Date? = nil, modified: Date? = nil, source: String) {
-        self.query = query
-        self.created = created
-        self.modified = modified
-        self.source = source
-    }
-}
-
-/// What an import did with one item.
-public enum ImportOutcome: Equatable, Sendable {
-    /// Added as a new item.
-    case created
-    /// An item with its primary key existed and was replaced (update mode). `duplicateOf`
-    /// is the index of an earlier item of the same import it replaced, nil for an item
-    /// that was in the keychain before.
-    case updated(duplicateOf: Int?)
-    /// An item with its primary key, attributes and secret was already there.
-    case unchanged(duplicateOf: Int?)
-    /// An item with its primary key but other attributes or secret exists; left alone.
-    case skipped(duplicateOf: Int?)
-    /// Not valid as a keychain item (skip-invalid mode); the reason, without the item's source.
-    case invalid(KeychainError)
-}
-
 extension Keychain {
     /// Imports items in one write transaction, all or none (`docs/import-export.md`).
     ///

@@ -188,11 +188,3 @@ public final class Keychain {
         return KDFParameters(algorithm: r.kdfAlgorithm, opslimit: r.kdfOpslimit, memlimit: r.kdfMemlimit, salt: r.kdfSalt).profile
     }
 }
-
-/// Versions of the libraries kc is built on (for `kc --version`).
-public enum LibraryVersions {
-    /// libsodium's version.
-    public static var sodium: String { Sodium.version }
-    /// SQLite's version.
-    public static var sqlite: String { Database.sqliteVersion }
-}

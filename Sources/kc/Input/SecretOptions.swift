@@ -68,8 +68,3 @@ struct SecretOptions: ParsableArguments {
         return secret
     }
 }
-
-/// Size limits of the command line (the core's, so kc refuses before reading it all).
-enum Limits {
-    static let maxSecret = 16 << 20
-}

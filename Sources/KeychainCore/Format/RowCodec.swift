@@ -4,26 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An item after its metadata was opened and checked.
-package struct DecodedItem {
-    var row: ItemRow
-    var itemClass: ItemClass
-    package var attributes: [String: AttributeValue]
-
-    /// Apple's persistent reference: class (4 bytes) ‖ item id (16 bytes).
-    var persistentRef: [UInt8] { Array(row.classCode.utf8) + row.itemID }
-}
-
-/// A decrypted secret: a padded scratch buffer and the secret's length within it.
-struct OpenedData: ~Copyable {
-    let buffer: SecureBytes
-    let length: Int
-
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
-    }
-}
-
 /// Turns attributes and secrets into sealed rows and back (`docs/format.md` §3–5), under
 /// one keychain's keys.
 package struct RowCodec {

@@ -1,9 +1,3 @@
-/// A 128-bit digest of one stored row as this process verified it (`Header.rowDigest`).
-struct RowDigest: Hashable, Sendable {
-    let high: UInt64
-    let low: UInt64
-}
-
 /// The rows an open keychain has verified, for checking every row a lookup returns
 /// (`docs/format.md` §6, "Every row a lookup reads"). The integrity scan fills it; the
 /// keychain's own writes change it once they commit.
