@@ -8,57 +8,77 @@ import KeychainCore
 /// `Find` would give. Anything else (help, an unknown, repeated or grouped flag, a value that
 /// looks like a flag, a value of the wrong type, a validation error) gives nil, and
 /// ArgumentParser parses the whole command line as usual, so every message stays its own.
-/// FastPathTests checks, argument list by argument list, that both parsers agree.
+///
+/// The names it knows are one table, `Value` and `Switch` with their `spellings`; the lookup
+/// reads that table, and FastPathDriftTests compares it with the names ArgumentParser
+/// declares for `Find` (its `--experimental-dump-help` model), so an option added on one
+/// side only fails the tests. FastPathTests checks, argument list by argument list, that
+/// both parsers agree.
 enum FindFastPath {
-    // Plain switches and struct fields, no Set or Dictionary: in a static binary each generic
-    // type's first use costs a scan of every protocol conformance, which here cost more
-    // than the rest of the command.
+    // Plain switches, arrays and struct fields, no Set or Dictionary: in a static binary each
+    // generic type's first use that needs a protocol conformance costs a scan of every
+    // conformance record, which here cost more than the rest of the command.
 
-    private enum Value {
+    /// The options of `kc find` that take a value.
+    enum Value: CaseIterable {
         case keychain, passwordFile, itemClass, account, service, label, kind, comment, generic
         case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit
+
+        /// The option's names, as `Find`, `ItemOptions` and `KeychainOptions` declare them.
+        var spellings: [String] {
+            switch self {
+            case .keychain: return ["-k", "--keychain"]
+            case .passwordFile: return ["--password-file"]
+            case .itemClass: return ["--class"]
+            case .account: return ["-a", "--account"]
+            case .service: return ["-s", "--service"]
+            case .label: return ["-l", "--label"]
+            case .kind: return ["-D", "--kind"]
+            case .comment: return ["-j", "--comment"]
+            case .generic: return ["-G", "--generic"]
+            case .creator: return ["-c", "--creator"]
+            case .type: return ["-C", "--type"]
+            case .securityDomain: return ["-d", "--security-domain"]
+            case .path: return ["-p", "--path"]
+            case .port: return ["-P", "--port"]
+            case .protocol: return ["-r", "--protocol"]
+            case .authType: return ["-t", "--auth-type"]
+            case .tag: return ["--tag"]
+            case .limit: return ["--limit"]
+            }
+        }
     }
 
-    private enum Switch {
+    /// The flags of `kc find` (no value). `-h`, `--help` and `--version` are not here: they
+    /// are ArgumentParser's, and left to it.
+    enum Switch: CaseIterable {
         case passwordStdin, secretOnly, withSecret, hex, base64, json, all, ignoreCase
+
+        /// The flag's names, as `Find` and `KeychainOptions` declare them.
+        var spellings: [String] {
+            switch self {
+            case .passwordStdin: return ["--password-stdin"]
+            case .secretOnly: return ["-w"]
+            case .withSecret: return ["-g"]
+            case .hex: return ["--hex"]
+            case .base64: return ["--base64"]
+            case .json: return ["--json"]
+            case .all: return ["--all"]
+            case .ignoreCase: return ["--ignore-case"]
+            }
+        }
     }
 
+    /// The option `name` (such as `-s` or `--service`) names, from the table.
     private static func value(named name: Substring) -> Value? {
-        switch name {
-        case "-k", "--keychain": return .keychain
-        case "--password-file": return .passwordFile
-        case "--class": return .itemClass
-        case "-a", "--account": return .account
-        case "-s", "--service": return .service
-        case "-l", "--label": return .label
-        case "-D", "--kind": return .kind
-        case "-j", "--comment": return .comment
-        case "-G", "--generic": return .generic
-        case "-c", "--creator": return .creator
-        case "-C", "--type": return .type
-        case "-d", "--security-domain": return .securityDomain
-        case "-p", "--path": return .path
-        case "-P", "--port": return .port
-        case "-r", "--protocol": return .protocol
-        case "-t", "--auth-type": return .authType
-        case "--tag": return .tag
-        case "--limit": return .limit
-        default: return nil
-        }
+        for key in Value.allCases where key.spellings.contains(where: { $0 == name }) { return key }
+        return nil
     }
 
+    /// The flag `name` (such as `-w`) names, from the table.
     private static func `switch`(named name: Substring) -> Switch? {
-        switch name {
-        case "--password-stdin": return .passwordStdin
-        case "-w": return .secretOnly
-        case "-g": return .withSecret
-        case "--hex": return .hex
-        case "--base64": return .base64
-        case "--json": return .json
-        case "--all": return .all
-        case "--ignore-case": return .ignoreCase
-        default: return nil
-        }
+        for flag in Switch.allCases where flag.spellings.contains(where: { $0 == name }) { return flag }
+        return nil
     }
 
     /// The request for the arguments after `find`, or nil when ArgumentParser should parse them.
@@ -139,6 +159,7 @@ enum FindFastPath {
         }
     }
 
+    /// Stores a string option's value; false when the option was given twice.
     private static func fill(_ field: inout String?, _ text: String) -> Bool {
         guard field == nil else { return false }
         field = text

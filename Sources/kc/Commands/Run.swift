@@ -62,8 +62,11 @@ struct Run: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try RunRequest(keychain: keychain.choice, allowedKeychains: references.allowedKeychains, envFiles: envFiles,
-                       envPairs: envPairs, resolveEnv: resolveEnv, noMasking: noMasking, mask: mask, command: command).run()
+    /// The parsed values, as plain data.
+    var request: RunRequest {
+        RunRequest(keychain: keychain.choice, allowedKeychains: references.allowedKeychains, envFiles: envFiles,
+                   envPairs: envPairs, resolveEnv: resolveEnv, noMasking: noMasking, mask: mask, command: command)
     }
+
+    func run() throws { try request.run() }
 }
