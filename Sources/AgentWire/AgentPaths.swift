@@ -44,7 +44,7 @@ public struct AgentPaths: Sendable {
             var ps = stat()
             if stat(parent, &ps) != 0 { try FileSafety.makeDirectories(parent) }
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-                throw KeychainError(errSecIO, "cannot create \(directory): \(String(cString: strerror(errno)))")
+                throw KeychainError(errSecIO, "cannot create \(directory): \(String(cString: strerror(errno)))", cause: .errno(errno))
             }
             guard lstat(directory, &st) == 0 else { throw KeychainError(errSecIO, "cannot read \(directory)") }
         }

@@ -266,7 +266,7 @@ public struct AgentClient: Sendable {
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, &cArgv, &cEnv)
         guard rc == 0 else {
-            throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(rc)))")
+            throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(rc)))", cause: .errno(rc))
         }
         // The agent runs on in its own session; `connectToLaunched` waits for it (and reaps
         // it if it exits at once because another agent holds the lock).

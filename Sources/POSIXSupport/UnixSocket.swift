@@ -19,7 +19,7 @@ package final class UnixSocket {
         var cred = PeerCredentials()
         var length = socklen_t(MemoryLayout<PeerCredentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 else {
-            throw KeychainError(errSecIO, "cannot read the peer's credentials: \(String(cString: strerror(errno)))")
+            throw KeychainError(errSecIO, "cannot read the peer's credentials: \(String(cString: strerror(errno)))", cause: .errno(errno))
         }
         return cred
     }
@@ -51,7 +51,7 @@ package final class UnixSocket {
                 throw KeychainError(errSecNotAvailable, "the kc agent at \(path) is not accepting connections",
                                     hint: "restart it: kc agent --stop && kc unlock")
             }
-            throw KeychainError(errSecIO, "cannot connect to the kc agent at \(path): \(String(cString: strerror(errno)))")
+            throw KeychainError(errSecIO, "cannot connect to the kc agent at \(path): \(String(cString: strerror(errno)))", cause: .errno(errno))
         }
         return s
     }
@@ -65,7 +65,7 @@ package final class UnixSocket {
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard rc == 0 else { throw KeychainError(errSecIO, "cannot bind \(path): \(String(cString: strerror(errno)))") }
+        guard rc == 0 else { throw KeychainError(errSecIO, "cannot bind \(path): \(String(cString: strerror(errno)))", cause: .errno(errno)) }
         chmod(path, 0o600)
         guard Glibc.listen(fd, 64) == 0 else { throw KeychainError(errSecIO, "cannot listen on \(path)") }
         return s

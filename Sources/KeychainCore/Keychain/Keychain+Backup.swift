@@ -71,6 +71,6 @@ extension Keychain {
     private static func fileError(_ what: String, _ path: String) -> KeychainError {
         let e = errno
         return KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : e == ENOSPC ? errSecDiskFull : errSecIO,
-                             "\(what) \(path): \(String(cString: strerror(e)))")
+                             "\(what) \(path): \(String(cString: strerror(e)))", cause: .errno(e))
     }
 }

@@ -161,6 +161,13 @@ final class Database {
     /// Maps an SQLite result code to a kc error (as Apple's `osstatus_for_s3e`).
     static func error(_ rc: Int32, db: OpaquePointer?, context: String) -> KeychainError {
         let detail = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        var error = userError(rc, detail: detail, context: context)
+        error.cause = .sqlite(code: db.map { sqlite3_extended_errcode($0) } ?? rc, message: detail)
+        return error
+    }
+
+    /// What a user is told of an SQLite result code.
+    private static func userError(_ rc: Int32, detail: String, context: String) -> KeychainError {
         switch rc & 0xFF {
         case SQLITE_CONSTRAINT:
             return KeychainError(errSecDuplicateItem)

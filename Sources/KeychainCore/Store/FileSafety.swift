@@ -24,7 +24,7 @@ package enum FileSafety {
                                     hint: "choose another path, or use the existing keychain")
             }
             throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
-                                "cannot create \(path): \(String(cString: strerror(e)))")
+                                "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         close(fd)
     }
@@ -38,7 +38,7 @@ package enum FileSafety {
                 throw KeychainError(errSecNoSuchKeychain, "no keychain at \(path)",
                                     hint: "create one with `kc create`, or choose another with -k or KC_KEYCHAIN")
             }
-            throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(e)))")
+            throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         if (st.st_mode & S_IFMT) == S_IFLNK {
             throw KeychainError(errSecParam, "\(path) is a symbolic link; kc opens keychains only by their real path")
@@ -104,7 +104,7 @@ package enum FileSafety {
         }
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
-            throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))")
+            throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))", cause: .errno(errno))
         }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: 100)
@@ -122,7 +122,7 @@ package enum FileSafety {
         if stat(dir, &st) == 0 { return }
         try makeDirectories(parentDirectory(of: dir))
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
-            throw KeychainError(errSecIO, "cannot create folder \(dir): \(String(cString: strerror(errno)))")
+            throw KeychainError(errSecIO, "cannot create folder \(dir): \(String(cString: strerror(errno)))", cause: .errno(errno))
         }
     }
 

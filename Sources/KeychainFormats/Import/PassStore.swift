@@ -61,7 +61,7 @@ package enum PassStore {
     /// `.gpg` name that is not UTF-8, a link or anything but a regular file is reported.
     private static func collect(_ folder: String, relative: String, into files: inout [String], skipped: inout [ImportEntry]) throws {
         guard let dir = opendir(folder) else {
-            throw KeychainError(errSecIO, "cannot read the folder \(folder): \(String(cString: strerror(errno)))")
+            throw KeychainError(errSecIO, "cannot read the folder \(folder): \(String(cString: strerror(errno)))", cause: .errno(errno))
         }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -114,7 +114,7 @@ package enum PassStore {
         guard rc == 0 else {
             close(pipeFDs[0])
             throw KeychainError(errSecParam, "cannot run gpg to read the pass store: \(String(cString: strerror(rc)))",
-                                hint: "install gnupg (apt-get install gnupg)")
+                                hint: "install gnupg (apt-get install gnupg)", cause: .errno(rc))
         }
         var out: [UInt8] = []
         var tooLarge = false

@@ -24,7 +24,7 @@ enum Readers {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, capacity - length) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw KeychainError(errSecIO, "cannot read \(what): \(String(cString: strerror(errno)))")
+                throw KeychainError(errSecIO, "cannot read \(what): \(String(cString: strerror(errno)))", cause: .errno(errno))
             }
             if n == 0 { break }
             length += n
@@ -38,7 +38,7 @@ enum Readers {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
-            throw KeychainError(e == ENOENT ? errSecParam : errSecIO, "cannot read \(what) \(path): \(String(cString: strerror(e)))")
+            throw KeychainError(e == ENOENT ? errSecParam : errSecIO, "cannot read \(what) \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         defer { close(fd) }
         var st = stat()

@@ -82,7 +82,7 @@ enum ChildProcess {
         for fd in [outPipe[1], errPipe[1]] where fd >= 0 { close(fd) }
         guard rc == 0 else {
             for fd in [outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
-            throw KeychainError(rc == ENOENT ? errSecParam : errSecIO, "cannot run \(command[0]): \(String(cString: strerror(rc)))")
+            throw KeychainError(rc == ENOENT ? errSecParam : errSecIO, "cannot run \(command[0]): \(String(cString: strerror(rc)))", cause: .errno(rc))
         }
         runChild = pid
         if runPendingSignal != 0 { kill(pid, runPendingSignal) }

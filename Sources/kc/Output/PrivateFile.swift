@@ -25,7 +25,7 @@ enum PrivateFile {
         guard rename(temporary, path) == 0 else {
             let e = errno
             unlink(temporary)
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot replace \(path): \(String(cString: strerror(e)))")
+            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot replace \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
     }
 
@@ -37,7 +37,7 @@ enum PrivateFile {
             if e == EEXIST {
                 throw KeychainError(errSecDuplicateItem, "\(path) already exists", hint: "choose another name, or pass --force")
             }
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot create \(path): \(String(cString: strerror(e)))")
+            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         var ok = false
         defer {
@@ -46,7 +46,7 @@ enum PrivateFile {
         }
         guard Report.writeAll(fd, bytes) else {
             let e = errno
-            throw KeychainError(e == ENOSPC ? errSecDiskFull : errSecIO, "cannot write \(path): \(String(cString: strerror(e)))")
+            throw KeychainError(e == ENOSPC ? errSecDiskFull : errSecIO, "cannot write \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         guard fsync(fd) == 0 else { throw KeychainError(errSecIO, "cannot flush \(path) to disk") }
         ok = true

@@ -29,9 +29,11 @@ enum Report {
         return true
     }
 
-    /// `kc: <message>`, `kc: hint: <hint>`, then exit with the status's low byte.
+    /// `kc: <message>`, `kc: hint: <hint>`, then exit with the status's low byte. With
+    /// `KC_DEBUG=1`, also `kc: debug: <cause>` (the SQLite code or errno underneath).
     static func fail(_ error: KeychainError) -> Never {
         err(lines(error))
+        if let cause = error.cause, Environment.get("KC_DEBUG") == "1" { line("kc: debug: \(cause)") }
         Startup.exit(exitCode(for: error.status))
     }
 
