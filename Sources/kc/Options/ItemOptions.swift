@@ -1,21 +1,6 @@
 import ArgumentParser
 import KeychainCore
 
-/// The item classes by their command-line names.
-enum CLIClass: String, ExpressibleByArgument, CaseIterable {
-    case generic, internet, certificate, key
-
-    /// The kSecClass value.
-    var secClass: String {
-        switch self {
-        case .generic: return kSecClassGenericPassword
-        case .internet: return kSecClassInternetPassword
-        case .certificate: return kSecClassCertificate
-        case .key: return kSecClassKey
-        }
-    }
-}
-
 extension KDFProfile: ExpressibleByArgument {}
 
 /// The attribute flags shared by add, find, update and delete, named as macOS `security`'s.

@@ -1,0 +1,72 @@
+import KeychainCore
+import POSIXSupport
+import KeychainFormats
+import KeychainClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resolves references, one agent round trip per keychain, all before anything runs.
+enum ReferenceResolver {
+    /// The secret of each reference, in order.
+    ///
+    /// A reference whose `keychain=` names another keychain than `base` is refused unless
+    /// that keychain is in `allowed` (`--allow-keychain`): a reference cannot pull from a
+    /// keychain the command line did not name (DESIGN.md, amendments of 2026-11-23).
+    /// - Throws: the first failure, naming `label(i)`; errSecParam (exit 206) for a keychain
+    ///   not named on the command line, before any keychain is opened.
+    static func resolve(_ references: [SecretReference], base: KeychainChoice, allowed: [String] = [],
+                        label: (Int) -> String) throws -> [Secret] {
+        try checkKeychains(references, base: base, allowed: allowed, label: label)
+        var secrets = [Secret?](repeating: nil, count: references.count)
+        var byKeychain: [String: [Int]] = [:]
+        var order: [String] = []
+        for (i, r) in references.enumerated() {
+            let path = r.choice(base).path
+            if byKeychain[path] == nil { order.append(path) }
+            byKeychain[path, default: []].append(i)
+        }
+        for path in order {
+            let indexes = byKeychain[path] ?? []
+            guard let first = indexes.first else { continue }
+            let handle = try Session.open(references[first].choice(base))
+            let results = try handle.copyMany(indexes.map { references[$0].query })
+            for (n, i) in indexes.enumerated() {
+                switch results[n] {
+                case .success(let value):
+                    guard let data = value as? Data else {
+                        throw KeychainError(errSecItemNotFound, "\(label(i)): the item has no secret")
+                    }
+                    secrets[i] = Secret(Array(data))
+                case .failure(let error):
+                    if error.status == errSecItemNotFound {
+                        throw KeychainError(errSecItemNotFound, "\(label(i)): no item matches it in \(handle.path)",
+                                            hint: "list what is there with `kc find --all`")
+                    }
+                    throw KeychainError(error.status, "\(label(i)): \(error.message)", hint: error.hint)
+                }
+            }
+        }
+        return secrets.compactMap { $0 }
+    }
+
+    /// Refuses a reference that names a keychain other than the command's own and those
+    /// given with `--allow-keychain`. Keychains are compared by real path (a name, a
+    /// relative path and a path through a symbolic link to the same folder are one keychain).
+    static func checkKeychains(_ references: [SecretReference], base: KeychainChoice, allowed: [String],
+                               label: (Int) -> String) throws {
+        guard references.contains(where: { $0.keychain != nil }) else { return }
+        let own = KeychainLocation.realPath(base.path)
+        let permitted = [own] + allowed.map { KeychainLocation.realPath(KeychainLocation.resolve($0)) }
+        for (i, reference) in references.enumerated() {
+            guard let named = reference.keychain else { continue }
+            let path = KeychainLocation.realPath(reference.choice(base).path)
+            if permitted.contains(path) { continue }
+            throw KeychainError(errSecParam, "\(label(i)): it names the keychain \(named), but this command was given \(own)",
+                                hint: "a reference may name only a keychain the command line names; if it is meant, add --allow-keychain \(named)")
+        }
+    }
+}
