@@ -24,12 +24,8 @@ import Testing
         return (try k.copyMatching(q) as? Data).map { Array($0) }
     }
 
-    @Test func formatOneOpensMigratesAndKeepsEveryItem() throws {
-        let (directory, path) = try Self.copy("v1.keychain-db")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))
-        let k = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
-        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain; PRAGMA user_version"]) == "2\n2\n")
+    /// The items every format fixture holds (Tests/Fixtures/format/README.md).
+    static func expectTheFixtureItems(_ k: Keychain) throws {
         #expect(try k.itemCount() == 4)
         #expect(try k.check() == 4)
         #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"])) == Array("prod-token-2".utf8))
@@ -40,6 +36,26 @@ import Testing
         #expect(prod[kSecAttrLabel] as? String == "deploy prod")
         #expect(prod[kSecAttrComment] as? String == "a comment")
         expectStatus(errSecItemNotFound) { _ = try k.copyMatching(genp([kSecAttrService: "gone"])) }
+    }
+
+    @Test func formatTwoOpensAsItIsAndKeepsEveryItem() throws {
+        let (directory, path) = try Self.copy("v2.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let k = try Keychain.open(at: path, password: try secure("fixture-v2-password"))
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain; PRAGMA user_version"]) == "2\n2\n")
+        try Self.expectTheFixtureItems(k)
+        try k.add(genp([kSecAttrService: "later", kSecValueData: Data("new".utf8)]))
+        #expect(try Keychain.open(at: path, password: try secure("fixture-v2-password")).check() == 5)
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v1-password")) }
+    }
+
+    @Test func formatOneOpensMigratesAndKeepsEveryItem() throws {
+        let (directory, path) = try Self.copy("v1.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))
+        let k = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain; PRAGMA user_version"]) == "2\n2\n")
+        try Self.expectTheFixtureItems(k)
         // The migrated file is an ordinary current one: writes, a fresh open, the old password.
         try k.add(genp([kSecAttrService: "after-migration", kSecValueData: Data("new".utf8)]))
         let again = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
