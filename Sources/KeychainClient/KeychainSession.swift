@@ -133,6 +133,7 @@ public final class KeychainSession: @unchecked Sendable {
     /// the request fits in one message, else here (`progress` every 1,000 items).
     public func importItems(_ items: [ImportItem], updateExisting: Bool, dryRun: Bool, skipInvalid: Bool,
                             progress: ((Int) -> Void)? = nil) throws -> [ImportOutcome] {
+        try prepare()   // settles whether the agent holds it before encoding a large request
         let request = ImportRequest(items: items, updateExisting: updateExisting, dryRun: dryRun, skipInvalid: skipInvalid, progress: progress)
         guard case .outcomes(let outcomes) = try perform(.importItems(request)) else {
             throw KeychainError(errSecInternalError, "expected import outcomes")
