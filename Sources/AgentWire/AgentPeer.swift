@@ -32,12 +32,14 @@ package enum AgentPeer {
     /// Checks the peer of `socket`; `launched` is the pid of an agent this process spawned.
     /// Without `sameProgram` (a client that is not kc itself, such as a program linking the
     /// Security module), only the uids and TracerPid are checked.
-    /// - Throws: `Verdict`.
+    /// - Throws: `Verdict`; errSecIO when the peer has exited meanwhile (an agent killed
+    ///   mid-request): nothing is sent to it, and no one is called an impostor for dying.
     package static func verify(_ socket: UnixSocket, launched: pid_t?, sameProgram: Bool = true) throws {
         let peer = try socket.peerCredentials()
         let me = geteuid()
         guard peer.uid == me else { throw Verdict.refused("it runs as uid \(peer.uid), not as you") }
         guard peer.pid > 0, let status = readStatus(peer.pid) else {
+            try checkStillRunning(peer.pid)
             throw Verdict.refused("its process (pid \(peer.pid)) cannot be examined")
         }
         guard status.uids.count == 4, status.uids.allSatisfy({ $0 == me }) else {
@@ -57,10 +59,20 @@ package enum AgentPeer {
         }
         let why = errno
         guard why == EACCES || why == EPERM else {
+            try checkStillRunning(peer.pid)
             throw Verdict.refused("pid \(peer.pid)'s program cannot be examined: \(String(cString: strerror(why)))")
         }
         // Hidden because the peer is non-dumpable, as the real agent is.
         guard let launched, launched == peer.pid else { throw Verdict.unverifiable(pid: peer.pid) }
+    }
+
+    /// errSecIO when `pid` no longer exists (its /proc folder is gone).
+    private static func checkStillRunning(_ pid: Int32) throws {
+        var st = stat()
+        if pid > 0 && stat("/proc/\(pid)", &st) != 0 && errno == ENOENT {
+            throw KeychainError(errSecIO, "the kc agent (pid \(pid)) exited during the request; nothing was sent",
+                                hint: "run the command again (kc unlock first if the keychain was unlocked)", cause: .errno(ENOENT))
+        }
     }
 
     /// The uids and TracerPid lines of `/proc/PID/status` (readable for any process).
