@@ -51,9 +51,11 @@ extension ImportRequest {
     package static func outcomes(_ reply: Any?, count: Int) throws -> [ImportOutcome] {
         let bad = KeychainError(errSecIO, "malformed import reply from the kc agent")
         guard let list = reply as? [Any], list.count == count else { throw bad }
-        return try list.map { element in
+        return try list.enumerated().map { index, element in
             guard let d = element as? [String: Any], let kind = d["outcome"] as? String else { throw bad }
             let of = (d["of"] as? Int).flatMap { $0 >= 0 ? $0 : nil }
+            // "An earlier item of the same import": the report looks it up by that index.
+            if let of, of >= index { throw bad }
             switch kind {
             case "created": return .created
             case "updated": return .updated(duplicateOf: of)

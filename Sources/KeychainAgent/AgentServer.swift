@@ -111,7 +111,9 @@ public final class AgentServer {
         do {
             var payload = try connection.readFrame(until: deadline)
             defer { Sodium.wipe(&payload) }
-            let (version, type, body) = try AgentProtocol.parse(payload)
+            // `parse` copies the body out of the payload: an unlock's password, an add's secret.
+            var (version, type, body) = try AgentProtocol.parse(payload)
+            defer { Sodium.wipe(&body) }
             guard version == AgentProtocol.version else {
                 throw KeychainError(errSecNotAvailable, "the running kc agent speaks protocol \(AgentProtocol.version), this kc \(version)",
                                     hint: "restart it: kc agent --stop && kc unlock")

@@ -8,9 +8,19 @@ import Glibc
 
 /// Dates as kc writes them.
 public enum ISO8601 {
-    /// `2026-11-22T06:34:35Z` (UTC, whole seconds).
+    /// The seconds since 1970 of 0001-01-01T00:00:00Z and of 9999-12-31T23:59:59Z.
+    static let representable: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799
+
+    /// `2026-11-22T06:34:35Z` (UTC, whole seconds). A date outside the years 1–9999, or not
+    /// a number at all (NaN, infinite), is written as its seconds since 2001 instead: such a
+    /// value reaches kc as raw bits (from the agent, from an item another program stored),
+    /// and converting it to `time_t` would trap.
     public static func string(_ date: Date) -> String {
-        var t = time_t(date.timeIntervalSince1970.rounded(.down))
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard representable.contains(seconds) else {   // false for NaN too
+            return "not a date (\(date.timeIntervalSinceReferenceDate) s since 2001)"
+        }
+        var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
