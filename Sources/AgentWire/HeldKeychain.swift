@@ -1,4 +1,9 @@
 import KeychainCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One keychain the agent holds unlocked, as the `status` request answers it
 /// (`docs/protocol.md` §3): seconds left until it locks.
@@ -28,6 +33,8 @@ public struct HeldKeychain: Equatable, Sendable {
     /// list of dictionaries.
     package static func list(_ value: Any?) throws -> [HeldKeychain] {
         let bad = KeychainError(errSecIO, "malformed status answer from the kc agent")
+        // An agent built before kc encoded empty lists as lists sent empty data for none.
+        if let data = value as? Data, data.isEmpty { return [] }
         guard let list = value as? [Any] else { throw bad }
         return try list.map { element in
             guard let d = element as? [String: Any] else { throw bad }

@@ -137,6 +137,16 @@ import AgentWire
         }
     }
 
+    /// An agent built before empty lists travelled as lists answered "nothing held" with
+    /// empty data (`00 00 00 00 02`): still read as an empty list, anything else refused.
+    @Test func anOlderAgentsEmptyStatusReadsAsNothingHeld() throws {
+        let old = AgentProtocol.frame(type: 0x80, body: [2, 0, 0, 0, 0])
+        guard case .ok(let value) = try AgentReply.decode(Array(old.dropFirst(4))) else { Issue.record("not ok"); return }
+        #expect(try HeldKeychain.list(value) == [])
+        #expect(throws: KeychainError.self) { try HeldKeychain.list(Data([1])) }
+        #expect(throws: KeychainError.self) { try HeldKeychain.list("a string") }
+    }
+
     @Test func aReplyOfTheWrongShapeForItsRequestIsRefused() throws {
         let (_, payload) = try Self.vector("reply-ok-data")
         guard case .ok(let value) = try AgentReply.decode(payload) else { Issue.record("not ok"); return }
