@@ -1,12 +1,12 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// The targets are the layers of docs/design.md ("Targets"); a target may import only what
-// it lists here, and LayerTests fails when a source file imports anything else.
+// The targets are the layers of docs/design.md ("Targets and layers"); a target may import
+// only what it lists here, and LayerTests fails when a source file imports anything else.
 //
 //   kc (executable) ──► KeychainClient ──► AgentWire ──► POSIXSupport ──► KeychainCore ──► CSodium, CSQLite
-//        │      └─────► KeychainAgent ───┘
-//        └────────────► KeychainFormats ─────────────────────────────────► KeychainCore
+//        │      └─────► KeychainAgent ───┘      (only Commands/Agent.swift imports KeychainAgent)
+//        └────────────► KeychainFormats ──────────────► POSIXSupport
 //   Security ─────────► KeychainClient
 let package = Package(
     name: "kc",
