@@ -66,13 +66,26 @@ package enum AgentPeer {
         guard let launched, launched == peer.pid else { throw Verdict.unverifiable(pid: peer.pid) }
     }
 
-    /// errSecIO when `pid` no longer exists (its /proc folder is gone).
+    /// errSecIO when `pid` has exited: its /proc entry is gone, or it is a zombie (dead,
+    /// not yet reaped, so its program cannot be examined any more).
     private static func checkStillRunning(_ pid: Int32) throws {
-        var st = stat()
-        if pid > 0 && stat("/proc/\(pid)", &st) != 0 && errno == ENOENT {
-            throw KeychainError(errSecIO, "the kc agent (pid \(pid)) exited during the request; nothing was sent",
-                                hint: "run the command again (kc unlock first if the keychain was unlocked)", cause: .errno(ENOENT))
-        }
+        guard pid > 0, hasExited(pid) else { return }
+        throw KeychainError(errSecIO, "the kc agent (pid \(pid)) exited during the request; nothing was sent",
+                            hint: "run the command again (kc unlock first if the keychain was unlocked)")
+    }
+
+    /// Whether `/proc/PID/stat` is gone or gives the state Z (zombie) or X (dead).
+    private static func hasExited(_ pid: Int32) -> Bool {
+        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT || errno == ESRCH }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let n = read(fd, &buffer, buffer.count)
+        guard n > 0 else { return n == 0 || errno == ESRCH }
+        // "pid (comm) S …": the state follows the last ')' (comm may hold parentheses).
+        guard let close = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")), close + 2 < n else { return false }
+        let state = buffer[close + 2]
+        return state == UInt8(ascii: "Z") || state == UInt8(ascii: "X")
     }
 
     /// The uids and TracerPid lines of `/proc/PID/status` (readable for any process).

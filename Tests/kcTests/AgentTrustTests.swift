@@ -15,9 +15,14 @@ import Testing
         import socket, os, sys, ctypes
         if sys.argv[3] == "nondumpable":
             ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE 0, as the real agent
+        zombie = sys.argv[3] == "zombie"
+        if zombie and os.fork() > 0:   # the first process stays, never reaping its child
+            import time; time.sleep(25); sys.exit(0)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.bind(sys.argv[1])
         s.listen(8)
+        if zombie and os.fork() > 0:   # the listener exits (a zombie); its child serves on
+            os._exit(0)
         out = open(sys.argv[2], "a")
         print("ready", file=out, flush=True)
         s.settimeout(20)
@@ -53,7 +58,7 @@ import Testing
         """
 
     /// Starts the impostor at the home's socket path (as `uid` when given) and waits for it.
-    func startImpostor(_ h: KCHome, nondumpable: Bool = false, holds: Bool = false, keychain: String = "",
+    func startImpostor(_ h: KCHome, nondumpable: Bool = false, zombie: Bool = false, holds: Bool = false, keychain: String = "",
                        asUser: String = "") throws -> String {
         let dir = h.directory + "/agent"
         if !FileManager.default.fileExists(atPath: dir) {
@@ -65,7 +70,7 @@ import Testing
         let script = h.directory + "/impostor.py"
         try Self.impostor.write(toFile: script, atomically: true, encoding: .utf8)
         let out = try Spawn.run(["/bin/sh", "-c", """
-            \(asUser) nohup python3 '\(script)' '\(dir)/agent.sock' '\(log)' \(nondumpable ? "nondumpable" : "dumpable") \(holds ? "holds" : "empty") \(keychain.isEmpty ? "" : "'\(keychain)'") >/dev/null 2>&1 &
+            \(asUser) nohup python3 '\(script)' '\(dir)/agent.sock' '\(log)' \(zombie ? "zombie" : nondumpable ? "nondumpable" : "dumpable") \(holds ? "holds" : "empty") \(keychain.isEmpty ? "" : "'\(keychain)'") >/dev/null 2>&1 &
             for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
             """], environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0, "the impostor did not start: \(out.stderr)")
@@ -79,6 +84,20 @@ import Testing
     }
 
     func hex(_ s: String) -> String { Array(s.utf8).map { String(format: "%02x", $0) }.joined() }
+
+    /// The process that listens at the socket has exited (a zombie, its listening socket
+    /// served on by a child): its program can no longer be examined. `kc add` says the
+    /// agent exited (errSecIO, exit 220), not that it is an impostor, and sends nothing.
+    @Test func aListenerThatHasExitedIsAnExitedAgentAndGetsNoSecret() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let log = try startImpostor(h, zombie: true, holds: true, keychain: h.defaultKeychain)
+        let secret = "s3cret-for-no-one"
+        let out = try h.kc(["add", "-s", "svc", "-a", "me"], stdin: Data(secret.utf8))
+        #expect(out.status == 220, "\(out.stderr)")
+        #expect(out.stderr.contains("exited during the request") && out.stderr.contains("nothing was sent"), "\(out.stderr)")
+        #expect(!received(log).contains { $0.contains(hex(secret)) }, "the secret reached it")
+    }
 
     /// A same-uid process bound at the agent's socket while the keychain is locked gets no
     /// password from `kc unlock`: it is not the kc executable. Exit 22, nothing sent.
