@@ -59,6 +59,9 @@ package enum AgentPeer {
         }
         let why = errno
         guard why == EACCES || why == EPERM else {
+            // A user process always has a program; the kernel answers ENOENT only once the
+            // process is tearing itself down (killed, before it is even a zombie) or gone.
+            if why == ENOENT { throw exited(peer.pid) }
             try checkStillRunning(peer.pid)
             throw Verdict.refused("pid \(peer.pid)'s program cannot be examined: \(String(cString: strerror(why)))")
         }
@@ -70,8 +73,13 @@ package enum AgentPeer {
     /// not yet reaped, so its program cannot be examined any more).
     private static func checkStillRunning(_ pid: Int32) throws {
         guard pid > 0, hasExited(pid) else { return }
-        throw KeychainError(errSecIO, "the kc agent (pid \(pid)) exited during the request; nothing was sent",
-                            hint: "run the command again (kc unlock first if the keychain was unlocked)")
+        throw exited(pid)
+    }
+
+    /// The error for a peer that exited during the request.
+    private static func exited(_ pid: Int32) -> KeychainError {
+        KeychainError(errSecIO, "the kc agent (pid \(pid)) exited during the request; nothing was sent",
+                      hint: "run the command again (kc unlock first if the keychain was unlocked)")
     }
 
     /// Whether `/proc/PID/stat` is gone or gives the state Z (zombie) or X (dead).
