@@ -51,7 +51,11 @@ import KCTestSupport
         out = try h.kc(["run", "--", "/bin/sh", "-c", "kill -TERM $$"])
         #expect(out.status == 143, "death by SIGTERM is 128+15")
         out = try h.kc(["run", "--", "/no/such/command"])
-        #expect(out.status == 206 && out.stderr.contains("cannot run /no/such/command"), "\(out.stderr)")
+        #expect(out.status == 127 && out.stderr.contains("cannot run /no/such/command"), "issue 21: the shell's 127: \(out.stderr)")
+        out = try h.kc(["run", "--", "nosuchcommand-kc-test"])
+        #expect(out.status == 127, "\(out.stderr)")
+        out = try h.kc(["run", "--", h.directory])   // a folder: found, cannot be run
+        #expect(out.status == 126 && out.stderr.contains("cannot run"), "\(out.stderr)")
         out = try h.kc(["run", "echo"])
         #expect(out.status == 2, "the command comes after --")
     }

@@ -132,4 +132,24 @@ import KCTestSupport
         #expect(s.status == 206, "\(s.screen)")
         #expect(try h.kc(["find", "--all"], password: KCHome.password).status == 44)
     }
+
+    /// Issue 21: `kc delete --all` with nothing to narrow it asks at a terminal, showing the
+    /// count; "n" keeps everything, "y" deletes and says how many went.
+    @Test func deleteAllWithoutAFilterAsksFirst() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        for name in ["one", "two", "three"] {
+            #expect(try h.kc(["add", "-s", name, "-w", "s-" + name], password: KCHome.password).status == 0)
+        }
+        var s = try drive(h, ["delete", "--all"], [["expect", "Delete all 3 generic items of"], ["send", "n\n"]],
+                          env: ["KC_PASSWORD": KCHome.password])
+        #expect(s.status == Int(UInt8(truncatingIfNeeded: errSecUserCanceled)), "\(s.screen)")
+        #expect(s.screen.contains("nothing was deleted"))
+        #expect(try h.kc(["find", "--all"], password: KCHome.password).stdout.components(separatedBy: "class: generic").count == 4)
+        s = try drive(h, ["delete", "--all"], [["expect", "Delete all 3 generic items of"], ["send", "y\n"]],
+                      env: ["KC_PASSWORD": KCHome.password])
+        #expect(s.status == 0, "\(s.screen)")
+        #expect(s.screen.contains("kc: deleted 3 items"))
+        #expect(try h.kc(["find", "--all"], password: KCHome.password).status == 44)
+    }
 }

@@ -10,7 +10,9 @@ struct Delete: ParsableCommand {
           kc delete -s github.com -a alice
           kc delete --class internet -s example.com --all
         Refuses to delete more than one item unless --all is given, and says how many matched.
-        Exit 44 when nothing matches.
+        --all with no attribute to narrow it (every item of the class) asks on a terminal,
+        showing the count; without a terminal it needs --yes (exit 206 otherwise).
+        --all reports how many items went. Exit 44 when nothing matches.
         """
     )
 
@@ -20,11 +22,25 @@ struct Delete: ParsableCommand {
     @Flag(help: "Delete every matching item (otherwise more than one match is refused).")
     var all = false
 
+    @Flag(help: "With --all and no attribute: delete every item of the class without asking.")
+    var yes = false
+
     func run() throws {
         try item.checkFitsClass()
         let keychain = try Session.open(self.keychain.choice)
         let query = item.query
-        try Guard.matches(keychain, query: query, item: item, all: all, verb: "delete")
-        try keychain.delete(query)
+        let count = try Guard.matches(keychain, query: query, item: item, all: all, verb: "delete")
+        if all && !item.hasConditions && !yes {
+            let what = "all \(count) \(item.fields.itemClass.rawValue) item\(count == 1 ? "" : "s") of \(keychain.path)"
+            guard Terminal.isAvailable else {
+                throw KeychainError(errSecParam, "kc delete --all with no attribute would delete \(what); nothing was deleted",
+                                    hint: "narrow it with -s, -a or -l, or add --yes to delete them all")
+            }
+            guard try Terminal.confirm("Delete \(what)? [y/N] ") else {
+                throw KeychainError(errSecUserCanceled, "nothing was deleted")
+            }
+        }
+        let deleted = try keychain.delete(query)
+        if all { Report.note("deleted \(deleted) item\(deleted == 1 ? "" : "s")") }
     }
 }

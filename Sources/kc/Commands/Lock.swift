@@ -14,6 +14,7 @@ struct Lock: ParsableCommand {
           kc lock
           kc lock --all
         After it, commands need the password again (exit 36 when they cannot ask).
+        A keychain that does not exist is exit 50 (a typo must not pass for a lock).
         """
     )
 
@@ -27,6 +28,7 @@ struct Lock: ParsableCommand {
         if all {
             try client.lock(path: nil)
         } else {
+            try Session.checkExists(keychain.path)
             try client.lock(path: KeychainLocation.realPath(keychain.path))
         }
     }

@@ -4,7 +4,9 @@ import KeychainClient
 /// The command line's care over Apple's defaults: update and delete act on one item
 /// unless --all says otherwise.
 enum Guard {
-    static func matches(_ keychain: KeychainSession, query: [String: Any], item: ItemOptions, all: Bool, verb: String) throws {
+    /// Checks that something matches, and only one item unless `all`. - Returns: the count.
+    @discardableResult
+    static func matches(_ keychain: KeychainSession, query: [String: Any], item: ItemOptions, all: Bool, verb: String) throws -> Int {
         var counting = query
         counting[kSecMatchLimit] = kSecMatchLimitAll
         let count = try keychain.count(counting)
@@ -16,5 +18,6 @@ enum Guard {
             throw KeychainError(errSecParam, "\(count) items match \(item.summary); kc \(verb) changes one unless --all is given",
                                 hint: "narrow the query with more attributes, or add --all")
         }
+        return count
     }
 }

@@ -29,6 +29,28 @@ enum Terminal {
     static var stdinIsTerminal: Bool { isatty(0) == 1 }
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
 
+    /// Asks a yes/no question on the terminal (echo on); true only for "y" or "yes".
+    /// - Throws: errSecInteractionNotAllowed when there is no terminal to ask on.
+    static func confirm(_ prompt: String) throws -> Bool {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0, tcgetpgrp(fd) == getpgrp() else {
+            if fd >= 0 { close(fd) }
+            throw KeychainError(errSecInteractionNotAllowed, "there is no terminal to ask on")
+        }
+        defer { close(fd) }
+        Report.writeAll(fd, Array(prompt.utf8))
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while line.count < 64 {
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 || byte == 0x0A { break }
+            line.append(byte)
+        }
+        let answer = String(decoding: line, as: UTF8.self).trimmingSpaces.lowercased()
+        return answer == "y" || answer == "yes"
+    }
+
     /// Asks for a secret with echo off. - Throws: errSecInteractionNotAllowed when there is
     /// no terminal to ask on, errSecUserCanceled on end of input.
     static func readSecret(prompt: String) throws -> SecureBytes {

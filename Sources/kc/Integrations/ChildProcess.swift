@@ -18,7 +18,8 @@ private func forwardSignal(_ signal: Int32, _ info: UnsafeMutablePointer<siginfo
 }
 
 /// Starts a command with an environment, forwards signals, optionally masks its output,
-/// and returns the exit status kc should give (128+N for death by signal N).
+/// and returns the exit status kc should give (128+N for death by signal N; 127 when the
+/// command is not found, 126 when it cannot be started, as a shell says).
 enum ChildProcess {
     static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
 
@@ -82,7 +83,11 @@ enum ChildProcess {
         for fd in [outPipe[1], errPipe[1]] where fd >= 0 { close(fd) }
         guard rc == 0 else {
             for fd in [outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
-            throw KeychainError(rc == ENOENT ? errSecParam : errSecIO, "cannot run \(command[0]): \(String(cString: strerror(rc)))", cause: .errno(rc))
+            // The shell's meanings: 127 not found, 126 found but not executable.
+            let error = KeychainError(rc == ENOENT ? errSecParam : errSecIO, "cannot run \(command[0]): \(String(cString: strerror(rc)))",
+                                      hint: rc == ENOENT ? "check the command's name and PATH" : nil, cause: .errno(rc))
+            Report.err(Report.lines(error))
+            return rc == ENOENT ? 127 : 126
         }
         runChild = pid
         if runPendingSignal != 0 { kill(pid, runPendingSignal) }
