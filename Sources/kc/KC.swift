@@ -68,6 +68,10 @@ struct KC: ParsableCommand {
             if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
                 try find.run()
             } else {
+                if arguments.count > 1, let message = CommandSuggestion.message(for: arguments[1]) {
+                    Report.usage(message)
+                    Startup.exit(2)
+                }
                 var command = try parseAsRoot(ValueOptions.attachingDashDash(Array(arguments.dropFirst())))
                 try command.run()
             }

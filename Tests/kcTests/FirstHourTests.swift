@@ -33,4 +33,35 @@ import KCTestSupport
         #expect(out.status == 0 && out.stderr == "kc: deleted 2 items\n", "\(out.stderr)")
         #expect(try h.kc(["find", "--all"], password: KCHome.password).status == 44)
     }
+
+    /// `kc ad -s x` said "Unknown option '-s'"; `kc ls` "Unexpected argument".
+    @Test func aMistypedCommandIsNamedWithTheNearestOne() throws {
+        let h = try KCHome()
+        var out = try h.kc(["ad", "-s", "x"])
+        #expect(out.status == 2 && out.stderr.hasPrefix("kc: unknown command 'ad'; did you mean 'add'?"), "\(out.stderr)")
+        out = try h.kc(["fnd", "-s", "x", "-w"])
+        #expect(out.status == 2 && out.stderr.contains("did you mean 'find'?"), "\(out.stderr)")
+        out = try h.kc(["ls"])
+        #expect(out.status == 2 && out.stderr.contains("unknown command 'ls'") && out.stderr.contains("kc find --all"), "\(out.stderr)")
+        out = try h.kc(["xyzzy"])
+        #expect(out.status == 2 && out.stderr.contains("unknown command 'xyzzy'") && !out.stderr.contains("did you mean"), "\(out.stderr)")
+        #expect(try h.kc(["help", "find"]).status == 0, "help still works")
+    }
+
+    /// `kc find -k /etc/passwd` suggested `chmod 600 /etc/passwd`: a file that is not a
+    /// keychain is exit 93, "not a kc keychain", never a chmod hint.
+    @Test func aFileThatIsNotAKeychainGetsNoChmodHint() throws {
+        let h = try KCHome()
+        let notes = h.directory + "/passwd-like"
+        try Data("root:x:0:0:root:/root:/bin/bash\n".utf8).write(to: URL(fileURLWithPath: notes))
+        chmod(notes, 0o644)
+        let out = try h.kc(["find", "-k", notes, "-s", "x"], password: "pw")
+        #expect(out.status == 93, "\(out.stderr)")
+        #expect(out.stderr.contains("is not a kc keychain") && !out.stderr.contains("chmod"), "\(out.stderr)")
+        // A real keychain made readable by others still gets the chmod advice.
+        try h.createKeychain()
+        chmod(h.defaultKeychain, 0o644)
+        let shared = try h.kc(["find", "-s", "x"], password: KCHome.password)
+        #expect(shared.status == 206 && shared.stderr.contains("chmod 600"), "\(shared.stderr)")
+    }
 }

@@ -50,6 +50,12 @@ package enum FileSafety {
             throw KeychainError(errSecParam, "\(path) belongs to uid \(st.st_uid), not to you",
                                 hint: "a keychain is opened only by its owner")
         }
+        // A file of yours that is not even an SQLite database (a typo such as a text file)
+        // is named as such before any mode advice: `chmod` would be the wrong hint.
+        if st.st_mode & 0o077 != 0, hasDatabaseHeader(path) == false {
+            throw KeychainError(errSecDecode, "\(path) is not a kc keychain (no database header)",
+                                hint: "check the path given with -k or KC_KEYCHAIN")
+        }
         guard st.st_mode & 0o077 == 0 else {
             throw KeychainError(errSecParam,
                                 "\(path) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
@@ -96,6 +102,17 @@ package enum FileSafety {
             throw KeychainError(errSecParam, "\(dir) is on \(name); kc keychains need a local file system",
                                 hint: "keep the keychain on a local disk (KC_KEYCHAIN or -k)")
         }
+    }
+
+    /// Whether the file starts with SQLite's header; nil when it cannot be read.
+    private static func hasDatabaseHeader(_ path: String) -> Bool? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let n = header.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
+        guard n >= 0 else { return nil }
+        return n == 16 && header == Array("SQLite format 3".utf8) + [0]
     }
 
     private static func checkMagic(_ path: String, size: Int) throws {
