@@ -32,6 +32,7 @@ struct Add: ParsableCommand {
     var kdf: KDFProfile = .moderate
 
     func validate() throws {
+        try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin)
         if (item.itemClass == .certificate || item.itemClass == .key) && secret.dataFile == nil {
             throw ValidationError("a \(item.itemClass.rawValue) is added from a file: --data-file PATH")
         }

@@ -31,6 +31,10 @@ struct Update: ParsableCommand {
     @Option(parsing: .unconditional, help: "New account name.") var newAccount: String?
     @Option(parsing: .unconditional, help: "New service (the server, for internet passwords).") var newService: String?
 
+    func validate() throws {
+        if attributeChanges.isEmpty { try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin) }
+    }
+
     var attributeChanges: [String: Any] {
         var c: [String: Any] = [:]
         c[kSecAttrLabel] = newLabel

@@ -41,6 +41,13 @@ struct SecretOptions: ParsableArguments {
     /// Whether a source was named on the command line.
     var isGiven: Bool { secret != nil || dataFile != nil }
 
+    /// Refuses `--password-stdin` when the secret would come from stdin too (piped, with
+    /// neither -w nor --data-file): the two cannot share it.
+    func checkStdinIsNotShared(passwordStdin: Bool) throws {
+        guard passwordStdin, secret == nil, dataFile == nil, !Terminal.stdinIsTerminal else { return }
+        throw ValidationError("--password-stdin and a secret on stdin cannot share stdin: give the secret with -w or --data-file, or the password with --password-file or KC_PASSWORD")
+    }
+
     /// Reads the secret. - Parameters: `confirm` asks twice at a prompt; `stdinTaken` when
     /// stdin carries the keychain password.
     func read(confirm: Bool, stdinTaken: Bool) throws -> SecureBytes {
