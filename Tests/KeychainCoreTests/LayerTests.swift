@@ -46,7 +46,10 @@ import Testing
         for case let relative as String in walker where relative.hasSuffix(".swift") {
             guard let text = try? String(contentsOfFile: base + "/" + relative, encoding: .utf8) else { continue }
             let lines = text.components(separatedBy: "\n")
+            var inLiteral = false   // inside a multi-line string literal (a script, not Swift)
             for line in lines {
+                if line.components(separatedBy: "\"\"\"").count % 2 == 0 { inLiteral.toggle(); continue }
+                if inLiteral { continue }
                 let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
                 guard let i = words.firstIndex(of: "import"), i + 1 < words.count,
                       words[..<i].allSatisfy({ $0.hasPrefix("@") || ["public", "package", "internal"].contains($0) }) else { continue }

@@ -8,80 +8,16 @@ import Testing
 
 /// Issue 15, item 7: the password goes only to the real kc agent.
 @Suite struct AgentTrustTests {
-    /// A same-uid listener at the socket that records every byte it receives, answering
-    /// each frame with "ok" and a status list, empty or claiming one keychain (as a careful
-    /// impostor would). It logs "ready", then one "received N HEX" per connection.
-    static let impostor = """
-        import socket, os, sys, ctypes
-        if sys.argv[3] == "nondumpable":
-            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE 0, as the real agent
-        zombie = sys.argv[3] == "zombie"
-        if zombie and os.fork() > 0:   # the first process stays, never reaping its child
-            import time; time.sleep(25); sys.exit(0)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.bind(sys.argv[1])
-        s.listen(8)
-        if zombie and os.fork() > 0:   # the listener exits (a zombie); its child serves on
-            os._exit(0)
-        out = open(sys.argv[2], "a")
-        print("ready", file=out, flush=True)
-        s.settimeout(20)
-        while True:
-            try:
-                c, _ = s.accept()
-            except socket.timeout:
-                break
-            c.settimeout(2)
-            data = b""
-            try:
-                while True:
-                    chunk = c.recv(65536)
-                    if not chunk: break
-                    data += chunk
-                    if len(data) >= 4 and len(data) >= 4 + int.from_bytes(data[:4], "big"): break
-            except Exception:
-                pass
-            print("received", len(data), data.hex(), file=out, flush=True)
-            try:
-                # ok (0x80) with a status list: empty, or one entry ("I hold a keychain",
-                # naming argv[5] when given)
-                def lp(b): return len(b).to_bytes(4, "big") + b
-                entry = bytes([7]) + (0).to_bytes(4, "big")
-                if len(sys.argv) > 5:
-                    entry = bytes([7]) + (1).to_bytes(4, "big") + lp(b"path") + bytes([1]) + lp(sys.argv[5].encode())
-                body = bytes([6]) + (1).to_bytes(4, "big") + entry if sys.argv[4] == "holds" else bytes([6]) + (0).to_bytes(4, "big")
-                payload = (\(AgentProtocol.version)).to_bytes(2, "big") + bytes([0x80]) + body   # the protocol version, as the real agent
-                c.sendall(len(payload).to_bytes(4, "big") + payload)
-            except Exception:
-                pass
-            c.close()
-        """
-
-    /// Starts the impostor at the home's socket path (as `uid` when given) and waits for it.
+    /// Starts an `AgentImpostor` at the home's socket: dumpable, non-dumpable or a zombie
+    /// listener; its status empty, or claiming one keychain (`keychain` when given).
     func startImpostor(_ h: KCHome, nondumpable: Bool = false, zombie: Bool = false, holds: Bool = false, keychain: String = "",
                        asUser: String = "") throws -> String {
-        let dir = h.directory + "/agent"
-        if !FileManager.default.fileExists(atPath: dir) {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-            if !asUser.isEmpty { #expect(chown(dir, 65534, 65534) == 0) }
-        }
-        let log = h.directory + "/impostor.log"
-        try FileManager.default.removeItem(atPath: log, ifExists: true)
-        let script = h.directory + "/impostor.py"
-        try Self.impostor.write(toFile: script, atomically: true, encoding: .utf8)
-        let out = try Spawn.run(["/bin/sh", "-c", """
-            \(asUser) nohup python3 '\(script)' '\(dir)/agent.sock' '\(log)' \(zombie ? "zombie" : nondumpable ? "nondumpable" : "dumpable") \(holds ? "holds" : "empty") \(keychain.isEmpty ? "" : "'\(keychain)'") >/dev/null 2>&1 &
-            for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
-            """], environment: ["PATH": "/usr/bin:/bin"])
-        #expect(out.status == 0, "the impostor did not start: \(out.stderr)")
-        return log
+        try AgentImpostor.start(h, kind: zombie ? .zombie : nondumpable ? .nondumpable : .dumpable, holds: holds ? keychain : nil,
+                                version: AgentProtocol.version, asUser: asUser)
     }
 
     /// What the impostor received, as hex, one entry per connection.
-    func received(_ log: String) -> [String] {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
-            .filter { $0.hasPrefix("received") }.map { String($0.split(separator: " ").dropFirst(2).first ?? "") }
-    }
+    func received(_ log: String) -> [String] { AgentImpostor.received(log) }
 
     func hex(_ s: String) -> String { Array(s.utf8).map { String(format: "%02x", $0) }.joined() }
 
