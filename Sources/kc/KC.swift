@@ -50,11 +50,15 @@ struct KC: ParsableCommand {
         do {
             try Startup.checkArgumentsAreUTF8()
             // `kc find`, the command scripts repeat, skips ArgumentParser's start-up cost.
-            let arguments = CommandLine.arguments
+            var arguments = CommandLine.arguments
             // The credential helpers: by the name kc was started under, or a hidden subcommand.
             let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
+            // `kc -k work backup DEST`: the keychain options before the subcommand.
+            if arguments.count > 1, arguments[1].hasPrefix("-") {
+                arguments = try [arguments[0]] + LeadingOptions.moved(arguments.dropFirst())
+            }
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
             // `kc read REF` alone, as scripts repeat it: the same shortcut.

@@ -347,9 +347,13 @@ import KCTestSupport
         let pw = KCHome.password
         try "name,url,username,password\n\u{1B}]52;c;aGk=\u{07}evil,https://x.example.com,\u{1B}[2Jacct,p\n,myapp://bob:hunter2@host/x,,pw2\n"
             .write(toFile: h.directory + "/esc.csv", atomically: true, encoding: .utf8)
-        // No keychain yet: a dry run does not create one.
+        // No keychain yet: a dry run reports what the import would do (into an empty
+        // keychain in memory) and creates none, not even its folder; a named one is exit 50.
         var out = try h.kc(["import", "--dry-run", h.directory + "/esc.csv"], password: pw)
-        #expect(out.status == 50 && !FileManager.default.fileExists(atPath: h.defaultKeychain), "\(out.stderr)")
+        #expect(out.status == 0 && out.stderr.contains("does not exist yet"), "\(out.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: h.directory + "/data"), "no keychain, no folder")
+        out = try h.kc(["import", "--dry-run", "-k", "work", h.directory + "/esc.csv"], password: pw)
+        #expect(out.status == 50, "\(out.stderr)")
         try h.createKeychain()
         out = try h.kc(["import", "--dry-run", h.directory + "/esc.csv"], password: pw)
         #expect(out.status == 0, "\(out.stderr)")

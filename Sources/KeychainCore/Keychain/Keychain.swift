@@ -68,6 +68,16 @@ public final class Keychain {
         }
     }
 
+    /// An empty keychain that lives only in this process's memory, under a random key no
+    /// password derives: a dry run of an import into a keychain that does not exist yet
+    /// runs on it, so it reports what the real run would, and no file is created.
+    /// - Parameter path: the path the real keychain would have, for messages.
+    public static func emptyInMemory(standingFor path: String) throws -> Keychain {
+        try Sodium.ensureReady()
+        let store = try SQLiteItemStore(inMemory: ())
+        return try create(in: store, path: path, kdf: KDFParameters(profile: .interactive), kek: KeyHierarchy.newMasterKey())
+    }
+
     /// Writes a new keychain's header into `store` (new and empty), its master key wrapped
     /// under `kek` (derived from the password with `kdf`).
     package static func create(in store: any ItemStore, path: String, kdf: KDFParameters, kek: SymmetricKey) throws -> Keychain {

@@ -13,12 +13,20 @@ public enum KeychainLocation {
         return (environment("HOME") ?? "/") + "/.local/share/kc"
     }
 
-    /// A path stays a path (anything with a slash); a bare NAME is `directory/NAME.keychain-db`;
-    /// nil or empty is the default keychain, `directory/login.keychain-db`.
+    /// The one rule for every place kc takes a keychain (`-k`, `KC_KEYCHAIN`, `kc create`,
+    /// `kc backup`'s DEST, `--allow-keychain`, references): a value with a slash, or ending in
+    /// `.keychain-db`, is a path (relative ones to the working folder); any other value is a
+    /// NAME, `directory/NAME.keychain-db`; nil or empty is the default keychain,
+    /// `directory/login.keychain-db`.
     public static func resolve(_ value: String?) -> String {
         guard let value, !value.isEmpty else { return directory + "/login.keychain-db" }
-        if value.contains("/") { return value }
-        return directory + "/" + (value.hasSuffix(".keychain-db") ? value : value + ".keychain-db")
+        if isPath(value) { return value }
+        return directory + "/" + value + ".keychain-db"
+    }
+
+    /// Whether `value` names a file rather than a keychain in `directory` (see `resolve`).
+    public static func isPath(_ value: String) -> Bool {
+        value.contains("/") || value.hasSuffix(".keychain-db")
     }
 
     /// The keychain chosen by `$KC_KEYCHAIN`, else the default one.

@@ -17,7 +17,7 @@ package struct ItemQuery {
     /// Largest secret kc stores (errSecDataTooLarge above it).
     static let maxDataBytes = 16 << 20
     /// Largest single attribute value.
-    static let maxAttributeBytes = 64 << 10
+    package static let maxAttributeBytes = 64 << 10
     /// Apple refuses a dictionary with more keys than this (errSecParam).
     static let maxKeys = 128
 

@@ -40,7 +40,16 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func isStillTheOpenedFile() -> Bool {
-        Self.identity(of: database.path) == fileIdentity
+        database.path == ":memory:" || Self.identity(of: database.path) == fileIdentity
+    }
+
+    /// A new, empty keychain store in memory (no file is ever written): what a dry run works
+    /// on when the keychain it would fill does not exist yet. The caller writes the header.
+    package init(inMemory: Void) throws {
+        database = try Database.inMemory()
+        try database.exec("PRAGMA application_id = \(Migrations.applicationID)")
+        try Migrations.migrate(database)
+        try checkSchema()
     }
 
     /// Refuses a file whose schema is not exactly the one kc writes: an extra or changed

@@ -24,7 +24,7 @@ struct Backup: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Argument(help: ArgumentHelp("Where to write the backup (a path; its folder must be private).", valueName: "dest"))
+    @Argument(help: ArgumentHelp("Where to write the backup: a path (with a / or ending in .keychain-db; its folder must be private), or a NAME for ~/.local/share/kc/NAME.keychain-db.", valueName: "dest"))
     var destination: String
 
     @Flag(help: "Replace DEST if it exists (a regular file only).")
@@ -37,7 +37,7 @@ struct Backup: ParsableCommand {
     func run() throws {
         let handle = try Session.open(keychain.choice)
         // Absolute: the agent, which may make the copy, has another working folder.
-        var target = destination
+        var target = KeychainLocation.resolve(destination)
         if !target.hasPrefix("/") {
             guard let cwd = getcwd(nil, 0) else { throw KeychainError(errSecIO, "cannot read the current folder") }
             target = String(cString: cwd) + "/" + target

@@ -15,7 +15,7 @@ struct Create: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("A path, or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, login).", valueName: "path|name"))
+    @Argument(help: ArgumentHelp("A path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, login).", valueName: "path|name"))
     var target: String?
 
     @OptionGroup var keychain: KeychainOptions

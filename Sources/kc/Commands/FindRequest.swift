@@ -29,7 +29,7 @@ struct FindRequest: Equatable {
         if secretOnly && (all || limit != nil) { throw ValidationError("-w prints one secret; drop --all / --limit, or use --json -g") }
         if secretOnly && withSecret { throw ValidationError("choose one of -w and -g") }
         if all && limit != nil { throw ValidationError("choose one of --all and --limit") }
-        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be a positive number of items (at least 1)") }
     }
 
     func run() throws {
@@ -41,7 +41,11 @@ struct FindRequest: Equatable {
         if let limit { query[kSecMatchLimit] = limit }
         if ignoreCase { query[kSecMatchCaseInsensitive] = true }
         if secretOnly {
+            // Two, to say so when the query does not choose one item (an import can bring the
+            // same login twice); the first is the one printed, as with a limit of one.
+            query[kSecMatchLimit] = 2
             query[kSecReturnData] = true
+            query[kSecReturnAttributes] = true
         } else {
             query[kSecReturnAttributes] = true
             if withSecret { query[kSecReturnData] = true }
@@ -54,9 +58,11 @@ struct FindRequest: Equatable {
                                 hint: "list what is there with `kc find --all`")
         }
         if secretOnly {
-            guard let data = result as? Data else {
+            let matches = result as? [[String: Any]] ?? []
+            guard let data = matches.first?[kSecValueData] as? Data else {
                 throw KeychainError(errSecItemNotFound, "the item matching \(item.summary) has no secret")
             }
+            if matches.count > 1 { warnAboutSecondMatch(matches[0], matches[1]) }
             printSecret(data)
             return
         }
@@ -78,6 +84,23 @@ struct FindRequest: Equatable {
             }
             Report.out(texts.joined(separator: "\n"))
         }
+    }
+
+    /// Says on stderr that the query matched more than one item and which flags tell the
+    /// first two apart (their names only: values can be private and stderr ends up in CI logs).
+    private func warnAboutSecondMatch(_ first: [String: Any], _ second: [String: Any]) {
+        let flags: [(String, String)] = [
+            (kSecAttrAccount, "-a"), (item.itemClass == .internet ? kSecAttrServer : kSecAttrService, "-s"),
+            (kSecAttrPath, "-p"), (kSecAttrPort, "-P"), (kSecAttrProtocol, "-r"), (kSecAttrSecurityDomain, "-d"),
+            (kSecAttrLabel, "-l"), (kSecAttrDescription, "-D"), (kSecAttrComment, "-j"), (kSecAttrGeneric, "-G"),
+        ]
+        let differing = flags.filter { key, _ in
+            ItemPrinter.textValue(first[key] ?? "", name: key) != ItemPrinter.textValue(second[key] ?? "", name: key)
+        }.map(\.1)
+        var hint = "`kc find \(item.arguments.joined(separator: " ")) --all` lists them"
+        if !differing.isEmpty { hint = "narrow the query with \(differing.joined(separator: ", ")) (they differ there); " + hint }
+        Report.note("warning: more than one item matches \(item.summary); printed the secret of the first")
+        Report.note("hint: " + hint)
     }
 
     /// The secret's exact bytes; a newline only when a person is reading the terminal.

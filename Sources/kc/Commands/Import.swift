@@ -84,8 +84,15 @@ struct Import: ParsableCommand {
                                 hint: "split the file and import the parts")
         }
         let items = entries.flatMap(\.items)
-        // A dry run changes nothing, not even by creating the default keychain.
-        let handle = dryRun ? try Session.open(keychain.choice) : try Session.openOrCreateDefault(keychain.choice, profile: kdf)
+        // A dry run changes nothing, not even by creating the default keychain: where the
+        // real run would create it, the dry run imports into an empty one in memory.
+        let handle: KeychainSession
+        if dryRun && !keychain.choice.isExplicit && !KeychainSession.exists(keychain.path) {
+            handle = KeychainSession(opened: try Keychain.emptyInMemory(standingFor: keychain.path))
+            Report.note("dry run: \(keychain.path) does not exist yet; the import will create it")
+        } else {
+            handle = dryRun ? try Session.open(keychain.choice) : try Session.openOrCreateDefault(keychain.choice, profile: kdf)
+        }
         let showProgress = isatty(2) == 1 && !json && items.count >= 5000
         if showProgress { Report.err("kc: importing \(items.count) items…") }
         let outcomes = try handle.importItems(items, updateExisting: update, dryRun: dryRun, skipInvalid: skipInvalid) { done in

@@ -20,20 +20,20 @@ struct Settings: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
 
     @Option(name: [.customShort("t"), .long], parsing: .unconditional, help: ArgumentHelp("Idle timeout in seconds.", valueName: "seconds"))
-    var timeout: UInt64?
+    var timeout: Int64?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Absolute timeout in seconds.", valueName: "seconds"))
-    var max: UInt64?
+    var max: Int64?
 
     func validate() throws {
-        try validateTimeouts(timeout, max)
+        try validateTimeouts(("-t/--timeout", timeout), ("--max", max))
     }
 
     func run() throws {
         let opened = try Session.openWithPassword(keychain.choice)
         let current = try opened.timeouts()
         if timeout != nil || max != nil {
-            try opened.setTimeouts(idle: timeout ?? current.idle, maximum: max ?? current.maximum)
+            try opened.setTimeouts(idle: timeout.map(UInt64.init) ?? current.idle, maximum: max.map(UInt64.init) ?? current.maximum)
         }
         let now = try opened.timeouts()
         Report.out("idle timeout: \(now.idle) s\nmaximum: \(now.maximum) s\n")

@@ -13,16 +13,34 @@ struct Status: ParsableCommand {
         discussion: """
         Examples:
           kc status
+          kc status -k work                          # one keychain: unlocked (and for how long) or locked
           kc status --json
-        Asking does not reset any idle timer.
+        Asking does not reset any idle timer. With -k, a keychain that does not exist is
+        exit 50; a locked one is exit 0 and prints "locked" (JSON: an empty list).
         """
     )
+
+    @Option(name: [.customShort("k"), .long], parsing: .unconditional, help: ArgumentHelp(
+        "Only this keychain: a path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db.", valueName: "path|name"))
+    var keychain: String?
 
     @Flag(help: "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
     var json = false
 
+    func validate() throws {
+        try KeychainChoice(keychain: keychain).validate()
+    }
+
     func run() throws {
-        let list = try AgentClient().status() ?? []
+        var list = try AgentClient().status() ?? []
+        var chosen: String?
+        if let keychain {
+            let path = KeychainChoice(keychain: keychain).path
+            try Session.checkExists(path)
+            let real = KeychainLocation.realPath(path)
+            list = list.filter { $0.path == real }
+            chosen = real
+        }
         if json {
             let objects = list.map { e in
                 JSON.object([("path", JSON.string(e.path)), ("idle", String(e.idle)), ("maximum", String(e.maximum))])
@@ -31,7 +49,7 @@ struct Status: ParsableCommand {
             return
         }
         if list.isEmpty {
-            Report.out("no keychain is unlocked\n")
+            Report.out(chosen.map { "\($0): locked\n" } ?? "no keychain is unlocked\n")
             return
         }
         for e in list {

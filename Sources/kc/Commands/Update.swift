@@ -48,6 +48,8 @@ struct Update: ParsableCommand {
     func run() throws {
         secret.scrubArgv()
         try item.checkFitsClass()
+        try ValueLength.check([("--new-label", newLabel), ("--new-kind", newKind), ("--new-comment", newComment),
+                               ("--new-account", newAccount), ("--new-service", newService)])
         let keychain = try Session.open(self.keychain.choice)
         try keychain.prepare()
         let query = item.query

@@ -36,8 +36,14 @@ struct ItemFields: Equatable {
         }
     }
 
-    /// Refuses a flag the class does not have (errSecNoSuchAttr, exit 41), naming the flag.
+    /// Refuses a flag the class does not have (errSecNoSuchAttr, exit 41), and a value over
+    /// the size limit (errSecDataTooLarge, exit 42), naming the flag.
     func checkFitsClass() throws {
+        try ValueLength.check([
+            ("-a/--account", account), ("-s/--service", service), ("-l/--label", label), ("-D/--kind", kind),
+            ("-j/--comment", comment), ("-G/--generic", generic), ("-d/--security-domain", securityDomain),
+            ("-p/--path", path), ("--tag", tag),
+        ])
         // Arrays, not sets: `kc find` runs this on every call, and a Set's first use in a
         // static binary costs a scan of the protocol conformances (docs/performance.md).
         let passwords: [CLIClass] = [.generic, .internet]
@@ -95,6 +101,26 @@ struct ItemFields: Equatable {
         let parts = names.compactMap { name, value in value.map { "\(name)=\($0)" } }
         let cls = itemClass == .generic ? "" : "\(itemClass.rawValue) "
         return parts.isEmpty ? "\(cls)any item" : cls + parts.joined(separator: " ")
+    }
+
+    /// The flags that give these fields, as a user would type them (values quoted for the
+    /// shell when they need it), for hints that suggest a command.
+    var arguments: [String] {
+        let flags: [(String, String?)] = [
+            ("-s", service), ("-a", account), ("-l", label), ("-D", kind), ("-j", comment), ("-G", generic),
+            ("-c", creator), ("-C", type), ("-d", securityDomain), ("-p", path), ("-P", port.map(String.init)),
+            ("-r", `protocol`), ("-t", authType), ("--tag", tag),
+        ]
+        let given = flags.compactMap { flag, value in value.map { [flag, Self.shellWord($0)] } }.flatMap { $0 }
+        return (itemClass == .generic ? [] : ["--class", itemClass.rawValue]) + given
+    }
+
+    /// `text` as one shell word: as is when it is plain, else in single quotes.
+    static func shellWord(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./:@%+=,".unicodeScalars.contains($0)
+        }
+        return plain ? text : "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
     /// Whether any attribute narrows the query.

@@ -1,0 +1,42 @@
+import ArgumentParser
+
+/// The keychain options written before the subcommand: `kc -k work backup DEST`.
+///
+/// Every subcommand declares `-k` and the password options itself (ArgumentParser has no
+/// options shared across a command's subcommands), yet docs and habit (macOS `security`,
+/// `git -C`) put them first. `moved` rewrites such a command line so that they follow the
+/// subcommand, where its parser (ArgumentParser's or a fast path) finds them, with the
+/// same meaning and the same messages as when they are written there.
+enum LeadingOptions {
+    /// The options that may come before the subcommand and take a value.
+    static let withValue = ["-k", "--keychain", "--password-file"]
+    /// The flags that may come before the subcommand.
+    static let flags = ["--password-stdin"]
+
+    /// The arguments (after `kc`) with the leading keychain options moved after the
+    /// subcommand; the same arguments when none leads.
+    /// - Throws: a usage error when keychain options lead and no subcommand follows them.
+    static func moved(_ arguments: ArraySlice<String>) throws -> [String] {
+        guard let first = arguments.first, first.hasPrefix("-") else { return Array(arguments) }
+        var leading: [String] = []
+        var rest = arguments
+        while let word = rest.first {
+            let name = word.hasPrefix("--") ? String(word.prefix { $0 != "=" }) : word
+            if withValue.contains(name) && name == word {
+                guard rest.count >= 2 else { throw ValidationError("Missing value for '\(word)'") }
+                leading += rest.prefix(2)
+                rest = rest.dropFirst(2)
+            } else if withValue.contains(name) || flags.contains(word) {
+                leading.append(word)
+                rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty else { return Array(arguments) }
+        guard let subcommand = rest.first, !subcommand.hasPrefix("-") else {
+            throw ValidationError("\(leading.joined(separator: " ")) chooses the keychain of a command; give the command after it, as in `kc \(leading.joined(separator: " ")) find --all`")
+        }
+        return [subcommand] + leading + rest.dropFirst()
+    }
+}

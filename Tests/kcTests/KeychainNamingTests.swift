@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import KCTestSupport
+
+/// Issue 21: how a user names a keychain — before or after the command, by name or by path,
+/// in `kc status`, and a second `kc unlock` — run the way the user ran it.
+@Suite struct KeychainNamingTests {
+    /// `kc -k work backup …`, as the backup help and docs wrote it, said "Unknown option '-k'".
+    @Test func theKeychainOptionsMayComeBeforeTheCommand() throws {
+        let h = try KCHome()
+        #expect(try h.kc(["-k", "work", "create", "--kdf", "interactive"], password: KCHome.password).status == 0)
+        var out = try h.kc(["-k", "work", "add", "-s", "svc", "-a", "me", "-w", "s3cret"], password: KCHome.password)
+        #expect(out.status == 0, "\(out.stderr)")
+        // The fast path of find, after the rewrite, and the password from stdin given first.
+        out = try h.kc(["-k", "work", "--password-stdin", "find", "-s", "svc", "-w"], stdin: Data(KCHome.password.utf8))
+        #expect(out.status == 0 && out.stdout == "s3cret", "\(out.stderr)")
+        out = try h.kc(["--keychain=work", "backup", h.directory + "/copy.keychain-db"], password: KCHome.password)
+        #expect(out.status == 0 && out.stderr.contains("backed up 1 item of \(h.directory)/data/kc/work.keychain-db"), "\(out.stderr)")
+        // The default keychain does not exist: a -k before the command was not lost.
+        #expect(try h.kc(["find", "-s", "svc"], password: KCHome.password).status == 50)
+        // Options with no command after them: a usage error that says what to add.
+        out = try h.kc(["-k", "work"])
+        #expect(out.status == 2 && out.stderr.contains("give the command after it"), "\(out.stderr)")
+        out = try h.kc(["-k"])
+        #expect(out.status == 2 && out.stderr.contains("Missing value for '-k'"), "\(out.stderr)")
+        // A value that is an option name stays a value, as after the command.
+        #expect(try h.kc(["-k", "-s", "find", "-s", "svc"], password: KCHome.password).status == 50)
+    }
+
+    /// `kc status -k X` was refused although every command takes -k.
+    @Test func statusTakesOneKeychain() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["create", "work", "--kdf", "interactive"], password: KCHome.password).status == 0)
+        var out = try h.kc(["status", "-k", "work"])
+        #expect(out.status == 0 && out.stdout == "\(h.directory)/data/kc/work.keychain-db: locked\n", "\(out.stdout)\(out.stderr)")
+        #expect(try h.kc(["unlock", "-k", "work"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        out = try h.kc(["-k", "work", "status"])
+        #expect(out.status == 0 && out.stdout.hasPrefix("\(h.directory)/data/kc/work.keychain-db: unlocked, locks in "), "\(out.stdout)")
+        #expect(!out.stdout.contains("login.keychain-db"), "only the keychain asked about")
+        out = try h.kc(["status", "-k", "work", "--json"])
+        #expect(out.stdout.hasPrefix("[{\"path\":\"\(h.directory)/data/kc/work.keychain-db\",\"idle\":"), "\(out.stdout)")
+        #expect(try h.kc(["lock", "-k", "work"]).status == 0)
+        #expect(try h.kc(["status", "-k", "work", "--json"]).stdout == "[]\n")
+        out = try h.kc(["status", "-k", "wrok"])
+        #expect(out.status == 50 && out.stderr.hasPrefix("kc: no keychain at "), "\(out.stderr)")
+    }
+
+    /// `kc unlock` on a keychain the agent holds asked for the password again.
+    @Test func unlockingAHeldKeychainSaysSo() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        // No password anywhere and no terminal: before, exit 36; now it is already unlocked.
+        var out = try h.kc(["unlock"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("login.keychain-db is already unlocked; it locks in "), "\(out.stderr)")
+        // Changing the timers still needs the password; a script's password is still checked.
+        out = try h.kc(["unlock", "--timeout", "60"])
+        #expect(out.status == 36, "\(out.stderr)")
+        out = try h.kc(["unlock"], password: "wrong password")
+        #expect(out.status == 51, "\(out.stderr)")
+        #expect(try h.kc(["unlock", "--timeout", "60"], password: KCHome.password).status == 0)
+        out = try h.kc(["status", "--json"])
+        #expect(out.stdout.contains("\"idle\":60") || out.stdout.contains("\"idle\":59"), "\(out.stdout)")
+        // Once locked, unlock asks again (exit 36 without a way to ask).
+        #expect(try h.kc(["lock"]).status == 0)
+        #expect(try h.kc(["unlock"]).status == 36)
+    }
+
+    /// `kc -k NAME` resolved under the data folder while `kc backup NAME` wrote to the working
+    /// folder. One rule now: a `/` or a `.keychain-db` ending makes a path, else a NAME.
+    @Test func namesAndPathsFollowOneRule() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "svc", "-a", "me", "-w", "s3cret"], password: KCHome.password).status == 0)
+        // A NAME: into the data folder, and it opens by the same name.
+        var out = try h.sh("kc backup work-copy")
+        #expect(out.status == 0 && out.stderr.contains("to \(h.directory)/data/kc/work-copy.keychain-db"), "\(out.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: h.directory + "/work-copy"))
+        #expect(try h.kc(["find", "-k", "work-copy", "-s", "svc", "-w"], password: KCHome.password).stdout == "s3cret")
+        // A .keychain-db ending: a file in the working folder, for backup, -k and create alike.
+        out = try h.sh("kc backup here.keychain-db && kc find -k here.keychain-db -s svc -w")
+        #expect(out.status == 0 && out.stdout == "s3cret", "\(out.stderr)")
+        #expect(FileManager.default.fileExists(atPath: h.directory + "/here.keychain-db"))
+        out = try h.sh("kc create new.keychain-db --kdf interactive && kc status -k ./new.keychain-db")
+        #expect(out.status == 0 && out.stdout == "\(h.directory)/new.keychain-db: locked\n", "\(out.stdout)\(out.stderr)")
+    }
+}
