@@ -1,0 +1,192 @@
+import KeychainCore
+import KeychainClient
+
+/// The Secret Service provider (freedesktop.org Secret Service API 0.2) on one bus
+/// connection: it owns `org.freedesktop.secrets`, serves the Service, Collection, Item,
+/// Session and Prompt objects under `/org/freedesktop/secrets`, and answers every call from
+/// the kc agent's keychains through `SecretStore`. It holds no keys. Single-threaded: every
+/// call, signal and prompt runs on the thread that calls `run`.
+package final class SecretServiceProvider {
+    /// The well-known name of the Secret Service.
+    package static let busName = "org.freedesktop.secrets"
+    static let serviceInterface = "org.freedesktop.Secret.Service"
+    static let collectionInterface = "org.freedesktop.Secret.Collection"
+    static let itemInterface = "org.freedesktop.Secret.Item"
+    static let sessionInterface = "org.freedesktop.Secret.Session"
+    static let promptInterface = "org.freedesktop.Secret.Prompt"
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
+
+    let bus: BusConnection
+    let store: SecretStore
+    var collections = KeychainCollections()
+    var sessions: [String: ClientSession] = [:]
+    var prompts: [String: PendingPrompt] = [:]
+    /// Searches that met a locked keychain, by the id of the placeholder item returned for
+    /// them in `locked`: unlocking it completes with the items the search then finds.
+    var lockedSearches: [String: (collection: String, attributes: [String: String])] = [:]
+    private var counter: UInt64 = 0
+    /// How long a prompt waits for the keychain to be unlocked before it is dismissed.
+    let promptTimeout: Double
+    private var stopping = false
+
+    /// A provider on `bus`; nothing is served before `start`.
+    package init(bus: BusConnection, store: SecretStore = SecretStore(), promptTimeout: Double = 60) {
+        self.bus = bus
+        self.store = store
+        self.promptTimeout = promptTimeout
+    }
+
+    /// Owns the name and starts serving. - Throws: AddressInUse naming the current owner
+    /// when another provider has the name (and `replace` is false or not allowed).
+    package func start(replace: Bool) throws(BusError) {
+        try bus.serve(under: ObjectPath.root) { [unowned self] call in self.handle(call) }
+        try bus.watch(name: Self.busName, departed: { [unowned self] name in self.clientLeft(name) },
+                      lost: { [unowned self] in self.stopping = true })
+        try bus.requestName(Self.busName, replace: replace)
+    }
+
+    /// Serves until the bus goes away or another provider takes the name.
+    package func run() throws(BusError) {
+        try bus.run(interval: { prompts.values.contains { $0.deadline != nil } ? 0.2 : 30 },
+                    tick: { tickPrompts() }, stop: { stopping })
+    }
+
+    /// A fresh path element for a session or prompt.
+    func nextID() -> String {
+        counter += 1
+        return String(counter)
+    }
+
+    // MARK: Dispatch
+
+    private func handle(_ call: BusCall) {
+        do {
+            bus.reply(call, try route(call))
+        } catch {
+            bus.replyError(call, error)
+        }
+    }
+
+    private func route(_ call: BusCall) throws(BusError) -> [BusValue] {
+        let target = ObjectPath(call.path)
+        if call.member == "Introspect", call.interface.isEmpty || call.interface == Self.introspectableInterface {
+            return [.string(Introspection.xml(for: target, children: children(of: call.path)))]
+        }
+        if call.interface == Self.propertiesInterface {
+            guard let target else { throw .unknownObject("no object at \(call.path)") }
+            return try properties(call, target)
+        }
+        switch target {
+        case .service?:
+            try expect(call, Self.serviceInterface)
+            return try serviceMethod(call)
+        case .collection(let id)?:
+            try expect(call, Self.collectionInterface)
+            return try collectionMethod(call, try collection(id))
+        case .alias(let name)?:
+            try expect(call, Self.collectionInterface)
+            guard let found = collections.alias(name) else { throw .noSuchObject("no collection has the alias \(name)") }
+            return try collectionMethod(call, found)
+        case .item(let collectionID, let id)?:
+            try expect(call, Self.itemInterface)
+            return try itemMethod(call, try item(collectionID, id))
+        case .session(let id)?:
+            try expect(call, Self.sessionInterface)
+            guard call.member == "Close" else { throw .unknownMethod("Session has no method \(call.member)") }
+            if let session = sessions[id], session.owner == call.sender { sessions[id] = nil }
+            return []
+        case .prompt(let id)?:
+            try expect(call, Self.promptInterface)
+            return try promptMethod(call, id)
+        case nil:
+            throw .unknownObject("no object at \(call.path)")
+        }
+    }
+
+    private func expect(_ call: BusCall, _ interface: String) throws(BusError) {
+        guard call.interface.isEmpty || call.interface == interface else {
+            throw .unknownMethod("\(call.path) has no interface \(call.interface)")
+        }
+    }
+
+    /// Child nodes for introspection (so `busctl tree` and d-feet can walk the objects).
+    private func children(of path: String) -> [String] {
+        switch path {
+        case ObjectPath.root: return ["collection", "aliases"]
+        case ObjectPath.root + "/collection": return collections.all.map(\.id)
+        case ObjectPath.root + "/aliases": return ["default"]
+        default: return []
+        }
+    }
+
+    /// The collection with `id`. - Throws: NoSuchObject.
+    func collection(_ id: String) throws(BusError) -> KeychainCollections.Collection {
+        if let found = collections.collection(id: id) { return found }
+        collections.refresh()
+        guard let found = collections.collection(id: id) else { throw .noSuchObject("no collection \(id)") }
+        return found
+    }
+
+    /// The path of a collection's object.
+    func path(of collection: KeychainCollections.Collection) -> String { ObjectPath.collection(collection.id).text }
+
+    /// The path of an item's object.
+    func path(of ref: [UInt8], in collection: KeychainCollections.Collection) -> String {
+        ObjectPath.item(collection: collection.id, id: ObjectPath.hex(ref)).text
+    }
+
+    /// A client's session at `path`. - Throws: NoSession when it is not one of the caller's.
+    func session(_ path: String, for caller: String) throws(BusError) -> ClientSession {
+        guard case .session(let id)? = ObjectPath(path), let session = sessions[id], session.owner == caller else {
+            throw .noSession("no session \(path) is open for this client; call OpenSession first")
+        }
+        return session
+    }
+
+    // MARK: Clients and prompts
+
+    private func clientLeft(_ name: String) {
+        sessions = sessions.filter { $0.value.owner != name }
+        prompts = prompts.filter { $0.value.owner != name }
+    }
+
+    /// Completes the prompts whose keychains are now unlocked, and dismisses those whose
+    /// time is up. Asks the agent once, only while some prompt waits.
+    private func tickPrompts() {
+        let waiting = prompts.values.filter { $0.deadline != nil }
+        guard !waiting.isEmpty else { return }
+        let held = store.heldPaths()
+        let now = PendingPrompt.now()
+        for prompt in waiting {
+            if prompt.keychains.allSatisfy(held.contains) {
+                complete(prompt, dismissed: false)
+            } else if let deadline = prompt.deadline, now >= deadline {
+                complete(prompt, dismissed: true)
+            }
+        }
+    }
+
+    /// Emits `Completed` once and forgets the prompt.
+    func complete(_ prompt: PendingPrompt, dismissed: Bool) {
+        prompts[prompt.id] = nil
+        let result: [String] = dismissed ? [] : prompt.objects.flatMap { resolveUnlocked($0) }
+        bus.signal(ObjectPath.prompt(prompt.id).text, Self.promptInterface, "Completed",
+                   [.boolean(dismissed), .variant(.objectPaths(result))])
+    }
+
+    private func promptMethod(_ call: BusCall, _ id: String) throws(BusError) -> [BusValue] {
+        guard let prompt = prompts[id], prompt.owner == call.sender else { throw .noSuchObject("no prompt \(id)") }
+        switch call.member {
+        case "Prompt":
+            guard call.arguments.count == 1, call.arguments[0].string != nil else { throw .invalidArgs("Prompt takes (s window-id)") }
+            if prompt.deadline == nil { prompt.deadline = PendingPrompt.now() + promptTimeout }
+            return []
+        case "Dismiss":
+            complete(prompt, dismissed: true)
+            return []
+        default:
+            throw .unknownMethod("Prompt has no method \(call.member)")
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import KeychainCore
+import POSIXSupport
+import SecretService
+import KeychainClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// kc-secret-service: the freedesktop.org Secret Service provider for kc (docs/secret-service.md).
+// `kc secret-service …` execs it; it is its own program so that the `kc` client links no D-Bus.
+
+let usage = """
+usage: kc secret-service [--start] [--replace] [--address ADDRESS] [--prompt-timeout SECONDS]
+  --start            start the provider (and a private dbus-daemon when no session bus is
+                     reachable) in the background and print the shell lines to eval:
+                       eval "$(kc secret-service --start)"
+  --replace          take org.freedesktop.secrets over from another provider that allows it
+  --address ADDRESS  serve the bus at ADDRESS instead of the session bus
+  --prompt-timeout S how long an Unlock prompt waits for `kc unlock` before it is
+                     dismissed (default 60)
+Exit codes: 0 served until the bus went away, 1 the name is owned by another program
+or the bus cannot be reached, 2 usage error.
+
+"""
+
+func fail(_ message: String, _ code: Int32) -> Never {
+    let text = "kc secret-service: " + message + "\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+    exit(code)
+}
+
+umask(0o077)
+ProcessHardening.disableCoreDumps()
+var address: String?
+var replace = false, startMode = false, detach = false
+var promptTimeout = 60.0
+var arguments = CommandLine.arguments.dropFirst()
+while let word = arguments.popFirst() {
+    switch word {
+    case "--start": startMode = true
+    case "--replace": replace = true
+    case "--detach": detach = true
+    case "--address":
+        guard let value = arguments.popFirst(), !value.isEmpty else { fail("--address needs a bus address", 2) }
+        address = value
+    case "--prompt-timeout":
+        guard let value = arguments.popFirst(), let seconds = Double(value), seconds > 0, seconds <= 3600 else {
+            fail("--prompt-timeout takes 1 to 3600 seconds", 2)
+        }
+        promptTimeout = seconds
+    case "-h", "--help":
+        _ = usage.withCString { write(1, $0, strlen($0)) }
+        exit(0)
+    default:
+        fail("unknown option '\(word)'\n" + usage, 2)
+    }
+}
+
+if startMode {
+    do {
+        let lines = try ProviderLauncher.start(executable: AgentClient.ownExecutable, replace: replace) { note in
+            let text = "kc: " + note + "\n"
+            _ = text.withCString { write(2, $0, strlen($0)) }
+        }
+        _ = lines.withCString { write(1, $0, strlen($0)) }
+        exit(0)
+    } catch {
+        fail(error.message, 1)
+    }
+}
+
+if detach { Detach.fromCaller() }
+do {
+    let bus = try BusConnection(address: address)
+    let provider = SecretServiceProvider(bus: bus, promptTimeout: promptTimeout)
+    try provider.start(replace: replace)
+    try provider.run()
+    exit(0)
+} catch let error where error.name == "org.freedesktop.DBus.Error.AddressInUse" {
+    fail(error.message + "; stop it, or pass --replace", 1)
+} catch {
+    if error.message == "the bus went away" { exit(0) }
+    fail(error.message, 1)
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import KeychainCore
+import KeychainClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc secret-service`: execs the Secret Service provider, `kc-secret-service`, installed
+/// beside kc. The provider is its own program so that kc links no D-Bus library and starts
+/// as fast as before (docs/secret-service.md).
+struct SecretServiceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "secret-service",
+        abstract: "Serve kc's keychains as the freedesktop.org Secret Service (libsecret, keyring, …).",
+        discussion: """
+        Examples:
+          eval "$(kc secret-service --start)"     # over SSH, in a container or CI: a bus if needed, then the provider
+          secret-tool lookup service github.com account alice
+          kc secret-service --replace             # in the foreground, taking the name over
+        A collection is a kc keychain (the alias "default" is the default keychain); it is
+        locked exactly when the keychain is. docs/secret-service.md has the details.
+        """
+    )
+
+    @Argument(parsing: .captureForPassthrough, help: "Options for kc-secret-service (--start, --replace, --address, --prompt-timeout).")
+    var options: [String] = []
+
+    /// The provider's path: beside this kc.
+    static var providerPath: String {
+        let own = AgentClient.ownExecutable
+        let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return (folder.isEmpty ? "." : folder) + "/kc-secret-service"
+    }
+
+    func run() throws {
+        let path = Self.providerPath
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + options).map { strdup($0) } + [nil]
+        execv(path, &argv)
+        let reason = String(cString: strerror(errno))
+        for p in argv { free(p) }
+        throw KeychainError(errSecIO, "cannot run \(path): \(reason)",
+                            hint: "install it with `make install`, which puts kc-secret-service beside kc")
+    }
+}
