@@ -52,6 +52,15 @@ def test_what_keyring_stores_is_a_kc_generic_password():
     assert out.stdout == b"p@ss"
 
 
+def test_an_empty_password_is_stored_on_purpose():
+    # kc refuses an empty secret unless asked for it; keyring may store one, so the backend asks.
+    assert kc("add", "-s", "svc-empty", "-a", "me").returncode == 206
+    KcKeyring().set_password("svc-empty", "me", "")
+    out = kc("find", "-s", "svc-empty", "-a", "me", "-w")
+    assert out.returncode == 0 and out.stdout == b""
+    assert KcKeyring().get_password("svc-empty", "me") == ""
+
+
 def test_a_locked_keychain_fails_at_once():
     # run-tests.sh runs pytest in a session with no terminal: no prompt, an error at once.
     import pytest

@@ -74,11 +74,9 @@ class KcKeyring(KeyringBackend):
 
     def set_password(self, service, username, password):
         self._validate_username(username)
-        if password == "":
-            # kc reads an empty secret from an empty file (an empty stdin is refused as a mistake).
-            result = self._run(["add", "-U", *self._names(service, username), "--data-file", os.devnull])
-        else:
-            result = self._run(["add", "-U", *self._names(service, username)], secret=password.encode("utf-8"))
+        # kc refuses an empty secret as a mistake unless asked for it: keyring allows one.
+        empty = ["--allow-empty"] if password == "" else []
+        result = self._run(["add", "-U", *empty, *self._names(service, username)], secret=password.encode("utf-8"))
         if result.returncode != 0:
             raise self._failure(result, errors.PasswordSetError)
 
