@@ -15,6 +15,8 @@ struct Update: ParsableCommand {
           kc update -s github.com -a alice --new-label Work  # attributes only: no secret is read
           kc update -s shared --all -w "$NEW"              # every matching item
         Refuses to change more than one item unless --all is given, and says how many matched.
+        The new secret follows kc add's rules: exact bytes, a warning on a terminal when one
+        from stdin or a file ends in a newline, and empty only with --allow-empty.
         """
     )
 
@@ -50,16 +52,21 @@ struct Update: ParsableCommand {
         try item.checkFitsClass()
         try ValueLength.check([("--new-label", newLabel), ("--new-kind", newKind), ("--new-comment", newComment),
                                ("--new-account", newAccount), ("--new-service", newService)])
+        try secret.checkArgument()
         let keychain = try Session.open(self.keychain.choice)
         try keychain.prepare()
         let query = item.query
         try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")
         var changes = attributeChanges
         // A new secret is read unless only attributes change.
+        var endsInNewline = false
         if secret.isGiven || changes.isEmpty {
             let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
-            changes[kSecValueData] = value.withUnsafeBytes { Data($0) }
+            let data = value.withUnsafeBytes { Data($0) }
+            endsInNewline = data.last == 0x0A
+            changes[kSecValueData] = data
         }
         try keychain.update(query, changes)
+        secret.noteTrailingNewline(endsInNewline, stdinTaken: self.keychain.passwordStdin)
     }
 }

@@ -14,14 +14,16 @@ enum PasswordSource {
         environmentNewPassword = try? Environment.takeSecret("KC_NEW_PASSWORD")
     }
 
-    /// The password of an existing keychain.
-    static func current(_ options: KeychainChoice, path: String) throws -> SecureBytes {
+    /// The password of an existing keychain. - Parameter lockedHint: what to suggest when
+    /// there is no password to be had (a credential helper cannot take --password-stdin:
+    /// its stdin is its protocol); by default every source kc has.
+    static func current(_ options: KeychainChoice, path: String, lockedHint: String? = nil) throws -> SecureBytes {
         if let explicit = try explicit(options) { return explicit }
         if let env = environmentPassword.take() { return env }
         guard Terminal.isAvailable else {
             throw KeychainError(errSecInteractionNotAllowed,
                                 "the keychain \(path) is locked and there is no terminal to ask for its password",
-                                hint: "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+                                hint: lockedHint ?? "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
         return try Terminal.readSecret(prompt: "Password for keychain \(path): ")
     }
