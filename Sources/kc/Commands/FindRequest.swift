@@ -21,7 +21,8 @@ struct FindRequest: Equatable {
     var json = false
     var all = false
     var limit: Int?
-    var ignoreCase = false
+    /// --ignore-case, --contains, --prefix.
+    var matching = TextMatching()
 
     func validate() throws {
         if (hex || base64) && !secretOnly { throw ValidationError("--hex and --base64 go with -w") }
@@ -30,6 +31,7 @@ struct FindRequest: Equatable {
         if secretOnly && withSecret { throw ValidationError("choose one of -w and -g") }
         if all && limit != nil { throw ValidationError("choose one of --all and --limit") }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        try matching.validate()
     }
 
     func run() throws {
@@ -39,7 +41,7 @@ struct FindRequest: Equatable {
         let many = all || limit != nil
         if all { query[kSecMatchLimit] = kSecMatchLimitAll }
         if let limit { query[kSecMatchLimit] = limit }
-        if ignoreCase { query[kSecMatchCaseInsensitive] = true }
+        matching.apply(to: &query)
         if secretOnly {
             query[kSecReturnData] = true
         } else {
@@ -50,12 +52,12 @@ struct FindRequest: Equatable {
         do {
             result = try keychain.copyMatching(query)
         } catch let error as KeychainError where error.status == errSecItemNotFound {
-            throw KeychainError(errSecItemNotFound, "no item matches \(item.summary) in \(keychain.path)",
+            throw KeychainError(errSecItemNotFound, "no item matches \(matching.describe(item.summary)) in \(keychain.path)",
                                 hint: "list what is there with `kc find --all`")
         }
         if secretOnly {
             guard let data = result as? Data else {
-                throw KeychainError(errSecItemNotFound, "the item matching \(item.summary) has no secret")
+                throw KeychainError(errSecItemNotFound, "the item matching \(matching.describe(item.summary)) has no secret")
             }
             printSecret(data)
             return

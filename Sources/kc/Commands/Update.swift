@@ -15,11 +15,14 @@ struct Update: ParsableCommand {
           kc update -s github.com -a alice --new-label Work  # attributes only: no secret is read
           kc update -s shared --all -w "$NEW"              # every matching item
         Refuses to change more than one item unless --all is given, and says how many matched.
+        --ignore-case, --contains and --prefix (kc extensions) find the items by a
+        scan that decrypts the class, then change exactly the items found.
         """
     )
 
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var match: MatchOptions
     @OptionGroup var secret: SecretOptions
 
     @Flag(help: "Change every matching item (otherwise more than one match is refused).")
@@ -50,14 +53,13 @@ struct Update: ParsableCommand {
         try item.checkFitsClass()
         let keychain = try Session.open(self.keychain.choice)
         try keychain.prepare()
-        let query = item.query
-        try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")
+        let queries = try Guard.selection(keychain, item: item, matching: match.matching, all: all, verb: "update").queries
         var changes = attributeChanges
         // A new secret is read unless only attributes change.
         if secret.isGiven || changes.isEmpty {
             let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
             changes[kSecValueData] = value.withUnsafeBytes { Data($0) }
         }
-        try keychain.update(query, changes)
+        for query in queries { try keychain.update(query, changes) }
     }
 }
