@@ -42,7 +42,7 @@ struct KC: ParsableCommand {
         `kc error CODE` prints the message of any status; docs/errors.md lists them all.
         """,
         version: "kc \(version) (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))",
-        subcommands: [Add.self, Find.self, Update.self, Delete.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Run.self, Inject.self, SecretServiceCommand.self, ErrorCommand.self, Agent.self]
+        subcommands: [Add.self, Find.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Run.self, Inject.self, SecretServiceCommand.self, ErrorCommand.self, Agent.self]
     )
 
     static func main() {

@@ -24,6 +24,14 @@ enum Session {
         }
     }
 
+    /// A session on a command's second keychain (`kc move --to`): the agent when it holds
+    /// it, else `PasswordSource.second`. - Throws: errSecNoSuchKeychain when it is missing.
+    static func openSecond(_ options: KeychainChoice) throws -> KeychainSession {
+        try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
+            try PasswordSource.second(path: path)
+        }
+    }
+
     /// The agent client for a command on a keychain. When the agent folder is unsafe (the
     /// `/tmp/kc-UID` fallback made by another account) and a password can be had, kc warns
     /// once and works without the agent; without a password the error says what to do.

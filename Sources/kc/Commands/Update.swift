@@ -17,11 +17,14 @@ struct Update: ParsableCommand {
         Refuses to change more than one item unless --all is given, and says how many matched.
         The new secret follows kc add's rules: exact bytes, a warning on a terminal when one
         from stdin or a file ends in a newline, and empty only with --allow-empty.
+        --ignore-case, --contains and --prefix (kc extensions) find the items by a
+        scan that decrypts the class, then change exactly the items found.
         """
     )
 
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var match: MatchOptions
     @OptionGroup var secret: SecretOptions
 
     @Flag(help: "Change every matching item (otherwise more than one match is refused).")
@@ -55,8 +58,7 @@ struct Update: ParsableCommand {
         try secret.checkArgument()
         let keychain = try Session.open(self.keychain.choice)
         try keychain.prepare()
-        let query = item.query
-        try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")
+        let queries = try Guard.selection(keychain, item: item, matching: match.matching, all: all, verb: "update").queries
         var changes = attributeChanges
         // A new secret is read unless only attributes change.
         var endsInNewline = false
@@ -66,7 +68,7 @@ struct Update: ParsableCommand {
             endsInNewline = data.last == 0x0A
             changes[kSecValueData] = data
         }
-        try keychain.update(query, changes)
+        for query in queries { try keychain.update(query, changes) }
         secret.noteTrailingNewline(endsInNewline, stdinTaken: self.keychain.passwordStdin)
     }
 }
