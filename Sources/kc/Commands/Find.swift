@@ -13,11 +13,13 @@ struct Find: ParsableCommand {
         abstract: "Find items; print their attributes, or with -w only the secret.",
         discussion: """
         Examples:
-          kc find -s github.com -a alice -w          # the secret's exact bytes (newline only on a terminal)
-          TOKEN=$(kc find -s ci -a bot -w)           # in a script
-          kc find -s github.com                      # attributes, never the secret
-          kc find --all --json                       # every generic password, as JSON
-          kc find --class internet -s example.com -g # attributes and the secret
+          kc find -s github.com -a alice -w   # the secret's exact bytes
+          TOKEN=$(kc find -s ci -a bot -w)    # in a script
+          kc find -s github.com               # attributes, never the secret
+          kc find --all --json                # every generic password, as JSON
+          kc find --class internet -s example.com -g   # attributes and the secret
+
+        -w prints the secret's exact bytes, with a newline only on a terminal.
         Exit 44 when nothing matches.
         """
     )

@@ -14,6 +14,7 @@ struct Status: ParsableCommand {
         Examples:
           kc status
           kc status --json
+
         Asking does not reset any idle timer.
         """
     )

@@ -41,7 +41,7 @@ struct ItemOptions: ParsableArguments {
     @Option(name: [.customShort("P"), .long], parsing: .unconditional, help: "Port number (internet passwords).")
     var port: Int?
 
-    @Option(name: [.customShort("r"), .long], parsing: .unconditional, help: ArgumentHelp("Protocol (internet passwords): https, http, ftp, ssh, smtp, imap… or a four-character code such as htps.", valueName: "protocol"))
+    @Option(name: [.customShort("r"), .long], parsing: .unconditional, help: ArgumentHelp("Protocol (internet passwords): https, http, ftp, ssh, smtp, imap... or a four-character code such as htps.", valueName: "protocol"))
     var `protocol`: String?
 
     @Option(name: [.customShort("t"), .customLong("auth-type")], parsing: .unconditional, help: ArgumentHelp("Authentication type (internet passwords): default, basic, digest, form, ntlm, or a four-character code. Default on add: default (dflt).", valueName: "type"))
