@@ -90,7 +90,9 @@ struct KC: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                Report.out(fullMessage(for: error) + "\n")
+                // Help, or a completion's candidates (none: print nothing at all).
+                let message = fullMessage(for: error)
+                if !message.isEmpty { Report.out(message + "\n") }
                 Startup.exit(0)
             }
             Report.usage(fullMessage(for: error))

@@ -8,10 +8,12 @@ struct ItemOptions: ParsableArguments {
     @Option(name: .customLong("class"), parsing: .unconditional, help: "The item class: generic (default), internet, certificate or key.")
     var itemClass: CLIClass = .generic
 
-    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Account name.")
+    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Account name.",
+            completion: .custom { CompletionCandidates.accounts($0, $1, $2) })
     var account: String?
 
-    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Service name (the server, for internet passwords).")
+    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Service name (the server, for internet passwords).",
+            completion: .custom { CompletionCandidates.services($0, $1, $2) })
     var service: String?
 
     @Option(name: [.customShort("l"), .long], parsing: .unconditional, help: "Label (default on add: the service or server).")
