@@ -96,11 +96,13 @@ stress: test-deps
 fuzz: deps
 	bash fuzz/fuzz.sh
 
-## man: regenerate docs/man/kc.1 from the commands' help (swift-argument-parser's plugin)
+## man: regenerate docs/man/kc.1 from the commands' help (swift-argument-parser's plugin, then docs/man/layout.awk)
+# SCRATCH: the build folder the plugin builds kc in (another than .build for a second checkout).
+SCRATCH ?= .build
 man: deps
-	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual
+	$(SWIFT) package --scratch-path $(SCRATCH) plugin --allow-writing-to-package-directory generate-manual
 	install -d docs/man
-	cp .build/plugins/GenerateManual/outputs/kc/kc.1 docs/man/kc.1
+	awk -f docs/man/layout.awk $(SCRATCH)/plugins/GenerateManual/outputs/kc/kc.1 > docs/man/kc.1
 
 clean:
 	rm -rf .build

@@ -342,20 +342,3 @@ extension CommandTests {
                 "the writers went on during and after the backup")
     }
 }
-
-@Suite struct CompletionTests {
-    @Test(arguments: ["bash", "zsh", "fish"])
-    func completionScripts(shell: String) throws {
-        let h = try KCHome()
-        let out = try h.kc(["--generate-completion-script", shell])
-        #expect(out.status == 0)
-        for word in ["add", "find", "update", "delete", "create", "passwd", "keychain"] {
-            #expect(out.stdout.contains(word), "\(shell): \(word)")
-        }
-        if shell == "bash" {
-            let file = h.directory + "/kc.bash"
-            try Data(out.stdout.utf8).write(to: URL(fileURLWithPath: file))
-            #expect(try h.sh("bash -n \(file) && echo syntax-ok").stdout == "syntax-ok\n")
-        }
-    }
-}

@@ -9,12 +9,14 @@ struct Delete: ParsableCommand {
         Examples:
           kc delete -s github.com -a alice
           kc delete --class internet -s example.com --all
-        Refuses to delete more than one item unless --all is given, and says how many matched.
-        --all with no attribute to narrow it (every item of the class) asks on a terminal,
-        showing the count; without a terminal it needs --yes (exit 206 otherwise).
-        --all reports how many items went. Exit 44 when nothing matches.
-        --ignore-case, --contains and --prefix (kc extensions) find the items by a
-        scan that decrypts the class, then delete exactly the items found.
+
+        Refuses to delete more than one item unless --all is given, and says how
+        many matched. --all with no attribute to narrow it (every item of the
+        class) asks on a terminal, showing the count; without a terminal it needs
+        --yes (exit 206 otherwise). --all reports how many items went. Exit 44
+        when nothing matches. --ignore-case, --contains and --prefix (kc
+        extensions) find the items by a scan that decrypts the class, then
+        delete exactly the items found.
         """
     )
 

@@ -15,12 +15,15 @@ struct Move: ParsableCommand {
           kc move -s github.com -a alice --to work    # from the default keychain
           kc move -k work --class internet -s example.com --to login
           kc move -k old -s deploy --contains --all --to ci
+
         The item is added to the --to keychain first, with every attribute, its
         creation and modification dates and its secret, then deleted from the
         source, so no failure can lose it. If that delete fails, kc says so and
         exits with its status: the item is then in both keychains.
+
         More than one match is refused unless --all is given. An item with the
         same primary key in the destination is exit 45, and nothing changes.
+
         Passwords: each keychain through the agent when it holds it; else the
         source's from --password-stdin, --password-file, $KC_PASSWORD or a
         prompt, the destination's from $KC_PASSWORD (for both) or a prompt.

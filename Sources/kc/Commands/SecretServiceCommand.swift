@@ -14,11 +14,14 @@ struct SecretServiceCommand: ParsableCommand {
         abstract: "Serve kc's keychains as the freedesktop.org Secret Service (libsecret, keyring, …).",
         discussion: """
         Examples:
-          eval "$(kc secret-service --start)"     # over SSH, in a container or CI: a bus if needed, then the provider
+          eval "$(kc secret-service --start)"   # a bus if needed, then the provider
           secret-tool lookup service github.com account alice
-          kc secret-service --replace             # in the foreground, taking the name over
-        A collection is a kc keychain (the alias "default" is the default keychain); it is
-        locked exactly when the keychain is. docs/secret-service.md has the details.
+          kc secret-service --replace           # foreground; takes the name over
+
+        A collection is a kc keychain (the alias "default" is the default
+        keychain); it is locked exactly when the keychain is. kc secret-service
+        runs kc-secret-service, installed beside kc. docs/secret-service.md has
+        the details.
         """
     )
 

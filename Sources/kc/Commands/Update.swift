@@ -10,15 +10,17 @@ struct Update: ParsableCommand {
         abstract: "Give the matching item a new secret or new attributes.",
         discussion: """
         Examples:
-          kc update -s github.com -a alice                 # asks for the new secret twice
-          printf %s "$NEW" | kc update -s ci -a bot        # new secret from stdin
-          kc update -s github.com -a alice --new-label Work  # attributes only: no secret is read
-          kc update -s shared --all -w "$NEW"              # every matching item
-        Refuses to change more than one item unless --all is given, and says how many matched.
-        The new secret follows kc add's rules: exact bytes, a warning on a terminal when one
-        from stdin or a file ends in a newline, and empty only with --allow-empty.
-        --ignore-case, --contains and --prefix (kc extensions) find the items by a
-        scan that decrypts the class, then change exactly the items found.
+          kc update -s github.com -a alice           # the new secret: asked twice
+          printf %s "$NEW" | kc update -s ci -a bot  # the new secret from stdin
+          kc update -s shared --all -w "$NEW"        # every matching item
+          kc update -s github.com -a alice --new-label Work   # no secret is read
+
+        Refuses to change more than one item unless --all is given, and says how
+        many matched. The new secret follows kc add's rules: exact bytes, a
+        warning on a terminal when one from stdin or a file ends in a newline,
+        and empty only with --allow-empty. --ignore-case, --contains and
+        --prefix (kc extensions) find the items by a scan that decrypts the
+        class, then change exactly the items found.
         """
     )
 
