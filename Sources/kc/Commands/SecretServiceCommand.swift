@@ -11,10 +11,10 @@ import Glibc
 struct SecretServiceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "secret-service",
-        abstract: "Serve kc's keychains as the freedesktop.org Secret Service (libsecret, keyring, …).",
+        abstract: "Serve kc's keychains as the freedesktop.org Secret Service (libsecret, keyring, ...).",
         discussion: """
         Examples:
-          eval "$(kc secret-service --start)"   # a bus if needed, then the provider
+          eval "$(kc secret-service --start)"   # a bus if needed, the provider
           secret-tool lookup service github.com account alice
           kc secret-service --replace           # foreground; takes the name over
 
@@ -36,6 +36,12 @@ struct SecretServiceCommand: ParsableCommand {
     }
 
     func run() throws {
+        // The options pass through to the provider, --help too: show kc's own help (what
+        // the man page has) instead of the provider's usage.
+        if options == ["--help"] || options == ["-h"] {
+            Report.out(Self.helpMessage() + "\n")
+            return
+        }
         let path = Self.providerPath
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + options).map { strdup($0) } + [nil]
         execv(path, &argv)
