@@ -31,6 +31,8 @@ func fail(_ message: String, _ code: Int32) -> Never {
 
 umask(0o077)
 ProcessHardening.disableCoreDumps()
+// A long-lived process keeps no password in its environment (it never needs one).
+for name in ChildEnvironment.withheld { unsetenv(name) }
 var address: String?
 var replace = false, startMode = false, detach = false
 var promptTimeout = 60.0

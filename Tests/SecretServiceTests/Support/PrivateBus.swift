@@ -11,6 +11,10 @@ final class PrivateBus {
     let address: String
     private let daemon: SpawnedChild
 
+    /// The package's folder (README.md, docs/).
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+
     /// The provider built beside this test bundle.
     static var providerPath: String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
