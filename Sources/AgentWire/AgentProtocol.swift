@@ -6,7 +6,10 @@ import POSIXSupport
 public enum AgentProtocol {
     /// Raised by hand whenever a message's layout changes.
     /// 2: the `verify` operation, and agents that re-verify a file changed under them.
-    public static let version: UInt16 = 2
+    /// 3: keychain format 3 (Secret Service maps inside queries and results, values nested
+    /// one level deeper); an agent of version 2 would refuse such queries and take the
+    /// pairs of a migrated file for tampering.
+    public static let version: UInt16 = 3
     /// The largest frame either side accepts: the largest secret plus room for a query.
     package static let maxFrame = (16 << 20) + (1 << 20)
 

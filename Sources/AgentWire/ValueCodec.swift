@@ -12,7 +12,9 @@ import Foundation
 package enum ValueCodec {
     enum Tag: UInt8 { case null = 0, string = 1, data = 2, int = 3, bool = 4, date = 5, array = 6, dictionary = 7 }
 
-    static let maxDepth = 4
+    /// The deepest nesting kc sends: a copyMany reply (a list of results) holding a list
+    /// of items whose Secret Service map holds strings is 5 (`docs/protocol.md` §3).
+    static let maxDepth = 5
     static let maxCount = 1 << 20
 
     /// Encodes a value; unsupported types are errSecParam.

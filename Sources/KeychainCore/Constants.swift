@@ -359,3 +359,15 @@ public let kSecUseNoAuthenticationUI = "u_NoAuthUI"
 public let kSecUseCredentialReference = "u_CredRef"
 /// Limits a search to a list of items: not supported (errSecParam).
 public let kSecUseItemList = "u_ItemList"
+
+// MARK: kc extensions (not Apple keys; docs/apple-compatibility.md, "kc extensions")
+
+/// **kc extension**: a generic password's Secret Service attribute map, `[String: String]`
+/// (at most 64 pairs; names and values UTF-8, each at most 64 KiB). Stored encrypted, part
+/// of the primary key when not empty, and searched by keyed blind indexes over its pairs:
+/// in a query it matches the items whose map holds every given pair, and `[:]` matches the
+/// items that have none (docs/format.md §4, §5, §7).
+public let kcAttrSecretServiceAttributes = "kcsa"
+/// **kc extension**: a generic password's Secret Service content type (a `String` such as
+/// `"text/plain"`). Stored encrypted; not indexed, not in the primary key.
+public let kcAttrContentType = "kcct"

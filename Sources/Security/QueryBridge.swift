@@ -30,6 +30,8 @@ enum QueryBridge {
         guard type(of: unwrapped) is AnyClass else {
             if unwrapped is [UInt8] { return unwrapped }
             if let list = unwrapped as? [Any] { return try list.map { try value($0, key: key) } }
+            // A map (kcAttrSecretServiceAttributes): its values looked at one by one too.
+            if let map = unwrapped as? [String: Any] { return try map.mapValues { try value($0, key: key) } }
             return unwrapped
         }
         // Bridged objects become Swift values: a CFBoolean (kCFBooleanTrue, NSNumber(value:
@@ -44,6 +46,16 @@ enum QueryBridge {
         if let data = unwrapped as? Data { return data }
         if let date = unwrapped as? Date { return date }
         if let list = unwrapped as? [Any] { return try list.map { try value($0, key: key) } }
+        if let map = unwrapped as? NSDictionary {
+            var out: [String: Any] = [:]
+            for (name, element) in map {
+                guard let name = name as? String else {
+                    throw KeychainError(errSecParam, "a name in the value of \(key) is not a string: \(name)")
+                }
+                out[name] = try value(element, key: key)
+            }
+            return out
+        }
         return unwrapped
     }
 

@@ -73,6 +73,9 @@ import AgentWire
             #expect(q[kSecValueData] as? Data == Data("token".utf8) && q[kSecAttrAccount] as? String == "alice")
         case ("request-copy-matching", .copyMatching(let q)):
             #expect(q[kSecReturnData] as? Bool == true && q[kSecMatchLimit] as? String == kSecMatchLimitAll)
+            #expect(q[kcAttrSecretServiceAttributes] as? [String: String] == ["server": "github.com", "user": "alice"])
+            #expect(try ItemQuery(q, for: .copyMatching).attributes[kcAttrSecretServiceAttributes]
+                    == .map(try AttributeMap(parsing: ["user": "alice", "server": "github.com"], key: "kcsa")))
         case ("request-update", .update(let q, let attributes)):
             #expect(q[kSecAttrService] as? String == "github.com" && attributes[kSecValueData] as? Data == Data("new token".utf8))
         case ("request-delete", .delete(let q)):
@@ -87,6 +90,7 @@ import AgentWire
             #expect(i.items[0].modified == Date(timeIntervalSinceReferenceDate: 86400.5) && i.items[1].created == nil)
         case ("request-copy-many", .copyMany(let b)):
             #expect(b.queries.count == 2 && b.queries[1][kSecAttrService] as? String == "npm")
+            #expect(b.queries[1][kcAttrSecretServiceAttributes] as? [String: String] == [:], "an empty map travels as a dictionary")
         case ("request-verify", .verify):
             break
         default:
@@ -122,14 +126,26 @@ import AgentWire
                                  .invalid(KeychainError(errSecParam, "no class"))])
             #expect(AgentReply.ok(typed.wireValue).frame() == frame)
         case ("reply-copy-many", .ok(let value)):
-            let typed = try KeychainReply(wire: value, for: .copyMany(BatchRequest(queries: [[:], [:]])))
+            let typed = try KeychainReply(wire: value, for: .copyMany(BatchRequest(queries: [[:], [:], [:]])))
             guard case .results(let results) = typed else { Issue.record("not results"); return }
             #expect((try? results[0].get()) as? Data == Data("token".utf8))
             #expect(throws: KeychainError(errSecItemNotFound, "no item matches")) { try results[1].get() }
+            let items = try #require((try? results[2].get()) as? [[String: Any]])
+            #expect(items.first?[kcAttrSecretServiceAttributes] as? [String: String] == ["service": "npm", "username": "me"])
             #expect(AgentReply.ok(typed.wireValue).frame() == frame)
         case ("reply-ok-count", .ok(let value)):
             #expect(try KeychainReply(wire: value, for: .verify).count() == 3)
-        case ("reply-ok-null", .ok(let value)), ("reply-ok-data", .ok(let value)), ("reply-ok-attributes", .ok(let value)):
+        case ("reply-ok-attributes", .ok(let value)):
+            let typed = try KeychainReply(wire: value, for: .copyMatching([:]))
+            let item = try #require((try typed.value() as? [[String: Any]])?.first)
+            #expect(item[kcAttrSecretServiceAttributes] as? [String: String] == ["server": "github.com", "user": "alice"])
+            #expect(item[kcAttrContentType] as? String == "text/plain")
+            #expect(AgentReply.ok(typed.wireValue).frame() == frame)
+            // What the keychain returns, a [String: String] inside, encodes to the same bytes.
+            var native = item
+            native[kcAttrSecretServiceAttributes] = ["user": "alice", "server": "github.com"] as [String: String]
+            #expect(AgentReply.ok([native] as [Any]).frame() == frame)
+        case ("reply-ok-null", .ok(let value)), ("reply-ok-data", .ok(let value)):
             let typed = try KeychainReply(wire: value, for: .copyMatching([:]))
             #expect(AgentReply.ok(typed.wireValue).frame() == frame)
         default:

@@ -38,15 +38,71 @@ import Testing
         expectStatus(errSecItemNotFound) { _ = try k.copyMatching(genp([kSecAttrService: "gone"])) }
     }
 
-    @Test func formatTwoOpensAsItIsAndKeepsEveryItem() throws {
+    /// The format and schema versions and the minimum writer version of a file.
+    static func versions(_ path: String) throws -> String {
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain; PRAGMA user_version; SELECT min_writer_version FROM kc_state"])
+    }
+
+    /// A migrated file takes format 3's items: a generic password with a Secret Service map,
+    /// found by its pairs, here and after a fresh open.
+    static func expectSecretServiceItems(_ k: Keychain, path: String, password: String, count: Int) throws {
+        try k.add(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: ["env": "prod"],
+                        kcAttrContentType: "text/plain", kSecValueData: Data("ss-token".utf8)]))
+        let again = try Keychain.open(at: path, password: try secure(password))
+        #expect(try again.check() == count + 1)
+        #expect(try Self.secret(again, genp([kcAttrSecretServiceAttributes: ["env": "prod"]])) == Array("ss-token".utf8))
+        #expect(try Self.secret(again, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: [String: String]()])) == Array("prod-token-2".utf8))
+    }
+
+    @Test func formatTwoOpensMigratesAndKeepsEveryItem() throws {
         let (directory, path) = try Self.copy("v2.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try Self.versions(path) == "2\n2\n2\n")
         let k = try Keychain.open(at: path, password: try secure("fixture-v2-password"))
-        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain; PRAGMA user_version"]) == "2\n2\n")
+        #expect(try Self.versions(path) == "3\n3\n3\n")
         try Self.expectTheFixtureItems(k)
         try k.add(genp([kSecAttrService: "later", kSecValueData: Data("new".utf8)]))
         #expect(try Keychain.open(at: path, password: try secure("fixture-v2-password")).check() == 5)
+        try Self.expectSecretServiceItems(k, path: path, password: "fixture-v2-password", count: 5)
         expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v1-password")) }
+    }
+
+    /// Format 2 covered every column already; an edit made before the first open by this kc
+    /// is refused, and the file is left as it was.
+    @Test(arguments: ["i_svce", "seq", "data"])
+    func anEditedFormatTwoFileIsNotMigrated(column: String) throws {
+        let (directory, path) = try Self.copy("v2.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let value = switch column {
+        case "seq": "17"
+        case "data": "CAST(substr(data, 1, 30) || randomblob(1) || substr(data, 32) AS BLOB)"
+        default: "randomblob(16)"
+        }
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_items SET \(column) = \(value) WHERE seq = 2"])
+        expectStatus(errSecDecode, "edited \(column)") { _ = try Keychain.open(at: path, password: try secure("fixture-v2-password")) }
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("2"))
+    }
+
+    /// A pair row slipped into a format-2 file before its migration (where no item had a
+    /// map) is refused, not adopted by the migration.
+    @Test func aFormatTwoFileWithAPairPutInIsNotMigrated() throws {
+        let (directory, path) = try Self.copy("v2.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // This kc's schema step runs when the store opens; the attacker adds the row after that.
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("wrong")) }
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "INSERT INTO kc_pairs VALUES (2, randomblob(16))"])
+        expectStatus(errSecDecode) { _ = try Keychain.open(at: path, password: try secure("fixture-v2-password")) }
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("2"))
+    }
+
+    /// A format-3 file whose format is set back to 2 (so that an older kc would write it)
+    /// does not open: the format is in the master key's associated data.
+    @Test func aMigratedFileCannotBeSetBackToFormatTwo() throws {
+        let (directory, path) = try Self.copy("v2.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try Keychain.open(at: path, password: try secure("fixture-v2-password"))
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_keychain SET format_version = 2; UPDATE kc_state SET min_writer_version = 2"])
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v2-password")) }
     }
 
     @Test func formatOneOpensMigratesAndKeepsEveryItem() throws {
@@ -54,12 +110,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))
         let k = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
-        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain; PRAGMA user_version"]) == "2\n2\n")
+        #expect(try Self.versions(path) == "3\n3\n3\n")
         try Self.expectTheFixtureItems(k)
         // The migrated file is an ordinary current one: writes, a fresh open, the old password.
         try k.add(genp([kSecAttrService: "after-migration", kSecValueData: Data("new".utf8)]))
         let again = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
         #expect(try again.check() == 5)
+        try Self.expectSecretServiceItems(k, path: path, password: "fixture-v1-password", count: 5)
         expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("wrong")) }
     }
 

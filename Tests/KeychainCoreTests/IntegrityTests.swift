@@ -67,7 +67,7 @@ import Testing
             INSERT INTO main.sqlite_schema SELECT * FROM o.hidden;
             """)
         // The schema text is kc's again: only the rows betray the attack.
-        #expect(try t.sql("SELECT count(*) FROM sqlite_schema WHERE type = 'index'").contains("11"))
+        #expect(try t.sql("SELECT count(*) FROM sqlite_schema WHERE type = 'index'").contains("12"))
         expectDetected(t, "stale index with replayed rows")
         // The whole-file check also finds the stale index itself.
         do {
@@ -372,7 +372,7 @@ import Testing
     }
 
     /// A user_version kc never writes, set while the keychain is open: an error, never a trap.
-    @Test(arguments: [0, -1, 3, 1_000_000])
+    @Test(arguments: [0, -1, Int(Migrations.currentVersion) + 1, 1_000_000])
     func aCraftedSchemaVersionIsAnErrorNotACrash(version: Int) throws {
         let t = try Self.deployKeychain()
         try t.sql("PRAGMA user_version = \(version)")

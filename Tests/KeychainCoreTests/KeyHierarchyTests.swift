@@ -50,14 +50,36 @@ import Testing
         let codec = RowCodec(keys: try hierarchy(v))
         let fp = try codec.fingerprint(.string("github.com"), column: .service, itemClass: .genericPassword)
         #expect(fp == v["blind.genp.svce.github.com"])
-        let (pk, indexes) = try codec.fingerprints(.genericPassword, ["acct": .string("alice"), "svce": .string("github.com"),
-                                                                      "agrp": .string(""), "sync": .int(0)])
-        #expect(pk == v["blind.genp.pk.alice@github.com"])
-        #expect(indexes[.service] == fp)
+        let prints = try codec.fingerprints(.genericPassword, ["acct": .string("alice"), "svce": .string("github.com"),
+                                                               "agrp": .string(""), "sync": .int(0)])
+        #expect(prints.pk == v["blind.genp.pk.alice@github.com"])
+        #expect(prints.indexes[.service] == fp)
+        #expect(prints.pairs.isEmpty)
         // String and Data with the same bytes index alike; another class or attribute does not.
         #expect(try codec.fingerprint(.data(Array("github.com".utf8)), column: .service, itemClass: .genericPassword) == fp)
         #expect(try codec.fingerprint(.string("github.com"), column: .account, itemClass: .genericPassword) != fp)
         #expect(try codec.fingerprint(.string("github.com"), column: .label, itemClass: .genericPassword) != fp)
+    }
+
+    /// Format 3: the pairs of a Secret Service map are fingerprinted one by one, and the
+    /// map joins the primary key only when it is not empty (an empty one is no map).
+    @Test func secretServicePairsMatchIndependentComputation() throws {
+        let v = try Self.vectors()
+        let codec = RowCodec(keys: try hierarchy(v))
+        let base: [String: AttributeValue] = ["acct": .string("alice"), "svce": .string("github.com"), "agrp": .string(""), "sync": .int(0)]
+        var withMap = base
+        withMap[kcAttrSecretServiceAttributes] = .map(try AttributeMap(parsing: ["service": "github.com", "username": "alice"], key: "kcsa"))
+        let prints = try codec.fingerprints(.genericPassword, withMap)
+        #expect(prints.pk == v["blind.genp.pk.alice@github.com+kcsa"])
+        let service = try #require(v["blind.genp.kcsa.service:github.com"])
+        #expect(prints.pairs.count == 2 && prints.pairs.contains(service))
+        #expect(prints.pairs == prints.pairs.sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(try codec.pairFingerprints(try AttributeMap(parsing: ["service": "github.com"], key: "kcsa"), itemClass: .genericPassword) == [service])
+        var emptyMap = base
+        emptyMap[kcAttrSecretServiceAttributes] = .map(try AttributeMap(parsing: [String: String](), key: "kcsa"))
+        #expect(try codec.fingerprints(.genericPassword, emptyMap).pk == v["blind.genp.pk.alice@github.com"])
+        let key = try codec.keys.blindKey(BlindIndex.keyID(classCode: "genp", attribute: "kcsa"))
+        #expect(key.withBytes { Array($0) } == v["blindkey.genp.kcsa"])
     }
 
     @Test func certificateHashAndKeyLabelShareAnIndexKey() throws {

@@ -63,6 +63,30 @@ import KeychainFormats
         #expect(read.json == written)
     }
 
+    /// Format 3's Secret Service map and content type: written as an object of strings in
+    /// byte order (a pair named "base64" is a pair, not bytes), read back as the same map,
+    /// and handed to the keychain as `[String: String]`.
+    @Test func aSecretServiceMapRoundTrips() throws {
+        let pairs = ["xdg:schema": "org.git.Password", "base64": "not bytes", "Ünïcode": "välue \"q\"\n", "": ""]
+        let item = KCExportItem(className: "generic", attributes: [
+            kSecAttrService: "git", kcAttrSecretServiceAttributes: pairs as [String: Any], kcAttrContentType: "text/plain",
+        ], data: Data("t".utf8))
+        let written = KCExportDocument(exported: Date(timeIntervalSince1970: 0), items: [item]).json
+        #expect(written.contains(#""secret-service-attributes":{"":"","base64":"not bytes","xdg:schema":"org.git.Password","Ünïcode":"välue \"q\"\n"}"#), "\(written)")
+        #expect(written.contains(#""content-type":"text/plain""#))
+        let read = try Array(written.utf8).withUnsafeBytes { try KCExportDocument.decode($0) }
+        let back = try read.items[0].get()
+        #expect(back.attributes[kcAttrSecretServiceAttributes] == .map(pairs))
+        #expect(back.attributes[kcAttrContentType] == .string("text/plain"))
+        #expect(read.json == written)
+        let query = read.entries[0].items[0].query
+        #expect(query[kcAttrSecretServiceAttributes] as? [String: String] == pairs)
+        // A map whose values are not all strings is named.
+        let bad = try Array(#"{"version":1,"items":[{"class":"generic","attributes":{"secret-service-attributes":{"a":1}}}]}"#.utf8)
+            .withUnsafeBytes { try KCExportDocument.decode($0) }
+        #expect(keychainError { _ = try bad.items[0].get() }?.message == "\"secret-service-attributes\" must be a JSON object of strings")
+    }
+
     @Test func malformedItemsAreNamedOneByOne() throws {
         let document = try Fixtures.kcExport("kc-export/malformed-items.json")
         let problems = document.items.map { element -> String? in

@@ -128,6 +128,32 @@ import KCTestSupport
         #expect(SecItemCopyMatching([kSecClass as String: "nonsense"] as CFDictionary, nil) == errSecNoSuchClass)
     }
 
+    /// kc's Secret Service extension through Apple's API: the map inside the dictionary
+    /// (bridged to an NSDictionary, or built as one) is taken as a map, matched as a subset,
+    /// and comes back as `[String: String]`.
+    @Test func aSecretServiceMapPassesThroughTheAPI() throws {
+        let home = try configuredHome()
+        defer { withExtendedLifetime(home) {} }
+        let pairs = ["server": "github.com", "user": "alice"]
+        let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ss",
+                                  kcAttrSecretServiceAttributes: pairs, kcAttrContentType: "text/plain", kSecValueData as String: Data("t".utf8)]
+        #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+        #expect(SecItemAdd(add as CFDictionary, nil) == errSecDuplicateItem)
+        let query = NSMutableDictionary()
+        query[kSecClass as String] = kSecClassGenericPassword
+        query[kcAttrSecretServiceAttributes] = NSDictionary(dictionary: ["user": "alice"])
+        query[kSecReturnAttributes as String] = true
+        var item: CFTypeRef?
+        #expect(SecItemCopyMatching(query, &item) == errSecSuccess)
+        let attributes = try #require(item as? [String: Any])
+        #expect(attributes[kcAttrSecretServiceAttributes] as? [String: String] == pairs)
+        #expect(attributes[kcAttrContentType] as? String == "text/plain")
+        query[kcAttrSecretServiceAttributes] = NSDictionary(dictionary: ["user": "bob"])
+        #expect(SecItemCopyMatching(query, &item) == errSecItemNotFound)
+        query[kcAttrSecretServiceAttributes] = NSDictionary(dictionary: ["user": 7])
+        #expect(SecItemCopyMatching(query, &item) == errSecParam)
+    }
+
     /// The keys docs/apple-compatibility.md lists as unsupported or ignored answer as it says.
     @Test func unsupportedAndIgnoredKeysAnswerAsDocumented() throws {
         let home = try configuredHome()

@@ -39,3 +39,17 @@ def label(s):
 tuple_ = (label("agrp") + index_encoding(b"") + label("acct") + index_encoding(b"alice")
           + label("svce") + index_encoding(b"github.com") + label("sync") + b"\x02" + struct.pack(">q", 0))
 print("blind.genp.pk.alice@github.com =", hashlib.blake2b(tuple_, key=pk, digest_size=32).hexdigest())
+# Format 3: a generic password's Secret Service map (kcsa). Each pair is fingerprinted under
+# the key of (genp, kcsa) over lp(name) || lp(value); the map joins the primary key, only
+# when not empty, as label("kcsa") || 0x04 || u32 count || sorted lp(name) || lp(value).
+def lp(b):
+    return struct.pack(">I", len(b)) + b
+pairs_key = kdf(subs["index"], fourcc("genp") << 32 | fourcc("kcsa"), "kcblind1")
+print("blindkey.genp.kcsa =", pairs_key.hex())
+print("blind.genp.kcsa.service:github.com =",
+      hashlib.blake2b(lp(b"service") + lp(b"github.com"), key=pairs_key, digest_size=16).hexdigest())
+secret_service = {b"username": b"alice", b"service": b"github.com"}
+encoded_map = b"\x04" + struct.pack(">I", len(secret_service)) + b"".join(
+    lp(name) + lp(secret_service[name]) for name in sorted(secret_service))
+print("blind.genp.pk.alice@github.com+kcsa =",
+      hashlib.blake2b(tuple_ + label("kcsa") + encoded_map, key=pk, digest_size=32).hexdigest())

@@ -57,9 +57,11 @@ enum AssociatedData {
     }
 
     /// BLAKE2b-256 over the primary-key fingerprint and every index column in schema
-    /// order, each as presence byte ‖ length ‖ bytes.
+    /// order, each as presence byte ‖ length ‖ bytes, then, only for a row with Secret
+    /// Service pairs (format 3), u32 count ‖ each pair fingerprint (lp) in byte order: a row
+    /// without pairs keeps its format-2 digest, and so its associated data and accumulator term.
     static func indexDigest(_ row: ItemRow) -> [UInt8] {
-        var w = ByteWriter(capacity: 256)
+        var w = ByteWriter(capacity: 256 + 20 * row.pairs.count)
         w.lengthPrefixed(row.primaryKey)
         for column in IndexColumn.allCases {
             if let v = row.indexes[column] {
@@ -68,6 +70,10 @@ enum AssociatedData {
             } else {
                 w.u8(0)
             }
+        }
+        if !row.pairs.isEmpty {
+            w.u32(UInt32(row.pairs.count))
+            for pair in row.pairs { w.lengthPrefixed(pair) }
         }
         return Hashing.blake2b(w.bytes, length: 32)
     }

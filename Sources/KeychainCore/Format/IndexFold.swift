@@ -24,6 +24,8 @@ struct IndexFold: Equatable {
         case .itemID: return 1
         case .primaryKey: return 2
         case .column(let c): return 3 + UInt8(IndexColumn.allCases.firstIndex(of: c) ?? 0)
+        case .pairTable: return 32
+        case .pairIndex: return 33
         }
     }
 
@@ -39,6 +41,14 @@ struct IndexFold: Equatable {
         row.primaryKey.withUnsafeBytes { add(.primaryKey, seq: row.seq, value: $0, key: key) }
         for (column, value) in row.indexes {
             value.withUnsafeBytes { add(.column(column), seq: row.seq, value: $0, key: key) }
+        }
+        // Each pair the row reads is one entry of the pair table and one of its index: the
+        // table must hold no pair of a row that does not exist, the index none stale.
+        for pair in row.pairs {
+            pair.withUnsafeBytes {
+                add(.pairTable, seq: row.seq, value: $0, key: key)
+                add(.pairIndex, seq: row.seq, value: $0, key: key)
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 /// The plaintext encoding of an item's attributes before sealing (`docs/format.md` §4):
-/// version 1 ‖ u32 count ‖ per attribute (sorted by key): key label ‖ type ‖ value.
+/// version 1 ‖ u32 count ‖ per attribute (sorted by key): key label ‖ type ‖ value, with
+/// type 1 string, 2 data, 3 integer, 4 date, 5 map (format 3).
 package enum Metadata {
     static let version: UInt8 = 1
     /// Refuse to decode absurd metadata (a damaged row must not exhaust memory).
@@ -16,6 +17,7 @@ package enum Metadata {
             case .data(let d)?: w.u8(2); w.lengthPrefixed(d)
             case .int(let v)?: w.u8(3); w.u64(UInt64(bitPattern: v))
             case .date(let t)?: w.u8(4); w.u64(t.bitPattern)
+            case .map(let m)?: w.u8(5); m.encode(into: &w)
             case nil: break
             }
         }
@@ -44,6 +46,9 @@ package enum Metadata {
             case 4:
                 guard let v = r.u64() else { throw bad }
                 attributes[key] = .date(Double(bitPattern: v))
+            case 5:
+                guard let m = AttributeMap.decode(&r) else { throw bad }
+                attributes[key] = .map(m)
             default:
                 throw bad
             }

@@ -12,13 +12,19 @@ package struct RowCodec {
     /// A codec under `keys`.
     package init(keys: KeyHierarchy) { self.keys = keys }
 
-    /// The primary-key and index fingerprints of an item's attributes.
-    func fingerprints(_ itemClass: ItemClass, _ attributes: [String: AttributeValue]) throws -> (pk: [UInt8], indexes: [IndexColumn: [UInt8]]) {
+    /// The primary-key, index and pair fingerprints of an item's attributes.
+    func fingerprints(_ itemClass: ItemClass, _ attributes: [String: AttributeValue]) throws -> Fingerprints {
         let plan = ClassPlan.of(itemClass)
         var w = ByteWriter(capacity: 128)
         for (key, defaultValue) in plan.primaryKey {
             w.label(key)
             w.raw((attributes[key] ?? defaultValue).indexEncoding)
+        }
+        // Only when the item has them: an item without keeps its format-2 fingerprint.
+        for key in plan.optionalPrimaryKey {
+            guard let value = attributes[key], !value.isEmptyMap else { continue }
+            w.label(key)
+            w.raw(value.indexEncoding)
         }
         let pk = BlindIndex.primaryKey(w.bytes, key: try keys.blindKey(plan.primaryKeyID))
         var indexes: [IndexColumn: [UInt8]] = [:]
@@ -26,7 +32,19 @@ package struct RowCodec {
             guard let value = attributes[key] else { continue }
             indexes[column] = BlindIndex.value(value.indexEncoding, key: try keys.blindKey(keyID))
         }
-        return (pk, indexes)
+        var pairs: [[UInt8]] = []
+        if let (attribute, _) = plan.pairs, case .map(let map)? = attributes[attribute] {
+            pairs = try pairFingerprints(map, itemClass: itemClass)
+        }
+        return Fingerprints(pk: pk, indexes: indexes, pairs: pairs)
+    }
+
+    /// The fingerprints of a map's pairs (`docs/format.md` §5), sorted by bytes.
+    func pairFingerprints(_ map: AttributeMap, itemClass: ItemClass) throws -> [[UInt8]] {
+        guard let (_, keyID) = ClassPlan.of(itemClass).pairs else { return [] }
+        let key = try keys.blindKey(keyID)
+        return map.pairs.map { BlindIndex.value(AttributeMap.pairEncoding($0), key: key) }
+            .sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     /// The fingerprint of one value in an index column.
@@ -38,10 +56,10 @@ package struct RowCodec {
     /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
     package func seal(itemID: [UInt8], itemClass: ItemClass, rowVersion: UInt64,
               attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?,
-              known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])? = nil) throws -> ItemRow {
-        let (pk, indexes) = try known ?? fingerprints(itemClass, attributes)
-        var row = ItemRow(itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: pk,
-                          indexes: indexes, wrappedKey: [], metadata: [], data: nil)
+              known: Fingerprints? = nil) throws -> ItemRow {
+        let prints = try known ?? fingerprints(itemClass, attributes)
+        var row = ItemRow(itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: prints.pk,
+                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: nil)
         let dek = try KeyHierarchy.newDataKey()
         if let data {
             let padded = try Padding.pad(data)
@@ -60,7 +78,7 @@ package struct RowCodec {
     }
 
     /// Opens a row's metadata and checks it against the row: the class and every
-    /// fingerprint are recomputed from the plaintext. - Throws: errSecDecode on any mismatch.
+    /// fingerprint (its map's pairs included) are recomputed from the plaintext. - Throws: errSecDecode on any mismatch.
     package func open(_ row: ItemRow) throws -> DecodedItem {
         guard let itemClass = ItemClass(rawValue: row.classCode), itemClass != .identity, row.itemID.count == 16 else {
             throw KeychainError(errSecDecode, "a row has an unknown class or a malformed id: the keychain is damaged or was tampered with")
@@ -72,8 +90,8 @@ package struct RowCodec {
         var plain = padded.withUnsafeBytes { Array($0[0..<length]) }
         defer { Sodium.wipe(&plain) }
         let attributes = try Metadata.decode(plain)
-        let (pk, indexes) = try fingerprints(itemClass, attributes)
-        guard pk == row.primaryKey, indexes == row.indexes else {
+        let prints = try fingerprints(itemClass, attributes)
+        guard prints.pk == row.primaryKey, prints.indexes == row.indexes, prints.pairs == row.pairs else {
             throw KeychainError(errSecDecode, "an item's index columns do not match its attributes: the keychain was tampered with")
         }
         return DecodedItem(row: row, itemClass: itemClass, attributes: attributes)
@@ -113,9 +131,9 @@ package struct RowCodec {
     func rekey(_ row: ItemRow, attributes: [String: AttributeValue], to target: RowCodec, rowVersion: UInt64) throws -> ItemRow {
         let itemClass = ItemClass(rawValue: row.classCode) ?? .genericPassword
         let dek = try dataKey(row)
-        let (pk, indexes) = try target.fingerprints(itemClass, attributes)
-        var new = ItemRow(seq: row.seq, itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: pk,
-                          indexes: indexes, wrappedKey: [], metadata: [], data: row.data)
+        let prints = try target.fingerprints(itemClass, attributes)
+        var new = ItemRow(seq: row.seq, itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: prints.pk,
+                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: row.data)
         new.wrappedKey = AEAD.seal(dek.bytes, key: target.keys.wrap,
                                    ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: target.keys, row: new))
         new.metadata = try target.sealMetadata(attributes, row: new)

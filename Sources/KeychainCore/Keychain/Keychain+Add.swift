@@ -87,7 +87,7 @@ extension Keychain {
     /// Seals and inserts one new item inside a write transaction, and counts it in the header.
     /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
     func insertNew(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
-                   known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])? = nil, keys: KeyHierarchy, state: inout StateRecord) throws {
+                   known: Fingerprints? = nil, keys: KeyHierarchy, state: inout StateRecord) throws {
         var row = try Self.seal(itemID: itemID, itemClass, attributes, data: data, known: known, keys: keys, rowVersion: state.generation)
         do {
             row.seq = try store.insert(row)
@@ -101,7 +101,7 @@ extension Keychain {
 
     /// A sealed row of an item's attributes and secret under a fresh data key.
     static func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
-                     known: (pk: [UInt8], indexes: [IndexColumn: [UInt8]])?, keys: KeyHierarchy, rowVersion: UInt64) throws -> ItemRow {
+                     known: Fingerprints?, keys: KeyHierarchy, rowVersion: UInt64) throws -> ItemRow {
         let codec = RowCodec(keys: keys)
         guard let data else {
             return try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: rowVersion, attributes: attributes, data: nil, known: known)
@@ -115,6 +115,8 @@ extension Keychain {
     /// synchronizable flag, and the certificate or key fields derived from its data.
     static func completeForAdd(_ q: ItemQuery, data: [UInt8]?) throws -> [String: AttributeValue] {
         var attributes = q.attributes
+        // An empty Secret Service map is no map: it is not stored (docs/format.md §4).
+        for (key, value) in attributes where value.isEmptyMap { attributes[key] = nil }
         attributes["sync"] = .int(q.sync == .synchronizable ? 1 : 0)
         if attributes["pdmn"] == nil {
             attributes["pdmn"] = .string(q.itemClass == .certificate ? "dk" : "ak")
@@ -172,7 +174,9 @@ extension Keychain {
             }
         }
         switch itemClass {
-        case .genericPassword: return "an item for service \(text("svce")) and account \(text("acct")) already exists"
+        case .genericPassword:
+            let map = attributes[kcAttrSecretServiceAttributes] == nil ? "" : " with the same Secret Service attributes"
+            return "an item for service \(text("svce")) and account \(text("acct"))\(map) already exists"
         case .internetPassword: return "an item for server \(text("srvr")) and account \(text("acct")) already exists"
         default: return "an item with the same primary key already exists"
         }

@@ -139,7 +139,7 @@ private struct ImportRun {
     /// Same type and the same bytes (strings byte-exact, no Unicode normalisation).
     static func identical(_ a: AttributeValue, _ b: AttributeValue) -> Bool {
         switch (a, b) {
-        case (.string, .string), (.data, .data), (.int, .int), (.date, .date): return a.matches(b, ignoringCase: false)
+        case (.string, .string), (.data, .data), (.int, .int), (.date, .date), (.map, .map): return a.matches(b, ignoringCase: false)
         default: return false
         }
     }

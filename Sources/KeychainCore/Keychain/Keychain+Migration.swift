@@ -2,11 +2,16 @@ extension Keychain {
     /// Brings a keychain of an older format up to `formatVersion` right after it was opened
     /// with its password, in one write transaction (`docs/format.md` §8).
     ///
-    /// Format 1 → 2: the rows are checked as format 1 checked them (count and accumulator
+    /// Format 1 → 3: the rows are checked as format 1 checked them (count and accumulator
     /// of (item id, row version, class)) and, since format 1 did not cover them, every
     /// row's other columns are checked by opening its metadata (fingerprints recomputed)
-    /// and its data; then the accumulator is recomputed over every column, and the master
-    /// key is re-wrapped with the new format in its associated data, under the same KEK.
+    /// and its data; then the accumulator is recomputed over every column.
+    /// Format 2 → 3: the rows are checked as format 2 checks them (every column); no row
+    /// changes (a row without Secret Service pairs has the same accumulator term in both).
+    /// Either way the master key is then re-wrapped with the new format in its associated
+    /// data under the same KEK, and the minimum writer version raised, so that an older kc
+    /// refuses to write the file. The pair table (`kc_pairs`) itself is created by the
+    /// schema migration when the store opens (`Migrations`, schema 3).
     /// - Throws: errSecDecode when the old file fails its checks (nothing is written);
     ///   errSecReadOnly when the file cannot be written.
     func migrateFormat(from opened: KeychainRecord, kek: SymmetricKey) throws {
@@ -20,21 +25,23 @@ extension Keychain {
             }
             var state = try store.readState()
             try checkHeader(current, state, keys: keys)
-            try verifyRows(keys, state, formatVersion: 1)
-            let codec = RowCodec(keys: keys)
-            var acc = [UInt8](repeating: 0, count: 32)
-            try store.forEachRow(.all, includeData: true) { row in
-                _ = try codec.open(row)
-                _ = try codec.openData(row)
-                Header.xor(&acc, try Header.term(row, keys: keys))
-                return true
+            try verifyRows(keys, state, formatVersion: current.formatVersion)
+            if current.formatVersion == 1 {
+                let codec = RowCodec(keys: keys)
+                var acc = [UInt8](repeating: 0, count: 32)
+                try store.forEachRow(.all, includeData: true) { row in
+                    _ = try codec.open(row)
+                    _ = try codec.openData(row)
+                    Header.xor(&acc, try Header.term(row, keys: keys))
+                    return true
+                }
+                state.accumulator = acc
             }
             var record = current
             record.formatVersion = Keychain.formatVersion
             record.wrappedMasterKey = AEAD.seal(keys.master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
             state.generation += 1
             state.minWriterVersion = Keychain.writerVersion
-            state.accumulator = acc
             state.mac = Header.mac(state, record: record, keys: keys)
             try store.writeKeychainRecord(record)
             try store.writeState(state)

@@ -3,7 +3,9 @@
 /// (`docs/format.md` §7). An index only narrows the candidates; it never decides a match.
 extension Keychain {
     /// Chooses how to find candidates: the primary-key index when every key attribute is
-    /// given, else the exact indexes given, else a scan of the class.
+    /// given (and, for a generic password, the query asks for items without a Secret Service
+    /// map), else the pair indexes of the map's pairs with the exact indexes given, else the
+    /// exact indexes given, else a scan of the class.
     func plan(_ query: ItemQuery, itemClass: ItemClass, conditions: [String: AttributeValue], codec: RowCodec) throws -> RowLookup {
         if let id = query.persistentItemID { return .itemID(id) }
         var effective = conditions
@@ -20,7 +22,10 @@ extension Keychain {
             if query.caseInsensitive || query.textMatch != .exact, Schema.isText(key) { return false }
             return true
         }
-        if pkKeys.allSatisfy(exactUsable) {
+        // A query without a map matches items with any map, and a non-empty one is a subset
+        // rule: only "no map" ([:]) pins the part of the primary key a map adds.
+        let optionalKeysPinned = Schema.optionalPrimaryKey(itemClass).allSatisfy { effective[$0]?.isEmptyMap == true }
+        if optionalKeysPinned, pkKeys.allSatisfy(exactUsable) {
             return .primaryKey(try codec.fingerprints(itemClass, effective).pk)
         }
         var indexed: [(IndexColumn, [UInt8])] = []
@@ -28,6 +33,9 @@ extension Keychain {
             if let v = effective[key] {
                 indexed.append((column, try codec.fingerprint(v, column: column, itemClass: itemClass)))
             }
+        }
+        if let attribute = Schema.pairAttribute(itemClass), case .map(let map)? = effective[attribute], !map.isEmpty {
+            return .pairs(try codec.pairFingerprints(map, itemClass: itemClass), indexes: indexed)
         }
         return indexed.isEmpty ? .scan(classCode: itemClass.code) : .indexes(indexed)
     }
@@ -55,6 +63,15 @@ extension Keychain {
         case .any: break
         }
         for (key, wanted) in conditions {
+            // A map in a query: the item's map holds every pair given; [:] means no map.
+            if case .map(let pairs) = wanted {
+                guard case .map(let have)? = item.attributes[key] else {
+                    if pairs.isEmpty { continue }
+                    return false
+                }
+                guard pairs.isEmpty ? have.isEmpty : have.contains(pairs) else { return false }
+                continue
+            }
             // Ignore-case, prefix and substring apply to text attributes only, never to
             // binary ones (issuer, labels…).
             let text = Schema.isText(key)

@@ -58,7 +58,8 @@ extension Keychain {
                 guard let change = changesByClass[item.itemClass] else { continue }
                 var attributes = item.attributes
                 // Creation and modification dates are the core's (DESIGN.md), never the caller's.
-                for (k, v) in change.attributes where k != "mdat" && k != "cdat" { attributes[k] = v }
+                // A map replaces the whole map; an empty one removes it (docs/format.md §7).
+                for (k, v) in change.attributes where k != "mdat" && k != "cdat" { attributes[k] = v.isEmptyMap ? nil : v }
                 var mdat = now
                 if case .date(let old)? = item.attributes["mdat"], mdat <= old { mdat = old + 0.001 }
                 attributes["mdat"] = .date(mdat)

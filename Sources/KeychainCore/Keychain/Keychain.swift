@@ -15,10 +15,12 @@ import Glibc
 public final class Keychain {
     /// The format version this build writes (`docs/format.md`).
     /// 2: every stored column of every row is covered by the accumulator (issue 15).
-    static let formatVersion: UInt32 = 2
+    /// 3: generic passwords may carry a Secret Service map, searched by pair (issue 17).
+    static let formatVersion: UInt32 = 3
     /// The lowest kc format version that may write files this build writes: a format-1 kc
-    /// would fold rows into the accumulator the old way.
-    static let writerVersion: UInt32 = 2
+    /// would fold rows into the accumulator the old way, a format-2 kc would not keep the
+    /// pair index (`kc_pairs`) of the rows it writes.
+    static let writerVersion: UInt32 = 3
     /// Default idle and absolute auto-lock timeouts stored in a new keychain (seconds).
     static let defaultIdleTimeout: UInt64 = 15 * 60
     static let defaultMaxTimeout: UInt64 = 12 * 60 * 60

@@ -155,6 +155,8 @@ package struct ItemQuery {
 
     /// Converts and checks one attribute value.
     static func value(_ value: Any, spec: AttributeSpec) throws -> AttributeValue {
+        // A map says itself what is wrong with it (its type, its size, which part is too long).
+        if spec.kind == .map { return .map(try AttributeMap(parsing: value, key: spec.key)) }
         guard let v = AttributeValue.from(value, kind: spec.kind) else {
             throw KeychainError(errSecParam, "the value of \"\(spec.key)\" has the wrong type (\(type(of: value)))")
         }

@@ -18,4 +18,7 @@ enum AttributeKind: Sendable {
     case bool
     /// A date (cdat, mdat, sdat, edat), stored as seconds since 2001-01-01 (CFAbsoluteTime).
     case date
+    /// A Secret Service attribute map (`kcsa`, a kc extension): `[String: String]`,
+    /// compared pair by pair, by bytes.
+    case map
 }

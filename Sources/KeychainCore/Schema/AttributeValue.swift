@@ -10,6 +10,8 @@ package enum AttributeValue: Hashable, Sendable {
     case data([UInt8])
     case int(Int64)
     case date(Double)
+    /// A Secret Service attribute map (kc extension, `kcAttrSecretServiceAttributes`).
+    case map(AttributeMap)
 
     /// The bytes compared for string and data values (UTF-8 for strings: byte-exact, no
     /// Unicode normalisation, unlike Swift's `String ==`).
@@ -17,8 +19,14 @@ package enum AttributeValue: Hashable, Sendable {
         switch self {
         case .string(let s): return Array(s.utf8)
         case .data(let d): return d
-        case .int, .date: return nil
+        case .int, .date, .map: return nil
         }
+    }
+
+    /// Whether this is a map with no pair: the value that means "no map" (`docs/format.md` §7).
+    var isEmptyMap: Bool {
+        if case .map(let m) = self { return m.isEmpty }
+        return false
     }
 
     /// Byte-exact equality as Apple's hashed columns compare (string and data with equal
@@ -28,6 +36,9 @@ package enum AttributeValue: Hashable, Sendable {
         switch (self, other) {
         case (.int(let a), .int(let b)): return a == b
         case (.date(let a), .date(let b)): return a == b
+        // Whole maps: equal pairs, byte for byte, ignore-case or not (Secret Service
+        // attributes are case-sensitive). A query's subset rule is `Keychain.matches`'.
+        case (.map(let a), .map(let b)): return a == b
         default:
             guard let a = comparableBytes, let b = other.comparableBytes else { return false }
             if textMatch.accepts(a, b) { return true }
@@ -42,7 +53,8 @@ package enum AttributeValue: Hashable, Sendable {
     }
 
     /// The injective, type-tagged encoding hashed by blind indexes (`docs/format.md` §5):
-    /// tag 1 bytes (string or data), tag 2 integer (8 bytes BE), tag 3 date (IEEE bits BE).
+    /// tag 1 bytes (string or data), tag 2 integer (8 bytes BE), tag 3 date (IEEE bits BE),
+    /// tag 4 map (its canonical encoding, `AttributeMap.encode`).
     var indexEncoding: [UInt8] {
         var w = ByteWriter()
         switch self {
@@ -55,17 +67,22 @@ package enum AttributeValue: Hashable, Sendable {
         case .date(let d):
             w.u8(3)
             w.u64(d.bitPattern)
+        case .map(let m):
+            w.u8(4)
+            m.encode(into: &w)
         }
         return w.bytes
     }
 
-    /// The value as Apple's API returns it: `String`, `Data`, `Int`, `Bool` or `Date`.
+    /// The value as Apple's API returns it: `String`, `Data`, `Int`, `Bool` or `Date` (and
+    /// `[String: String]` for a map).
     func publicValue(kind: AttributeKind) -> Any {
         switch self {
         case .string(let s): return s
         case .data(let d): return Data(d)
         case .int(let v): return kind == .bool ? (v != 0) : Int(v)
         case .date(let t): return Date(timeIntervalSinceReferenceDate: t)
+        case .map(let m): return m.dictionary
         }
     }
 
@@ -101,6 +118,8 @@ package enum AttributeValue: Hashable, Sendable {
         case .date:
             if let d = value as? Date { return .date(d.timeIntervalSinceReferenceDate) }
             return nil
+        case .map:
+            return (try? AttributeMap(parsing: value, key: "")).map { .map($0) }
         }
     }
 

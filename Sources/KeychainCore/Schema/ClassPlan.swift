@@ -6,11 +6,17 @@ package struct ClassPlan {
     let primaryKey: [(attribute: String, defaultValue: AttributeValue)]
     let primaryKeyID: UInt64
     let indexes: [(column: IndexColumn, attribute: String, keyID: UInt64)]
+    /// Primary-key attributes encoded only when the item has them (`Schema.optionalPrimaryKey`).
+    let optionalPrimaryKey: [String]
+    /// The map attribute whose pairs are indexed, and the key of its pair fingerprints.
+    let pairs: (attribute: String, keyID: UInt64)?
 
     init(_ itemClass: ItemClass) {
         primaryKey = Schema.primaryKey(itemClass).map { ($0, Schema.defaultValue($0) ?? .string("")) }
         primaryKeyID = BlindIndex.primaryKeyID(classCode: itemClass.code)
         indexes = Schema.computeIndexColumns(itemClass).map { ($0.column, $0.attribute, Schema.blindKeyID(column: $0.column, itemClass: itemClass)) }
+        optionalPrimaryKey = Schema.optionalPrimaryKey(itemClass)
+        pairs = Schema.pairAttribute(itemClass).map { ($0, BlindIndex.keyID(classCode: itemClass.code, attribute: $0)) }
     }
 
     private static let generic = ClassPlan(.genericPassword)

@@ -24,6 +24,9 @@ package enum Schema {
             AttributeSpec("acct", .blob, passwords, index: .account),
             AttributeSpec("svce", .blob, [.genericPassword], index: .service),
             AttributeSpec("gena", .blob, [.genericPassword]),
+            // kc extensions for the Secret Service (docs/apple-compatibility.md).
+            AttributeSpec(kcAttrSecretServiceAttributes, .map, [.genericPassword]),
+            AttributeSpec(kcAttrContentType, .string, [.genericPassword]),
             AttributeSpec("sdmn", .blob, [.internetPassword], index: .securityDomain),
             AttributeSpec("srvr", .blob, [.internetPassword], index: .server),
             AttributeSpec("ptcl", .number, [.internetPassword]),
@@ -88,7 +91,20 @@ package enum Schema {
         case .data: return .data([])
         case .number, .bool: return .int(0)
         case .date: return .date(0)
+        case .map: return nil
         }
+    }
+
+    /// The attributes that join a class's primary key only when the item has them (a
+    /// generic password's Secret Service map, when not empty), encoded after the fixed ones:
+    /// every item without them keeps the fingerprint it had in format 2 (`docs/format.md` §5).
+    static func optionalPrimaryKey(_ itemClass: ItemClass) -> [String] {
+        itemClass == .genericPassword ? [kcAttrSecretServiceAttributes] : []
+    }
+
+    /// The map attribute whose pairs are blind-indexed one by one, if the class has one.
+    static func pairAttribute(_ itemClass: ItemClass) -> String? {
+        itemClass == .genericPassword ? kcAttrSecretServiceAttributes : nil
     }
 
     /// The index columns that apply to a class, in schema order.
@@ -113,6 +129,7 @@ package enum Schema {
             for (column, _) in indexColumns(c) {
                 ids.append(blindKeyID(column: column, itemClass: c))
             }
+            if let attribute = pairAttribute(c) { ids.append(BlindIndex.keyID(classCode: c.code, attribute: attribute)) }
         }
         return ids
     }

@@ -71,6 +71,16 @@ final class Database {
         return entries.sorted()
     }
 
+    /// SQLite's plan for `sql` (`EXPLAIN QUERY PLAN`), one line per step ("SEARCH …",
+    /// "SCAN …"): how the tests show that a lookup reads indexes only.
+    func queryPlan(_ sql: String) throws -> [String] {
+        let s = try statement("EXPLAIN QUERY PLAN " + sql)
+        defer { s.reset() }
+        var steps: [String] = []
+        while try s.step() { steps.append(s.text(3) ?? "?") }
+        return steps
+    }
+
     /// `PRAGMA integrity_check`: nil when SQLite finds the file sound (b-trees, and every
     /// index entry against its table row), else SQLite's first findings.
     func integrityProblems() throws -> String? {

@@ -9,6 +9,9 @@ package struct ItemRow: Sendable {
     package var rowVersion: UInt64
     package var primaryKey: [UInt8]
     package var indexes: [IndexColumn: [UInt8]]
+    /// The fingerprints of the item's Secret Service pairs, sorted by bytes (`kc_pairs`,
+    /// format 3); empty for every item without a map.
+    package var pairs: [[UInt8]]
     package var wrappedKey: [UInt8]
     package var metadata: [UInt8]
     /// The sealed data; nil when the item has no data. When a row is read without its data
@@ -16,13 +19,14 @@ package struct ItemRow: Sendable {
     package var data: [UInt8]?
 
     /// A record of these values.
-    package init(seq: Int64 = 0, itemID: [UInt8], classCode: String, rowVersion: UInt64, primaryKey: [UInt8], indexes: [IndexColumn: [UInt8]], wrappedKey: [UInt8], metadata: [UInt8], data: [UInt8]?) {
+    package init(seq: Int64 = 0, itemID: [UInt8], classCode: String, rowVersion: UInt64, primaryKey: [UInt8], indexes: [IndexColumn: [UInt8]], pairs: [[UInt8]] = [], wrappedKey: [UInt8], metadata: [UInt8], data: [UInt8]?) {
         self.seq = seq
         self.itemID = itemID
         self.classCode = classCode
         self.rowVersion = rowVersion
         self.primaryKey = primaryKey
         self.indexes = indexes
+        self.pairs = pairs
         self.wrappedKey = wrappedKey
         self.metadata = metadata
         self.data = data

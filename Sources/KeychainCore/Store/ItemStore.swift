@@ -18,15 +18,16 @@ package protocol ItemStore: AnyObject {
     func writeKeychainRecord(_ record: KeychainRecord) throws
     func readState() throws -> StateRecord
     func writeState(_ state: StateRecord) throws
-    /// Calls `body` for each candidate row in insertion order until it returns false.
+    /// Calls `body` for each candidate row in insertion order until it returns false; each
+    /// row comes with the pair fingerprints stored for it.
     func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws
-    /// Inserts a row and answers the place in insertion order it was given (its `seq`).
+    /// Inserts a row and its pairs and answers the place in insertion order it was given (its `seq`).
     /// - Throws: `errSecDuplicateItem` when the primary-key fingerprint exists.
     func insert(_ row: ItemRow) throws -> Int64
-    /// Replaces the row with the same item id. - Throws: `errSecDuplicateItem` on a
-    /// primary-key collision.
+    /// Replaces the row with the same item id and place (`seq`), its pairs included.
+    /// - Throws: `errSecDuplicateItem` on a primary-key collision.
     func replace(_ row: ItemRow) throws
-    /// Deletes the row with this item id.
+    /// Deletes the row with this item id, and its pairs.
     func delete(itemID: [UInt8]) throws
     /// A value that changes whenever something other than this connection changed the
     /// store (another process's commit, a byte written into the file): the keychain

@@ -4,7 +4,7 @@ import Synchronization
 /// version N-1 file into a version N file inside one transaction.
 enum Migrations {
     /// The schema version this build writes.
-    static let currentVersion: Int64 = 2
+    static let currentVersion: Int64 = 3
     /// `PRAGMA application_id` of a kc keychain: "kc" 0x00 0x01.
     static let applicationID: Int64 = 0x6B63_0001
 
@@ -58,6 +58,18 @@ enum Migrations {
         // Format 2: the integrity scans read the table itself, so the covering index that let
         // SQLite answer them from stale index pages goes (docs/format.md §1, issue 15).
         2: "DROP INDEX kc_items_class;",
+        // Format 3: the fingerprints of generic passwords' Secret Service pairs, one row per
+        // pair, keyed by the item's seq (docs/format.md §1, §5). WITHOUT ROWID: the table is
+        // its primary key's b-tree, read in seq order by the integrity scan and by the rows'
+        // own lookups; kc_pairs_fp (fp, then seq) answers a search by pair.
+        3: """
+        CREATE TABLE kc_pairs(
+            seq INTEGER NOT NULL,
+            fp BLOB NOT NULL,
+            PRIMARY KEY (seq, fp)
+        ) WITHOUT ROWID;
+        CREATE INDEX kc_pairs_fp ON kc_pairs(fp);
+        """,
     ]
 
     /// The `sqlite_schema` entries a file of `version` has: the steps up to it, applied to an

@@ -8,6 +8,10 @@ package enum RowLookup: Sendable {
     /// certificate's public-key hash and a key's label share one key, so callers check
     /// the class of what they open).
     case indexes([(IndexColumn, [UInt8])])
+    /// Rows that have every one of these pair fingerprints (a generic password's Secret
+    /// Service map holds every pair asked for) and whose index columns equal the given
+    /// fingerprints: an index lookup driven by the pair index (`docs/format.md` §7).
+    case pairs([[UInt8]], indexes: [(IndexColumn, [UInt8])])
     /// Every row of a class.
     case scan(classCode: String)
     /// Every row of every class, read from the table itself (never from an index), for the

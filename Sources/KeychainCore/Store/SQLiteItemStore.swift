@@ -167,7 +167,11 @@ package final class SQLiteItemStore: ItemStore {
     package func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
         // Without the data itself, its storage class: NULL when the item has none.
-        let columns = Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END") + ", seq"
+        // kc_items.seq: a pair lookup joins kc_pairs, which has a seq of its own.
+        let columns = Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END") + ", kc_items.seq"
+        // Each row's Secret Service pairs: read beside the table, in seq order, by scans; one
+        // primary-key search per row for lookups.
+        var scanPairs: PairCursor?
 
         let s: Statement
         switch lookup {
@@ -184,17 +188,25 @@ package final class SQLiteItemStore: ItemStore {
             let whereSQL = conditions.map { "i_\($0.0.rawValue) = ?" }.joined(separator: " AND ")
             s = try database.statement("SELECT \(columns) FROM kc_items WHERE \(whereSQL) ORDER BY seq")
             for (i, condition) in conditions.enumerated() { s.bind(Int32(i + 1), condition.1) }
+        case .pairs(let fingerprints, let conditions):
+            guard let statement = try pairLookup(columns: columns, fingerprints, conditions) else { return }
+            s = statement
         // NOT INDEXED: through the class index SQLite would sort every row of the class in
         // a temporary b-tree (about 1 KB a row, in memory) before the first one; the table
         // itself is already in seq order and is read one row at a time.
         case .scan(let classCode):
             s = try database.statement("SELECT \(columns) FROM kc_items NOT INDEXED WHERE class = ? ORDER BY seq")
             s.bind(1, classCode)
+            scanPairs = try PairCursor(database)
         // The integrity scans: the table's own rows, whatever any index says.
         case .all:
             s = try database.statement("SELECT \(columns) FROM kc_items NOT INDEXED ORDER BY seq")
+            scanPairs = try PairCursor(database)
         }
-        defer { s.reset() }
+        defer {
+            s.reset()
+            scanPairs?.reset()
+        }
         while try s.step() {
             try checkStorageClasses(s)
             var indexes: [IndexColumn: [UInt8]] = [:]
@@ -212,8 +224,10 @@ package final class SQLiteItemStore: ItemStore {
             if includeData, let data = s.blob(base + 2), data.isEmpty {
                 throw KeychainError(errSecDecode, "a row of \(database.path) has an empty data column: the keychain is damaged or was tampered with")
             }
-            let row = ItemRow(seq: s.int(base + 3), itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
-                              wrappedKey: wrapped, metadata: meta,
+            let seq = s.int(base + 3)
+            let pairs = try scanPairs?.pairs(of: seq) ?? self.pairs(of: seq)
+            let row = ItemRow(seq: seq, itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
+                              pairs: pairs, wrappedKey: wrapped, metadata: meta,
                               data: includeData ? s.blob(base + 2) : (s.storageClass(base + 2) == .null ? nil : []))
             guard try body(row) else { break }
         }
@@ -244,13 +258,15 @@ package final class SQLiteItemStore: ItemStore {
         let s = try database.statement("INSERT INTO kc_items(\(Self.rowColumns), data) VALUES (\(placeholders))")
         bind(row, to: s)
         try s.run()
-        return database.lastInsertRowID
+        let seq = database.lastInsertRowID
+        try insertPairs(row.pairs, seq: seq)
+        return seq
     }
 
     package func replace(_ row: ItemRow) throws {
         let sets = (["class", "row_version", "pk"] + Self.indexSQL + ["wrapped_key", "metadata", "data"])
             .map { "\($0) = ?" }.joined(separator: ", ")
-        let s = try database.statement("UPDATE kc_items SET \(sets) WHERE item_id = ?")
+        let s = try database.statement("UPDATE kc_items SET \(sets) WHERE item_id = ? AND seq = ?")
         s.bind(1, row.classCode)
         s.bind(2, Int64(bitPattern: row.rowVersion))
         s.bind(3, row.primaryKey)
@@ -260,13 +276,19 @@ package final class SQLiteItemStore: ItemStore {
         s.bind(base + 1, row.metadata)
         s.bind(base + 2, row.data)
         s.bind(base + 3, row.itemID)
+        s.bind(base + 4, row.seq)
         try s.run()
         guard database.changes == 1 else {
             throw KeychainError(errSecItemNotFound, "the item changed or vanished during the update")
         }
+        try deletePairs(seq: row.seq)
+        try insertPairs(row.pairs, seq: row.seq)
     }
 
     package func delete(itemID: [UInt8]) throws {
+        let pairs = try database.statement("DELETE FROM kc_pairs WHERE seq = (SELECT seq FROM kc_items WHERE item_id = ?)")
+        pairs.bind(1, itemID)
+        try pairs.run()
         let s = try database.statement("DELETE FROM kc_items WHERE item_id = ?")
         s.bind(1, itemID)
         try s.run()
@@ -293,6 +315,11 @@ package final class SQLiteItemStore: ItemStore {
         case .itemID: sql = "SELECT seq, item_id FROM kc_items INDEXED BY sqlite_autoindex_kc_items_1"
         case .primaryKey: sql = "SELECT seq, pk FROM kc_items INDEXED BY sqlite_autoindex_kc_items_2"
         case .column(let c): sql = "SELECT seq, i_\(c.rawValue) FROM kc_items INDEXED BY kc_items_\(c.rawValue) WHERE i_\(c.rawValue) IS NOT NULL"
+        // The WITHOUT ROWID table is its primary key's b-tree. NOT INDEXED alone does not
+        // keep SQLite (3.40) from answering from the covering kc_pairs_fp; in the primary
+        // key's order it reads the table (the plan is pinned by SecretServiceAttributeTests).
+        case .pairTable: sql = SQLiteItemStore.pairTableSQL
+        case .pairIndex: sql = "SELECT seq, fp FROM kc_pairs INDEXED BY kc_pairs_fp"
         }
         let s = try database.statement(sql)
         defer { s.reset() }

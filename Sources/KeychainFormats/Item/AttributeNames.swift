@@ -20,6 +20,7 @@ package enum AttributeNames {
         kSecAttrCanDerive: "can-derive", kSecAttrCanSign: "can-sign", kSecAttrCanVerify: "can-verify",
         kSecAttrCanSignRecover: "can-sign-recover", kSecAttrCanVerifyRecover: "can-verify-recover",
         kSecAttrCanWrap: "can-wrap", kSecAttrCanUnwrap: "can-unwrap",
+        kcAttrSecretServiceAttributes: "secret-service-attributes", kcAttrContentType: "content-type",
     ]
 
     /// Printing order: what identifies an item first, then the rest alphabetically.

@@ -29,8 +29,19 @@ public enum ItemJSON {
         case let b as Bool: return b ? "true" : "false"
         case let n as Int: return String(n)
         case let date as Date: return JSON.string(ISO8601.string(date))
+        case let map as [String: Any]: return mapObject(map)
         default: return JSON.string(String(describing: value))
         }
+    }
+
+    /// A Secret Service attribute map as a JSON object of strings, its names in byte order
+    /// (the order kc stores them in), so the same map always prints the same.
+    public static func mapObject(_ map: [String: Any]) -> String {
+        let names = map.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return JSON.object(names.map { name in
+            let value = map[name]
+            return (name, JSON.string(value as? String ?? value.map { String(describing: $0) } ?? ""))
+        })
     }
 
 }

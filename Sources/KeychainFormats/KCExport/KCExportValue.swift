@@ -4,8 +4,9 @@ import FoundationEssentials
 #endif
 
 /// One attribute value of kc's export (`docs/import-export.md`, "Export"): text, a number,
-/// a flag, a date (ISO 8601, UTC, whole seconds) or bytes (always `{"base64": …}`, even
-/// when they happen to be UTF-8, so the type survives the round trip).
+/// a flag, a date (ISO 8601, UTC, whole seconds), bytes (always `{"base64": …}`, even
+/// when they happen to be UTF-8, so the type survives the round trip) or a Secret Service
+/// map (an object of strings).
 ///
 ///     KCExportValue(any: 8443)          // .int(8443), written 8443
 ///     KCExportValue(any: Data([0xFF]))  // .data(…), written {"base64":"/w=="}
@@ -15,6 +16,9 @@ package enum KCExportValue: Equatable {
     case bool(Bool)
     case date(Date)
     case data(Data)
+    /// A Secret Service attribute map (`kcAttrSecretServiceAttributes`), written as a JSON
+    /// object of strings.
+    case map([String: String])
 
     /// The value of an attribute as the keychain returns it; a type kc has no JSON form for
     /// is kept as its description, as `kc find --json` prints it.
@@ -25,6 +29,7 @@ package enum KCExportValue: Equatable {
         case let b as Bool: self = .bool(b)
         case let n as Int: self = .int(n)
         case let date as Date: self = .date(date)
+        case let map as [String: Any]: self = .map(map.mapValues { $0 as? String ?? String(describing: $0) })
         default: self = .string(String(describing: value))
         }
     }
@@ -37,6 +42,7 @@ package enum KCExportValue: Equatable {
         case .bool(let b): return b
         case .date(let date): return date
         case .data(let d): return d
+        case .map(let m): return m
         }
     }
 
@@ -51,6 +57,13 @@ package enum KCExportValue: Equatable {
                                              name: String, key: String) throws -> KCExportValue {
         if (try? container.decodeNil(forKey: codingKey)) == true {
             throw KeychainError(errSecParam, "\"\(name)\" has a value of the wrong type")
+        }
+        // A map's object is its pairs (a pair named "base64" included), nothing else.
+        if key == kcAttrSecretServiceAttributes {
+            guard let map = try? container.decode([String: String].self, forKey: codingKey) else {
+                throw KeychainError(errSecParam, "\"\(name)\" must be a JSON object of strings")
+            }
+            return .map(map)
         }
         if let b = try? container.decode(Bool.self, forKey: codingKey) { return .bool(b) }
         if let n = try? container.decode(Int.self, forKey: codingKey) { return .int(n) }

@@ -17,9 +17,9 @@ import Foundation
 ///   clients that search by either name find kc's own passwords.
 package enum ItemMapping {
     /// The kc query key for the Secret Service attribute map (KeychainCore, format 3).
-    package static let mapKey = "kcsa"
+    package static let mapKey = kcAttrSecretServiceAttributes
     /// The kc query key for the Secret Service content type (KeychainCore, format 3).
-    package static let contentTypeKey = "kcct"
+    package static let contentTypeKey = kcAttrContentType
     /// The attribute names a plain kc item answers to.
     static let plainNames: Set<String> = ["service", "account", "username"]
 

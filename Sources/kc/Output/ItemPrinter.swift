@@ -30,6 +30,8 @@ enum ItemPrinter {
             if name == "creator" || name == "type", let code = fourCharacters(n) { return "\(n) ('\(code)')" }
             return String(n)
         case let date as Date: return ISO8601.string(date)
+        // A Secret Service map: one JSON object on its line, unambiguous whatever it holds.
+        case let map as [String: Any]: return ItemJSON.mapObject(map)
         default: return String(describing: value)
         }
     }

@@ -8,7 +8,7 @@ Run: python3 make_agent_vectors.py   (writes the .hex files beside this script)
 """
 import os, struct
 
-VERSION = 2
+VERSION = 3
 REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5}
 RESP = {"ok": 0x80, "error": 0x81, "notHeld": 0x82}
 OP = {"add": 1, "copyMatching": 2, "update": 3, "delete": 4, "count": 5,
@@ -61,7 +61,8 @@ vectors = {
     "request-status": frame(REQ["status"], b""),
     "request-stop": frame(REQ["stop"], b""),
     "request-add": op("add", dict(GENP, v_Data=b"token")),
-    "request-copy-matching": op("copyMatching", dict(GENP, r_Data=True, m_Limit="m_LimitAll")),
+    # Format 3's Secret Service map (kcsa) is a dictionary of strings inside the query.
+    "request-copy-matching": op("copyMatching", dict(GENP, r_Data=True, m_Limit="m_LimitAll", kcsa={"server": "github.com", "user": "alice"})),
     "request-update": op("update", GENP, {"v_Data": b"new token", "labl": "GitHub"}),
     "request-delete": op("delete", GENP),
     "request-count": op("count", {"class": "inet", "srvr": "example.com", "port": 443}),
@@ -72,12 +73,13 @@ vectors = {
             {"query": {"class": "inet", "srvr": "example.com", "acct": "bob", "v_Data": b"pw"}, "source": "line 3"},
         ],
         "update": True, "dryRun": False, "skipInvalid": True}),
-    "request-copy-many": op("copyMany", {"queries": [dict(GENP, r_Data=True), {"class": "genp", "svce": "npm", "r_Data": True}]}),
+    "request-copy-many": op("copyMany", {"queries": [dict(GENP, r_Data=True), {"class": "genp", "svce": "npm", "r_Data": True, "kcsa": {}}]}),
     "request-verify": op("verify", {}),
     "reply-ok-null": frame(RESP["ok"], value(None)),
     "reply-ok-count": frame(RESP["ok"], value(3)),
     "reply-ok-data": frame(RESP["ok"], value(b"token")),
-    "reply-ok-attributes": frame(RESP["ok"], value([{"acct": "alice", "svce": "github.com", "cdat": Date(786297600.0), "v_Data": b"token"}])),
+    "reply-ok-attributes": frame(RESP["ok"], value([{"acct": "alice", "svce": "github.com", "cdat": Date(786297600.0), "v_Data": b"token",
+                                                      "kcsa": {"server": "github.com", "user": "alice"}, "kcct": "text/plain"}])),
     "reply-error": frame(RESP["error"], struct.pack(">i", -25300) + lp("no item matches") + lp("list items with kc find --all")),
     "reply-error-no-hint": frame(RESP["error"], struct.pack(">i", -25293) + lp("wrong password") + lp("")),
     "reply-not-held": frame(RESP["notHeld"], b""),
@@ -87,7 +89,9 @@ vectors = {
         {"outcome": "created"}, {"outcome": "updated", "of": -1}, {"outcome": "unchanged", "of": 0},
         {"outcome": "skipped", "of": -1}, {"outcome": "invalid", "status": -50, "message": "no class"}])),
     "reply-copy-many": frame(RESP["ok"], value([
-        {"result": b"token"}, {"status": -25300, "message": "no item matches", "hint": ""}])),
+        {"result": b"token"}, {"status": -25300, "message": "no item matches", "hint": ""},
+        # The deepest value kc sends (5): list, result, list of items, item, map, string.
+        {"result": [{"svce": "npm", "kcsa": {"service": "npm", "username": "me"}}]}])),
 }
 
 here = os.path.dirname(os.path.abspath(__file__))
