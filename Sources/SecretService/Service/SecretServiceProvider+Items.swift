@@ -21,10 +21,18 @@ extension SecretServiceProvider {
     static let labelProperty = "org.freedesktop.Secret.Item.Label"
     static let attributesProperty = "org.freedesktop.Secret.Item.Attributes"
 
-    /// The item at `collectionID/id`. - Throws: NoSuchObject.
+    /// The item at `collectionID/id`. A placeholder whose keychain has been unlocked since
+    /// stands for the first item its search finds now (clients such as libsecret's search
+    /// keep using the paths SearchItems gave them after unlocking). - Throws: NoSuchObject.
     func item(_ collectionID: String, _ id: String) throws(BusError) -> ItemHandle {
         let collection = try collection(collectionID)
-        if lockedSearches[id] != nil { return ItemHandle(collection: collection, ref: nil, placeholder: id) }
+        if let search = lockedSearches[id] {
+            if store.heldPaths().contains(collection.path),
+               let first = try store.search(collection.path, ItemMapping.searchQueries(search.attributes)).first {
+                return ItemHandle(collection: collection, ref: first.ref, placeholder: nil)
+            }
+            return ItemHandle(collection: collection, ref: nil, placeholder: id)
+        }
         guard let ref = ObjectPath.bytes(fromHex: id) else { throw .noSuchObject("no item \(id)") }
         return ItemHandle(collection: collection, ref: ref, placeholder: nil)
     }

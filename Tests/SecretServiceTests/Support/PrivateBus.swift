@@ -79,7 +79,9 @@ final class PrivateBus {
 
     /// Runs a client program on this bus (killed, and the test failed, after `timeout`).
     func run(_ argv: [String], stdin: String? = nil, timeout: Double = 30) throws -> KCBinary.Output {
-        try Spawn.run(argv, environment: environment, stdin: stdin.map { Data($0.utf8) }, timeout: timeout)
+        var argv = argv
+        if let program = argv.first, !program.hasPrefix("/") { argv[0] = "/usr/bin/" + program }
+        return try Spawn.run(argv, environment: environment, stdin: stdin.map { Data($0.utf8) }, timeout: timeout)
     }
 
     /// Runs a Python script with Debian's python3 (its secretstorage, keyring and jeepney).
