@@ -11,18 +11,27 @@ package final class PendingPrompt {
     package let id: String
     /// The unique bus name of the client it was made for.
     package let owner: String
-    /// The keychain paths that must be held by the agent for it to complete.
+    /// What completing it does.
+    package enum Kind {
+        /// Unlock: completes with these objects (`ao`) once every keychain is held.
+        case unlock(objects: [String])
+        /// CreateCollection of a new keychain with this name: completes with its path (`o`)
+        /// once the default keychain, which keeps the new one's password, is held.
+        case createCollection(name: String)
+    }
+
+    package let kind: Kind
+    /// The keychain paths that must be held by the agent (or unlockable from the default
+    /// keychain) for it to complete.
     package let keychains: [String]
-    /// The object paths the completed prompt returns (`ao`).
-    package let objects: [String]
     /// When it gives up (CLOCK_MONOTONIC seconds), once `Prompt` was called.
     package var deadline: Double?
 
-    package init(id: String, owner: String, keychains: [String], objects: [String]) {
+    package init(id: String, owner: String, kind: Kind, keychains: [String]) {
         self.id = id
         self.owner = owner
+        self.kind = kind
         self.keychains = keychains
-        self.objects = objects
     }
 
     /// CLOCK_MONOTONIC in seconds.

@@ -18,7 +18,7 @@ extension SecretServiceProvider {
             guard let properties = a[0].propertyMap, let alias = a[1].string else {
                 throw .invalidArgs("CreateCollection takes (a{sv} properties, s alias)")
             }
-            return try createCollection(properties, alias: alias)
+            return try createCollection(properties, alias: alias, caller: call.sender)
         case ("SearchItems", 1):
             guard let attributes = a[0].stringMap else { throw .invalidArgs("SearchItems takes (a{ss} attributes)") }
             var unlocked: [String] = [], locked: [String] = []
@@ -82,18 +82,28 @@ extension SecretServiceProvider {
 
     /// CreateCollection: the default alias, or a label that names an existing keychain,
     /// gives that collection (libsecret, secretstorage and keyring ask for the default one
-    /// when they cannot read the alias). A new keychain needs a password, which kc does not
-    /// take over D-Bus: `kc create NAME` makes collection NAME.
-    private func createCollection(_ properties: [String: BusValue], alias: String) throws(BusError) -> [BusValue] {
+    /// when they cannot read the alias). Any other label makes a new keychain whose password
+    /// the default keychain keeps (`createKeychainCollection`): at once when the default
+    /// keychain is unlocked, else through a prompt that completes when it is.
+    private func createCollection(_ properties: [String: BusValue], alias: String, caller: String) throws(BusError) -> [BusValue] {
         collections.refresh()
         let label = properties["org.freedesktop.Secret.Collection.Label"]?.string ?? ""
         if alias == "default" || alias.isEmpty && label.isEmpty, let found = collections.alias("default") {
             return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
         }
-        if let found = collections.all.first(where: { $0.name == label || (!alias.isEmpty && $0.name == alias) }) {
+        let name = Self.keychainName(for: label.isEmpty ? alias : label)
+        if let found = collections.all.first(where: { $0.name == name }) {
             return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
         }
-        throw .notSupported("kc makes a collection with `kc create \(label.isEmpty ? alias : label)` (a new keychain needs a password, which kc never takes over D-Bus)")
+        guard KeychainSession.exists(defaultKeychain) else {
+            throw .failed("there is no default keychain to keep the new collection's password: run `kc create` first")
+        }
+        if store.heldPaths().contains(defaultKeychain) {
+            return [.objectPath(try createKeychainCollection(name)), .objectPath(ObjectPath.none)]
+        }
+        let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .createCollection(name: name), keychains: [defaultKeychain])
+        prompts[prompt.id] = prompt
+        return [.objectPath(ObjectPath.none), .objectPath(ObjectPath.prompt(prompt.id).text)]
     }
 
     /// The item paths of `collection` matching `attributes`: the items themselves when the
@@ -143,10 +153,11 @@ extension SecretServiceProvider {
     }
 
     private func unlock(_ objects: [String], caller: String) throws(BusError) -> [BusValue] {
-        let held = store.heldPaths()
+        var held = store.heldPaths()
         var unlocked: [String] = [], waiting: [String] = [], keychains: [String] = []
         for object in objects {
             let keychain = try keychainPath(of: object)
+            if !held.contains(keychain), unlockFromDefault(keychain, held: held) { held.insert(keychain) }
             if held.contains(keychain) {
                 unlocked += resolveUnlocked(object)
             } else {
@@ -155,7 +166,7 @@ extension SecretServiceProvider {
             }
         }
         guard !waiting.isEmpty else { return [.objectPaths(unlocked), .objectPath(ObjectPath.none)] }
-        let prompt = PendingPrompt(id: nextID(), owner: caller, keychains: keychains, objects: waiting)
+        let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .unlock(objects: waiting), keychains: keychains)
         prompts[prompt.id] = prompt
         return [.objectPaths(unlocked), .objectPath(ObjectPath.prompt(prompt.id).text)]
     }

@@ -151,14 +151,18 @@ package final class SecretServiceProvider {
         prompts = prompts.filter { $0.value.owner != name }
     }
 
-    /// Completes the prompts whose keychains are now unlocked, and dismisses those whose
-    /// time is up. Asks the agent once, only while some prompt waits.
+    /// Completes the prompts whose keychains are now unlocked (unlocking those the default
+    /// keychain keeps the password of), and dismisses those whose time is up. Asks the agent
+    /// once, only while some prompt waits.
     private func tickPrompts() {
         let waiting = prompts.values.filter { $0.deadline != nil }
         guard !waiting.isEmpty else { return }
-        let held = store.heldPaths()
+        var held = store.heldPaths()
         let now = PendingPrompt.now()
         for prompt in waiting {
+            for keychain in prompt.keychains where !held.contains(keychain) {
+                if unlockFromDefault(keychain, held: held) { held.insert(keychain) }
+            }
             if prompt.keychains.allSatisfy(held.contains) {
                 complete(prompt, dismissed: false)
             } else if let deadline = prompt.deadline, now >= deadline {
@@ -167,12 +171,23 @@ package final class SecretServiceProvider {
         }
     }
 
-    /// Emits `Completed` once and forgets the prompt.
+    /// Emits `Completed` once, with the result the prompt's kind calls for (`ao` for an
+    /// unlock, `o` for a new collection, dismissed or not), and forgets the prompt.
     func complete(_ prompt: PendingPrompt, dismissed: Bool) {
         prompts[prompt.id] = nil
-        let result: [String] = dismissed ? [] : prompt.objects.flatMap { resolveUnlocked($0) }
-        bus.signal(ObjectPath.prompt(prompt.id).text, Self.promptInterface, "Completed",
-                   [.boolean(dismissed), .variant(.objectPaths(result))])
+        var dismissed = dismissed
+        let result: BusValue
+        switch prompt.kind {
+        case .unlock(let objects):
+            result = .objectPaths(dismissed ? [] : objects.flatMap { resolveUnlocked($0) })
+        case .createCollection(let name):
+            var made = ObjectPath.none
+            if !dismissed {
+                if let path = try? createKeychainCollection(name) { made = path } else { dismissed = true }
+            }
+            result = .objectPath(made)
+        }
+        bus.signal(ObjectPath.prompt(prompt.id).text, Self.promptInterface, "Completed", [.boolean(dismissed), .variant(result)])
     }
 
     private func promptMethod(_ call: BusCall, _ id: String) throws(BusError) -> [BusValue] {

@@ -13,9 +13,26 @@ import Foundation
 package final class SecretStore {
     private let agent: AgentClient
     private var sessions: [String: KeychainSession] = [:]
+    /// The `kc` the agent must be (and is started from): the one installed beside the provider.
+    let kcExecutable: String
 
-    package init(agent: AgentClient = AgentClient()) {
+    package init(agent: AgentClient = AgentClient(), kcExecutable: String? = nil) {
         self.agent = agent
+        let own = AgentClient.ownExecutable
+        let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        self.kcExecutable = kcExecutable ?? ((folder.isEmpty ? "." : folder) + "/kc")
+    }
+
+    /// Hands a keychain's password to the agent (the agent must be the `kc` beside the
+    /// provider, established as for `kc unlock`); the password is wiped by the caller.
+    package func unlock(_ path: String, password: borrowing SecureBytes) throws(BusError) {
+        do {
+            try agent.unlock(path: path, password: password, idle: 0, maximum: 0, executable: kcExecutable)
+        } catch let error as KeychainError {
+            throw Self.busError(error)
+        } catch {
+            throw .failed("\(error)")
+        }
     }
 
     /// The keychains the agent holds unlocked now (one round trip; no timer is reset).
