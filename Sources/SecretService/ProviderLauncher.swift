@@ -14,7 +14,8 @@ package enum ProviderLauncher {
 
     /// Starts what is missing and returns the lines to `eval`.
     /// - Parameter executable: the provider's own binary, started detached on the bus.
-    package static func start(executable: String, replace: Bool, note: Note) throws(BusError) -> String {
+    /// - Parameter arguments: more options for the provider (pinentry, terminal, timeout).
+    package static func start(executable: String, replace: Bool, arguments extra: [String] = [], note: Note) throws(BusError) -> String {
         var address = environment("DBUS_SESSION_BUS_ADDRESS")
         var daemonPID: String?
         var bus = address != nil || sessionSocketExists() ? try? BusConnection(address: address) : nil
@@ -31,7 +32,7 @@ package enum ProviderLauncher {
                                          "\(SecretServiceProvider.busName) is owned by \(bus.ownerDescription(of: SecretServiceProvider.busName)); stop it, or pass --replace to take the name over") }
         }
         if try ownerIsKC(bus) != true {
-            var arguments = [executable, "--detach"]
+            var arguments = [executable, "--detach"] + extra
             if let address { arguments += ["--address", address] }
             if replace { arguments.append("--replace") }
             try spawn(arguments, stdout: nil)

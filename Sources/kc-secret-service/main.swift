@@ -11,6 +11,7 @@ import Glibc
 
 let usage = """
 usage: kc secret-service [--start] [--replace] [--address ADDRESS] [--prompt-timeout SECONDS]
+                         [--pinentry PROGRAM | --no-pinentry] [--tty TTY]
   --start            start the provider (and a private dbus-daemon when no session bus is
                      reachable) in the background and print the shell lines to eval:
                        eval "$(kc secret-service --start)"
@@ -18,6 +19,10 @@ usage: kc secret-service [--start] [--replace] [--address ADDRESS] [--prompt-tim
   --address ADDRESS  serve the bus at ADDRESS instead of the session bus
   --prompt-timeout S how long an Unlock prompt waits for `kc unlock` before it is
                      dismissed (default 60)
+  --pinentry PROGRAM the dialog that asks for a locked keychain's password (default:
+                     pinentry, when a display or --tty can reach the user)
+  --no-pinentry      never ask; prompts wait for `kc unlock` only
+  --tty TTY          the terminal pinentry draws on (--start passes its own terminal)
 Exit codes: 0 served until the bus went away, 1 the name is owned by another program
 or the bus cannot be reached, 2 usage error.
 
@@ -36,6 +41,8 @@ for name in ChildEnvironment.withheld { unsetenv(name) }
 var address: String?
 var replace = false, startMode = false, detach = false
 var promptTimeout = 60.0
+var pinentry: String? = "pinentry"
+var tty: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let word = arguments.popFirst() {
     switch word {
@@ -50,6 +57,13 @@ while let word = arguments.popFirst() {
             fail("--prompt-timeout takes 1 to 3600 seconds", 2)
         }
         promptTimeout = seconds
+    case "--pinentry":
+        guard let value = arguments.popFirst(), !value.isEmpty else { fail("--pinentry needs a program", 2) }
+        pinentry = value
+    case "--no-pinentry": pinentry = nil
+    case "--tty":
+        guard let value = arguments.popFirst(), value.hasPrefix("/dev/") else { fail("--tty takes a terminal such as /dev/pts/3", 2) }
+        tty = value
     case "-h", "--help":
         _ = usage.withCString { write(1, $0, strlen($0)) }
         exit(0)
@@ -60,7 +74,11 @@ while let word = arguments.popFirst() {
 
 if startMode {
     do {
-        let lines = try ProviderLauncher.start(executable: AgentClient.ownExecutable, replace: replace) { note in
+        var extra: [String] = []
+        if let pinentry { extra += ["--pinentry", pinentry] } else { extra.append("--no-pinentry") }
+        if let terminal = tty ?? (isatty(0) == 1 ? ttyname(0).map { String(cString: $0) } : nil) { extra += ["--tty", terminal] }
+        extra += ["--prompt-timeout", String(promptTimeout)]
+        let lines = try ProviderLauncher.start(executable: AgentClient.ownExecutable, replace: replace, arguments: extra) { note in
             let text = "kc: " + note + "\n"
             _ = text.withCString { write(2, $0, strlen($0)) }
         }
@@ -74,7 +92,7 @@ if startMode {
 if detach { Detach.fromCaller() }
 do {
     let bus = try BusConnection(address: address)
-    let provider = SecretServiceProvider(bus: bus, promptTimeout: promptTimeout)
+    let provider = SecretServiceProvider(bus: bus, promptTimeout: promptTimeout, pinentry: pinentry, tty: tty)
     try provider.start(replace: replace)
     try provider.run()
     exit(0)

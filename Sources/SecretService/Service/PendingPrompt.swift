@@ -26,6 +26,12 @@ package final class PendingPrompt {
     package let keychains: [String]
     /// When it gives up (CLOCK_MONOTONIC seconds), once `Prompt` was called.
     package var deadline: Double?
+    /// The pinentry dialog asking for a password, while one is open.
+    var dialog: PinentryDialog?
+    /// The keychain the open dialog asks for.
+    var dialogKeychain: String?
+    /// Passwords typed so far (three wrong ones end the dialogs; `kc unlock` still works).
+    var attempts = 0
 
     package init(id: String, owner: String, kind: Kind, keychains: [String]) {
         self.id = id

@@ -1,5 +1,8 @@
 import KeychainCore
 import KeychainClient
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The Secret Service provider (freedesktop.org Secret Service API 0.2) on one bus
 /// connection: it owns `org.freedesktop.secrets`, serves the Service, Collection, Item,
@@ -28,13 +31,23 @@ package final class SecretServiceProvider {
     private var counter: UInt64 = 0
     /// How long a prompt waits for the keychain to be unlocked before it is dismissed.
     let promptTimeout: Double
+    /// How prompts reach the user: pinentry's program and the terminal it draws on (nil:
+    /// a desktop's pinentry window when DISPLAY or WAYLAND_DISPLAY is set). No program,
+    /// or neither a terminal nor a display: prompts wait for `kc unlock` only.
+    let pinentry: (program: String, tty: String?)?
     private var stopping = false
 
     /// A provider on `bus`; nothing is served before `start`.
-    package init(bus: BusConnection, store: SecretStore = SecretStore(), promptTimeout: Double = 60) {
+    package init(bus: BusConnection, store: SecretStore = SecretStore(), promptTimeout: Double = 60,
+                 pinentry: String? = nil, tty: String? = nil) {
         self.bus = bus
         self.store = store
         self.promptTimeout = promptTimeout
+        var display = false
+        for name in ["DISPLAY", "WAYLAND_DISPLAY"] {
+            if let value = getenv(name), value.pointee != 0 { display = true }
+        }
+        if let pinentry, tty != nil || display { self.pinentry = (pinentry, tty) } else { self.pinentry = nil }
     }
 
     /// Owns the name and starts serving. - Throws: AddressInUse naming the current owner
@@ -48,7 +61,7 @@ package final class SecretServiceProvider {
 
     /// Serves until the bus goes away or another provider takes the name.
     package func run() throws(BusError) {
-        try bus.run(interval: { prompts.values.contains { $0.deadline != nil } ? 0.2 : 30 },
+        try bus.run(interval: { prompts.values.contains { $0.dialog != nil } ? 0.05 : prompts.values.contains { $0.deadline != nil } ? 0.2 : 30 },
                     tick: { tickPrompts() }, stop: { stopping })
     }
 
@@ -160,8 +173,27 @@ package final class SecretServiceProvider {
         var held = store.heldPaths()
         let now = PendingPrompt.now()
         for prompt in waiting {
+            if let dialog = prompt.dialog, let keychain = prompt.dialogKeychain {
+                switch dialog.poll() {
+                case .waiting: break
+                case .cancelled:
+                    complete(prompt, dismissed: true)
+                    continue
+                case .entered(var typed):
+                    prompt.dialog = nil
+                    prompt.attempts += 1
+                    if unlock(keychain, typed: &typed) {
+                        held.insert(keychain)
+                    } else if prompt.attempts < 3 {
+                        openDialog(prompt, held: held, error: "Wrong password, try again")
+                    }
+                }
+            }
             for keychain in prompt.keychains where !held.contains(keychain) {
                 if unlockFromDefault(keychain, held: held) { held.insert(keychain) }
+            }
+            if prompt.dialog == nil, prompt.attempts > 0, prompt.attempts < 3, !prompt.keychains.allSatisfy(held.contains) {
+                openDialog(prompt, held: held, error: nil)
             }
             if prompt.keychains.allSatisfy(held.contains) {
                 complete(prompt, dismissed: false)
@@ -175,6 +207,8 @@ package final class SecretServiceProvider {
     /// unlock, `o` for a new collection, dismissed or not), and forgets the prompt.
     func complete(_ prompt: PendingPrompt, dismissed: Bool) {
         prompts[prompt.id] = nil
+        prompt.dialog?.stop()
+        prompt.dialog = nil
         var dismissed = dismissed
         let result: BusValue
         switch prompt.kind {
@@ -190,12 +224,38 @@ package final class SecretServiceProvider {
         bus.signal(ObjectPath.prompt(prompt.id).text, Self.promptInterface, "Completed", [.boolean(dismissed), .variant(result)])
     }
 
+    /// Hands a typed password to the agent for `keychain`, then wipes it. - Returns: whether
+    /// the keychain is now unlocked.
+    private func unlock(_ keychain: String, typed: inout [UInt8]) -> Bool {
+        defer { Sodium.wipe(&typed) }
+        do {
+            let password = try SecureBytes(copying: typed, guarded: true)
+            try store.unlock(keychain, password: password)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Opens a pinentry dialog for the first keychain the prompt still waits for, when
+    /// pinentry can reach the user; otherwise the prompt waits for `kc unlock`.
+    private func openDialog(_ prompt: PendingPrompt, held: Set<String>, error: String?) {
+        guard let pinentry, prompt.dialog == nil, let keychain = prompt.keychains.first(where: { !held.contains($0) }) else { return }
+        let name = collections.all.first { $0.path == keychain }?.name ?? keychain
+        let description = "A program asks for the kc keychain \(name).\nType its password to unlock it, as kc unlock would."
+        prompt.dialog = try? PinentryDialog(program: pinentry.program, tty: pinentry.tty, description: description, error: error)
+        prompt.dialogKeychain = keychain
+    }
+
     private func promptMethod(_ call: BusCall, _ id: String) throws(BusError) -> [BusValue] {
         guard let prompt = prompts[id], prompt.owner == call.sender else { throw .noSuchObject("no prompt \(id)") }
         switch call.member {
         case "Prompt":
             guard call.arguments.count == 1, call.arguments[0].string != nil else { throw .invalidArgs("Prompt takes (s window-id)") }
-            if prompt.deadline == nil { prompt.deadline = PendingPrompt.now() + promptTimeout }
+            if prompt.deadline == nil {
+                prompt.deadline = PendingPrompt.now() + promptTimeout
+                openDialog(prompt, held: store.heldPaths(), error: nil)
+            }
             return []
         case "Dismiss":
             complete(prompt, dismissed: true)

@@ -24,7 +24,9 @@ final class PrivateBus {
     /// - Parameters:
     ///   - promptTimeout: how long the provider's prompts wait for an unlock.
     ///   - anyUser: let other uids connect to the bus (to show the provider refuses them).
-    init(_ home: KCHome, promptTimeout: Double = 5, anyUser: Bool = false) throws {
+    ///   - provider: more options for the provider (by default it never opens a pinentry
+    ///     window, even where the tests run on a desktop).
+    init(_ home: KCHome, promptTimeout: Double = 5, anyUser: Bool = false, provider: [String] = ["--no-pinentry"]) throws {
         self.home = home
         let dir = home.directory + "/bus"
         try FileManager.default.createDirectory(atPath: dir + "/services", withIntermediateDirectories: true)
@@ -33,7 +35,7 @@ final class PrivateBus {
         try """
             [D-BUS Service]
             Name=org.freedesktop.secrets
-            Exec=\(Self.providerPath) --prompt-timeout \(promptTimeout)
+            Exec=\(([Self.providerPath, "--prompt-timeout", String(promptTimeout)] + provider).joined(separator: " "))
 
             """.write(toFile: dir + "/services/org.freedesktop.secrets.service", atomically: true, encoding: .utf8)
         try """
