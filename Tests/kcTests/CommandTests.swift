@@ -34,7 +34,7 @@ import KCTestSupport
         #expect(out.status == 0 && out.stdout == "")
         out = try h.kc(["find", "-s", "github.com", "-a", "alice"], password: pw)
         #expect(out.status == 44)
-        #expect(out.stderr == "kc: no item matches service=github.com account=alice in \(h.defaultKeychain)\nkc: hint: list what is there with `kc find --all`\n")
+        #expect(out.stderr == "kc: no item matches service=github.com account=alice in \(h.defaultKeychain)\nkc: hint: list what is there with `kc list`\n")
         out = try h.kc(["delete", "-s", "github.com"], password: pw)
         #expect(out.status == 44)
     }
