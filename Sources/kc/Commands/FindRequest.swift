@@ -57,7 +57,7 @@ struct FindRequest: Equatable {
             result = try keychain.copyMatching(query)
         } catch let error as KeychainError where error.status == errSecItemNotFound {
             throw KeychainError(errSecItemNotFound, "no item matches \(matching.describe(item.summary)) in \(keychain.path)",
-                                hint: "list what is there with `kc find --all`")
+                                hint: "list what is there with `kc list`")
         }
         if secretOnly {
             let matches = result as? [[String: Any]] ?? []

@@ -56,7 +56,7 @@ enum Guard {
     private static func check(_ count: Int, summary: String, path: String, all: Bool, verb: String) throws {
         if count == 0 {
             throw KeychainError(errSecItemNotFound, "no item matches \(summary) in \(path)",
-                                hint: "list what is there with `kc find --all`")
+                                hint: "list what is there with `kc list`")
         }
         if count > 1 && !all {
             throw KeychainError(errSecParam, "\(count) items match \(summary); kc \(verb) changes one unless --all is given",

@@ -54,7 +54,7 @@ enum ReferenceResolver {
                 case .failure(let error):
                     if error.status == errSecItemNotFound {
                         throw KeychainError(errSecItemNotFound, "\(label(i)): no item matches it in \(handle.path)",
-                                            hint: "list what is there with `kc find --all`")
+                                            hint: "list what is there with `kc list`")
                     }
                     throw KeychainError(error.status, "\(label(i)): \(error.message)", hint: error.hint)
                 }

@@ -5,8 +5,12 @@ extension KDFProfile: ExpressibleByArgument {}
 
 /// The attribute flags shared by add, find, update and delete, named as macOS `security`'s.
 struct ItemOptions: ParsableArguments {
+    /// `--class` as given: nil when absent (`kc list` then lists every class).
     @Option(name: .customLong("class"), parsing: .unconditional, help: "The item class: generic (default), internet, certificate or key.")
-    var itemClass: CLIClass = .generic
+    var chosenClass: CLIClass?
+
+    /// The item class: `--class`, else generic.
+    var itemClass: CLIClass { chosenClass ?? .generic }
 
     @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Account name.",
             completion: .custom { CompletionCandidates.accounts($0, $1, $2) })
