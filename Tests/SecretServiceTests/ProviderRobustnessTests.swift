@@ -149,4 +149,45 @@ import KCTestSupport
         #expect(out.status == 1 && out.stderr.contains("is already owned by python3"), "\(out.stderr)")
         _ = squatter
     }
+
+    /// `--replace` takes the name from an owner that allows replacement (as kc itself does).
+    @Test func replaceTakesTheNameOver() throws {
+        let home = try KCHome()
+        let bus = try PrivateBus(home)
+        let other = try Spawn.start(["/usr/bin/python3", "-c", """
+            import time
+            from jeepney.io.blocking import open_dbus_connection
+            from jeepney.bus_messages import message_bus
+            c = open_dbus_connection('SESSION')
+            c.send_and_get_reply(message_bus.RequestName('org.freedesktop.secrets', 1))
+            time.sleep(30)
+            """], environment: bus.environment, timeout: 40)
+        var first: Int32?
+        for _ in 0..<100 where first == nil {
+            first = try? bus.providerPID()
+            if first == nil { usleep(50_000) }
+        }
+        #expect(first == other.pid, "the other program owned the name first")
+        let provider = try Spawn.start([PrivateBus.providerPath, "--replace", "--no-pinentry"], environment: bus.environment, timeout: 40)
+        var taken = false
+        for _ in 0..<100 where !taken {
+            taken = (try? bus.providerPID()) == provider.pid
+            if !taken { usleep(50_000) }
+        }
+        #expect(taken, "kc's provider owns the name after --replace")
+    }
+}
+
+/// The provider stays out of kc's start-up: kc links neither libsystemd nor libcrypto.
+@Suite struct ClientLinkTests {
+    @Test func kcLinksNoDBusAndNoOpenSSL() throws {
+        let out = try Spawn.run(["/usr/bin/readelf", "-d", KCBinary.path], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+        #expect(out.status == 0, "\(out.stderr)")
+        let needed = out.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(!needed.isEmpty || out.stdout.contains("no dynamic section"), "\(out.stdout)")
+        #expect(!needed.contains { $0.contains("libsystemd") || $0.contains("libdbus") || $0.contains("libcrypto") || $0.contains("libssl") },
+                "\(needed)")
+        let provider = try Spawn.run(["/usr/bin/readelf", "-d", PrivateBus.providerPath], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+        #expect(provider.stdout.contains("libsystemd"), "the check can fail: the provider does link it")
+    }
 }
