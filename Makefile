@@ -1,12 +1,19 @@
 # kc: build, test, install. Every target installs the system packages it needs.
 PREFIX ?= /usr/local
 SWIFT ?= swift
-APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config
+APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev
 # The tests also drive sqlite3 (as an attacker editing the file), python3 (a pty), and
 # gpg and pass (a real pass store to import), git (the credential helper over HTTP).
 TEST_PACKAGES := sqlite3 python3 gpg pass git
+# The Secret Service tests run real clients on a private bus: dbus-daemon, secret-tool,
+# Python's secretstorage and keyring, Docker's helper, and git's libsecret helper, built
+# from the source Debian's git ships (gcc, libsecret-1-dev).
+TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring golang-docker-credential-helpers \
+	gcc libc6-dev make libsecret-1-dev
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
+# The provider links libsystemd, which Debian ships only as a shared library: its own build folder.
+PROVIDER_FLAGS := -c release --static-swift-stdlib --scratch-path .build/provider
 
 .PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench
 
@@ -29,13 +36,16 @@ deps:
 build: deps
 	$(SWIFT) build
 
-## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in)
+## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), and
+## the Secret Service provider (static Swift runtime; libsystemd and libcrypto are shared)
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kc
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service
 
 ## test-deps: what the tests run besides kc
 test-deps: deps
 	@$(call apt_install,command -v,$(TEST_PACKAGES))
+	@$(call apt_install,dpkg -s,$(TEST_DEBS))
 	@python3 -c 'import ensurepip' >/dev/null 2>&1 || { $(call apt_install,dpkg -s,python3-venv); }
 
 ## test: build and run every test
@@ -54,6 +64,10 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-secret-service"
+	install -d "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/lib/systemd/user"
+	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/org.freedesktop.secrets.service > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service"
+	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	install -m 0644 docs/man/kc.1 "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1"
@@ -64,6 +78,8 @@ install: release
 
 uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
+	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
+	  "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
@@ -76,15 +92,17 @@ bench: deps
 stress: test-deps
 	bash stress/stress.sh
 
-## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol and row decoders (FUZZ_SECONDS per target, default 60)
+## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol, row and DER (names, keys) decoders (FUZZ_SECONDS per target, default 60)
 fuzz: deps
 	bash fuzz/fuzz.sh
 
-## man: regenerate docs/man/kc.1 from the commands' help (swift-argument-parser's plugin)
+## man: regenerate docs/man/kc.1 from the commands' help (swift-argument-parser's plugin, then docs/man/layout.awk)
+# SCRATCH: the build folder the plugin builds kc in (another than .build for a second checkout).
+SCRATCH ?= .build
 man: deps
-	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual
+	$(SWIFT) package --scratch-path $(SCRATCH) plugin --allow-writing-to-package-directory generate-manual
 	install -d docs/man
-	cp .build/plugins/GenerateManual/outputs/kc/kc.1 docs/man/kc.1
+	awk -f docs/man/layout.awk $(SCRATCH)/plugins/GenerateManual/outputs/kc/kc.1 > docs/man/kc.1
 
 clean:
 	rm -rf .build

@@ -8,6 +8,7 @@ import PackageDescription
 //        │      └─────► KeychainAgent ───┘      (only Commands/Agent.swift imports KeychainAgent)
 //        └────────────► KeychainFormats ──────────────► POSIXSupport
 //   Security ─────────► KeychainClient
+//   kc-secret-service ► SecretService ──► KeychainClient, CSystemd (sd-bus), COpenSSL (libcrypto)
 let package = Package(
     name: "kc",
     products: [
@@ -17,6 +18,9 @@ let package = Package(
         // Apple's SecItem API with Apple's signatures, for code written for Apple platforms
         // (Linux only: depend on it with `condition: .when(platforms: [.linux])`).
         .library(name: "Security", targets: ["Security"]),
+        // The freedesktop.org Secret Service provider (docs/secret-service.md), installed
+        // beside kc; `kc secret-service` execs it, so kc itself links no D-Bus.
+        .executable(name: "kc-secret-service", targets: ["kc-secret-service"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -31,6 +35,16 @@ let package = Package(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
         ),
         // The keychain itself: the file format, crypto, the Store seam and its SQLite
         // implementation, schema, queries and the SecItem operations. Nothing about sockets,
@@ -71,6 +85,16 @@ let package = Package(
         .target(
             name: "Security",
             dependencies: ["KeychainCore", "KeychainClient"]
+        ),
+        // The Secret Service provider: D-Bus through sd-bus, the DH session through libcrypto,
+        // every keychain operation through the agent (KeychainClient). Never linked into kc.
+        .target(
+            name: "SecretService",
+            dependencies: ["KeychainCore", "POSIXSupport", "KeychainClient", "CSystemd", "COpenSSL"]
+        ),
+        .executableTarget(
+            name: "kc-secret-service",
+            dependencies: ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"]
         ),
         .executableTarget(
             name: "kc",
@@ -116,6 +140,12 @@ let package = Package(
             name: "KeychainFormatsTests",
             dependencies: ["KeychainCore", "KeychainFormats", "KCTestSupport"],
             exclude: ["Fixtures"]
+        ),
+        // Real Secret Service clients (secret-tool, secretstorage, keyring, Docker's and git's
+        // helpers) against kc-secret-service on a private dbus-daemon.
+        .testTarget(
+            name: "SecretServiceTests",
+            dependencies: ["KeychainCore", "kc", "kc-secret-service", "KCTestSupport"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz: libFuzzer with AddressSanitizer on the decoders of untrusted bytes
-# (fuzz/Targets/FuzzTargets.swift): the query dictionary decoder, the agent protocol decoder and the
-# database row decoder. FUZZ_SECONDS per target (default 60). The corpus in fuzz/corpus/
+# (fuzz/Targets/FuzzTargets.swift): the query dictionary decoder, the agent protocol decoder, the
+# database row decoder and the DER readers of items (distinguished names, key blobs). FUZZ_SECONDS per target (default 60). The corpus in fuzz/corpus/
 # starts from FuzzTargets.seeds and keeps, after a merge, only inputs that add coverage.
 # Exits non-zero on any crash, hang (-timeout) or sanitizer report; the reproducer is left
 # in fuzz/crashes/.
@@ -30,7 +30,7 @@ swiftc "${common[@]}" -module-name KCFuzzHarness fuzz/Harness.swift "$out"/Keych
 
 printf '| fuzz target | inputs run | corpus before | corpus after | crashes, hangs or sanitizer reports |\n|---|---:|---:|---:|---:|\n' > "$out/summary.md"
 status=0
-for target in query agent row; do
+for target in query agent row der; do
   corpus=fuzz/corpus/$target
   mkdir -p "$corpus"
   if [ -z "$(ls -A "$corpus" | grep -v '^\.keep$' || true)" ]; then

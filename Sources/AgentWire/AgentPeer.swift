@@ -31,10 +31,13 @@ package enum AgentPeer {
 
     /// Checks the peer of `socket`; `launched` is the pid of an agent this process spawned.
     /// Without `sameProgram` (a client that is not kc itself, such as a program linking the
-    /// Security module), only the uids and TracerPid are checked.
+    /// Security module), only the uids and TracerPid are checked. `program` is the kc
+    /// executable the agent must be: this process's own (kc), or the `kc` installed beside
+    /// another front end that unlocks keychains (the Secret Service provider).
     /// - Throws: `Verdict`; errSecIO when the peer has exited meanwhile (an agent killed
     ///   mid-request): nothing is sent to it, and no one is called an impostor for dying.
-    package static func verify(_ socket: UnixSocket, launched: pid_t?, sameProgram: Bool = true) throws {
+    package static func verify(_ socket: UnixSocket, launched: pid_t?, sameProgram: Bool = true,
+                               program: String = "/proc/self/exe") throws {
         let peer = try socket.peerCredentials()
         let me = geteuid()
         guard peer.uid == me else { throw Verdict.refused("it runs as uid \(peer.uid), not as you") }
@@ -50,7 +53,7 @@ package enum AgentPeer {
         }
         guard sameProgram else { return }
         var mine = stat(), theirs = stat()
-        guard stat("/proc/self/exe", &mine) == 0 else { throw Verdict.refused("cannot examine this kc's own executable") }
+        guard stat(program, &mine) == 0 else { throw Verdict.refused("cannot examine the kc executable \(program)") }
         if stat("/proc/\(peer.pid)/exe", &theirs) == 0 {
             guard theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino else {
                 throw Verdict.refused("pid \(peer.pid) runs another program than this kc")

@@ -153,7 +153,7 @@ public struct AgentClient: Sendable {
     private func trustedConnection(executable: String, environment: [String]) throws -> UnixSocket {
         if let socket = try connect() {
             do {
-                try AgentPeer.verify(socket, launched: nil)
+                try AgentPeer.verify(socket, launched: nil, program: Self.program(executable))
                 return socket
             } catch AgentPeer.Verdict.refused(let why) {
                 throw Self.refusal(why)
@@ -172,11 +172,17 @@ public struct AgentClient: Sendable {
             }
         }
         let pid = try launch(executable: executable, environment: environment)
-        return try connectToLaunched(pid)
+        return try connectToLaunched(pid, program: Self.program(executable))
+    }
+
+    /// The file to run and compare agents with: this very program for kc itself (whatever
+    /// has happened to its path since it started), else the kc executable given.
+    static func program(_ executable: String) -> String {
+        executable == ownExecutable ? "/proc/self/exe" : executable
     }
 
     /// Waits up to 5 s for the agent `pid` (spawned by `launch`) to answer at the socket.
-    private func connectToLaunched(_ pid: pid_t) throws -> UnixSocket {
+    private func connectToLaunched(_ pid: pid_t, program: String) throws -> UnixSocket {
         let start = Deadline.now
         var reaped = false
         while Deadline.now.nanoseconds - start.nanoseconds < 5_000_000_000 {
@@ -188,14 +194,14 @@ public struct AgentClient: Sendable {
                 do {
                     let peer = try socket.peerCredentials().pid
                     if peer == pid && !reaped {
-                        try AgentPeer.verify(socket, launched: pid)
+                        try AgentPeer.verify(socket, launched: pid, program: program)
                         return socket
                     }
                     // Another process answers. While ours runs, it may not have replaced the
                     // socket yet; once ours has exited (another agent held the lock), that
                     // other one is the agent and must pass on its own.
                     if reaped {
-                        try AgentPeer.verify(socket, launched: nil)
+                        try AgentPeer.verify(socket, launched: nil, program: program)
                         return socket
                     }
                 } catch AgentPeer.Verdict.refused(let why) {
@@ -264,7 +270,7 @@ public struct AgentClient: Sendable {
             for p in cEnv { free(p) }
         }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, &cArgv, &cEnv)
+        let rc = posix_spawn(&pid, Self.program(executable), &actions, &attributes, &cArgv, &cEnv)
         guard rc == 0 else {
             throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(rc)))", cause: .errno(rc))
         }

@@ -285,6 +285,19 @@ public let kSecMatchLimitOne = "m_LimitOne"
 public let kSecMatchLimitAll = "m_LimitAll"
 /// Case-insensitive matching of string attributes: a kc extension (Apple ignores it).
 public let kSecMatchCaseInsensitive = "m_CaseInsensitive"
+/// How text attributes (string and blob kinds) of a SecItemCopyMatching query match: a kc
+/// extension with no Apple counterpart, and no name in the `Security` module. The value is
+/// `kcMatchTextExact` (the default), `kcMatchTextPrefix` or `kcMatchTextContains`. Like
+/// kSecMatchCaseInsensitive (and combinable with it) it is answered by a scan that decrypts
+/// every item of the class; like every kSecMatch… key it is errSecParam in add, update and
+/// delete.
+package let kcMatchText = "m_kcText"
+/// kcMatchText value: the whole value, byte for byte (an index lookup).
+package let kcMatchTextExact = "exact"
+/// kcMatchText value: the item's value starts with the query's.
+package let kcMatchTextPrefix = "prefix"
+/// kcMatchText value: the query's value occurs anywhere in the item's.
+package let kcMatchTextContains = "contains"
 /// Search key kSecMatchPolicy: accepted and ignored by kc (certificate searches are not implemented).
 public let kSecMatchPolicy = "m_Policy"
 /// Search key kSecMatchItemList: accepted and ignored by kc (certificate searches are not implemented).

@@ -18,18 +18,19 @@ struct KC: ParsableCommand {
         abstract: "A command-line secrets manager: Apple's Keychain Services on an encrypted SQLite file.",
         discussion: """
         Examples:
-          kc add -s github.com -a alice              # the secret from a prompt or stdin
-          TOKEN=$(kc find -s github.com -a alice -w) # only the secret, for scripts
-          kc find -s github.com                      # attributes, never the secret
-          kc update -s github.com -a alice           # a new secret
+          kc add -s github.com -a alice       # the secret from a prompt or stdin
+          kc find -s github.com -a alice -w   # only the secret, for scripts
+          kc find -s github.com               # attributes, never the secret
+          kc update -s github.com -a alice    # a new secret
           kc delete -s github.com -a alice
 
-        The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else ~/.local/share/kc/login.keychain-db.
-        Its password: $KC_PASSWORD, --password-stdin, --password-file, or a prompt on the terminal.
+        The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else
+        ~/.local/share/kc/login.keychain-db. Its password: $KC_PASSWORD,
+        --password-stdin, --password-file, or a prompt on the terminal.
 
-        Exit codes: 0 success, 2 usage error, otherwise the low byte of Apple's status:
-          22 the agent is not established as the real kc agent; nothing was sent (errSecCSReqFailed)
-          36 locked and no way to ask for the password (errSecInteractionNotAllowed)
+        Exit codes: 0 success, 2 usage error, else the low byte of Apple's status:
+          22 not established as the real kc agent; nothing sent (errSecCSReqFailed)
+          36 locked, no way to ask for the password (errSecInteractionNotAllowed)
           41 attribute not valid for the class (errSecNoSuchAttr)
           42 secret or value too large (errSecDataTooLarge)
           44 no item matches (errSecItemNotFound)
@@ -39,11 +40,19 @@ struct KC: ParsableCommand {
           51 wrong password (errSecAuthFailed)
           93 damaged, tampered or not a kc keychain (errSecDecode)
           206 bad parameter (errSecParam)
-        `kc error CODE` prints the message of any status; docs/errors.md lists them all.
+
+        `kc error CODE` prints any status's message; docs/errors.md lists them all.
         """,
         version: "kc \(version) (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))",
-        subcommands: [Add.self, Find.self, Update.self, Delete.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Run.self, Inject.self, ErrorCommand.self, Agent.self]
+        subcommands: [Add.self, Find.self, List.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Run.self, Inject.self, SecretServiceCommand.self, ErrorCommand.self, Agent.self]
     )
+
+    /// ArgumentParser answers `--generate-completion-script SHELL` itself, before parsing
+    /// (`make install` runs it); declared only so that `kc --help` and the man page list it.
+    @Option(name: .customLong("generate-completion-script"), help: ArgumentHelp(
+        "Print the completion script for bash, zsh or fish (make install installs them).",
+        valueName: "shell"), completion: .list(["bash", "zsh", "fish"]))
+    var generateCompletionScript: String?
 
     static func main() {
         Startup.prepare()
@@ -85,7 +94,9 @@ struct KC: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                Report.out(fullMessage(for: error) + "\n")
+                // Help, or a completion's candidates (none: print nothing at all).
+                let message = fullMessage(for: error)
+                if !message.isEmpty { Report.out(message + "\n") }
                 Startup.exit(0)
             }
             Report.usage(fullMessage(for: error))

@@ -15,10 +15,20 @@ enum Session {
         "create it with `kc create \(path)`, or choose another with -k or KC_KEYCHAIN"
     }
 
-    /// A session on the existing chosen keychain. - Throws: errSecNoSuchKeychain when it is missing.
-    static func open(_ options: KeychainChoice) throws -> KeychainSession {
+    /// A session on the existing chosen keychain. - Parameter lockedHint: the hint when it is
+    /// locked and no password can be had (`PasswordSource.current`).
+    /// - Throws: errSecNoSuchKeychain when it is missing.
+    static func open(_ options: KeychainChoice, lockedHint: String? = nil) throws -> KeychainSession {
         try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
-            try PasswordSource.current(options, path: path)
+            try PasswordSource.current(options, path: path, lockedHint: lockedHint)
+        }
+    }
+
+    /// A session on a command's second keychain (`kc move --to`): the agent when it holds
+    /// it, else `PasswordSource.second`. - Throws: errSecNoSuchKeychain when it is missing.
+    static func openSecond(_ options: KeychainChoice) throws -> KeychainSession {
+        try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
+            try PasswordSource.second(path: path)
         }
     }
 

@@ -22,6 +22,8 @@ import Testing
         "kc-bench": ["KeychainCore"],
         "KeychainFuzz": ["KeychainCore", "AgentWire"],
         "KCTestSupport": ["KeychainCore", "POSIXSupport"],
+        "SecretService": ["KeychainCore", "POSIXSupport", "KeychainClient", "CSystemd", "COpenSSL"],
+        "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
     ]
     /// Modules of the toolchain any target may import.
     static let system: Set<String> = ["Glibc", "Foundation", "FoundationEssentials", "Synchronization", "Dispatch", "Testing"]

@@ -255,6 +255,42 @@ import Testing
         #expect(try t.keychain.count(genp([kSecAttrService: "GITHUB.COM", kSecMatchCaseInsensitive: true])) == 1)
     }
 
+    /// kcMatchText (a kc extension): prefix and substring matching of text attributes,
+    /// alone and with ignore-case; binary attributes and numbers stay exact; a kSecMatch…
+    /// key, so add, update and delete refuse it.
+    @Test func prefixAndSubstringMatchingIsAnExtension() throws {
+        let t = try TempKeychain()
+        try t.keychain.add(genp([kSecAttrService: "GitHub.com", kSecAttrAccount: "alice", kSecValueData: Data("a".utf8)]))
+        try t.keychain.add(genp([kSecAttrService: "gitlab.example", kSecAttrAccount: "bob", kSecValueData: Data("b".utf8)]))
+        try t.keychain.add(genp([kSecAttrService: "my-git", kSecAttrAccount: "carol", kSecAttrGeneric: Data([0xFF, 0x67]), kSecValueData: Data("c".utf8)]))
+        func accounts(_ extra: [String: Any]) throws -> [String] {
+            do {
+                let found = try t.keychain.copyMatching(genp(extra.merging([kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]) { a, _ in a }))
+                return ((found as? [[String: Any]]) ?? []).compactMap { $0[kSecAttrAccount] as? String }.sorted()
+            } catch let error as KeychainError where error.status == errSecItemNotFound {
+                return []
+            }
+        }
+        #expect(try accounts([kSecAttrService: "git"]) == [], "exact by default")
+        #expect(try accounts([kSecAttrService: "git", kcMatchText: kcMatchTextContains]) == ["bob", "carol"])
+        #expect(try accounts([kSecAttrService: "git", kcMatchText: kcMatchTextPrefix]) == ["bob"])
+        #expect(try accounts([kSecAttrService: "git", kcMatchText: kcMatchTextPrefix, kSecMatchCaseInsensitive: true]) == ["alice", "bob"])
+        #expect(try accounts([kSecAttrService: "GIT", kcMatchText: kcMatchTextContains, kSecMatchCaseInsensitive: true]) == ["alice", "bob", "carol"])
+        #expect(try accounts([kSecAttrService: "HUB.C", kcMatchText: kcMatchTextContains]) == [], "case matters without ignore-case")
+        #expect(try accounts([kSecAttrService: "github.com", kcMatchText: kcMatchTextExact, kSecMatchCaseInsensitive: true]) == ["alice"])
+        #expect(try accounts([kSecAttrService: "git", kSecAttrAccount: "o", kcMatchText: kcMatchTextContains]) == ["bob", "carol"], "every text condition")
+        #expect(try accounts([kSecAttrGeneric: Data([0x67]), kcMatchText: kcMatchTextContains]) == ["carol"], "bytes that are not UTF-8 compare as bytes")
+        expectStatus(errSecParam, "an unknown mode") { _ = try t.keychain.copyMatching(genp([kSecAttrService: "git", kcMatchText: "regex"])) }
+        expectStatus(errSecParam, "a kSecMatch… key in delete") { _ = try t.keychain.delete(genp([kSecAttrService: "git", kcMatchText: kcMatchTextContains])) }
+        expectStatus(errSecParam, "a kSecMatch… key in update") {
+            _ = try t.keychain.update(genp([kSecAttrService: "git", kcMatchText: kcMatchTextContains]), [kSecAttrComment: "x"])
+        }
+        #expect(try t.keychain.count(genp([kSecAttrService: "git", kcMatchText: kcMatchTextContains])) == 2)
+        #expect(try t.keychain.count(genp([kSecAttrService: ""])) == 0)
+        #expect(try t.keychain.count(genp([kSecAttrService: "", kcMatchText: kcMatchTextPrefix])) == 3, "an empty prefix is every item")
+        #expect(TextMatch.occurs([1, 2], in: [1, 1, 2]) && !TextMatch.occurs([1, 2], in: [2, 1]) && TextMatch.occurs([], in: []))
+    }
+
     @Test func matchLimitNumbersAndErrors() throws {
         let t = try TempKeychain()
         for i in 0..<5 { try t.keychain.add(genp([kSecAttrService: "n", kSecAttrAccount: "\(i)"])) }

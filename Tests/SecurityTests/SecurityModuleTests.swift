@@ -186,6 +186,32 @@ import KCTestSupport
         #expect(SecItemDelete(item as CFDictionary) == errSecItemNotFound)
     }
 
+    /// kc's own prefix and substring key ("m_kcText", which this module gives no name) is
+    /// treated as kSecMatchCaseInsensitive is: honoured by SecItemCopyMatching, errSecParam
+    /// in SecItemUpdate and SecItemDelete like every kSecMatch… key.
+    @Test func kcTextMatchingIsTreatedAsIgnoreCaseIs() throws {
+        let home = try configuredHome()
+        defer { withExtendedLifetime(home) {} }
+        let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "GitHub.com",
+                                  kSecAttrAccount as String: "me", kSecValueData as String: Data("x".utf8)]
+        #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+        let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "git"]
+        func copy(_ extra: [String: Any]) -> OSStatus {
+            SecItemCopyMatching(query.merging(extra) { _, b in b } as CFDictionary, nil)
+        }
+        #expect(copy([:]) == errSecItemNotFound)
+        #expect(copy(["m_kcText": "prefix"]) == errSecItemNotFound, "case still counts")
+        #expect(copy([kSecMatchCaseInsensitive as String: true]) == errSecItemNotFound)
+        #expect(copy(["m_kcText": "prefix", kSecMatchCaseInsensitive as String: true]) == errSecSuccess)
+        #expect(copy(["m_kcText": "regex"]) == errSecParam)
+        for key: [String: Any] in [["m_kcText": "prefix"], [kSecMatchCaseInsensitive as String: true]] {
+            let search = query.merging(key) { _, b in b }
+            #expect(SecItemUpdate(search as CFDictionary, [kSecAttrComment as String: "c"] as CFDictionary) == errSecParam)
+            #expect(SecItemDelete(search as CFDictionary) == errSecParam)
+        }
+        #expect(SecItemDelete(add.filter { $0.key != kSecValueData as String } as CFDictionary) == errSecSuccess)
+    }
+
     /// Without a configuration call: $KC_KEYCHAIN, through the agent, else $KC_PASSWORD,
     /// else errSecInteractionNotAllowed.
     @Test func theKeychainComesFromTheEnvironmentAndTheAgent() throws {

@@ -21,7 +21,7 @@ import KCTestSupport
         #expect(Array(lines.prefix(8)) == ["class: generic", "service: github.com", "account: alice", "label: GitHub",
                                             "kind: token", "comment: work", "generic: gen", "created: \(lines[7].dropFirst(9))"])
         #expect(!out.stdout.contains("ghp_1"), "find without -w never prints the secret")
-        #expect(lines.contains("synchronizable: false") && lines.contains("accessible: ak"))
+        #expect(lines.contains("synchronizable: false") && lines.contains("accessible: when-unlocked"))
         out = try h.kc(["find", "-s", "github.com", "-g"], password: pw)
         #expect(out.stdout.hasSuffix("secret: ghp_1\n"))
         out = try h.kc(["update", "-s", "github.com", "-a", "alice"], password: pw, stdin: Data("ghp_2".utf8))
@@ -34,7 +34,7 @@ import KCTestSupport
         #expect(out.status == 0 && out.stdout == "")
         out = try h.kc(["find", "-s", "github.com", "-a", "alice"], password: pw)
         #expect(out.status == 44)
-        #expect(out.stderr == "kc: no item matches service=github.com account=alice in \(h.defaultKeychain)\nkc: hint: list what is there with `kc find --all`\n")
+        #expect(out.stderr == "kc: no item matches service=github.com account=alice in \(h.defaultKeychain)\nkc: hint: list what is there with `kc list`\n")
         out = try h.kc(["delete", "-s", "github.com"], password: pw)
         #expect(out.status == 44)
     }
@@ -130,7 +130,7 @@ import KCTestSupport
         out = try h.kc(["find", "--class", "certificate", "-l", "my cert", "-w"], password: pw)
         #expect(out.stdoutBytes == Array(try Data(contentsOf: URL(fileURLWithPath: certPath))))
         out = try h.kc(["find", "--class", "certificate"], password: pw)
-        #expect(out.stdout.contains("certificate-type: 3") && out.stdout.contains("serial-number: 0x"))
+        #expect(out.stdout.contains("certificate-type: x509v3") && out.stdout.contains("serial-number: 0x"))
         let keyFile = h.directory + "/key.bin"
         try Data([1, 2, 3, 4]).write(to: URL(fileURLWithPath: keyFile))
         out = try h.kc(["add", "--class", "key", "--tag", "com.example.k", "--data-file", keyFile], password: pw)
@@ -340,22 +340,5 @@ extension CommandTests {
         let later = try String(contentsOfFile: h.directory + "/ack1", encoding: .utf8).split(separator: "\n").count
         #expect(later > (try String(contentsOfFile: h.directory + "/before1", encoding: .utf8).split(separator: "\n").count),
                 "the writers went on during and after the backup")
-    }
-}
-
-@Suite struct CompletionTests {
-    @Test(arguments: ["bash", "zsh", "fish"])
-    func completionScripts(shell: String) throws {
-        let h = try KCHome()
-        let out = try h.kc(["--generate-completion-script", shell])
-        #expect(out.status == 0)
-        for word in ["add", "find", "update", "delete", "create", "passwd", "keychain"] {
-            #expect(out.stdout.contains(word), "\(shell): \(word)")
-        }
-        if shell == "bash" {
-            let file = h.directory + "/kc.bash"
-            try Data(out.stdout.utf8).write(to: URL(fileURLWithPath: file))
-            #expect(try h.sh("bash -n \(file) && echo syntax-ok").stdout == "syntax-ok\n")
-        }
     }
 }

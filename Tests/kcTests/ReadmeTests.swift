@@ -20,7 +20,7 @@ import KCTestSupport
     @Test func terminalExample() throws {
         let h = try KCHome()
         let lines = try Self.example("terminal")
-        #expect(lines.count == 6)
+        #expect(lines.count == 7)
         let answers = [["New password for keychain", "pw-typed\n"], ["Retype new password:", "pw-typed\n"],
                        ["Password for keychain", "pw-typed\n"], ["Secret:", "s3cret\n"], ["Retype secret:", "s3cret\n"]]
         var screens: [String] = []
@@ -34,6 +34,8 @@ import KCTestSupport
         }
         #expect(screens[2].hasSuffix("s3cret\r\n"), "find -w prints the secret")
         #expect(screens[3].contains("service: github.com") && !screens[3].contains("s3cret"))
+        #expect(screens[4].contains("CLASS") && screens[4].contains("generic  github.com  alice") && !screens[4].contains("s3cret"),
+                "kc list: aligned columns under a header, no secret: \(screens[4])")
         #expect(try h.kc(["find", "-s", "github.com"], password: "pw-typed").status == 44, "deleted")
     }
 
@@ -93,6 +95,7 @@ import KCTestSupport
         #expect(out.stderr.contains("4 created, 0 updated, 0 unchanged, 0 skipped, 0 invalid, 1 unsupported (from bitwarden-json)"), "\(out.stderr)")
         #expect(out.stderr.contains("1 created, 0 updated, 0 unchanged, 0 skipped, 0 invalid, 0 unsupported (from pass)"), "\(out.stderr)")
         #expect(out.stdout.contains("gh-token"), "the -w line prints the pass entry's secret")
+        #expect(out.stdout.contains("internet\tgithub.com\talice\t"), "kc list shows the imported internet password: \(out.stdout)")
         #expect(out.stderr.contains("exported 5 items") && out.stderr.contains("backed up 5 items"), "\(out.stderr)")
         #expect(out.stderr.contains(": 5 items, storage, schema and header intact"), "\(out.stderr)")
     }

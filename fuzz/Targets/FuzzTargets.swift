@@ -9,14 +9,16 @@ import Foundation
 /// Entry points for fuzzing the decoders that read bytes an attacker can choose: the query
 /// dictionary decoder (a value from the agent's codec, then `ItemQuery`'s rules), the agent
 /// protocol decoder (`AgentProtocol.parse`, `AgentRequest.decode`) and the database row
-/// decoder (`RowCodec.open` on a row built from the bytes, and the metadata codec). Each
+/// decoder (`RowCodec.open` on a row built from the bytes, and the metadata codec), and the
+/// DER readers of what an item holds (`DistinguishedName` for a certificate's issuer and
+/// subject as `kc find` prints them, `KeyBlob` for a key's size). Each
 /// takes any bytes and must return: no crash, no hang, no sanitizer report.
 /// `make fuzz` runs them under libFuzzer with AddressSanitizer (`fuzz/`); FuzzTests in
 /// `make test` replays the kept corpus, the seeds and a seeded random run through them.
 public enum FuzzTargets {
     /// The decoders that can be fuzzed.
     public enum Target: String, CaseIterable, Sendable {
-        case query, agent, row
+        case query, agent, row, der
     }
 
     /// Feeds `bytes` to one decoder. - Returns: whether the decoder accepted them (every
@@ -27,6 +29,7 @@ public enum FuzzTargets {
         case .query: return query(bytes)
         case .agent: return agent(bytes)
         case .row: return row(bytes)
+        case .der: return der(bytes)
         }
     }
 
@@ -45,6 +48,8 @@ public enum FuzzTargets {
              kcAttrContentType: "text/plain", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true],
         ]
         switch target {
+        case .der:
+            return derSeeds
         case .query:
             return queries.enumerated().compactMap { i, q in
                 var w = ByteWriter(capacity: 256)
@@ -116,6 +121,45 @@ public enum FuzzTargets {
                 return w.bytes
             }
         }
+    }
+
+    /// A distinguished name, then the key encodings `KeyBlob` reads: PKCS #1 RSA public and
+    /// private, SubjectPublicKeyInfo for EC P-256, PKCS #8 for Ed25519, SEC 1 EC private, PEM.
+    private static var derSeeds: [[UInt8]] {
+        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+            let n = content.count
+            let length: [UInt8] = n < 0x80 ? [UInt8(n)] : n < 0x100 ? [0x81, UInt8(n)] : [0x82, UInt8(n >> 8), UInt8(n & 0xFF)]
+            return [tag] + length + content
+        }
+        func attribute(_ oid: [UInt8], _ tag: UInt8, _ text: String) -> [UInt8] {
+            tlv(0x31, tlv(0x30, tlv(0x06, oid) + tlv(tag, Array(text.utf8))))
+        }
+        let name = tlv(0x30, attribute([0x55, 0x04, 0x06], 0x13, "US") + attribute([0x55, 0x04, 0x0A], 0x0C, "kc, Test")
+                       + attribute([0x55, 0x04, 0x03], 0x0C, "#kc \\ \"seed\" ")
+                       + attribute([0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x01], 0x16, "me@example.com")
+                       + attribute([0x2B, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x3C, 0x02, 0x01, 0x03], 0x13, "DE")
+                       + attribute([0x2A, 0x03, 0x04], 0x1E, "odd"))
+        let modulus = tlv(0x02, [0x00, 0xC3] + [UInt8](repeating: 0xA5, count: 62))
+        let exponent = tlv(0x02, [0x01, 0x00, 0x01])
+        let rsaPublic = tlv(0x30, modulus + exponent)
+        let small = tlv(0x02, [0x35])
+        let rsaPrivate = tlv(0x30, tlv(0x02, [0x00]) + modulus + exponent + small + small + small + small + small + small)
+        let ecSPKI = tlv(0x30, tlv(0x30, tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01])
+                                    + tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]))
+                               + tlv(0x03, [0x00, 0x04] + [UInt8](repeating: 0x11, count: 64)))
+        let ed25519 = tlv(0x30, tlv(0x02, [0x00]) + tlv(0x30, tlv(0x06, [0x2B, 0x65, 0x70]))
+                                + tlv(0x04, tlv(0x04, [UInt8](repeating: 0x22, count: 32))))
+        let sec1 = tlv(0x30, tlv(0x02, [0x01]) + tlv(0x04, [UInt8](repeating: 0x33, count: 48))
+                             + tlv(0xA0, tlv(0x06, [0x2B, 0x81, 0x04, 0x00, 0x22])))
+        let pem = Array("-----BEGIN PUBLIC KEY-----\n".utf8) + Array(Data(ecSPKI).base64EncodedString().utf8)
+            + Array("\n-----END PUBLIC KEY-----\n".utf8)
+        return [name, rsaPublic, rsaPrivate, ecSPKI, ed25519, sec1, pem]
+    }
+
+    private static func der(_ bytes: [UInt8]) -> Bool {
+        let name = DistinguishedName.string(der: bytes)
+        let key = KeyBlob(data: bytes)
+        return name != nil || key != nil
     }
 
     private static func query(_ bytes: [UInt8]) -> Bool {

@@ -50,7 +50,7 @@ struct DERCertificate: Equatable {
     /// is not a well-formed DER certificate; never traps, never reads out of bounds.
     init?(der: [UInt8]) {
         // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signature }
-        var top = Reader(der)
+        var top = DERReader(der)
         guard let certificate = top.read(tag: Tag.sequence), top.isAtEnd else { return nil }
 
         var certificateFields = certificate.contents
@@ -58,7 +58,7 @@ struct DERCertificate: Equatable {
               let signatureAlgorithm = certificateFields.read(tag: Tag.sequence),
               Self.isAlgorithmIdentifier(signatureAlgorithm),
               let signature = certificateFields.read(tag: Tag.bitString),
-              Self.bitStringPayload(signature) != nil,
+              signature.bitStringPayload != nil,
               certificateFields.isAtEnd
         else { return nil }
 
@@ -101,20 +101,20 @@ struct DERCertificate: Equatable {
         guard let keyAlgorithm = keyInfoFields.read(tag: Tag.sequence),
               Self.isAlgorithmIdentifier(keyAlgorithm),
               let subjectPublicKey = keyInfoFields.read(tag: Tag.bitString),
-              let publicKeyBytes = Self.bitStringPayload(subjectPublicKey),
+              let publicKeyBytes = subjectPublicKey.bitStringPayload,
               keyInfoFields.isAtEnd
         else { return nil }
 
         // issuerUniqueID [1] IMPLICIT BIT STRING OPTIONAL (primitive, as DER requires)
         if tbs.peekTag == Tag.issuerUniqueID {
             guard let uniqueID = tbs.read(tag: Tag.issuerUniqueID),
-                  Self.bitStringPayload(uniqueID) != nil
+                  uniqueID.bitStringPayload != nil
             else { return nil }
         }
         // subjectUniqueID [2] IMPLICIT BIT STRING OPTIONAL
         if tbs.peekTag == Tag.subjectUniqueID {
             guard let uniqueID = tbs.read(tag: Tag.subjectUniqueID),
-                  Self.bitStringPayload(uniqueID) != nil
+                  uniqueID.bitStringPayload != nil
             else { return nil }
         }
 
@@ -130,7 +130,7 @@ struct DERCertificate: Equatable {
                 guard let element = extensionList.read(tag: Tag.sequence) else { return nil }
                 var extensionFields = element.contents
                 guard let extnID = extensionFields.read(tag: Tag.objectIdentifier),
-                      Self.isObjectIdentifier(extnID)
+                      extnID.isObjectIdentifier
                 else { return nil }
                 if extensionFields.peekTag == Tag.boolean {
                     guard let critical = extensionFields.read(tag: Tag.boolean),
@@ -187,114 +187,11 @@ extension DERCertificate {
         static let extensionsTag: UInt8 = 0xA3    // [3] constructed (EXPLICIT)
     }
 
-    /// One decoded TLV. Invariant: 0 <= start < contentStart <= end <= bytes.count.
-    private struct Element {
-        let bytes: [UInt8]
-        let tag: UInt8
-        let start: Int
-        let contentStart: Int
-        let end: Int
-
-        var contentLength: Int { end - contentStart }
-        /// The content octets (without tag and length).
-        var content: [UInt8] { Array(bytes[contentStart..<end]) }
-        /// The complete encoding (tag, length and content).
-        var encoded: [UInt8] { Array(bytes[start..<end]) }
-        /// A reader over the content octets.
-        var contents: Reader { Reader(bytes, from: contentStart, to: end) }
-    }
-
-    /// A cursor over a bounded window of a byte array.
-    /// Invariant: 0 <= position <= end <= bytes.count.
-    private struct Reader {
-        private let bytes: [UInt8]
-        private var position: Int
-        private let end: Int
-
-        init(_ bytes: [UInt8]) {
-            self.bytes = bytes
-            self.position = 0
-            self.end = bytes.count
-        }
-
-        /// Only called by `Element.contents`, whose range is already validated.
-        fileprivate init(_ bytes: [UInt8], from start: Int, to end: Int) {
-            let safeEnd = min(max(end, 0), bytes.count)
-            self.bytes = bytes
-            self.position = min(max(start, 0), safeEnd)
-            self.end = safeEnd
-        }
-
-        var isAtEnd: Bool { position >= end }
-
-        /// The next identifier octet, if any, without consuming it.
-        var peekTag: UInt8? { position < end ? bytes[position] : nil }
-
-        /// Reads the next element and requires its tag to be `tag`.
-        mutating func read(tag: UInt8) -> Element? {
-            guard peekTag == tag else { return nil }
-            return readElement()
-        }
-
-        /// Reads the next TLV, whatever its tag. Returns nil (without
-        /// advancing) on anything malformed or running past `end`.
-        mutating func readElement() -> Element? {
-            let start = position
-            guard start < end else { return nil }
-            let tag = bytes[start]
-            // High-tag-number form (low five bits all set) never occurs in the walked structure.
-            guard tag & 0x1F != 0x1F else { return nil }
-
-            var cursor = start + 1
-            guard cursor < end else { return nil }
-            let lengthByte = bytes[cursor]
-            cursor += 1
-
-            let length: Int
-            if lengthByte < 0x80 {
-                length = Int(lengthByte)
-            } else {
-                // 0x80 is the (BER-only) indefinite form; 0x85... would need more than 4 length bytes.
-                let lengthOfLength = Int(lengthByte & 0x7F)
-                guard lengthOfLength >= 1, lengthOfLength <= 4,
-                      lengthOfLength <= end - cursor
-                else { return nil }
-                // DER: minimal encoding, so no leading zero byte...
-                guard bytes[cursor] != 0 else { return nil }
-                var value: UInt64 = 0
-                for index in cursor..<(cursor + lengthOfLength) {
-                    value = (value << 8) | UInt64(bytes[index])
-                }
-                cursor += lengthOfLength
-                // ...and the long form only for lengths that do not fit the short form.
-                guard value >= 0x80, value <= UInt64(end - cursor) else { return nil }
-                length = Int(value)
-            }
-            guard length <= end - cursor else { return nil }
-
-            position = cursor + length
-            return Element(bytes: bytes, tag: tag, start: start, contentStart: cursor, end: cursor + length)
-        }
-    }
-
-    /// OBJECT IDENTIFIER content: non-empty, every subidentifier minimally
-    /// encoded (no leading 0x80 byte) and terminated (last byte < 0x80).
-    private static func isObjectIdentifier(_ element: Element) -> Bool {
-        let content = element.content
-        guard let last = content.last, last & 0x80 == 0 else { return false }
-        var startsSubidentifier = true
-        for byte in content {
-            if startsSubidentifier && byte == 0x80 { return false }
-            startsSubidentifier = byte & 0x80 == 0
-        }
-        return true
-    }
-
     /// AlgorithmIdentifier ::= SEQUENCE { algorithm OID, parameters ANY OPTIONAL }
-    private static func isAlgorithmIdentifier(_ element: Element) -> Bool {
+    private static func isAlgorithmIdentifier(_ element: DERElement) -> Bool {
         var fields = element.contents
         guard let algorithm = fields.read(tag: Tag.objectIdentifier),
-              isObjectIdentifier(algorithm)
+              algorithm.isObjectIdentifier
         else { return false }
         if !fields.isAtEnd {
             guard fields.readElement() != nil else { return false }
@@ -305,7 +202,7 @@ extension DERCertificate {
     /// Name ::= SEQUENCE OF RelativeDistinguishedName
     /// RelativeDistinguishedName ::= SET SIZE (1..MAX) OF SEQUENCE { type OID, value ANY }
     /// (the element's own SEQUENCE tag is checked by the caller).
-    private static func isName(_ element: Element) -> Bool {
+    private static func isName(_ element: DERElement) -> Bool {
         var relativeNames = element.contents
         while !relativeNames.isAtEnd {
             guard let relativeName = relativeNames.read(tag: Tag.set) else { return false }
@@ -315,7 +212,7 @@ extension DERCertificate {
                 guard let attribute = attributes.read(tag: Tag.sequence) else { return false }
                 var fields = attribute.contents
                 guard let type = fields.read(tag: Tag.objectIdentifier),
-                      isObjectIdentifier(type),
+                      type.isObjectIdentifier,
                       fields.readElement() != nil,
                       fields.isAtEnd
                 else { return false }
@@ -325,7 +222,7 @@ extension DERCertificate {
     }
 
     /// Validity ::= SEQUENCE { notBefore Time, notAfter Time }, Time ::= UTCTime | GeneralizedTime
-    private static func isValidity(_ element: Element) -> Bool {
+    private static func isValidity(_ element: DERElement) -> Bool {
         var fields = element.contents
         for _ in 0..<2 {
             guard let tag = fields.peekTag,
@@ -335,21 +232,5 @@ extension DERCertificate {
             else { return false }
         }
         return fields.isAtEnd
-    }
-
-    /// The bits of a primitive BIT STRING (or an IMPLICIT-tagged one) without
-    /// the leading unused-bits byte; nil unless DER-valid (unused bits 0...7,
-    /// 0 when empty, padding bits zero).
-    private static func bitStringPayload(_ element: Element) -> [UInt8]? {
-        let content = element.content
-        guard let unusedBits = content.first, unusedBits <= 7 else { return nil }
-        let payload = Array(content.dropFirst())
-        if let last = payload.last {
-            let paddingMask = UInt8((1 << Int(unusedBits)) - 1)
-            guard last & paddingMask == 0 else { return nil }
-        } else {
-            guard unusedBits == 0 else { return nil }
-        }
-        return payload
     }
 }

@@ -18,7 +18,7 @@ package enum Sodium {
     }
 
     /// `count` bytes from the system's CSPRNG (`randombytes_buf`).
-    static func randomBytes(_ count: Int) -> [UInt8] {
+    package static func randomBytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         bytes.withUnsafeMutableBytes { buffer in
             if let base = buffer.baseAddress { randombytes_buf(base, count) }

@@ -130,6 +130,7 @@ extension Keychain {
                 // blob, so it hashes the blob (docs/apple-compatibility.md).
                 attributes["klbl"] = .data(SHA1.hash(data))
             }
+            deriveKeyAttributes(&attributes, data: data)
         default:
             break
         }
@@ -158,6 +159,19 @@ extension Keychain {
             "issr": .data(cert.issuer), "slnr": .data(cert.serialNumber), "subj": .data(cert.subject),
             "pkhh": .data(cert.publicKeyHash), "skid": cert.subjectKeyID.map { .data($0) },
             "ctyp": .int(Int64(cert.version)), "cenc": .int(3),
+        ]
+        for (key, value) in derived where attributes[key] == nil {
+            if let value { attributes[key] = value }
+        }
+    }
+
+    /// Fills a key's class, type and size in bits (and effective size) from its data when it
+    /// is a key encoding kc reads (`KeyBlob`), as Apple's SecKeyCreateWithData does, unless given.
+    static func deriveKeyAttributes(_ attributes: inout [String: AttributeValue], data: [UInt8]?) {
+        guard let data, !data.isEmpty, let key = KeyBlob(data: data) else { return }
+        let derived: [String: AttributeValue?] = [
+            "kcls": .int(Int64(key.keyClass)), "type": .int(Int64(key.keyType)),
+            "bsiz": key.bits.map { .int(Int64($0)) }, "esiz": key.bits.map { .int(Int64($0)) },
         ]
         for (key, value) in derived where attributes[key] == nil {
             if let value { attributes[key] = value }

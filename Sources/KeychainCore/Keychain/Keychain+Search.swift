@@ -16,9 +16,10 @@ extension Keychain {
         }
         let pkKeys = Schema.primaryKey(itemClass)
         let exactUsable: (String) -> Bool = { key in
-            // Ignore-case matching cannot use an exact fingerprint of a string value.
+            // Ignore-case, prefix and substring matching cannot use an exact fingerprint of
+            // a string value.
             guard effective[key] != nil else { return false }
-            if query.caseInsensitive, Schema.isText(key) { return false }
+            if query.caseInsensitive || query.textMatch != .exact, Schema.isText(key) { return false }
             return true
         }
         // A query without a map matches items with any map, and a non-empty one is a subset
@@ -52,7 +53,8 @@ extension Keychain {
         }
     }
 
-    /// The plaintext re-check of every condition (byte-exact; ignore-case on request).
+    /// The plaintext re-check of every condition (byte-exact; ignore-case, prefix or
+    /// substring on request).
     static func matches(_ item: DecodedItem, conditions: [String: AttributeValue], query: ItemQuery) -> Bool {
         let sync = item.attributes["sync"] ?? .int(0)
         switch query.sync {
@@ -70,9 +72,12 @@ extension Keychain {
                 guard pairs.isEmpty ? have.isEmpty : have.contains(pairs) else { return false }
                 continue
             }
-            // Ignore-case applies to text attributes only, never to binary ones (issuer, labels…).
-            let fold = query.caseInsensitive && Schema.isText(key)
-            guard let have = item.attributes[key], have.matches(wanted, ignoringCase: fold) else { return false }
+            // Ignore-case, prefix and substring apply to text attributes only, never to
+            // binary ones (issuer, labels…).
+            let text = Schema.isText(key)
+            let fold = query.caseInsensitive && text
+            guard let have = item.attributes[key],
+                  have.matches(wanted, ignoringCase: fold, textMatch: text ? query.textMatch : .exact) else { return false }
         }
         return true
     }

@@ -9,6 +9,8 @@ package struct ItemQuery {
     var returnPersistentRef = false
     var limit: MatchLimit = .one
     var caseInsensitive = false
+    /// `kcMatchText` (a kc extension): how text attributes compare.
+    var textMatch: TextMatch = .exact
     /// `kSecValueData` (add only; ignored in searches, as Apple does).
     var data: [UInt8]?
     /// The item id of `kSecValuePersistentRef`.
@@ -105,6 +107,7 @@ package struct ItemQuery {
             case kSecMatchCaseInsensitive:
                 guard let b = Self.boolean(value) else { throw KeychainError(errSecParam, "kSecMatchCaseInsensitive must be a boolean") }
                 caseInsensitive = b
+            case kcMatchText: textMatch = try TextMatch(queryValue: value)
             default: break // other kSecMatch… keys are accepted and ignored, as Apple does
             }
             return

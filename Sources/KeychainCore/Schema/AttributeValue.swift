@@ -30,8 +30,9 @@ package enum AttributeValue: Hashable, Sendable {
     }
 
     /// Byte-exact equality as Apple's hashed columns compare (string and data with equal
-    /// bytes are equal).
-    func matches(_ other: AttributeValue, ignoringCase: Bool) -> Bool {
+    /// bytes are equal); with `textMatch`, a prefix or substring of `self` (the item's value)
+    /// equal to `other` (the query's) matches too.
+    func matches(_ other: AttributeValue, ignoringCase: Bool, textMatch: TextMatch = .exact) -> Bool {
         switch (self, other) {
         case (.int(let a), .int(let b)): return a == b
         case (.date(let a), .date(let b)): return a == b
@@ -40,13 +41,14 @@ package enum AttributeValue: Hashable, Sendable {
         case (.map(let a), .map(let b)): return a == b
         default:
             guard let a = comparableBytes, let b = other.comparableBytes else { return false }
-            if a == b { return true }
+            if textMatch.accepts(a, b) { return true }
             guard ignoringCase,
                   let sa = String(validating: a, as: UTF8.self), let sb = String(validating: b, as: UTF8.self)
             else { return false }
-            // kc extension (docs/design.md): lowercase both sides, then compare the bytes.
-            // Bytes that are not UTF-8 compare exactly (never through U+FFFD).
-            return Array(sa.lowercased().utf8) == Array(sb.lowercased().utf8)
+            // kc extension (docs/design.md): lowercase both sides, then compare the bytes
+            // (whole, prefix or substring). Bytes that are not UTF-8 compare exactly (never
+            // through U+FFFD).
+            return textMatch.accepts(Array(sa.lowercased().utf8), Array(sb.lowercased().utf8))
         }
     }
 

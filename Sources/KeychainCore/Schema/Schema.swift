@@ -65,7 +65,8 @@ package enum Schema {
     }
 
     /// Whether an attribute holds text (string or blob kind): the only ones the kc
-    /// ignore-case extension folds, and so the only ones it cannot look up by exact index.
+    /// ignore-case, prefix and substring extensions apply to, and so the only ones they
+    /// cannot look up by exact index.
     static func isText(_ key: String) -> Bool {
         let kind = attributes[key]?.kind
         return kind == .blob || kind == .string

@@ -23,7 +23,8 @@ package enum AttributeNames {
         kcAttrSecretServiceAttributes: "secret-service-attributes", kcAttrContentType: "content-type",
     ]
 
-    /// Printing order: what identifies an item first, then the rest alphabetically.
+    /// Printing order, text and JSON alike (docs/commands.md, "Text output"): these first,
+    /// in this order, then every other attribute in alphabetical order of its name.
     package static let leading = ["service", "server", "account", "label", "kind", "comment", "generic", "security-domain",
                           "protocol", "port", "path", "auth-type", "tag", "creator", "type", "created", "modified"]
 

@@ -11,13 +11,17 @@ struct Add: ParsableCommand {
         abstract: "Add an item; the secret comes from a prompt, stdin, --data-file or -w.",
         discussion: """
         Examples:
-          kc add -s github.com -a alice                    # asks for the secret twice
-          printf %s "$TOKEN" | kc add -s ci -a bot         # from stdin, exact bytes
-          kc add -s db -a app --data-file ./secret.bin     # binary secrets from a file
+          kc add -s github.com -a alice               # asks for the secret twice
+          printf %s "$TOKEN" | kc add -s ci -a bot    # from stdin, exact bytes
+          kc add -s db -a app --data-file secret.bin  # from a file, binary too
           kc add --class internet -s example.com -a bob -r https -P 443
-          kc add -U -s github.com -a alice                 # replace the secret if the item exists
-        The first add with no keychain creates the default one (asking for its new password).
-        Exit 45 when the item exists (without -U).
+          kc add -U -s github.com -a alice            # replaces an existing secret
+
+        The secret is stored with its exact bytes; on a terminal, kc warns when
+        one from stdin or a file ends in a newline. An empty secret is refused
+        (exit 206) unless --allow-empty is given. The first add with no keychain
+        creates the default one (asking for its new password). Exit 45 when the
+        item exists (without -U).
         """
     )
 
@@ -41,6 +45,7 @@ struct Add: ParsableCommand {
     func run() throws {
         secret.scrubArgv()
         try item.checkFitsClass()
+        try secret.checkArgument()
         if item.itemClass == .generic || item.itemClass == .internet {
             if (item.service ?? "").isEmpty && (item.account ?? "").isEmpty {
                 throw KeychainError(errSecParam, "an item needs a service (-s) or an account (-a)",
@@ -65,6 +70,7 @@ struct Add: ParsableCommand {
             }
             try replaceExisting(keychain, data: data)
         }
+        secret.noteTrailingNewline(data.last == 0x0A, stdinTaken: self.keychain.passwordStdin)
     }
 
     /// -U: the item exists; give it the new secret and the attributes given.

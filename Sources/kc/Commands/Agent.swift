@@ -6,11 +6,20 @@ import KeychainClient
 import Glibc
 #endif
 
-/// `kc agent`: the agent process itself (started by `kc unlock`; hidden).
+/// `kc agent`: the agent process itself (started by `kc unlock`), or `--stop` to end it.
+/// Listed in `kc --help` and the man page: users meet it in `ps` and stop it by hand.
 struct Agent: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the kc agent (kc unlock starts it), or stop it.",
-        shouldDisplay: false
+        discussion: """
+        The agent holds the keys of unlocked keychains in memory, never on disk,
+        and answers the other commands on a private socket ($XDG_RUNTIME_DIR/kc,
+        else /tmp/kc-UID; KC_AGENT_DIR overrides). `kc unlock` starts it when
+        none runs; with nothing unlocked it exits after 60 s (KC_AGENT_GRACE).
+
+        Examples:
+          kc agent --stop     # every keychain locks: the agent wipes its keys
+        """
     )
 
     @Flag(help: "Stop the running agent; every key is wiped.")

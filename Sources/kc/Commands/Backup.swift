@@ -9,16 +9,18 @@ struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a checked, encrypted copy of a keychain while it is in use.",
         discussion: """
-        The copy stays encrypted under the same password; nothing is decrypted. It is made
-        with SQLite's online backup (one consistent snapshot, other processes go on), in a
-        new 0600 file beside DEST, checked as a keychain (header MAC, item count and
-        accumulator against every row), then moved to DEST. DEST is never overwritten
-        without --force.
+        The copy stays encrypted under the same password; nothing is decrypted.
+        It is made with SQLite's online backup (one consistent snapshot, other
+        processes go on), in a new 0600 file beside DEST, checked as a keychain
+        (header MAC, item count and accumulator against every row), then moved
+        to DEST. DEST is never overwritten without --force.
+
         Examples:
           kc backup ~/backups/login-$(date +%F).keychain-db
           kc -k work backup /mnt/usb/work.keychain-db --force
-        Opening a backup in place of the live file is a rollback: see docs/security.md.
-        Exit 48 when DEST exists (without --force).
+
+        Opening a backup in place of the live file is a rollback: see
+        docs/security.md. Exit 48 when DEST exists (without --force).
         """
     )
 

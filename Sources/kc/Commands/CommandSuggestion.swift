@@ -11,8 +11,10 @@ enum CommandSuggestion {
     static func message(for word: String) -> String? {
         guard !word.isEmpty, !word.hasPrefix("-"), !known.contains(word) else { return nil }
         var message = "kc: unknown command '\(word)'"
-        if ["ls", "list", "show", "get"].contains(word) {
-            message += "; to list items use `kc find --all` (with --class for other classes), to print a secret `kc find -w`"
+        if word == "ls" {
+            message += "; did you mean 'list'?"
+        } else if ["show", "get", "cat"].contains(word) {
+            message += "; to list items use `kc list`, to print a secret `kc find -w`"
         } else if let near = nearest(word) {
             message += "; did you mean '\(near)'?"
         }

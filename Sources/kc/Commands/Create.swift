@@ -8,9 +8,10 @@ struct Create: ParsableCommand {
         abstract: "Create a keychain (asks for its new password twice on a terminal).",
         discussion: """
         Examples:
-          kc create                                   # ~/.local/share/kc/login.keychain-db
-          kc create work                              # ~/.local/share/kc/work.keychain-db
+          kc create                   # ~/.local/share/kc/login.keychain-db
+          kc create work              # ~/.local/share/kc/work.keychain-db
           KC_PASSWORD=... kc create ./ci.keychain-db --kdf interactive
+
         Exit 48 when the file already exists.
         """
     )

@@ -9,15 +9,20 @@ struct Delete: ParsableCommand {
         Examples:
           kc delete -s github.com -a alice
           kc delete --class internet -s example.com --all
-        Refuses to delete more than one item unless --all is given, and says how many matched.
-        --all with no attribute to narrow it (every item of the class) asks on a terminal,
-        showing the count; without a terminal it needs --yes (exit 206 otherwise).
-        --all reports how many items went. Exit 44 when nothing matches.
+
+        Refuses to delete more than one item unless --all is given, and says how
+        many matched. --all with no attribute to narrow it (every item of the
+        class) asks on a terminal, showing the count; without a terminal it needs
+        --yes (exit 206 otherwise). --all reports how many items went. Exit 44
+        when nothing matches. --ignore-case, --contains and --prefix (kc
+        extensions) find the items by a scan that decrypts the class, then
+        delete exactly the items found.
         """
     )
 
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var match: MatchOptions
 
     @Flag(help: "Delete every matching item (otherwise more than one match is refused).")
     var all = false
@@ -28,8 +33,7 @@ struct Delete: ParsableCommand {
     func run() throws {
         try item.checkFitsClass()
         let keychain = try Session.open(self.keychain.choice)
-        let query = item.query
-        let count = try Guard.matches(keychain, query: query, item: item, all: all, verb: "delete")
+        let (count, queries) = try Guard.selection(keychain, item: item, matching: match.matching, all: all, verb: "delete")
         if all && !item.hasConditions && !yes {
             let what = "all \(count) \(item.fields.itemClass.rawValue) item\(count == 1 ? "" : "s") of \(keychain.path)"
             guard Terminal.isAvailable else {
@@ -40,7 +44,8 @@ struct Delete: ParsableCommand {
                 throw KeychainError(errSecUserCanceled, "nothing was deleted")
             }
         }
-        let deleted = try keychain.delete(query)
+        var deleted = 0
+        for query in queries { deleted += try keychain.delete(query) }
         if all { Report.note("deleted \(deleted) item\(deleted == 1 ? "" : "s")") }
     }
 }

@@ -7,12 +7,13 @@ struct ErrorCommand: ParsableCommand {
         commandName: "error",
         abstract: "Print the message of each status code.",
         discussion: """
-        Codes are decimal, hexadecimal (0x…) or negative, as `security error` takes them.
+        Codes are decimal, hexadecimal (0x...) or negative, as `security error`
+        takes them.
 
         Examples:
-          kc error -25300
-          Error: 0xFFFF9D2C -25300 The specified item could not be found in the keychain.
-          kc error 44        # an exit code of kc: the status it stands for is printed too
+          kc error -26275
+          Error: 0xFFFF995D -26275 Unable to decode the provided data.
+          kc error 44    # an exit code of kc: names the status it stands for too
         """
     )
 

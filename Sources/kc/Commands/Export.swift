@@ -16,15 +16,18 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write items with their attributes, dates and secrets as JSON (decrypted).",
         discussion: """
-        --format json (the default) is kc's own versioned JSON (docs/import-export.md): an
-        object with "format": "kc-export", "version": 1, "exported" (the time) and "items",
-        each item as `kc find --json -g` prints it; `kc import` reads it back exactly.
-        --format bitwarden-json and csv (Bitwarden's CSV) carry generic and internet
-        passwords for other password managers; certificates and keys are left out (counted).
-        Every class unless --class is given.
-        The secrets are in plaintext: kc refuses to write them to a terminal without
-        --force, and creates an -o FILE with mode 0600 (never over an existing file
-        without --force).
+        --format json (the default) is kc's own versioned JSON
+        (docs/import-export.md): an object with "format": "kc-export",
+        "version": 1, "exported" (the time) and "items", each item as
+        `kc find --json -g` prints it; `kc import` reads it back exactly.
+        --format bitwarden-json and csv (Bitwarden's CSV) carry generic and
+        internet passwords for other password managers; certificates and keys
+        are left out (counted). Every class unless --class is given.
+
+        The secrets are in plaintext: kc refuses to write them to a terminal
+        without --force, and creates an -o FILE with mode 0600 (never over an
+        existing file without --force).
+
         Examples:
           kc export -o ~/export.json
           kc export --class internet -s example.com -o site.json

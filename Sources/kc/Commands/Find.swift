@@ -13,11 +13,16 @@ struct Find: ParsableCommand {
         abstract: "Find items; print their attributes, or with -w only the secret.",
         discussion: """
         Examples:
-          kc find -s github.com -a alice -w          # the secret's exact bytes (newline only on a terminal)
-          TOKEN=$(kc find -s ci -a bot -w)           # in a script
-          kc find -s github.com                      # attributes, never the secret
-          kc find --all --json                       # every generic password, as JSON
-          kc find --class internet -s example.com -g # attributes and the secret
+          kc find -s github.com -a alice -w   # the secret's exact bytes
+          TOKEN=$(kc find -s ci -a bot -w)    # in a script
+          kc find -s github.com               # attributes, never the secret
+          kc find --all --json                # every generic password, as JSON
+          kc find --class internet -s example.com -g   # attributes and the secret
+          kc find -s git --contains --all     # github.com, my-git, ...
+
+        -w prints the secret's exact bytes, with a newline only on a terminal.
+        Exact matching is an index lookup; --ignore-case, --contains and
+        --prefix (which combine) decrypt and compare every item of the class.
         Exit 44 when nothing matches.
         """
     )
@@ -46,13 +51,12 @@ struct Find: ParsableCommand {
     @Option(parsing: .unconditional, help: "At most N matching items.")
     var limit: Int?
 
-    @Flag(name: .long, help: "Compare text attributes ignoring case (a kc extension; scans the class).")
-    var ignoreCase = false
+    @OptionGroup var match: MatchOptions
 
     /// The parsed values, as plain data.
     var request: FindRequest {
         FindRequest(keychain: keychain.choice, item: item.fields, secretOnly: secretOnly, withSecret: withSecret,
-                    hex: hex, base64: base64, json: json, all: all, limit: limit, ignoreCase: ignoreCase)
+                    hex: hex, base64: base64, json: json, all: all, limit: limit, matching: match.matching)
     }
 
     func validate() throws { try request.validate() }

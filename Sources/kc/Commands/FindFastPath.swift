@@ -52,9 +52,9 @@ enum FindFastPath {
     /// The flags of `kc find` (no value). `-h`, `--help` and `--version` are not here: they
     /// are ArgumentParser's, and left to it.
     enum Switch: CaseIterable {
-        case passwordStdin, secretOnly, withSecret, hex, base64, json, all, ignoreCase
+        case passwordStdin, secretOnly, withSecret, hex, base64, json, all, ignoreCase, contains, prefix
 
-        /// The flag's names, as `Find` and `KeychainOptions` declare them.
+        /// The flag's names, as `Find`, `KeychainOptions` and `MatchOptions` declare them.
         var spellings: [String] {
             switch self {
             case .passwordStdin: return ["--password-stdin"]
@@ -65,6 +65,8 @@ enum FindFastPath {
             case .json: return ["--json"]
             case .all: return ["--all"]
             case .ignoreCase: return ["--ignore-case"]
+            case .contains: return ["--contains"]
+            case .prefix: return ["--prefix"]
             }
         }
     }
@@ -181,7 +183,9 @@ enum FindFastPath {
         case .base64: return once(&request.base64)
         case .json: return once(&request.json)
         case .all: return once(&request.all)
-        case .ignoreCase: return once(&request.ignoreCase)
+        case .ignoreCase: return once(&request.matching.ignoreCase)
+        case .contains: return once(&request.matching.contains)
+        case .prefix: return once(&request.matching.prefix)
         }
     }
 }

@@ -21,7 +21,8 @@ struct FindRequest: Equatable {
     var json = false
     var all = false
     var limit: Int?
-    var ignoreCase = false
+    /// --ignore-case, --contains, --prefix.
+    var matching = TextMatching()
 
     func validate() throws {
         if (hex || base64) && !secretOnly { throw ValidationError("--hex and --base64 go with -w") }
@@ -30,6 +31,7 @@ struct FindRequest: Equatable {
         if secretOnly && withSecret { throw ValidationError("choose one of -w and -g") }
         if all && limit != nil { throw ValidationError("choose one of --all and --limit") }
         if let limit, limit < 1 { throw ValidationError("--limit must be a positive number of items (at least 1)") }
+        try matching.validate()
     }
 
     func run() throws {
@@ -39,7 +41,7 @@ struct FindRequest: Equatable {
         let many = all || limit != nil
         if all { query[kSecMatchLimit] = kSecMatchLimitAll }
         if let limit { query[kSecMatchLimit] = limit }
-        if ignoreCase { query[kSecMatchCaseInsensitive] = true }
+        matching.apply(to: &query)
         if secretOnly {
             // Two, to say so when the query does not choose one item (an import can bring the
             // same login twice); the first is the one printed, as with a limit of one.
@@ -54,13 +56,13 @@ struct FindRequest: Equatable {
         do {
             result = try keychain.copyMatching(query)
         } catch let error as KeychainError where error.status == errSecItemNotFound {
-            throw KeychainError(errSecItemNotFound, "no item matches \(item.summary) in \(keychain.path)",
-                                hint: "list what is there with `kc find --all`")
+            throw KeychainError(errSecItemNotFound, "no item matches \(matching.describe(item.summary)) in \(keychain.path)",
+                                hint: "list what is there with `kc list`")
         }
         if secretOnly {
             let matches = result as? [[String: Any]] ?? []
             guard let data = matches.first?[kSecValueData] as? Data else {
-                throw KeychainError(errSecItemNotFound, "the item matching \(item.summary) has no secret")
+                throw KeychainError(errSecItemNotFound, "the item matching \(matching.describe(item.summary)) has no secret")
             }
             if matches.count > 1 { warnAboutSecondMatch(matches[0], matches[1]) }
             printSecret(data)
@@ -97,9 +99,9 @@ struct FindRequest: Equatable {
         let differing = flags.filter { key, _ in
             ItemPrinter.textValue(first[key] ?? "", name: key) != ItemPrinter.textValue(second[key] ?? "", name: key)
         }.map(\.1)
-        var hint = "`kc find \(item.arguments.joined(separator: " ")) --all` lists them"
+        var hint = "`kc find \((item.arguments + matching.arguments).joined(separator: " ")) --all` lists them"
         if !differing.isEmpty { hint = "narrow the query with \(differing.joined(separator: ", ")) (they differ there); " + hint }
-        Report.note("warning: more than one item matches \(item.summary); printed the secret of the first")
+        Report.note("warning: more than one item matches \(matching.describe(item.summary)); printed the secret of the first")
         Report.note("hint: " + hint)
     }
 

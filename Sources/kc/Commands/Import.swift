@@ -12,23 +12,31 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import items from kc's export, Bitwarden, 1Password, KeePassXC, browsers, git or pass.",
         discussion: """
-        Formats (detected from the JSON shape, the CSV header, or a folder, unless --format):
-          json (kc export), bitwarden-json, bitwarden-csv, 1password-csv, keepassxc-csv,
-          chrome-csv, firefox-csv, apple-csv, git-credentials, pass (a store folder).
-        A login with a web address becomes an internet password, one without a generic
-        password; notes go to the comment, folders to the kind, one-time-code seeds to a
-        second item (docs/import-export.md has the whole mapping).
-        All or nothing: one transaction. A malformed entry fails the import with its line
-        and changes nothing, unless --skip-invalid. An item that exists is left alone
-        (unchanged when identical, skipped otherwise) unless --update.
+        Formats (detected from the JSON shape, the CSV header, or a folder,
+        unless --format):
+          json (kc export), bitwarden-json, bitwarden-csv, 1password-csv,
+          keepassxc-csv, chrome-csv, firefox-csv, apple-csv, git-credentials,
+          pass (a store folder).
+
+        A login with a web address becomes an internet password, one without a
+        generic password; notes go to the comment, folders to the kind,
+        one-time-code seeds to a second item (docs/import-export.md has the
+        whole mapping).
+
+        All or nothing: one transaction. A malformed entry fails the import with
+        its line and changes nothing, unless --skip-invalid. An item that exists
+        is left alone (unchanged when identical, skipped otherwise) unless
+        --update.
+
         Examples:
           kc import bitwarden_export.json
           kc import --dry-run --json passwords.csv
           kc import ~/.password-store
           kc import --format git-credentials ~/.git-credentials
-        Exit 0 when every entry is in the keychain as given; 1 when the import was done but
-        some entries were skipped, invalid or unsupported (listed); 206 for input that is
-        malformed, nothing imported.
+
+        Exit 0 when every entry is in the keychain as given; 1 when the import
+        was done but some entries were skipped, invalid or unsupported (listed);
+        206 for input that is malformed, nothing imported.
         """
     )
 

@@ -7,15 +7,17 @@ import Glibc
 /// `kc inject`: a template with `{{ kc://… }}` references, written with the secrets in.
 struct Inject: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Replace {{ kc://… }} references in a template with their secrets.",
+        abstract: "Replace {{ kc://... }} references in a template with their secrets.",
         discussion: """
-        Every reference is resolved before anything is written (one agent round trip per
-        keychain); a missing one writes nothing. -o FILE is created 0600, never over an
-        existing file without --force. With --format dotenv each value is written so a
-        dotenv reader reads it back unchanged (bare, or in single quotes), and a value no
-        quoting keeps (a line end, a control character, a single quote or a backslash) is
-        refused. A reference may name (?keychain=) only the command's keychain (-k,
-        $KC_KEYCHAIN or login) or one given with --allow-keychain.
+        Every reference is resolved before anything is written (one agent round
+        trip per keychain); a missing one writes nothing. -o FILE is created
+        0600, never over an existing file without --force. With --format dotenv
+        each value is written so a dotenv reader reads it back unchanged (bare,
+        or in single quotes), and a value no quoting keeps (a line end, a control
+        character, a single quote or a backslash) is refused. A reference may
+        name (?keychain=) only the command's keychain (-k, $KC_KEYCHAIN or
+        login) or one given with --allow-keychain.
+
         Examples:
           kc inject -i config.tmpl -o config.yml
           kc inject -i .env.tmpl -o .env --format dotenv

@@ -13,8 +13,10 @@ struct Lock: ParsableCommand {
         Examples:
           kc lock
           kc lock --all
-        After it, commands need the password again (exit 36 when they cannot ask).
-        A keychain that does not exist is exit 50 (a typo must not pass for a lock).
+
+        After it, commands need the password again (exit 36 when they cannot
+        ask). A keychain that does not exist is exit 50 (a typo must not pass
+        for a lock).
         """
     )
 

@@ -6,14 +6,16 @@ struct Passwd: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change the keychain's password (with --rekey, also its master key).",
         discussion: """
-        The current password comes from the usual sources; the new one from a prompt (twice),
-        --new-password-file or $KC_NEW_PASSWORD.
+        The current password comes from the usual sources; the new one from a
+        prompt (twice), --new-password-file or $KC_NEW_PASSWORD.
 
         Examples:
           kc passwd
           KC_PASSWORD=old KC_NEW_PASSWORD=new kc passwd -k ./ci.keychain-db
-          kc passwd --rekey      # after a suspected leak: new master key, every item re-sealed
-        Old copies of the file still open with the old password; --rekey keeps later items out of them.
+          kc passwd --rekey   # after a suspected leak: a new master key too
+
+        Old copies of the file still open with the old password; --rekey keeps
+        later items out of them.
         """
     )
 

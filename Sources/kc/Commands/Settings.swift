@@ -13,7 +13,9 @@ struct Settings: ParsableCommand {
           kc settings                      # prints the current timeouts
           kc settings -t 300               # lock after 5 minutes without use
           kc settings -t 600 --max 7200
-        They apply from the next unlock. Changing them needs the keychain password.
+
+        They apply from the next unlock. Changing them needs the keychain
+        password.
         """
     )
 

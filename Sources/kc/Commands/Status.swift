@@ -13,10 +13,12 @@ struct Status: ParsableCommand {
         discussion: """
         Examples:
           kc status
-          kc status -k work                          # one keychain: unlocked (and for how long) or locked
+          kc status -k work     # one keychain: unlocked (for how long) or locked
           kc status --json
-        Asking does not reset any idle timer. With -k, a keychain that does not exist is
-        exit 50; a locked one is exit 0 and prints "locked" (JSON: an empty list).
+
+        Asking does not reset any idle timer. With -k, a keychain that does not
+        exist is exit 50; a locked one is exit 0 and prints "locked" (JSON: an
+        empty list).
         """
     )
 

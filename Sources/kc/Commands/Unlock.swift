@@ -12,14 +12,16 @@ struct Unlock: ParsableCommand {
         abstract: "Unlock a keychain in the kc agent until it is locked or times out.",
         discussion: """
         Examples:
-          kc unlock                                  # asks for the password; 15 min idle, 12 h at most
-          kc unlock --timeout 3600                   # lock after an hour without use
+          kc unlock                 # locks after 15 min idle, 12 h at most
+          kc unlock --timeout 3600  # lock after an hour without use
           printf %s "$PASS" | kc unlock --password-stdin   # at the top of a CI job
-        Then `kc find -s github.com -w` needs no password. A keychain the agent already holds
-        is not asked for again: kc says so and how long it stays unlocked. Exit 51 on a wrong password
-        (the agent's state is unchanged). The password goes only to the real kc agent:
-        the same program as this kc, not traced, run by you; otherwise kc sends nothing
-        and exits 22 (errSecCSReqFailed).
+
+        Then `kc find -s github.com -w` needs no password. A keychain the agent
+        already holds is not asked for again: kc says so and how long it stays
+        unlocked. Exit 51 on a wrong password (the agent's state is unchanged).
+        The password goes only to the real kc agent: the same program as this
+        kc, not traced, run by you; otherwise kc sends nothing and exits 22
+        (errSecCSReqFailed).
         """
     )
 

@@ -10,16 +10,23 @@ struct Update: ParsableCommand {
         abstract: "Give the matching item a new secret or new attributes.",
         discussion: """
         Examples:
-          kc update -s github.com -a alice                 # asks for the new secret twice
-          printf %s "$NEW" | kc update -s ci -a bot        # new secret from stdin
-          kc update -s github.com -a alice --new-label Work  # attributes only: no secret is read
-          kc update -s shared --all -w "$NEW"              # every matching item
-        Refuses to change more than one item unless --all is given, and says how many matched.
+          kc update -s github.com -a alice           # the new secret: asked twice
+          printf %s "$NEW" | kc update -s ci -a bot  # the new secret from stdin
+          kc update -s shared --all -w "$NEW"        # every matching item
+          kc update -s github.com -a alice --new-label Work   # no secret is read
+
+        Refuses to change more than one item unless --all is given, and says how
+        many matched. The new secret follows kc add's rules: exact bytes, a
+        warning on a terminal when one from stdin or a file ends in a newline,
+        and empty only with --allow-empty. --ignore-case, --contains and
+        --prefix (kc extensions) find the items by a scan that decrypts the
+        class, then change exactly the items found.
         """
     )
 
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var match: MatchOptions
     @OptionGroup var secret: SecretOptions
 
     @Flag(help: "Change every matching item (otherwise more than one match is refused).")
@@ -50,16 +57,20 @@ struct Update: ParsableCommand {
         try item.checkFitsClass()
         try ValueLength.check([("--new-label", newLabel), ("--new-kind", newKind), ("--new-comment", newComment),
                                ("--new-account", newAccount), ("--new-service", newService)])
+        try secret.checkArgument()
         let keychain = try Session.open(self.keychain.choice)
         try keychain.prepare()
-        let query = item.query
-        try Guard.matches(keychain, query: query, item: item, all: all, verb: "update")
+        let queries = try Guard.selection(keychain, item: item, matching: match.matching, all: all, verb: "update").queries
         var changes = attributeChanges
         // A new secret is read unless only attributes change.
+        var endsInNewline = false
         if secret.isGiven || changes.isEmpty {
             let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
-            changes[kSecValueData] = value.withUnsafeBytes { Data($0) }
+            let data = value.withUnsafeBytes { Data($0) }
+            endsInNewline = data.last == 0x0A
+            changes[kSecValueData] = data
         }
-        try keychain.update(query, changes)
+        for query in queries { try keychain.update(query, changes) }
+        secret.noteTrailingNewline(endsInNewline, stdinTaken: self.keychain.passwordStdin)
     }
 }

@@ -7,6 +7,9 @@ enum PasswordSource {
     /// $KC_PASSWORD and $KC_NEW_PASSWORD, taken out of the environment at start-up.
     nonisolated(unsafe) static var environmentPassword: SecureBytes?
     nonisolated(unsafe) static var environmentNewPassword: SecureBytes?
+    /// A copy of $KC_PASSWORD for a command's second keychain (`kc move`'s destination),
+    /// made by `keepForSecondKeychain`.
+    nonisolated(unsafe) static var environmentSecondPassword: SecureBytes?
 
     /// Reads and wipes the password variables (see `Environment.takeSecret`).
     static func captureEnvironment() {
@@ -14,14 +17,37 @@ enum PasswordSource {
         environmentNewPassword = try? Environment.takeSecret("KC_NEW_PASSWORD")
     }
 
-    /// The password of an existing keychain.
-    static func current(_ options: KeychainChoice, path: String) throws -> SecureBytes {
+    /// The password of an existing keychain. - Parameter lockedHint: what to suggest when
+    /// there is no password to be had (a credential helper cannot take --password-stdin:
+    /// its stdin is its protocol); by default every source kc has.
+    static func current(_ options: KeychainChoice, path: String, lockedHint: String? = nil) throws -> SecureBytes {
         if let explicit = try explicit(options) { return explicit }
         if let env = environmentPassword.take() { return env }
         guard Terminal.isAvailable else {
             throw KeychainError(errSecInteractionNotAllowed,
                                 "the keychain \(path) is locked and there is no terminal to ask for its password",
-                                hint: "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+                                hint: lockedHint ?? "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+        }
+        return try Terminal.readSecret(prompt: "Password for keychain \(path): ")
+    }
+
+    /// Keeps a copy of $KC_PASSWORD for a second keychain: `kc move` documents that it
+    /// applies to both keychains, and the first one to ask takes the original.
+    static func keepForSecondKeychain() throws {
+        guard let password = environmentPassword.take() else { return }
+        environmentSecondPassword = try password.copy(prefix: password.count)
+        environmentPassword = consume password
+    }
+
+    /// The password of a command's second keychain (`kc move --to`), which the agent does
+    /// not hold: $KC_PASSWORD (see `keepForSecondKeychain`), else a prompt naming it. The
+    /// first keychain's --password-stdin and --password-file are its own.
+    static func second(path: String) throws -> SecureBytes {
+        if let env = environmentSecondPassword.take() { return env }
+        guard Terminal.isAvailable else {
+            throw KeychainError(errSecInteractionNotAllowed,
+                                "the keychain \(path) is locked and there is no terminal to ask for its password",
+                                hint: "run `kc unlock -k \(path)` first, or set KC_PASSWORD (kc move uses it for both keychains)")
         }
         return try Terminal.readSecret(prompt: "Password for keychain \(path): ")
     }

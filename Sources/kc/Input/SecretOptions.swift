@@ -5,7 +5,9 @@ import Glibc
 #endif
 
 /// Where an item's secret comes from: `-w VALUE`, `--data-file PATH`, stdin when it is
-/// not a terminal (exact bytes, nothing stripped), or a prompt on the terminal.
+/// not a terminal (exact bytes, nothing stripped), or a prompt on the terminal. An empty
+/// secret is refused from every one of them unless `--allow-empty` is given
+/// (`SecretSource`).
 struct SecretOptions: ParsableArguments {
     @Option(name: [.customShort("w"), .customLong("secret")], parsing: .unconditional, help: ArgumentHelp(
         "The secret itself. Others can see it in `ps` until kc overwrites it, and in shell history: prefer stdin or --data-file.", valueName: "value"))
@@ -13,6 +15,9 @@ struct SecretOptions: ParsableArguments {
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Read the secret from a file (exact bytes; binary is fine).", valueName: "path"))
     var dataFile: String?
+
+    @Flag(help: "Store an empty secret (refused otherwise, from every source).")
+    var allowEmpty = false
 
     func validate() throws {
         if secret != nil && dataFile != nil {
@@ -48,30 +53,62 @@ struct SecretOptions: ParsableArguments {
         throw ValidationError("--password-stdin and a secret on stdin cannot share stdin: give the secret with -w or --data-file, or the password with --password-file or KC_PASSWORD")
     }
 
+    /// Where the secret comes from. - Parameter stdinTaken: stdin carries the keychain password.
+    func source(stdinTaken: Bool) -> SecretSource {
+        if secret != nil { return .argument }
+        if let dataFile { return .file(dataFile) }
+        if !stdinTaken && !Terminal.stdinIsTerminal { return .stdin }
+        return .prompt
+    }
+
+    /// Refuses an empty `-w ""` before any keychain password is asked for (the other
+    /// sources are checked as they are read). - Throws: errSecParam (exit 206).
+    func checkArgument() throws {
+        guard let secret else { return }
+        try SecretSource.argument.checkNotEmpty(count: secret.utf8.count, allowEmpty: allowEmpty)
+    }
+
     /// Reads the secret. - Parameters: `confirm` asks twice at a prompt; `stdinTaken` when
     /// stdin carries the keychain password.
+    /// - Throws: errSecParam for an empty secret without --allow-empty; errSecInteractionNotAllowed
+    ///   when the secret would be typed and there is no terminal.
     func read(confirm: Bool, stdinTaken: Bool) throws -> SecureBytes {
-        if let secret {
-            return try SecureBytes(copying: Array(secret.utf8))
-        }
-        if let dataFile {
-            return try Readers.readFile(dataFile, limit: Limits.maxSecret, what: "data file")
-        }
-        if !stdinTaken && !Terminal.stdinIsTerminal {
-            let bytes = try Readers.readAll(0, limit: Limits.maxSecret, what: "the secret on stdin")
-            guard bytes.count > 0 else {
-                throw KeychainError(errSecParam, "the secret on stdin is empty",
-                                    hint: "pipe the secret in (printf %s \"$TOKEN\" | kc add ...), or use --data-file or -w")
+        let source = source(stdinTaken: stdinTaken)
+        let bytes: SecureBytes
+        switch source {
+        case .argument:
+            bytes = try SecureBytes(copying: Array((secret ?? "").utf8))
+        case .file(let path):
+            bytes = try Readers.readFile(path, limit: Limits.maxSecret, what: "data file")
+        case .stdin:
+            bytes = try Readers.readAll(0, limit: Limits.maxSecret, what: "the secret on stdin")
+        case .prompt:
+            guard Terminal.isAvailable else {
+                throw KeychainError(errSecInteractionNotAllowed, "no secret given and there is no terminal to ask on",
+                                    hint: "pipe the secret into stdin, or use --data-file PATH or -w VALUE")
             }
-            return bytes
+            let allowEmpty = allowEmpty
+            // Enter at the first prompt is refused at once, not after typing it twice.
+            return confirm
+                ? try Terminal.readNewSecret(prompt: "Secret: ", again: "Retype secret: ") { first in
+                    try SecretSource.prompt.checkNotEmpty(count: first.count, allowEmpty: allowEmpty)
+                }
+                : try Self.nonEmpty(Terminal.readSecret(prompt: "Secret: "), from: .prompt, allowEmpty: allowEmpty)
         }
-        guard Terminal.isAvailable else {
-            throw KeychainError(errSecInteractionNotAllowed, "no secret given and there is no terminal to ask on",
-                                hint: "pipe the secret into stdin, or use --data-file PATH or -w VALUE")
-        }
-        let secret = confirm
-            ? try Terminal.readNewSecret(prompt: "Secret: ", again: "Retype secret: ")
-            : try Terminal.readSecret(prompt: "Secret: ")
-        return secret
+        return try Self.nonEmpty(bytes, from: source, allowEmpty: allowEmpty)
+    }
+
+    /// Prints the warning for a secret from stdin or a file that ends in a newline, when
+    /// stderr is a terminal (`SecretSource.newlineWarning`). Called once the secret is stored.
+    func noteTrailingNewline(_ endsInNewline: Bool, stdinTaken: Bool) {
+        guard let (warning, hint) = source(stdinTaken: stdinTaken).newlineWarning(endsInNewline: endsInNewline) else { return }
+        Report.note(warning)
+        Report.note("hint: " + hint)
+    }
+
+    /// The bytes, unless they are empty and `--allow-empty` was not given.
+    private static func nonEmpty(_ bytes: consuming SecureBytes, from source: SecretSource, allowEmpty: Bool) throws -> SecureBytes {
+        try source.checkNotEmpty(count: bytes.count, allowEmpty: allowEmpty)
+        return bytes
     }
 }

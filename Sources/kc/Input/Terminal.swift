@@ -104,8 +104,11 @@ enum Terminal {
     }
 
     /// Asks twice and insists the two match (for new passwords and new secrets).
-    static func readNewSecret(prompt: String, again: String) throws -> SecureBytes {
+    /// - Parameter checkFirst: runs on the first entry before the second is asked for (so
+    ///   an entry refused anyway, such as an empty secret, is not typed twice).
+    static func readNewSecret(prompt: String, again: String, checkFirst: (borrowing SecureBytes) throws -> Void = { _ in }) throws -> SecureBytes {
         let first = try readSecret(prompt: prompt)
+        try checkFirst(first)
         let second = try readSecret(prompt: again)
         guard first.constantTimeEquals(second) else {
             throw KeychainError(errSecParam, "the two entries do not match; nothing was changed")

@@ -28,7 +28,7 @@ enum DockerCredentialHelper {
             }
             var input = try HelperInput.readStdin(stopAtEmptyLine: false)
             defer { for i in input.indices { input[i] = 0 } }
-            let keychain = try Session.open(choice)
+            let keychain = try Session.open(choice, lockedHint: HelperInput.unlockHint(choice))
             switch operation {
             case "store": try store(input, keychain)
             case "get": try get(input, keychain)

@@ -95,7 +95,7 @@ enum GitCredentialHelper {
             var request = Request(input)
             defer { request.wipe() }
             guard request.protocolKnown, let query = request.query else { return 0 }
-            let keychain = try Session.open(choice)
+            let keychain = try Session.open(choice, lockedHint: HelperInput.unlockHint(choice))
             switch operation {
             case "get": try get(request, query, keychain)
             case "store": try store(request, query, keychain)

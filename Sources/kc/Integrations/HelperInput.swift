@@ -36,6 +36,22 @@ enum HelperInput {
         return out
     }
 
+    /// The hint for a keychain that is locked with no password to be had: `kc unlock`
+    /// (with the helper's `-k`), since a helper's stdin is its protocol and
+    /// `--password-stdin` cannot reach it.
+    static func unlockHint(_ choice: KeychainChoice) -> String {
+        let unlock = choice.keychain.map { "kc unlock -k \(Self.shellWord($0))" } ?? "kc unlock"
+        return "run `\(unlock)`; a credential helper cannot ask for the keychain's password"
+    }
+
+    /// `word` as one shell word: as it is when it is plain, else in single quotes.
+    static func shellWord(_ word: String) -> String {
+        let plain = word.unicodeScalars.allSatisfy { c in
+            ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || "-_./+:@%,=".unicodeScalars.contains(c)
+        }
+        return plain && !word.isEmpty ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+
     /// Splits `-k/--keychain X`, `--password-file F` from the rest of a helper's arguments.
     static func options(_ arguments: ArraySlice<String>) throws -> (KeychainChoice, [String]) {
         var choice = KeychainChoice()

@@ -16,8 +16,9 @@ enum ReferenceResolver {
     /// A reference whose `keychain=` names another keychain than `base` is refused unless
     /// that keychain is in `allowed` (`--allow-keychain`): a reference cannot pull from a
     /// keychain the command line did not name (DESIGN.md, amendments of 2026-11-23).
-    /// - Throws: the first failure, naming `label(i)`; errSecParam (exit 206) for a keychain
-    ///   not named on the command line, before any keychain is opened.
+    /// - Throws: the first failure, naming `label(i)` (every reference to a keychain that
+    ///   cannot be opened: locked, missing, wrong password); errSecParam (exit 206) for a
+    ///   keychain not named on the command line, before any keychain is opened.
     static func resolve(_ references: [SecretReference], base: KeychainChoice, allowed: [String] = [],
                         label: (Int) -> String) throws -> [Secret] {
         try checkKeychains(references, base: base, allowed: allowed, label: label)
@@ -32,8 +33,17 @@ enum ReferenceResolver {
         for path in order {
             let indexes = byKeychain[path] ?? []
             guard let first = indexes.first else { continue }
-            let handle = try Session.open(references[first].choice(base))
-            let results = try handle.copyMany(indexes.map { references[$0].query })
+            // A keychain that is locked (or missing, or refuses the password) fails every
+            // reference to it: the error names them, as a missing item does.
+            let handle: KeychainSession
+            let results: [Result<Any?, KeychainError>]
+            do {
+                handle = try Session.open(references[first].choice(base))
+                results = try handle.copyMany(indexes.map { references[$0].query })
+            } catch let error as KeychainError {
+                throw KeychainError(error.status, "\(indexes.map(label).joined(separator: ", ")): \(error.message)",
+                                    hint: error.hint, cause: error.cause)
+            }
             for (n, i) in indexes.enumerated() {
                 switch results[n] {
                 case .success(let value):
@@ -44,7 +54,7 @@ enum ReferenceResolver {
                 case .failure(let error):
                     if error.status == errSecItemNotFound {
                         throw KeychainError(errSecItemNotFound, "\(label(i)): no item matches it in \(handle.path)",
-                                            hint: "list what is there with `kc find --all`")
+                                            hint: "list what is there with `kc list`")
                     }
                     throw KeychainError(error.status, "\(label(i)): \(error.message)", hint: error.hint)
                 }

@@ -5,13 +5,19 @@ extension KDFProfile: ExpressibleByArgument {}
 
 /// The attribute flags shared by add, find, update and delete, named as macOS `security`'s.
 struct ItemOptions: ParsableArguments {
+    /// `--class` as given: nil when absent (`kc list` then lists every class).
     @Option(name: .customLong("class"), parsing: .unconditional, help: "The item class: generic (default), internet, certificate or key.")
-    var itemClass: CLIClass = .generic
+    var chosenClass: CLIClass?
 
-    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Account name.")
+    /// The item class: `--class`, else generic.
+    var itemClass: CLIClass { chosenClass ?? .generic }
+
+    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Account name.",
+            completion: .custom { CompletionCandidates.accounts($0, $1, $2) })
     var account: String?
 
-    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Service name (the server, for internet passwords).")
+    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Service name (the server, for internet passwords).",
+            completion: .custom { CompletionCandidates.services($0, $1, $2) })
     var service: String?
 
     @Option(name: [.customShort("l"), .long], parsing: .unconditional, help: "Label (default on add: the service or server).")
@@ -41,7 +47,7 @@ struct ItemOptions: ParsableArguments {
     @Option(name: [.customShort("P"), .long], parsing: .unconditional, help: "Port number (internet passwords).")
     var port: Int?
 
-    @Option(name: [.customShort("r"), .long], parsing: .unconditional, help: ArgumentHelp("Protocol (internet passwords): https, http, ftp, ssh, smtp, imap… or a four-character code such as htps.", valueName: "protocol"))
+    @Option(name: [.customShort("r"), .long], parsing: .unconditional, help: ArgumentHelp("Protocol (internet passwords): https, http, ftp, ssh, smtp, imap... or a four-character code such as htps.", valueName: "protocol"))
     var `protocol`: String?
 
     @Option(name: [.customShort("t"), .customLong("auth-type")], parsing: .unconditional, help: ArgumentHelp("Authentication type (internet passwords): default, basic, digest, form, ntlm, or a four-character code. Default on add: default (dflt).", valueName: "type"))

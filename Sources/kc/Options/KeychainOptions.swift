@@ -8,7 +8,7 @@ import Glibc
 struct KeychainOptions: ParsableArguments {
     @Option(name: [.customShort("k"), .long], parsing: .unconditional, help: ArgumentHelp(
         "The keychain: a path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db. Default: $KC_KEYCHAIN, else login.",
-        valueName: "path|name"))
+        valueName: "path|name"), completion: .custom { CompletionCandidates.keychains($0, $1, $2) })
     var keychain: String?
 
     @Flag(name: .long, help: "Read the keychain password from stdin (one trailing newline is dropped).")

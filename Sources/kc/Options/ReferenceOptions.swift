@@ -11,7 +11,8 @@ import KeychainCore
 ///     kc run -k ci --allow-keychain login --env-file .env.kc -- make deploy
 struct ReferenceOptions: ParsableArguments {
     @Option(name: .customLong("allow-keychain"), parsing: .unconditionalSingleValue, help: ArgumentHelp(
-        "Another keychain (path or name) that references may name with ?keychain= (repeatable).", valueName: "path|name"))
+        "Another keychain (path or name) that references may name with ?keychain= (repeatable).", valueName: "path|name"),
+        completion: .custom { CompletionCandidates.keychains($0, $1, $2) })
     var allowedKeychains: [String] = []
 
     func validate() throws {

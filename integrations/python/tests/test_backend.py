@@ -20,6 +20,14 @@ def kc(*arguments, secret=b""):
     return subprocess.run(["kc", *arguments], input=secret, capture_output=True)
 
 
+def keyring_cli():
+    return os.path.join(os.path.dirname(sys.executable), "keyring")
+
+
+def unlock():
+    assert subprocess.run(["kc", "unlock"], env={**os.environ, "KC_PASSWORD": "python-tests"}).returncode == 0
+
+
 def test_it_is_the_default_backend_when_kc_is_on_path():
     assert isinstance(keyring.get_keyring(), KcKeyring)
     assert KcKeyring.priority >= 1
@@ -58,7 +66,37 @@ def test_a_locked_keychain_fails_at_once():
     from keyring import errors
     assert kc("lock").returncode == 0
     try:
-        with pytest.raises(errors.KeyringLocked):
+        with pytest.raises(errors.KeyringLocked) as raised:
             KcKeyring().get_password("pypi.example.com", "__token__")
     finally:
-        assert subprocess.run(["kc", "unlock"], env={**os.environ, "KC_PASSWORD": "python-tests"}).returncode == 0
+        unlock()
+    # One line: which keychain, and `kc unlock` (not kc's --password-stdin, which a backend cannot use).
+    message = str(raised.value)
+    assert "\n" not in message and "is locked" in message and message.endswith("; run `kc unlock`"), message
+    assert "--password-stdin" not in message
+    assert raised.value.__cause__ is None and raised.value.__context__ is None
+
+
+def test_a_locked_keychain_is_one_line_from_keyrings_command_line():
+    # What pip and uv show: `keyring get` with kc locked prints one line, no traceback.
+    assert kc("lock").returncode == 0
+    try:
+        out = subprocess.run([keyring_cli(), "get", "pypi.example.com", "__token__"], capture_output=True, text=True)
+        # In an application the error is an ordinary exception, traceback and all.
+        app = subprocess.run([sys.executable, "-c", "import keyring; keyring.get_password('pypi.example.com', '__token__')"],
+                             capture_output=True, text=True)
+    finally:
+        unlock()
+    assert out.returncode == 1 and out.stdout == "", out
+    assert len(out.stderr.splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("kc: the keychain ") and out.stderr.endswith("is locked and there is no terminal to ask for its password; run `kc unlock`\n"), out.stderr
+    assert app.returncode == 1 and "Traceback" in app.stderr and "keyring.errors.KeyringLocked: kc: the keychain" in app.stderr, app.stderr
+
+
+def test_an_empty_password_is_stored_on_purpose():
+    # kc refuses an empty secret unless asked for it; keyring may store one, so the backend asks.
+    assert kc("add", "-s", "svc-empty", "-a", "me").returncode == 206
+    KcKeyring().set_password("svc-empty", "me", "")
+    out = kc("find", "-s", "svc-empty", "-a", "me", "-w")
+    assert out.returncode == 0 and out.stdout == b""
+    assert KcKeyring().get_password("svc-empty", "me") == ""

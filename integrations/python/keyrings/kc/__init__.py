@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 from jaraco.classes import properties
 from keyring import credentials, errors
@@ -18,6 +19,36 @@ __all__ = ["KcKeyring"]
 # kc's exit codes (docs/errors.md).
 NOT_FOUND = 44
 LOCKED = 36
+
+
+def _one_line_at_the_top(error):
+    """Marks `error` so that, if it reaches the top of keyring's own command line (`keyring
+    get …`, which catches nothing and would print a traceback of its own frames), it is
+    printed as its one line of message, exit status 1 as before. Anywhere else (an
+    application, a thread, a test) it is an ordinary exception with its traceback."""
+    error.kc_one_line = True
+    if not getattr(sys.excepthook, "kc_one_line", False):
+        previous = sys.excepthook
+
+        def hook(kind, value, traceback):
+            if getattr(value, "kc_one_line", False) and _raised_under_keyring_cli(traceback):
+                print(value, file=sys.stderr)
+                return
+            previous(kind, value, traceback)
+
+        hook.kc_one_line = True
+        sys.excepthook = hook
+    return error
+
+
+def _raised_under_keyring_cli(traceback):
+    """Whether a frame of keyring's command-line module is on the traceback."""
+    cli = getattr(sys.modules.get("keyring.cli"), "__file__", None)
+    while cli and traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == cli:
+            return True
+        traceback = traceback.tb_next
+    return False
 
 
 def _kc_binary():
@@ -40,7 +71,7 @@ class KcKeyring(KeyringBackend):
     def _run(self, arguments, secret=None):
         binary = _kc_binary()
         if binary is None:
-            raise errors.KeyringError("kc is not on PATH")
+            raise _one_line_at_the_top(errors.KeyringError("kc is not on PATH"))
         return subprocess.run(
             [binary, *arguments],
             input=secret if secret is not None else b"",
@@ -50,10 +81,14 @@ class KcKeyring(KeyringBackend):
 
     @staticmethod
     def _failure(result, kind=errors.KeyringError):
+        """The keyring error for a failed kc call: kc's message, with no chained exception.
+        A locked keychain is KeyringLocked in one line: kc's first line (which keychain),
+        and `kc unlock`, the one remedy that reaches a backend (its other hints, such as
+        --password-stdin, are options this backend does not pass)."""
         message = result.stderr.decode("utf-8", "replace").strip() or f"kc exited with {result.returncode}"
         if result.returncode == LOCKED:
-            return errors.KeyringLocked(message)
-        return kind(message)
+            return _one_line_at_the_top(errors.KeyringLocked(f"{message.splitlines()[0]}; run `kc unlock`"))
+        return _one_line_at_the_top(kind(message))
 
     @staticmethod
     def _option(name, value):
@@ -74,18 +109,16 @@ class KcKeyring(KeyringBackend):
 
     def set_password(self, service, username, password):
         self._validate_username(username)
-        if password == "":
-            # kc reads an empty secret from an empty file (an empty stdin is refused as a mistake).
-            result = self._run(["add", "-U", *self._names(service, username), "--data-file", os.devnull])
-        else:
-            result = self._run(["add", "-U", *self._names(service, username)], secret=password.encode("utf-8"))
+        # kc refuses an empty secret as a mistake unless asked for it: keyring allows one.
+        empty = ["--allow-empty"] if password == "" else []
+        result = self._run(["add", "-U", *empty, *self._names(service, username)], secret=password.encode("utf-8"))
         if result.returncode != 0:
             raise self._failure(result, errors.PasswordSetError)
 
     def delete_password(self, service, username):
         result = self._run(["delete", *self._names(service, username)])
         if result.returncode == NOT_FOUND:
-            raise errors.PasswordDeleteError("no such password")
+            raise _one_line_at_the_top(errors.PasswordDeleteError("no such password"))
         if result.returncode != 0:
             raise self._failure(result, errors.PasswordDeleteError)
 

@@ -1,0 +1,185 @@
+import KeychainCore
+import KeychainClient
+
+/// The org.freedesktop.Secret.Service interface.
+extension SecretServiceProvider {
+    static let plainAlgorithm = "plain"
+    static let dhAlgorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+    /// At most this many open searches wait on a locked keychain (oldest forgotten first).
+    static let maxLockedSearches = 256
+
+    func serviceMethod(_ call: BusCall) throws(BusError) -> [BusValue] {
+        let a = call.arguments
+        switch (call.member, a.count) {
+        case ("OpenSession", 2):
+            guard let algorithm = a[0].string else { throw .invalidArgs("OpenSession takes (s algorithm, v input)") }
+            return try openSession(algorithm, input: a[1].unwrapped, caller: call.sender)
+        case ("CreateCollection", 2):
+            guard let properties = a[0].propertyMap, let alias = a[1].string else {
+                throw .invalidArgs("CreateCollection takes (a{sv} properties, s alias)")
+            }
+            return try createCollection(properties, alias: alias, caller: call.sender)
+        case ("SearchItems", 1):
+            guard let attributes = a[0].stringMap else { throw .invalidArgs("SearchItems takes (a{ss} attributes)") }
+            var unlocked: [String] = [], locked: [String] = []
+            let held = store.heldPaths()
+            for collection in collections.all {
+                let found = try search(collection, attributes, held: held)
+                if held.contains(collection.path) { unlocked += found } else { locked += found }
+            }
+            return [.objectPaths(unlocked), .objectPaths(locked)]
+        case ("Unlock", 1):
+            guard let objects = a[0].objectPaths else { throw .invalidArgs("Unlock takes (ao objects)") }
+            return try unlock(objects, caller: call.sender)
+        case ("Lock", 1):
+            guard let objects = a[0].objectPaths else { throw .invalidArgs("Lock takes (ao objects)") }
+            return try lock(objects)
+        case ("GetSecrets", 2):
+            guard let items = a[0].objectPaths, let sessionPath = a[1].objectPath else {
+                throw .invalidArgs("GetSecrets takes (ao items, o session)")
+            }
+            let session = try session(sessionPath, for: call.sender)
+            let held = store.heldPaths()
+            var entries: [BusValue.DictionaryEntry] = []
+            for path in items {
+                guard case .item(let collectionID, let id)? = ObjectPath(path),
+                      let found = try? item(collectionID, id), let ref = found.ref, held.contains(found.collection.path) else { continue }
+                let contentType = (try? store.attributes(found.collection.path, ref: ref)).flatMap { ItemMapping.text($0[ItemMapping.contentTypeKey]) }
+                var secret = try store.secret(found.collection.path, ref: ref)
+                defer { Sodium.wipe(&secret) }
+                entries.append(.init(.objectPath(path), try session.wrap(secret, contentType: contentType ?? "text/plain")))
+            }
+            return [.dictionary(key: "o", value: "(oayays)", entries)]
+        case ("ReadAlias", 1):
+            guard let name = a[0].string else { throw .invalidArgs("ReadAlias takes (s name)") }
+            collections.refresh()
+            return [.objectPath(collections.alias(name).map { path(of: $0) } ?? ObjectPath.none)]
+        case ("SetAlias", 2):
+            guard let name = a[0].string, let target = a[1].objectPath else { throw .invalidArgs("SetAlias takes (s name, o collection)") }
+            // The default alias follows KC_KEYCHAIN; setting it to what it is is accepted.
+            if name == "default", let current = collections.alias("default"), target == path(of: current) { return [] }
+            throw .notSupported("kc's default collection is the default keychain ($KC_KEYCHAIN, else login); aliases cannot be changed over D-Bus")
+        default:
+            throw .unknownMethod("Service has no method \(call.member) taking \(a.count) arguments")
+        }
+    }
+
+    private func openSession(_ algorithm: String, input: BusValue, caller: String) throws(BusError) -> [BusValue] {
+        let id = nextID()
+        switch algorithm {
+        case Self.plainAlgorithm:
+            sessions[id] = ClientSession(id: id, owner: caller, cipher: nil)
+            return [.variant(.string("")), .objectPath(ObjectPath.session(id).text)]
+        case Self.dhAlgorithm:
+            guard let key = input.byteArray else { throw .invalidArgs("\(Self.dhAlgorithm) takes the client's public key (ay)") }
+            let cipher = try SessionCipher(clientPublicKey: key)
+            sessions[id] = ClientSession(id: id, owner: caller, cipher: cipher)
+            return [.variant(.bytes(cipher.publicKey)), .objectPath(ObjectPath.session(id).text)]
+        default:
+            throw .notSupported("the session algorithm \(algorithm) is not supported; use plain or \(Self.dhAlgorithm)")
+        }
+    }
+
+    /// CreateCollection: the default alias, or a label that names an existing keychain,
+    /// gives that collection (libsecret, secretstorage and keyring ask for the default one
+    /// when they cannot read the alias). Any other label makes a new keychain whose password
+    /// the default keychain keeps (`createKeychainCollection`): at once when the default
+    /// keychain is unlocked, else through a prompt that completes when it is.
+    private func createCollection(_ properties: [String: BusValue], alias: String, caller: String) throws(BusError) -> [BusValue] {
+        collections.refresh()
+        let label = properties["org.freedesktop.Secret.Collection.Label"]?.string ?? ""
+        if alias == "default" || alias.isEmpty && label.isEmpty, let found = collections.alias("default") {
+            return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
+        }
+        let name = Self.keychainName(for: label.isEmpty ? alias : label)
+        if let found = collections.all.first(where: { $0.name == name }) {
+            return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
+        }
+        guard KeychainSession.exists(defaultKeychain) else {
+            throw .failed("there is no default keychain to keep the new collection's password: run `kc create` first")
+        }
+        if store.heldPaths().contains(defaultKeychain) {
+            return [.objectPath(try createKeychainCollection(name)), .objectPath(ObjectPath.none)]
+        }
+        let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .createCollection(name: name), keychains: [defaultKeychain])
+        prompts[prompt.id] = prompt
+        return [.objectPath(ObjectPath.none), .objectPath(ObjectPath.prompt(prompt.id).text)]
+    }
+
+    /// The item paths of `collection` matching `attributes`: the items themselves when the
+    /// agent holds its keychain, else one placeholder that `Unlock` turns into them.
+    func search(_ collection: KeychainCollections.Collection, _ attributes: [String: String], held: Set<String>) throws(BusError) -> [String] {
+        guard held.contains(collection.path) else {
+            guard KeychainSession.exists(collection.path) else { return [] }
+            return [lockedSearchPath(collection, attributes)]
+        }
+        return try store.search(collection.path, ItemMapping.searchQueries(attributes)).map { path(of: $0.ref, in: collection) }
+    }
+
+    /// A placeholder for a search in a locked collection (the specification returns locked
+    /// matches in `locked`, and clients such as Chromium lose their data when a provider
+    /// hides them): an item path whose id is `locked-N`, never a persistent reference.
+    private func lockedSearchPath(_ collection: KeychainCollections.Collection, _ attributes: [String: String]) -> String {
+        if let known = lockedSearches.first(where: { $0.value.collection == collection.id && $0.value.attributes == attributes }) {
+            return ObjectPath.item(collection: collection.id, id: known.key).text
+        }
+        if lockedSearches.count >= Self.maxLockedSearches, let oldest = lockedSearches.keys.min(by: { $0.count < $1.count || $0.count == $1.count && $0 < $1 }) {
+            lockedSearches[oldest] = nil
+        }
+        let id = "locked" + nextID()
+        lockedSearches[id] = (collection.id, attributes)
+        return ObjectPath.item(collection: collection.id, id: id).text
+    }
+
+    /// What an unlocked object stands for in Unlock's result: a locked search's placeholder
+    /// becomes the items the search finds now; anything else is itself.
+    func resolveUnlocked(_ objectPath: String) -> [String] {
+        guard case .item(let collectionID, let id)? = ObjectPath(objectPath), let search = lockedSearches[id],
+              let collection = collections.collection(id: collectionID) else { return [objectPath] }
+        let found = (try? store.search(collection.path, ItemMapping.searchQueries(search.attributes))) ?? []
+        return found.map { path(of: $0.ref, in: collection) }
+    }
+
+    /// The keychain an object belongs to (collection, alias, item or placeholder).
+    func keychainPath(of objectPath: String) throws(BusError) -> String {
+        switch ObjectPath(objectPath) {
+        case .collection(let id)?: return try collection(id).path
+        case .alias(let name)?:
+            guard let found = collections.alias(name) else { throw .noSuchObject("no collection has the alias \(name)") }
+            return found.path
+        case .item(let collectionID, _)?: return try collection(collectionID).path
+        default: throw .noSuchObject("\(objectPath) is not a collection or an item")
+        }
+    }
+
+    private func unlock(_ objects: [String], caller: String) throws(BusError) -> [BusValue] {
+        var held = store.heldPaths()
+        var unlocked: [String] = [], waiting: [String] = [], keychains: [String] = []
+        for object in objects {
+            let keychain = try keychainPath(of: object)
+            if !held.contains(keychain), unlockFromDefault(keychain, held: held) { held.insert(keychain) }
+            if held.contains(keychain) {
+                unlocked += resolveUnlocked(object)
+            } else {
+                waiting.append(object)
+                if !keychains.contains(keychain) { keychains.append(keychain) }
+            }
+        }
+        guard !waiting.isEmpty else { return [.objectPaths(unlocked), .objectPath(ObjectPath.none)] }
+        let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .unlock(objects: waiting), keychains: keychains)
+        prompts[prompt.id] = prompt
+        return [.objectPaths(unlocked), .objectPath(ObjectPath.prompt(prompt.id).text)]
+    }
+
+    /// Lock: the agent forgets the keychains' keys (as `kc lock`); no prompt.
+    private func lock(_ objects: [String]) throws(BusError) -> [BusValue] {
+        var done: [String] = []
+        for object in objects {
+            let keychain = try keychainPath(of: object)
+            try store.lock(keychain)
+            done.append(object)
+        }
+        return [.objectPaths(done), .objectPath(ObjectPath.none)]
+    }
+}
+

@@ -1,0 +1,138 @@
+import KeychainCore
+import KeychainClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The provider's way to its keychains: the same client path as `kc` (`KeychainSession`),
+/// but through the agent only. The provider holds no key and no password: a keychain the
+/// agent does not hold is locked for D-Bus clients, exactly as it is for `kc`, and `kc lock`
+/// or auto-lock lock it for them too.
+package final class SecretStore {
+    private let agent: AgentClient
+    private var sessions: [String: KeychainSession] = [:]
+    /// The `kc` the agent must be (and is started from): the one installed beside the provider.
+    let kcExecutable: String
+
+    package init(agent: AgentClient = AgentClient(), kcExecutable: String? = nil) {
+        self.agent = agent
+        let own = AgentClient.ownExecutable
+        let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        self.kcExecutable = kcExecutable ?? ((folder.isEmpty ? "." : folder) + "/kc")
+    }
+
+    /// Hands a keychain's password to the agent (the agent must be the `kc` beside the
+    /// provider, established as for `kc unlock`); the password is wiped by the caller.
+    package func unlock(_ path: String, password: borrowing SecureBytes) throws(BusError) {
+        do {
+            try agent.unlock(path: path, password: password, idle: 0, maximum: 0, executable: kcExecutable)
+        } catch let error as KeychainError {
+            throw Self.busError(error)
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+
+    /// The keychains the agent holds unlocked now (one round trip; no timer is reset).
+    package func heldPaths() -> Set<String> {
+        Set(((try? agent.status()) ?? nil)?.map(\.path) ?? [])
+    }
+
+    /// Has the agent forget the keychain's keys (`kc lock`).
+    package func lock(_ path: String) throws(BusError) {
+        do {
+            _ = try agent.lock(path: path)
+        } catch let error as KeychainError {
+            throw Self.busError(error)
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+
+    /// Performs `body` on the session of the keychain at `path`.
+    /// - Throws: IsLocked when the agent does not hold it; NoSuchObject when the keychain
+    ///   or the item is gone; Failed with kc's message otherwise.
+    package func with<T>(_ path: String, _ body: (KeychainSession) throws -> T) throws(BusError) -> T {
+        do {
+            let session: KeychainSession
+            if let known = sessions[path] {
+                session = known
+            } else {
+                session = try KeychainSession(path: path, agent: agent) { path in
+                    throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked")
+                }
+                sessions[path] = session
+            }
+            return try body(session)
+        } catch let error as KeychainError {
+            throw Self.busError(error)
+        } catch let error as BusError {
+            throw error
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+
+    /// The D-Bus error for a keychain error (its message, never a secret).
+    static func busError(_ error: KeychainError) -> BusError {
+        switch error.status {
+        case errSecInteractionNotAllowed, errSecAuthFailed, errSecNotAvailable:
+            return .isLocked("the keychain is locked: unlock it with `kc unlock` (\(error.message))")
+        case errSecItemNotFound, errSecNoSuchKeychain:
+            return .noSuchObject(error.message)
+        case errSecDuplicateItem:
+            return BusError("org.freedesktop.DBus.Error.Failed", "an item with these attributes already exists")
+        case errSecParam, errSecNoSuchAttr, errSecDataTooLarge:
+            return .invalidArgs(error.message)
+        default:
+            return .failed(error.message)
+        }
+    }
+
+    /// Every item of the keychain at `path` matching one of `queries` (`ItemMapping`), as
+    /// (persistent reference, attributes); each item once.
+    package func search(_ path: String, _ queries: [[String: Any]]) throws(BusError) -> [(ref: [UInt8], attributes: [String: Any])] {
+        try with(path) { session in
+            var seen = Set<[UInt8]>()
+            var out: [(ref: [UInt8], attributes: [String: Any])] = []
+            for query in queries {
+                let result: Any?
+                do {
+                    result = try session.copyMatching(query)
+                } catch let error as KeychainError where error.status == errSecItemNotFound {
+                    continue
+                }
+                for item in result as? [[String: Any]] ?? [] {
+                    guard let ref = item[kSecValuePersistentRef] as? Data, seen.insert(Array(ref)).inserted else { continue }
+                    out.append((Array(ref), item))
+                }
+            }
+            return out
+        }
+    }
+
+    /// The query naming one item by its persistent reference.
+    package static func itemQuery(_ ref: [UInt8]) -> [String: Any] {
+        [kSecClass: kSecClassGenericPassword, kSecValuePersistentRef: Data(ref)]
+    }
+
+    /// The attributes of one item. - Throws: NoSuchObject when it is gone.
+    package func attributes(_ path: String, ref: [UInt8]) throws(BusError) -> [String: Any] {
+        try with(path) { session in
+            var q = Self.itemQuery(ref)
+            q[kSecReturnAttributes] = true
+            return try session.copyMatching(q) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// The secret of one item.
+    package func secret(_ path: String, ref: [UInt8]) throws(BusError) -> [UInt8] {
+        try with(path) { session in
+            var q = Self.itemQuery(ref)
+            q[kSecReturnData] = true
+            return Array(try session.copyMatching(q) as? Data ?? Data())
+        }
+    }
+}
