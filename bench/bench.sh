@@ -129,4 +129,11 @@ hyperfine -N --runs 3 --export-json "$results/50-import-$IMPORT_N.json" --prepar
   -n "kc import of a $IMPORT_N-line Chrome CSV into a new keychain" \
   "env KC_PASSWORD=bench $KC import -k $work/import-cli.keychain-db $work/import.csv" >/dev/null
 
+# Secret Service searches (issue 17): SecItemCopyMatching by kcAttrSecretServiceAttributes
+# pairs, through the pair index, in-process (kc-bench).
+if [ -n "${BENCH_QUICK:-}" ]; then PAIRS_N=20000; else PAIRS_N=100000; fi
+echo "bench: Secret Service searches at $PAIRS_N items" >&2
+rm -f "$work"/pairs.keychain-db*
+KC_PASSWORD=bench "$KCB" pairs "$work/pairs.keychain-db" "$PAIRS_N" > "$results/pairs.jsonl"
+
 python3 bench/report.py "$results"

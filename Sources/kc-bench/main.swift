@@ -9,6 +9,13 @@
 //       SecItemAdd of new items one by one, each its own durable commit (items/s), the row
 //       scan of every open and of an agent that finds its file changed (verify_ms), and
 //       the whole-keychain check of `kc verify` (check_ms).
+//   KC_PASSWORD=... kc-bench pairs PATH COUNT
+//       creates a keychain with COUNT generic passwords, each with a Secret Service map as
+//       Python's keyring stores them (service svc-I, username user-I, and an application
+//       pair every item shares), then times SearchItems-style queries (SecItemCopyMatching
+//       with kcAttrSecretServiceAttributes, attributes returned, every match): two pairs
+//       naming one item, a shared pair with a unique one, and the secret of one item
+//       (`docs/format.md` §7). Prints medians in ms.
 //   KC_PASSWORD=... kc-bench import PATH COUNT
 //       creates a keychain and imports COUNT logins (internet passwords with server,
 //       account, path, label, comment and secret) with Keychain.importItems in one
@@ -133,6 +140,50 @@ do {
         let checkMS = timedCheck { _ = try keychain.check() }
         emit([("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
               ("unindexed_ms", unindexed), ("adds_per_s", addRate), ("verify_ms", verifyMS), ("check_ms", checkMS)])
+
+    case "pairs":
+        let keychain = try Keychain.create(at: path, password: password(), profile: .interactive)
+        var start = now()
+        try keychain.addAll((0..<count).lazy.map { i in
+            [kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "user-\(i)",
+             kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)", "application": "Python keyring library"],
+             kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)]
+        })
+        let populate = now() - start
+        var rng = SystemRandomNumberGenerator()
+        var result: Any?
+        // Rounds of 1,000 searches for random items; the median of the rounds' means.
+        func timedSearch(_ query: (Int) -> [String: Any]) -> Double {
+            var means: [Double] = []
+            for _ in 0..<5 {
+                let start = now()
+                for _ in 0..<1000 {
+                    let i = Int.random(in: 0..<count, using: &rng)
+                    let status = SecItemCopyMatching(query(i), &result, keychain: keychain)
+                    guard status == errSecSuccess, (result as? [Any])?.count ?? 1 == 1 else { fail("search for item \(i): status \(status)") }
+                }
+                means.append((now() - start) / 1000)
+            }
+            return median(means) * 1000
+        }
+        let twoPairs = timedSearch { i in
+            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
+             kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]
+        }
+        let sharedAndUnique = timedSearch { i in
+            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["application": "Python keyring library", "service": "svc-\(i)"],
+             kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]
+        }
+        let secret = timedSearch { i in
+            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
+             kSecReturnData: true]
+        }
+        start = now()
+        try keychain.verify()
+        let verifyMS = (now() - start) * 1000
+        emit([("pairs_items", Double(count)), ("pairs_populate_items_per_s", Double(count) / populate),
+              ("pairs_two_pairs_ms", twoPairs), ("pairs_shared_and_unique_ms", sharedAndUnique),
+              ("pairs_secret_ms", secret), ("pairs_verify_ms", verifyMS)])
 
     case "import":
         let keychain = try Keychain.create(at: path, password: password(), profile: .interactive)

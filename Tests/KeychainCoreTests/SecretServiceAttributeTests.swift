@@ -177,6 +177,24 @@ import Testing
         #expect(try Self.secrets(t.keychain, [Self.map: ["n1": "v", "n64": "v"]]) == ["most"])
     }
 
+    /// A re-key re-fingerprints every pair under the new keys; a backup copies the pairs
+    /// with their rows. Both are searched by pair afterwards and pass the whole check.
+    @Test func rekeyAndBackupKeepThePairsSearchable() throws {
+        let t = try Self.gitKeychain()
+        let before = try t.sql("SELECT group_concat(hex(fp)) FROM (SELECT fp FROM kc_pairs ORDER BY seq, fp)")
+        try t.keychain.rekey(newPassword: try secure("new password"), profile: .interactive)
+        #expect(try t.sql("SELECT group_concat(hex(fp)) FROM (SELECT fp FROM kc_pairs ORDER BY seq, fp)") != before, "new keys, new fingerprints")
+        #expect(try Self.secrets(t.keychain, [Self.map: ["server": "github.com", "user": "bob"]]) == ["bob-gh"])
+        let reopened = try t.reopen(password: "new password")
+        #expect(try reopened.check() == 4)
+        #expect(try Self.secrets(reopened, [Self.map: ["user": "alice"]]) == ["alice-gh", "alice-gl"])
+        let copy = t.directory + "/backup.keychain-db"
+        #expect(try t.keychain.backup(to: copy) == 4)
+        let restored = try Keychain.open(at: copy, password: try secure("new password"))
+        #expect(try Self.secrets(restored, [Self.map: ["server": "gitlab.com"]]) == ["alice-gl"])
+        #expect(try Self.secrets(restored, [Self.map: [String: String]()]) == ["plain"])
+    }
+
     /// The agent decodes a dictionary as `[String: Any]`: the core takes it as a map.
     @Test func aMapDecodedAsStringToAnyIsTheSameMap() throws {
         let t = try Self.gitKeychain()

@@ -43,6 +43,9 @@ public enum FuzzTargets {
              kSecAttrSynchronizable: kSecAttrSynchronizableAny, kSecAttrCreationDate: Date(timeIntervalSinceReferenceDate: 0)],
             [kSecClass: kSecClassKey, kSecAttrApplicationTag: Data("tag".utf8), kSecAttrKeyType: kSecAttrKeyTypeEC,
              kSecAttrKeySizeInBits: 256, kSecAttrCanSign: true, kSecMatchLimit: 2],
+            // Format 3: a Secret Service map (a dictionary inside the query) and content type.
+            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc", "username": "me"],
+             kcAttrContentType: "text/plain", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true],
         ]
         switch target {
         case .der:
@@ -77,9 +80,15 @@ public enum FuzzTargets {
             return seeds
         case .row:
             guard let codec = fixedCodec else { return [] }
-            let attributes: [String: AttributeValue] = ["svce": .string("svc"), "acct": .string("me"), "sync": .int(0),
+            var attributes: [String: AttributeValue] = ["svce": .string("svc"), "acct": .string("me"), "sync": .int(0),
                                                         "cdat": .date(0), "gena": .data([1, 2, 3])]
-            return [Data("s3cret".utf8), nil, Data()].compactMap { data -> [UInt8]? in
+            var withMap = attributes
+            if let map = try? AttributeMap(parsing: ["service": "svc", "username": "me"], key: kcAttrSecretServiceAttributes) {
+                withMap[kcAttrSecretServiceAttributes] = .map(map)
+                withMap[kcAttrContentType] = .string("text/plain")
+            }
+            return [Data("s3cret".utf8), nil, Data(), Data("with a map".utf8)].compactMap { data -> [UInt8]? in
+                if data == Data("with a map".utf8) { attributes = withMap }
                 let id = [UInt8](repeating: 7, count: 16)
                 let sealed: ItemRow?
                 if let data {
@@ -103,6 +112,12 @@ public enum FuzzTargets {
                 w.lengthPrefixed(row.metadata)
                 w.u8(row.data == nil ? 0 : 1)
                 if let d = row.data { w.lengthPrefixed(d) }
+                // Format 3: the row's pair fingerprints, only when it has some (older corpus
+                // entries end before them).
+                if !row.pairs.isEmpty {
+                    w.u8(UInt8(row.pairs.count))
+                    for pair in row.pairs { w.lengthPrefixed(pair) }
+                }
                 return w.bytes
             }
         }
@@ -180,8 +195,15 @@ public enum FuzzTargets {
               let metadata = r.lengthPrefixed(max: 1 << 20), let flag = r.u8()
         else { return false }
         let data = flag & 1 == 1 ? r.lengthPrefixed(max: 1 << 20) : nil
+        var pairs: [[UInt8]] = []
+        if let pairCount = r.u8() {
+            for _ in 0..<pairCount {
+                guard let pair = r.lengthPrefixed(max: 64) else { return false }
+                pairs.append(pair)
+            }
+        }
         let row = ItemRow(itemID: id, classCode: String(decoding: classBytes, as: UTF8.self), rowVersion: version,
-                          primaryKey: pk, indexes: indexes, wrappedKey: wrapped, metadata: metadata, data: data)
+                          primaryKey: pk, indexes: indexes, pairs: pairs, wrappedKey: wrapped, metadata: metadata, data: data)
         guard let codec = fixedCodec, let item = try? codec.open(row) else { return false }
         _ = item.attributes.count
         _ = try? codec.openDataCopy(row)
