@@ -75,7 +75,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let value = switch column {
         case "seq": "17"
-        case "data": "CAST(substr(data, 1, 30) || randomblob(1) || substr(data, 32) AS BLOB)"
+        case "data": "CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB)"
         default: "randomblob(16)"
         }
         try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_items SET \(column) = \(value) WHERE seq = 2"])
@@ -127,7 +127,7 @@ import Testing
     func anEditedFormatOneFileIsNotMigrated(column: String) throws {
         let (directory, path) = try Self.copy("v1.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let value = column == "i_svce" ? "randomblob(16)" : "CAST(substr(\(column), 1, 30) || randomblob(1) || substr(\(column), 32) AS BLOB)"
+        let value = column == "i_svce" ? "randomblob(16)" : "CAST(substr(\(column), 1, 30) || CASE WHEN substr(\(column), 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(\(column), 32) AS BLOB)"
         try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_items SET \(column) = \(value) WHERE seq = 2"])
         expectStatus(errSecDecode, "edited \(column)") { _ = try Keychain.open(at: path, password: try secure("fixture-v1-password")) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))

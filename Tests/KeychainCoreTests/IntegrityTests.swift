@@ -173,7 +173,7 @@ import Testing
         case "row_version": value = "row_version + 1"
         case "seq": value = "17"
         case "item_id": value = "randomblob(16)"
-        case "data", "metadata", "wrapped_key": value = "CAST(substr(\(column), 1, 30) || randomblob(1) || substr(\(column), 32) AS BLOB)"
+        case "data", "metadata", "wrapped_key": value = "CAST(substr(\(column), 1, 30) || CASE WHEN substr(\(column), 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(\(column), 32) AS BLOB)"
         default: value = "randomblob(length(\(column)))"
         }
         try t.sql("UPDATE kc_items SET \(column) = \(value) WHERE seq = 3")
@@ -246,7 +246,7 @@ import Testing
         let t = try Self.deployKeychain()
         let id = try t.sql("SELECT lower(hex(item_id)) FROM kc_items WHERE seq = 2").trimmingCharacters(in: .whitespacesAndNewlines)
         // `||` gives TEXT: cast back, so that only a byte changes.
-        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || randomblob(1) || substr(data, 32) AS BLOB) WHERE seq = 2")
+        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB) WHERE seq = 2")
         do {
             _ = try t.keychain.check()
             Issue.record("check passed an edited row")
@@ -419,7 +419,7 @@ extension IntegrityTests {
     @Test func dataEditedUnderTheLedgerIsNotFoldedOutOfTheHeader() throws {
         let t = try Self.deployKeychain()
         let original = try t.sql("SELECT hex(data) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines)
-        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || randomblob(1) || substr(data, 32) AS BLOB) WHERE seq = 1")
+        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB) WHERE seq = 1")
         t.keychain.verifiedStamp = try t.keychain.store.changeStamp()   // as if the markers had not moved
         expectStatus(errSecDecode, "a delete folded unverified data out of the header") {
             try t.keychain.delete(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"]))
