@@ -58,4 +58,66 @@ import KCTestSupport
         let hex = Array(secret.utf8).map { String(format: "%02x", $0) }.joined()
         #expect(!frames.contains { $0.contains(hex) }, "the impostor received the secret: \(frames)")
     }
+
+    /// The environment of a client of uid 65534 on `bus`.
+    static func nobody(_ bus: PrivateBus) -> [String: String] {
+        var env = bus.environment
+        env["HOME"] = "/tmp"
+        return env
+    }
+
+    /// On a bus that lets other users connect, another user asked for
+    /// org.freedesktop.secrets with REPLACE_EXISTING: kc allowed replacement, so it got
+    /// the name (the provider quit), and this user's clients then sent it their secrets.
+    /// kc no longer lets its name be taken.
+    @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
+    func anotherUserCannotTakeTheNameOver() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        let bus = try PrivateBus(home, anyUser: true)
+        #expect(try bus.run(["secret-tool", "store", "--label=t", "service", "s", "username", "u"], stdin: "mine").status == 0)
+        let provider = try bus.providerPID()
+        let out = try Spawn.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", """
+            from jeepney.io.blocking import open_dbus_connection
+            from jeepney.bus_messages import message_bus
+            c = open_dbus_connection('SESSION')
+            # DBUS_NAME_FLAG_REPLACE_EXISTING | DBUS_NAME_FLAG_DO_NOT_QUEUE
+            print(c.send_and_get_reply(message_bus.RequestName('org.freedesktop.secrets', 6)).body[0])
+            """], environment: Self.nobody(bus), timeout: 20)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout == "3\n", "EXISTS, not PRIMARY_OWNER (1): \(out.stdout)")
+        let owner = try bus.providerPID()
+        #expect(provider != nil && owner == provider, "kc's provider still owns the name")
+        #expect(try bus.run(["secret-tool", "lookup", "service", "s", "username", "u"]).stdout == "mine")
+    }
+
+    /// `kc secret-service --start` took any owner whose process is called kc-secret-service
+    /// for kc's provider: another user's process, given that name, got "already serves"
+    /// and the shell lines pointing this user's clients at it. The owner's uid is checked.
+    @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
+    func startDoesNotTakeAnotherUsersProcessForKc() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        let bus = try PrivateBus(home, anyUser: true)
+        let squatter = try Spawn.start(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", """
+            import ctypes, time
+            from jeepney.io.blocking import open_dbus_connection
+            from jeepney.bus_messages import message_bus
+            ctypes.CDLL(None).prctl(15, b'kc-secret-service', 0, 0, 0)   # PR_SET_NAME
+            c = open_dbus_connection('SESSION')
+            c.send_and_get_reply(message_bus.RequestName('org.freedesktop.secrets', 4))
+            time.sleep(20)
+            """], environment: Self.nobody(bus), timeout: 40)
+        defer { kill(squatter.pid, SIGKILL); _ = try? squatter.finish() }
+        var owned = false
+        for _ in 0..<100 where !owned {
+            owned = (try? bus.providerPID()) != nil
+            if !owned { usleep(50_000) }
+        }
+        #expect(owned)
+        let out = try home.kc(["secret-service", "--start"], extra: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        #expect(out.status == 1 && out.stdout.isEmpty, "\(out.stdout)\(out.stderr)")
+        #expect(out.stderr.contains("kc-secret-servi (pid") && out.stderr.contains("uid 65534"), "\(out.stderr)")
+    }
 }

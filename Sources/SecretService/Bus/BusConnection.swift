@@ -64,11 +64,12 @@ package final class BusConnection {
     }
 
     /// Owns `name`. Another owner is an error naming it, unless `replace` and it allowed
-    /// replacement; kc allows the same, so a later `--replace` can take the name back.
+    /// replacement. kc does not allow it in turn: on a bus that lets other users connect,
+    /// one of them could otherwise take the name from the running provider and receive
+    /// this user's secrets from their clients (docs/secret-service.md).
     package func requestName(_ name: String, replace: Bool) throws(BusError) {
         guard let bus else { return }
-        var flags = kc_bus_name_allow_replacement()
-        if replace { flags |= kc_bus_name_replace_existing() }
+        let flags: UInt64 = replace ? kc_bus_name_replace_existing() : 0
         let r = name.withCString { sd_bus_request_name(bus, $0, flags) }
         if r == -EEXIST {
             throw BusError("org.freedesktop.DBus.Error.AddressInUse", "\(name) is already owned by \(ownerDescription(of: name))")
@@ -76,23 +77,35 @@ package final class BusConnection {
         guard r >= 0 else { throw .failed("cannot own \(name): \(Self.describe(r))") }
     }
 
-    /// "gnome-keyring-daemon (pid 1234)" for the owner of a name, as far as the bus says.
+    /// The uid of the connection that owns `name`, as the bus established it; nil when
+    /// nobody owns it or the bus does not say.
+    package func ownerUID(of name: String) -> UInt32? {
+        guard let owner = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(name)]).first?.string,
+              case .uint32(let uid)? = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                  "GetConnectionUnixUser", [.string(owner)]).first else { return nil }
+        return uid
+    }
+
+    /// "gnome-keyring-daemon (pid 1234)" for the owner of a name, as far as the bus says,
+    /// with its uid when that is not this process's ("python3 (pid 99, uid 65534)").
     package func ownerDescription(of name: String) -> String {
         guard let owner = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(name)]).first?.string else {
             return "another program"
         }
+        let uid = ownerUID(of: name).flatMap { $0 == getuid() ? nil : $0 }
+        let foreign = uid.map { ", uid \($0)" } ?? ""
         guard case .uint32(let pid)? = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                                    "GetConnectionUnixProcessID", [.string(owner)]).first else {
-            return "the bus client \(owner)"
+            return "the bus client \(owner)" + (uid.map { " (uid \($0))" } ?? "")
         }
         var comm = [UInt8](repeating: 0, count: 64)
         let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
-        var program = "pid \(pid)"
+        var program = "pid \(pid)\(foreign)"
         if fd >= 0 {
             let n = read(fd, &comm, comm.count)
             close(fd)
             if n > 0 {
-                program = String(decoding: comm[0..<n], as: UTF8.self).trimmingNewline() + " (pid \(pid))"
+                program = String(decoding: comm[0..<n], as: UTF8.self).trimmingNewline() + " (pid \(pid)\(foreign))"
             }
         }
         return program
