@@ -204,4 +204,42 @@ import KCTestSupport
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         #expect(try bus.run(["secret-tool", "lookup", "service", "s", "username", "u"]).stdout == "v")
     }
+
+    /// Sessions and prompts lived as long as their client's connection, without limit: a
+    /// client that opens sessions in a loop, or calls Unlock and never Prompt, made the
+    /// provider grow for as long as it stayed. A client now has at most 1024 sessions (its
+    /// oldest is closed) and 64 prompts (its oldest is dismissed, with Completed).
+    @Test func aClientCannotPileUpSessionsOrPrompts() throws {
+        let (home, bus) = try SecretToolTests.unlocked(promptTimeout: 30)
+        #expect(try home.kc(["lock"]).status == 0)
+        let out = try bus.python("""
+            from jeepney import DBusAddress, new_method_call, MatchRule, message_bus
+            from jeepney.io.blocking import open_dbus_connection
+            c = open_dbus_connection('SESSION')
+            S = '/org/freedesktop/secrets'
+            svc = DBusAddress(S, bus_name='org.freedesktop.secrets', interface='org.freedesktop.Secret.Service')
+            def call(address, member, sig, body):
+                r = c.send_and_get_reply(new_method_call(address, member, sig, body), timeout=30)
+                return (r.header.message_type.name, r.body)
+            for i in range(1101):
+                kind, body = call(svc, 'OpenSession', 'sv', ('plain', ('s', '')))
+            last = int(body[1].rsplit('/', 1)[1])
+            for n, name in ((last - 1100, 'first'), (last, 'last')):
+                kind, body = call(svc, 'GetSecrets', 'aoo', ([], S + '/session/%d' % n))
+                print(name, 'session', kind)
+            rule = MatchRule(type='signal', interface='org.freedesktop.Secret.Prompt', member='Completed')
+            c.send_and_get_reply(message_bus.AddMatch(rule))
+            with c.filter(rule, bufsize=1000) as completed:
+                prompts = [call(svc, 'Unlock', 'ao', ([S + '/collection/login'],))[1][1] for i in range(70)]
+                dismissed = {m.header.fields[1] for m in completed if m.body[0]}
+            for path, name in ((prompts[0], 'first'), (prompts[-1], 'last')):
+                kind, body = call(DBusAddress(path, bus_name='org.freedesktop.secrets', interface='org.freedesktop.Secret.Prompt'), 'Prompt', 's', ('',))
+                print(name, 'prompt', kind)
+            print('dismissed', prompts[0] in dismissed, len(dismissed))
+            """, timeout: 90)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.contains("first session error\nlast session method_return"), "\(out.stdout)")
+        #expect(out.stdout.contains("first prompt error\nlast prompt method_return"), "\(out.stdout)")
+        #expect(out.stdout.contains("dismissed True 6\n"), "the 6 oldest prompts completed as dismissed: \(out.stdout)")
+    }
 }

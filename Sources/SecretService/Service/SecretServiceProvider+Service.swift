@@ -5,6 +5,10 @@ import KeychainClient
 extension SecretServiceProvider {
     static let plainAlgorithm = "plain"
     static let dhAlgorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+    /// At most this many sessions are open for one client (its oldest closed first).
+    static let maxSessionsPerClient = 1024
+    /// At most this many prompts wait for one client (its oldest dismissed first).
+    static let maxPromptsPerClient = 64
     /// At most this many open searches wait on a locked keychain (oldest forgotten first).
     static let maxLockedSearches = 256
     /// At most this many bytes of attribute names and values in those searches together
@@ -68,6 +72,11 @@ extension SecretServiceProvider {
     }
 
     private func openSession(_ algorithm: String, input: BusValue, caller: String) throws(BusError) -> [BusValue] {
+        // A client keeps at most maxSessionsPerClient: its oldest is closed for a new one.
+        let mine = sessions.values.filter { $0.owner == caller }
+        if mine.count >= Self.maxSessionsPerClient, let oldest = mine.min(by: { Self.isOlder($0.id, than: $1.id) }) {
+            sessions[oldest.id] = nil
+        }
         let id = nextID()
         switch algorithm {
         case Self.plainAlgorithm:
@@ -105,7 +114,7 @@ extension SecretServiceProvider {
             return [.objectPath(try createKeychainCollection(name)), .objectPath(ObjectPath.none)]
         }
         let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .createCollection(name: name), keychains: [defaultKeychain])
-        prompts[prompt.id] = prompt
+        register(prompt)
         return [.objectPath(ObjectPath.none), .objectPath(ObjectPath.prompt(prompt.id).text)]
     }
 
@@ -139,7 +148,7 @@ extension SecretServiceProvider {
         var kept = lockedSearches.values.reduce(0) { $0 + size($1.attributes) }
         let adding = size(attributes)
         while lockedSearches.count >= Self.maxLockedSearches || kept + adding > Self.maxLockedSearchBytes,
-              let oldest = lockedSearches.keys.min(by: { $0.count < $1.count || $0.count == $1.count && $0 < $1 }) {
+              let oldest = lockedSearches.keys.min(by: { Self.isOlder($0, than: $1) }) {
             kept -= lockedSearches[oldest].map { size($0.attributes) } ?? 0
             lockedSearches[oldest] = nil
         }
@@ -184,7 +193,7 @@ extension SecretServiceProvider {
         }
         guard !waiting.isEmpty else { return [.objectPaths(unlocked), .objectPath(ObjectPath.none)] }
         let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .unlock(objects: waiting), keychains: keychains)
-        prompts[prompt.id] = prompt
+        register(prompt)
         return [.objectPaths(unlocked), .objectPath(ObjectPath.prompt(prompt.id).text)]
     }
 

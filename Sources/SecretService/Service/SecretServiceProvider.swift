@@ -58,6 +58,10 @@ package final class SecretServiceProvider {
         return String(counter)
     }
 
+    /// Whether the path element `a` was handed out before `b` (`nextID`, with or without a
+    /// prefix such as `locked`): shorter first, then by text.
+    static func isOlder(_ a: String, than b: String) -> Bool { a.count < b.count || a.count == b.count && a < b }
+
     // MARK: Dispatch
 
     private func handle(_ call: BusCall) {
@@ -169,6 +173,16 @@ package final class SecretServiceProvider {
                 complete(prompt, dismissed: true)
             }
         }
+    }
+
+    /// Keeps a new prompt for its client, who has at most `maxPromptsPerClient` waiting:
+    /// the oldest is dismissed first (with `Completed`, so nobody waits on it for ever).
+    func register(_ prompt: PendingPrompt) {
+        let mine = prompts.values.filter { $0.owner == prompt.owner }
+        if mine.count >= Self.maxPromptsPerClient, let oldest = mine.min(by: { Self.isOlder($0.id, than: $1.id) }) {
+            complete(oldest, dismissed: true)
+        }
+        prompts[prompt.id] = prompt
     }
 
     /// Emits `Completed` once, with the result the prompt's kind calls for (`ao` for an
