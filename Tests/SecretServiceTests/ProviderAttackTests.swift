@@ -242,4 +242,30 @@ import KCTestSupport
         #expect(out.stdout.contains("first prompt error\nlast prompt method_return"), "\(out.stdout)")
         #expect(out.stdout.contains("dismissed True 6\n"), "the 6 oldest prompts completed as dismissed: \(out.stdout)")
     }
+
+    /// Two clients asked for the same new collection while the default keychain was
+    /// locked; when `kc unlock` ran, the first prompt made it, and the second deleted the
+    /// password the first had kept, found the file there and gave up: a keychain whose only
+    /// password was gone (every item stored in it lost at the next lock). The second now
+    /// leaves the existing keychain and its password alone and completes with its path.
+    @Test func twoPromptsForOneNewCollectionKeepItsPassword() throws {
+        let (home, bus) = try SecretToolTests.unlocked(promptTimeout: 20)
+        #expect(try home.kc(["lock"]).status == 0)
+        let clients = try (0..<2).map { _ in
+            try Spawn.start(["/usr/bin/python3", "-c", """
+                import secretstorage
+                c = secretstorage.dbus_init()
+                print(secretstorage.create_collection(c, 'dup').collection_path)
+                """], environment: bus.environment, timeout: 30)
+        }
+        usleep(700_000)
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        for client in clients {
+            let out = try client.finish()
+            #expect(out.status == 0 && out.stdout == "/org/freedesktop/secrets/collection/dup\n", "\(out.stdout)\(out.stderr)")
+        }
+        #expect(try home.kc(["lock", "--all"]).status == 0)
+        let out = try home.sh("kc find -s kc-secret-service -a dup -w | kc unlock -k dup --password-stdin", password: KCHome.password)
+        #expect(out.status == 0, "the kept password opens the collection: \(out.stderr)")
+    }
 }

@@ -197,7 +197,15 @@ package final class SecretServiceProvider {
         case .createCollection(let name):
             var made = ObjectPath.none
             if !dismissed {
-                if let path = try? createKeychainCollection(name) { made = path } else { dismissed = true }
+                // Another prompt (or kc) may have made it meanwhile: that one is the answer.
+                collections.refresh()
+                if let existing = collections.all.first(where: { $0.name == name }) {
+                    made = path(of: existing)
+                } else if let path = try? createKeychainCollection(name) {
+                    made = path
+                } else {
+                    dismissed = true
+                }
             }
             result = .objectPath(made)
         }
