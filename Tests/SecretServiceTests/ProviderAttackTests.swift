@@ -268,4 +268,41 @@ import KCTestSupport
         let out = try home.sh("kc find -s kc-secret-service -a dup -w | kc unlock -k dup --password-stdin", password: KCHome.password)
         #expect(out.status == 0, "the kept password opens the collection: \(out.stderr)")
     }
+
+    /// A collection whose kept password is wrong (its keychain made again under that name
+    /// with another password): every Unlock of it, and every prompt waiting for it at every
+    /// 0.2 s tick, had the agent run Argon2 with that password. Twenty waiting prompts kept
+    /// the provider busy for two seconds of every tick, and every other client waited. A refused
+    /// kept password is now tried again only after 5 seconds.
+    @Test func aWrongKeptPasswordDoesNotStallTheProvider() throws {
+        let (home, bus) = try SecretToolTests.unlocked(promptTimeout: 60)
+        #expect(try home.kc(["create", "stale", "--kdf", "interactive"], password: "its-own-password").status == 0)
+        #expect(try home.kc(["add", "-s", "kc-secret-service", "-a", "stale"], stdin: Data("a-wrong-password".utf8)).status == 0)
+        let out = try bus.python("""
+            import time
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+            S = '/org/freedesktop/secrets'
+            def call(c, path, interface, member, sig, body):
+                a = DBusAddress(path, bus_name='org.freedesktop.secrets', interface=interface)
+                return c.send_and_get_reply(new_method_call(a, member, sig, body), timeout=60).body
+            c, other = open_dbus_connection('SESSION'), open_dbus_connection('SESSION')
+            start = time.monotonic()
+            for i in range(20):
+                prompt = call(c, S, 'org.freedesktop.Secret.Service', 'Unlock', 'ao', ([S + '/collection/stale'],))[1]
+                call(c, prompt, 'org.freedesktop.Secret.Prompt', 'Prompt', 's', ('',))
+            print('prompts %.2f' % (time.monotonic() - start))
+            slowest = 0
+            for i in range(8):
+                start = time.monotonic()
+                call(other, S, 'org.freedesktop.Secret.Service', 'ReadAlias', 's', ('default',))
+                slowest = max(slowest, time.monotonic() - start)
+                time.sleep(0.3)
+            print('slowest %.2f' % slowest)
+            """, timeout: 120)
+        #expect(out.status == 0, "\(out.stderr)")
+        let seconds = out.stdout.split(separator: "\n").map { Double($0.split(separator: " ").last ?? "") ?? 99 }
+        #expect(seconds.count == 2 && seconds[0] < 5, "20 Unlock and Prompt calls took \(out.stdout)")
+        #expect(seconds.count == 2 && seconds[1] < 1.5, "another client waited for ReadAlias: \(out.stdout)")
+    }
 }

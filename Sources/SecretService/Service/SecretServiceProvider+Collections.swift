@@ -37,10 +37,16 @@ extension SecretServiceProvider {
     /// The default keychain's path.
     var defaultKeychain: String { collections.alias("default")?.path ?? KeychainLocation.realPath(KeychainLocation.chosen) }
 
+    /// How long a kept password the agent refused is not tried again.
+    static let refusedPasswordPause = 5.0
+
     /// Unlocks `keychain` in the agent with the password the default keychain keeps for it,
-    /// when the default keychain is held and keeps one. - Returns: whether it is now held.
+    /// when the default keychain is held and keeps one. A refused password (a keychain made
+    /// again under that name) is not tried again for `refusedPasswordPause` seconds.
+    /// - Returns: whether it is now held.
     func unlockFromDefault(_ keychain: String, held: Set<String>) -> Bool {
         guard keychain != defaultKeychain, held.contains(defaultKeychain),
+              refusedUntil[keychain].map({ PendingPrompt.now() >= $0 }) ?? true,
               let collection = collections.all.first(where: { $0.path == keychain }) else { return false }
         var query = Self.collectionPasswordQuery(collection.name)
         query[kSecReturnData] = true
@@ -48,7 +54,9 @@ extension SecretServiceProvider {
         var bytes = Array(data)
         defer { Sodium.wipe(&bytes) }
         guard let password = try? SecureBytes(copying: bytes, guarded: true) else { return false }
-        return (try? store.unlock(keychain, password: password)) != nil
+        let unlocked = (try? store.unlock(keychain, password: password)) != nil
+        refusedUntil[keychain] = unlocked ? nil : PendingPrompt.now() + Self.refusedPasswordPause
+        return unlocked
     }
 
     /// Creates collection `name` now (the default keychain must be held). - Returns: its path.

@@ -25,6 +25,10 @@ package final class SecretServiceProvider {
     /// Searches that met a locked keychain, by the id of the placeholder item returned for
     /// them in `locked`: unlocking it completes with the items the search then finds.
     var lockedSearches: [String: (collection: String, attributes: [String: String])] = [:]
+    /// Keychains whose kept password the agent refused lately, and when to try again
+    /// (`PendingPrompt.now()`): each try costs the agent an Argon2, and waiting prompts
+    /// would try at every tick (`unlockFromDefault`).
+    var refusedUntil: [String: Double] = [:]
     private var counter: UInt64 = 0
     /// How long a prompt waits for the keychain to be unlocked before it is dismissed.
     let promptTimeout: Double
