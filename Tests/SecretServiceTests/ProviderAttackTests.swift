@@ -305,4 +305,90 @@ import KCTestSupport
         #expect(seconds.count == 2 && seconds[0] < 5, "20 Unlock and Prompt calls took \(out.stdout)")
         #expect(seconds.count == 2 && seconds[1] < 1.5, "another client waited for ReadAlias: \(out.stdout)")
     }
+
+    /// The provider took NameLost and NameOwnerChanged from anyone: another user sent it a
+    /// NameLost of its own making and it quit (leaving the name free to take), or a
+    /// NameOwnerChanged saying a client had left and it closed that client's sessions.
+    /// Only the bus itself (sender org.freedesktop.DBus) is believed now.
+    @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
+    func anotherUserCannotForgeTheBusSignals() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        let bus = try PrivateBus(home, anyUser: true)
+        let out = try bus.python("""
+            import os, time
+            from jeepney import DBusAddress, new_method_call, new_signal
+            from jeepney.low_level import HeaderFields
+            from jeepney.io.blocking import open_dbus_connection
+            DBUS = DBusAddress('/org/freedesktop/DBus', bus_name='org.freedesktop.DBus', interface='org.freedesktop.DBus')
+            S = '/org/freedesktop/secrets'
+            svc = DBusAddress(S, bus_name='org.freedesktop.secrets', interface='org.freedesktop.Secret.Service')
+            c = open_dbus_connection('SESSION')
+            session = c.send_and_get_reply(new_method_call(svc, 'OpenSession', 'sv', ('plain', ('s', '')))).body[1]
+            def provider():
+                owner = c.send_and_get_reply(new_method_call(DBUS, 'GetNameOwner', 's', ('org.freedesktop.secrets',))).body[0]
+                return owner, c.send_and_get_reply(new_method_call(DBUS, 'GetConnectionUnixProcessID', 's', (owner,))).body[0]
+            owner, pid = provider()
+            child = os.fork()
+            if child == 0:
+                os.setgroups([]); os.setgid(65534); os.setuid(65534)
+                a = open_dbus_connection('SESSION')
+                driver = DBusAddress('/org/freedesktop/DBus', interface='org.freedesktop.DBus')
+                for member, sig, body in (('NameOwnerChanged', 'sss', (c.unique_name, c.unique_name, '')),
+                                          ('NameLost', 's', ('org.freedesktop.secrets',))):
+                    m = new_signal(driver, member, sig, body)
+                    m.header.fields[HeaderFields.destination] = owner
+                    a.send(m)
+                time.sleep(0.3)
+                os._exit(0)
+            os.waitpid(child, 0)
+            time.sleep(1)
+            print('same provider', provider() == (owner, pid))
+            r = c.send_and_get_reply(new_method_call(svc, 'GetSecrets', 'aoo', ([], session)))
+            print('session', r.header.message_type.name)
+            """)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout == "same provider True\nsession method_return\n", "\(out.stdout)")
+    }
+
+    /// The other side of `anotherUserCannotForgeTheBusSignals`: the bus's own
+    /// NameOwnerChanged is believed, so a client that leaves takes its prompts with it (no
+    /// Completed is emitted for them when the keychain is unlocked later).
+    @Test func aClientThatLeavesTakesItsPromptsWithIt() throws {
+        let (home, bus) = try SecretToolTests.unlocked(promptTimeout: 30)
+        #expect(try home.kc(["lock"]).status == 0)
+        let watcher = try Spawn.start(["/usr/bin/python3", "-c", """
+            import time
+            from jeepney import DBusAddress, new_method_call, MatchRule, message_bus
+            from jeepney.io.blocking import open_dbus_connection
+            S = '/org/freedesktop/secrets'
+            svc = DBusAddress(S, bus_name='org.freedesktop.secrets', interface='org.freedesktop.Secret.Service')
+            w = open_dbus_connection('SESSION')
+            rule = MatchRule(type='signal', interface='org.freedesktop.Secret.Prompt', member='Completed')
+            w.send_and_get_reply(message_bus.AddMatch(rule))
+            prompts = []
+            for leaves in (True, False):
+                c = open_dbus_connection('SESSION')
+                prompt = c.send_and_get_reply(new_method_call(svc, 'Unlock', 'ao', ([S + '/collection/login'],))).body[1]
+                c.send_and_get_reply(new_method_call(DBusAddress(prompt, bus_name='org.freedesktop.secrets',
+                                     interface='org.freedesktop.Secret.Prompt'), 'Prompt', 's', ('',)))
+                prompts.append(prompt)
+                if leaves: c.close()
+            open('\(home.directory)/ready', 'w').close()
+            completed = []
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try: m = w.receive(timeout=0.5)
+                except TimeoutError: continue
+                if m.header.fields.get(3) == 'Completed':
+                    completed.append(prompts.index(m.header.fields[1]))
+                    deadline = min(deadline, time.monotonic() + 1)
+            print(completed)
+            """], environment: bus.environment, timeout: 30)
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: home.directory + "/ready") { usleep(50_000) }
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        let out = try watcher.finish()
+        #expect(out.status == 0 && out.stdout == "[1]\n", "only the prompt of the client still there: \(out.stdout)\(out.stderr)")
+    }
 }

@@ -25,6 +25,8 @@ package final class BusConnection {
     private var handler: ((BusCall) -> Void)?
     private var departed: ((String) -> Void)?
     private var nameLost: (() -> Void)?
+    /// The well-known name whose loss `nameLost` reports.
+    private var watchedName: String?
     /// The uids of the clients seen so far (a unique name is never reused on a bus).
     private var uids: [String: uid_t] = [:]
 
@@ -152,6 +154,7 @@ package final class BusConnection {
     package func watch(name: String, departed: @escaping (String) -> Void, lost: @escaping () -> Void) throws(BusError) {
         self.departed = departed
         self.nameLost = lost
+        watchedName = name
         var slot: OpaquePointer?
         let me = Unmanaged.passUnretained(self).toOpaque()
         let r = sd_bus_match_signal(bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
@@ -166,18 +169,26 @@ package final class BusConnection {
         var lostSlot: OpaquePointer?
         let r2 = sd_bus_match_signal(bus, &lostSlot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                      "NameLost", { m, userdata, _ in
-            guard let m, let userdata else { return 0 }
+            guard let m, let userdata, BusConnection.isFromTheBus(m) else { return 0 }
             let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+            guard let args = try? BusMessage.arguments(of: m), args.first?.string == connection.watchedName else { return 0 }
             connection.nameLost?()
-            _ = m
             return 0
         }, me)
         guard r2 >= 0 else { throw .failed("cannot watch the bus: \(Self.describe(r2))") }
         slots.append(lostSlot)
     }
 
+    /// Whether the bus itself sent `m`. sd-bus delivers a signal sent straight to this
+    /// connection by any client (another user's too) to a match on the bus's sender name;
+    /// the bus writes every message's true sender, and only its own is org.freedesktop.DBus.
+    static func isFromTheBus(_ m: OpaquePointer) -> Bool {
+        guard let sender = sd_bus_message_get_sender(m) else { return false }
+        return String(cString: sender) == "org.freedesktop.DBus"
+    }
+
     private func ownerChanged(_ m: OpaquePointer) {
-        guard let args = try? BusMessage.arguments(of: m), args.count == 3,
+        guard Self.isFromTheBus(m), let args = try? BusMessage.arguments(of: m), args.count == 3,
               let name = args[0].string, let newOwner = args[2].string, name.hasPrefix(":"), newOwner.isEmpty else { return }
         uids[name] = nil
         departed?(name)
