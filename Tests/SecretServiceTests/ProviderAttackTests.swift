@@ -391,4 +391,23 @@ import KCTestSupport
         let out = try watcher.finish()
         #expect(out.status == 0 && out.stdout == "[1]\n", "only the prompt of the client still there: \(out.stdout)\(out.stderr)")
     }
+
+    /// `eval "$(kc secret-service --start)"` with a bus address that the bus library takes
+    /// but that is full of shell syntax (sd-bus ignores keys it does not know): the line
+    /// gives the variable exactly that text and runs nothing.
+    @Test func startLinesAreSafeToEvalWithAnyAddress() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        let bus = try PrivateBus(home)
+        let marker = home.directory + "/ran"
+        let address = bus.address + ",x='$(touch \(marker))'`touch \(marker)`\"$(touch \(marker))\";touch"
+        var env = bus.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = address
+        env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let out = try Spawn.run(["/bin/sh", "-c", #"eval "$(kc secret-service --start)" && printf %s "$DBUS_SESSION_BUS_ADDRESS""#],
+                                environment: env)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout == address, "\(out.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "the shell ran part of the address")
+    }
 }
