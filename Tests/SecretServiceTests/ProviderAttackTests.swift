@@ -410,4 +410,46 @@ import KCTestSupport
         #expect(out.stdout == address, "\(out.stdout)")
         #expect(!FileManager.default.fileExists(atPath: marker), "the shell ran part of the address")
     }
+
+    /// Another client of the same user names a client's session and prompt: it cannot
+    /// read secrets through the session, close it, or answer or dismiss the prompt. Held.
+    @Test func anotherClientsSessionAndPromptAreNotItsOwn() throws {
+        let (home, bus) = try SecretToolTests.unlocked(promptTimeout: 30)
+        #expect(try bus.run(["secret-tool", "store", "--label=t", "service", "s", "username", "u"], stdin: "v").status == 0)
+        let out = try bus.python("""
+            import subprocess
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+            S = '/org/freedesktop/secrets'
+            def call(c, path, interface, member, sig='', body=()):
+                a = DBusAddress(path, bus_name='org.freedesktop.secrets', interface=interface)
+                r = c.send_and_get_reply(new_method_call(a, member, sig, body), timeout=10)
+                return r.header.fields.get(4) or 'ok', r.body
+            SVC, PROMPT = 'org.freedesktop.Secret.Service', 'org.freedesktop.Secret.Prompt'
+            a, b = open_dbus_connection('SESSION'), open_dbus_connection('SESSION')
+            session = call(a, S, SVC, 'OpenSession', 'sv', ('dh-ietf1024-sha256-aes128-cbc-pkcs7', ('ay', (5).to_bytes(128, 'big'))))[1][1]
+            items = call(a, S, SVC, 'SearchItems', 'a{ss}', ({'service': 's'},))[1][0]
+            print('b reads', call(b, S, SVC, 'GetSecrets', 'aoo', (items, session))[0])
+            print('b reads item', call(b, items[0], 'org.freedesktop.Secret.Item', 'GetSecret', 'o', (session,))[0])
+            print('b closes', call(b, session, 'org.freedesktop.Secret.Session', 'Close')[0])
+            print('a reads', len(call(a, S, SVC, 'GetSecrets', 'aoo', (items, session))[1][0]))
+            subprocess.run(['\(KCBinary.path)', 'lock'], check=True)
+            prompt = call(a, S, SVC, 'Unlock', 'ao', ([S + '/collection/login'],))[1][1]
+            print('b prompts', call(b, prompt, PROMPT, 'Prompt', 's', ('',))[0])
+            print('b dismisses', call(b, prompt, PROMPT, 'Dismiss')[0])
+            print('a dismisses', call(a, prompt, PROMPT, 'Dismiss')[0])
+            """)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout == """
+            b reads org.freedesktop.Secret.Error.NoSession
+            b reads item org.freedesktop.Secret.Error.NoSession
+            b closes ok
+            a reads 1
+            b prompts org.freedesktop.Secret.Error.NoSuchObject
+            b dismisses org.freedesktop.Secret.Error.NoSuchObject
+            a dismisses ok
+
+            """, "\(out.stdout)")
+        _ = home
+    }
 }
