@@ -145,7 +145,7 @@ let package = Package(
         // helpers) against kc-secret-service on a private dbus-daemon.
         .testTarget(
             name: "SecretServiceTests",
-            dependencies: ["KeychainCore", "kc", "kc-secret-service", "KCTestSupport"]
+            dependencies: ["KeychainCore", "AgentWire", "kc", "kc-secret-service", "KCTestSupport"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(

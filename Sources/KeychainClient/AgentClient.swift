@@ -37,6 +37,10 @@ public struct AgentClient: Sendable {
     /// before a request carrying a secret goes to it. A program that links the Security
     /// module is another program than the agent: for it only uids and tracing are checked.
     public var isKC = false
+    /// For a front end that is not kc but is installed with it (the Secret Service
+    /// provider): the kc executable the agent must be. Requests that carry a secret then
+    /// compare the agent's program with it, as kc compares it with itself.
+    public var agentProgram: String?
 
     public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
 
@@ -78,7 +82,9 @@ public struct AgentClient: Sendable {
     ///   (`checkVisible`): the request holds an item's secret.
     private func roundTrip(_ type: AgentProtocol.Request, _ body: [UInt8], carriesSecret: Bool = false) throws -> AgentReply? {
         guard let socket = try connect() else { return nil }
-        if carriesSecret { try Self.checkVisible(socket, sameProgram: isKC) }
+        if carriesSecret {
+            try Self.checkVisible(socket, sameProgram: isKC || agentProgram != nil, program: isKC ? "/proc/self/exe" : agentProgram)
+        }
         return try exchange(on: socket, type, body)
     }
 
@@ -86,9 +92,9 @@ public struct AgentClient: Sendable {
     /// other uids); accepts one whose program the kernel hides. Cheaper than and short of
     /// `trustedConnection`, which would refuse the real agent a normal user did not start:
     /// docs/security.md says what this leaves to an impostor.
-    private static func checkVisible(_ socket: UnixSocket, sameProgram: Bool) throws {
+    private static func checkVisible(_ socket: UnixSocket, sameProgram: Bool, program: String?) throws {
         do {
-            try AgentPeer.verify(socket, launched: nil, sameProgram: sameProgram)
+            try AgentPeer.verify(socket, launched: nil, sameProgram: sameProgram, program: program ?? "/proc/self/exe")
         } catch AgentPeer.Verdict.refused(let why) {
             throw refusal(why, sent: "the secret was not sent")
         } catch AgentPeer.Verdict.unverifiable {

@@ -51,11 +51,14 @@ package enum ProviderLauncher {
         return lines
     }
 
-    /// nil when nobody owns the name, true when a kc provider does, false for another program.
+    /// nil when nobody owns the name, true when a kc provider of this user does, false for
+    /// another program. The program's name is only a hint anyone can give their process;
+    /// the uid is the bus's own word, so another user's process is never taken for kc.
     static func ownerIsKC(_ bus: BusConnection) throws(BusError) -> Bool? {
         let has = try bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
                                [.string(SecretServiceProvider.busName)])
         guard has.first?.boolean == true else { return nil }
+        guard bus.ownerUID(of: SecretServiceProvider.busName) == getuid() else { return false }
         return bus.ownerDescription(of: SecretServiceProvider.busName).hasPrefix("kc-secret-serv")
     }
 

@@ -36,8 +36,13 @@ func fail(_ message: String, _ code: Int32) -> Never {
 
 umask(0o077)
 ProcessHardening.disableCoreDumps()
-// A long-lived process keeps no password in its environment (it never needs one).
-for name in ChildEnvironment.withheld { unsetenv(name) }
+// A long-lived process keeps no password in its environment (it never needs one). Unsetting
+// alone leaves the bytes in the environment block it started with (its memory for its whole
+// life, and /proc/PID/environ): they are overwritten first, as kc does.
+for name in ChildEnvironment.withheld {
+    if let value = getenv(name) { memset(value, 0, strlen(value)) }
+    unsetenv(name)
+}
 var address: String?
 var replace = false, startMode = false, detach = false
 var promptTimeout = 60.0

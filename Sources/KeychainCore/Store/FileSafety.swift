@@ -149,8 +149,9 @@ package enum FileSafety {
         return parent.isEmpty ? "/" : parent
     }
 
-    /// Removes a file and its -wal and -shm (used only to undo a failed create).
-    static func removeKeychainFiles(_ path: String) {
+    /// Removes a file and its -wal and -shm (used only to undo a failed create, here and
+    /// by the Secret Service provider's CreateCollection).
+    package static func removeKeychainFiles(_ path: String) {
         unlink(path)
         unlink(path + "-wal")
         unlink(path + "-shm")

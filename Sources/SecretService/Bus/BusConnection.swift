@@ -25,6 +25,8 @@ package final class BusConnection {
     private var handler: ((BusCall) -> Void)?
     private var departed: ((String) -> Void)?
     private var nameLost: (() -> Void)?
+    /// The well-known name whose loss `nameLost` reports.
+    private var watchedName: String?
     /// The uids of the clients seen so far (a unique name is never reused on a bus).
     private var uids: [String: uid_t] = [:]
 
@@ -64,11 +66,12 @@ package final class BusConnection {
     }
 
     /// Owns `name`. Another owner is an error naming it, unless `replace` and it allowed
-    /// replacement; kc allows the same, so a later `--replace` can take the name back.
+    /// replacement. kc does not allow it in turn: on a bus that lets other users connect,
+    /// one of them could otherwise take the name from the running provider and receive
+    /// this user's secrets from their clients (docs/secret-service.md).
     package func requestName(_ name: String, replace: Bool) throws(BusError) {
         guard let bus else { return }
-        var flags = kc_bus_name_allow_replacement()
-        if replace { flags |= kc_bus_name_replace_existing() }
+        let flags: UInt64 = replace ? kc_bus_name_replace_existing() : 0
         let r = name.withCString { sd_bus_request_name(bus, $0, flags) }
         if r == -EEXIST {
             throw BusError("org.freedesktop.DBus.Error.AddressInUse", "\(name) is already owned by \(ownerDescription(of: name))")
@@ -76,23 +79,35 @@ package final class BusConnection {
         guard r >= 0 else { throw .failed("cannot own \(name): \(Self.describe(r))") }
     }
 
-    /// "gnome-keyring-daemon (pid 1234)" for the owner of a name, as far as the bus says.
+    /// The uid of the connection that owns `name`, as the bus established it; nil when
+    /// nobody owns it or the bus does not say.
+    package func ownerUID(of name: String) -> UInt32? {
+        guard let owner = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(name)]).first?.string,
+              case .uint32(let uid)? = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                  "GetConnectionUnixUser", [.string(owner)]).first else { return nil }
+        return uid
+    }
+
+    /// "gnome-keyring-daemon (pid 1234)" for the owner of a name, as far as the bus says,
+    /// with its uid when that is not this process's ("python3 (pid 99, uid 65534)").
     package func ownerDescription(of name: String) -> String {
         guard let owner = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(name)]).first?.string else {
             return "another program"
         }
+        let uid = ownerUID(of: name).flatMap { $0 == getuid() ? nil : $0 }
+        let foreign = uid.map { ", uid \($0)" } ?? ""
         guard case .uint32(let pid)? = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                                    "GetConnectionUnixProcessID", [.string(owner)]).first else {
-            return "the bus client \(owner)"
+            return "the bus client \(owner)" + (uid.map { " (uid \($0))" } ?? "")
         }
         var comm = [UInt8](repeating: 0, count: 64)
         let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
-        var program = "pid \(pid)"
+        var program = "pid \(pid)\(foreign)"
         if fd >= 0 {
             let n = read(fd, &comm, comm.count)
             close(fd)
             if n > 0 {
-                program = String(decoding: comm[0..<n], as: UTF8.self).trimmingNewline() + " (pid \(pid))"
+                program = String(decoding: comm[0..<n], as: UTF8.self).trimmingNewline() + " (pid \(pid)\(foreign))"
             }
         }
         return program
@@ -139,6 +154,7 @@ package final class BusConnection {
     package func watch(name: String, departed: @escaping (String) -> Void, lost: @escaping () -> Void) throws(BusError) {
         self.departed = departed
         self.nameLost = lost
+        watchedName = name
         var slot: OpaquePointer?
         let me = Unmanaged.passUnretained(self).toOpaque()
         let r = sd_bus_match_signal(bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
@@ -153,18 +169,26 @@ package final class BusConnection {
         var lostSlot: OpaquePointer?
         let r2 = sd_bus_match_signal(bus, &lostSlot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                      "NameLost", { m, userdata, _ in
-            guard let m, let userdata else { return 0 }
+            guard let m, let userdata, BusConnection.isFromTheBus(m) else { return 0 }
             let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+            guard let args = try? BusMessage.arguments(of: m), args.first?.string == connection.watchedName else { return 0 }
             connection.nameLost?()
-            _ = m
             return 0
         }, me)
         guard r2 >= 0 else { throw .failed("cannot watch the bus: \(Self.describe(r2))") }
         slots.append(lostSlot)
     }
 
+    /// Whether the bus itself sent `m`. sd-bus delivers a signal sent straight to this
+    /// connection by any client (another user's too) to a match on the bus's sender name;
+    /// the bus writes every message's true sender, and only its own is org.freedesktop.DBus.
+    static func isFromTheBus(_ m: OpaquePointer) -> Bool {
+        guard let sender = sd_bus_message_get_sender(m) else { return false }
+        return String(cString: sender) == "org.freedesktop.DBus"
+    }
+
     private func ownerChanged(_ m: OpaquePointer) {
-        guard let args = try? BusMessage.arguments(of: m), args.count == 3,
+        guard Self.isFromTheBus(m), let args = try? BusMessage.arguments(of: m), args.count == 3,
               let name = args[0].string, let newOwner = args[2].string, name.hasPrefix(":"), newOwner.isEmpty else { return }
         uids[name] = nil
         departed?(name)

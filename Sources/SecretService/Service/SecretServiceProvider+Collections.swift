@@ -37,10 +37,16 @@ extension SecretServiceProvider {
     /// The default keychain's path.
     var defaultKeychain: String { collections.alias("default")?.path ?? KeychainLocation.realPath(KeychainLocation.chosen) }
 
+    /// How long a kept password the agent refused is not tried again.
+    static let refusedPasswordPause = 5.0
+
     /// Unlocks `keychain` in the agent with the password the default keychain keeps for it,
-    /// when the default keychain is held and keeps one. - Returns: whether it is now held.
+    /// when the default keychain is held and keeps one. A refused password (a keychain made
+    /// again under that name) is not tried again for `refusedPasswordPause` seconds.
+    /// - Returns: whether it is now held.
     func unlockFromDefault(_ keychain: String, held: Set<String>) -> Bool {
         guard keychain != defaultKeychain, held.contains(defaultKeychain),
+              refusedUntil[keychain].map({ PendingPrompt.now() >= $0 }) ?? true,
               let collection = collections.all.first(where: { $0.path == keychain }) else { return false }
         var query = Self.collectionPasswordQuery(collection.name)
         query[kSecReturnData] = true
@@ -48,10 +54,19 @@ extension SecretServiceProvider {
         var bytes = Array(data)
         defer { Sodium.wipe(&bytes) }
         guard let password = try? SecureBytes(copying: bytes, guarded: true) else { return false }
-        return (try? store.unlock(keychain, password: password)) != nil
+        let unlocked = (try? store.unlock(keychain, password: password)) != nil
+        refusedUntil[keychain] = unlocked ? nil : PendingPrompt.now() + Self.refusedPasswordPause
+        return unlocked
     }
 
     /// Creates collection `name` now (the default keychain must be held). - Returns: its path.
+    ///
+    /// The file comes first, created exclusively, so a keychain that exists (even one the
+    /// list missed) and its kept password are never touched. Then its password goes into
+    /// the default keychain (replacing one a removed keychain of that name left) and the
+    /// keychain to the agent. When either fails, both are removed: nothing is stored in the
+    /// new keychain yet, and without its password nobody could ever open it. (As a normal
+    /// user the agent refuses: kc cannot establish an agent it did not start.)
     func createKeychainCollection(_ name: String) throws(BusError) -> String {
         let file = KeychainLocation.directory + "/" + name + ".keychain-db"
         var random = Sodium.randomBytes(32)
@@ -59,22 +74,30 @@ extension SecretServiceProvider {
         // Text, so that `kc find -w | kc unlock --password-stdin` can use it too.
         var text = Array(Data(random).base64EncodedString().utf8)
         defer { Sodium.wipe(&text) }
-        // The password is kept first, so no keychain ever exists without it (one left by a
-        // keychain removed since is replaced).
-        _ = try? store.with(defaultKeychain) { try $0.delete(Self.collectionPasswordQuery(name)) }
-        var keep = Self.collectionPasswordQuery(name)
-        keep[kSecValueData] = Data(text)
-        keep[kSecAttrLabel] = "Password of the Secret Service collection \(name) (made over D-Bus)"
-        try store.with(defaultKeychain) { _ = try $0.add(keep) }
+        let password: SecureBytes
         do {
-            let password = try SecureBytes(copying: text, guarded: true)
+            password = try SecureBytes(copying: text, guarded: true)
+        } catch {
+            throw .failed("\(error)")
+        }
+        do {
             _ = try Keychain.create(at: file, password: password, profile: .interactive)
+        } catch let error as KeychainError {
+            throw SecretStore.busError(error)
+        } catch {
+            throw .failed("\(error)")
+        }
+        do {
+            _ = try? store.with(defaultKeychain) { try $0.delete(Self.collectionPasswordQuery(name)) }
+            var keep = Self.collectionPasswordQuery(name)
+            keep[kSecValueData] = Data(text)
+            keep[kSecAttrLabel] = "Password of the Secret Service collection \(name) (made over D-Bus)"
+            try store.with(defaultKeychain) { _ = try $0.add(keep) }
             try store.unlock(KeychainLocation.realPath(file), password: password)
         } catch {
             _ = try? store.with(defaultKeychain) { try $0.delete(Self.collectionPasswordQuery(name)) }
-            if let error = error as? BusError { throw error }
-            if let error = error as? KeychainError { throw SecretStore.busError(error) }
-            throw .failed("\(error)")
+            FileSafety.removeKeychainFiles(file)
+            throw BusError(error.name, "the collection \(name) could not be made ready, so nothing was kept: \(error.message)")
         }
         collections.refresh()
         guard let made = collections.all.first(where: { $0.name == name }) else { throw .failed("the new keychain \(file) is not listed") }

@@ -5,8 +5,15 @@ import KeychainClient
 extension SecretServiceProvider {
     static let plainAlgorithm = "plain"
     static let dhAlgorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+    /// At most this many sessions are open for one client (its oldest closed first).
+    static let maxSessionsPerClient = 1024
+    /// At most this many prompts wait for one client (its oldest dismissed first).
+    static let maxPromptsPerClient = 64
     /// At most this many open searches wait on a locked keychain (oldest forgotten first).
     static let maxLockedSearches = 256
+    /// At most this many bytes of attribute names and values in those searches together
+    /// (oldest forgotten first), so that no client can make the provider hold memory.
+    static let maxLockedSearchBytes = 1 << 20
 
     func serviceMethod(_ call: BusCall) throws(BusError) -> [BusValue] {
         let a = call.arguments
@@ -65,6 +72,11 @@ extension SecretServiceProvider {
     }
 
     private func openSession(_ algorithm: String, input: BusValue, caller: String) throws(BusError) -> [BusValue] {
+        // A client keeps at most maxSessionsPerClient: its oldest is closed for a new one.
+        let mine = sessions.values.filter { $0.owner == caller }
+        if mine.count >= Self.maxSessionsPerClient, let oldest = mine.min(by: { Self.isOlder($0.id, than: $1.id) }) {
+            sessions[oldest.id] = nil
+        }
         let id = nextID()
         switch algorithm {
         case Self.plainAlgorithm:
@@ -102,7 +114,7 @@ extension SecretServiceProvider {
             return [.objectPath(try createKeychainCollection(name)), .objectPath(ObjectPath.none)]
         }
         let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .createCollection(name: name), keychains: [defaultKeychain])
-        prompts[prompt.id] = prompt
+        register(prompt)
         return [.objectPath(ObjectPath.none), .objectPath(ObjectPath.prompt(prompt.id).text)]
     }
 
@@ -111,6 +123,15 @@ extension SecretServiceProvider {
     func search(_ collection: KeychainCollections.Collection, _ attributes: [String: String], held: Set<String>) throws(BusError) -> [String] {
         guard held.contains(collection.path) else {
             guard KeychainSession.exists(collection.path) else { return [] }
+            // What the keychain would refuse when unlocked (too many pairs, a name or value
+            // over 64 KiB) is refused here too, before it is kept.
+            do {
+                _ = try AttributeMap(parsing: attributes, key: ItemMapping.mapKey)
+            } catch let error as KeychainError {
+                throw SecretStore.busError(error)
+            } catch {
+                throw .invalidArgs("\(error)")
+            }
             return [lockedSearchPath(collection, attributes)]
         }
         return try store.search(collection.path, ItemMapping.searchQueries(attributes)).map { path(of: $0.ref, in: collection) }
@@ -123,7 +144,12 @@ extension SecretServiceProvider {
         if let known = lockedSearches.first(where: { $0.value.collection == collection.id && $0.value.attributes == attributes }) {
             return ObjectPath.item(collection: collection.id, id: known.key).text
         }
-        if lockedSearches.count >= Self.maxLockedSearches, let oldest = lockedSearches.keys.min(by: { $0.count < $1.count || $0.count == $1.count && $0 < $1 }) {
+        func size(_ map: [String: String]) -> Int { map.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } }
+        var kept = lockedSearches.values.reduce(0) { $0 + size($1.attributes) }
+        let adding = size(attributes)
+        while lockedSearches.count >= Self.maxLockedSearches || kept + adding > Self.maxLockedSearchBytes,
+              let oldest = lockedSearches.keys.min(by: { Self.isOlder($0, than: $1) }) {
+            kept -= lockedSearches[oldest].map { size($0.attributes) } ?? 0
             lockedSearches[oldest] = nil
         }
         let id = "locked" + nextID()
@@ -167,7 +193,7 @@ extension SecretServiceProvider {
         }
         guard !waiting.isEmpty else { return [.objectPaths(unlocked), .objectPath(ObjectPath.none)] }
         let prompt = PendingPrompt(id: nextID(), owner: caller, kind: .unlock(objects: waiting), keychains: keychains)
-        prompts[prompt.id] = prompt
+        register(prompt)
         return [.objectPaths(unlocked), .objectPath(ObjectPath.prompt(prompt.id).text)]
     }
 

@@ -28,6 +28,10 @@ package final class SecretServiceProvider {
     /// Searches that met a locked keychain, by the id of the placeholder item returned for
     /// them in `locked`: unlocking it completes with the items the search then finds.
     var lockedSearches: [String: (collection: String, attributes: [String: String])] = [:]
+    /// Keychains whose kept password the agent refused lately, and when to try again
+    /// (`PendingPrompt.now()`): each try costs the agent an Argon2, and waiting prompts
+    /// would try at every tick (`unlockFromDefault`).
+    var refusedUntil: [String: Double] = [:]
     private var counter: UInt64 = 0
     /// How long a prompt waits for the keychain to be unlocked before it is dismissed.
     let promptTimeout: Double
@@ -70,6 +74,10 @@ package final class SecretServiceProvider {
         counter += 1
         return String(counter)
     }
+
+    /// Whether the path element `a` was handed out before `b` (`nextID`, with or without a
+    /// prefix such as `locked`): shorter first, then by text.
+    static func isOlder(_ a: String, than b: String) -> Bool { a.count < b.count || a.count == b.count && a < b }
 
     // MARK: Dispatch
 
@@ -203,6 +211,16 @@ package final class SecretServiceProvider {
         }
     }
 
+    /// Keeps a new prompt for its client, who has at most `maxPromptsPerClient` waiting:
+    /// the oldest is dismissed first (with `Completed`, so nobody waits on it for ever).
+    func register(_ prompt: PendingPrompt) {
+        let mine = prompts.values.filter { $0.owner == prompt.owner }
+        if mine.count >= Self.maxPromptsPerClient, let oldest = mine.min(by: { Self.isOlder($0.id, than: $1.id) }) {
+            complete(oldest, dismissed: true)
+        }
+        prompts[prompt.id] = prompt
+    }
+
     /// Emits `Completed` once, with the result the prompt's kind calls for (`ao` for an
     /// unlock, `o` for a new collection, dismissed or not), and forgets the prompt.
     func complete(_ prompt: PendingPrompt, dismissed: Bool) {
@@ -217,7 +235,15 @@ package final class SecretServiceProvider {
         case .createCollection(let name):
             var made = ObjectPath.none
             if !dismissed {
-                if let path = try? createKeychainCollection(name) { made = path } else { dismissed = true }
+                // Another prompt (or kc) may have made it meanwhile: that one is the answer.
+                collections.refresh()
+                if let existing = collections.all.first(where: { $0.name == name }) {
+                    made = path(of: existing)
+                } else if let path = try? createKeychainCollection(name) {
+                    made = path
+                } else {
+                    dismissed = true
+                }
             }
             result = .objectPath(made)
         }

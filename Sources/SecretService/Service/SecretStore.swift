@@ -17,10 +17,15 @@ package final class SecretStore {
     let kcExecutable: String
 
     package init(agent: AgentClient = AgentClient(), kcExecutable: String? = nil) {
-        self.agent = agent
         let own = AgentClient.ownExecutable
         let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        self.kcExecutable = kcExecutable ?? ((folder.isEmpty ? "." : folder) + "/kc")
+        let kc = kcExecutable ?? ((folder.isEmpty ? "." : folder) + "/kc")
+        self.kcExecutable = kc
+        // A secret (a CreateItem's, a new collection's password) goes only to an agent that
+        // is this kc as far as the kernel shows it, as kc's own requests do.
+        var client = agent
+        if client.agentProgram == nil { client.agentProgram = kc }
+        self.agent = client
     }
 
     /// Hands a keychain's password to the agent (the agent must be the `kc` beside the

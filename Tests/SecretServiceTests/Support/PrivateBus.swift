@@ -10,6 +10,8 @@ final class PrivateBus {
     let home: KCHome
     let address: String
     private let daemon: SpawnedChild
+    /// The command prefix that runs the daemon and every client as nobody (`asNobody`).
+    let runAs: [String]
 
     /// The package's folder (README.md, docs/).
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -26,10 +28,17 @@ final class PrivateBus {
     ///   - anyUser: let other uids connect to the bus (to show the provider refuses them).
     ///   - provider: more options for the provider (by default it never opens a pinentry
     ///     window, even where the tests run on a desktop).
-    init(_ home: KCHome, promptTimeout: Double = 5, anyUser: Bool = false, provider: [String] = ["--no-pinentry"]) throws {
+    ///   - daemonEnvironment: more variables for the daemon, which activation passes on to
+    ///     the provider.
+    ///   - asNobody: run the daemon (so the provider) and every client as uid 65534, a
+    ///     normal user without CAP_SYS_PTRACE (the home must be nobody's: `NobodyHome`).
+    init(_ home: KCHome, promptTimeout: Double = 5, anyUser: Bool = false, provider: [String] = ["--no-pinentry"],
+         daemonEnvironment: [String: String] = [:], asNobody: Bool = false) throws {
         self.home = home
+        runAs = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
         let dir = home.directory + "/bus"
         try FileManager.default.createDirectory(atPath: dir + "/services", withIntermediateDirectories: true)
+        if asNobody { for folder in [dir, dir + "/services"] { chown(folder, 65534, 65534) } }
         let socket = dir + "/socket"
         address = "unix:path=" + socket
         try """
@@ -59,7 +68,8 @@ final class PrivateBus {
         var env = home.environment
         env["PATH"] = "/usr/bin:/bin"
         env["DBUS_SESSION_BUS_ADDRESS"] = address
-        daemon = try Spawn.start(["/usr/bin/dbus-daemon", "--config-file=" + dir + "/bus.conf", "--nofork", "--nopidfile"],
+        env.merge(daemonEnvironment) { _, given in given }
+        daemon = try Spawn.start(runAs + ["/usr/bin/dbus-daemon", "--config-file=" + dir + "/bus.conf", "--nofork", "--nopidfile"],
                                  environment: env, timeout: 300)
         let start = Date()
         while !FileManager.default.fileExists(atPath: socket) {
@@ -83,7 +93,7 @@ final class PrivateBus {
     func run(_ argv: [String], stdin: String? = nil, timeout: Double = 30) throws -> KCBinary.Output {
         var argv = argv
         if let program = argv.first, !program.hasPrefix("/") { argv[0] = "/usr/bin/" + program }
-        return try Spawn.run(argv, environment: environment, stdin: stdin.map { Data($0.utf8) }, timeout: timeout)
+        return try Spawn.run(runAs + argv, environment: environment, stdin: stdin.map { Data($0.utf8) }, timeout: timeout)
     }
 
     /// Runs a Python script with Debian's python3 (its secretstorage, keyring and jeepney).
@@ -95,6 +105,7 @@ final class PrivateBus {
     func kc(_ arguments: [String], password: String? = nil, stdin: String? = nil) throws -> KCBinary.Output {
         var env = environment
         if let password { env["KC_PASSWORD"] = password }
+        if !runAs.isEmpty { return try Spawn.run(runAs + [KCBinary.path] + arguments, environment: env, stdin: stdin.map { Data($0.utf8) }) }
         return try KCBinary.run(arguments, environment: env, stdin: stdin.map { Data($0.utf8) })
     }
 
