@@ -90,7 +90,7 @@ let package = Package(
         // every keychain operation through the agent (KeychainClient). Never linked into kc.
         .target(
             name: "SecretService",
-            dependencies: ["KeychainCore", "POSIXSupport", "KeychainClient", "CSystemd", "COpenSSL"]
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"]
         ),
         .executableTarget(
             name: "kc-secret-service",

@@ -16,6 +16,9 @@ public enum AgentProtocol {
     /// Request types.
     package enum Request: UInt8 {
         case unlock = 1, lock = 2, status = 3, operation = 4, stop = 5
+        /// Unlock (or create and unlock) a keychain with a password that a held keychain
+        /// keeps as an item: the password never leaves the agent.
+        case unlockWithKept = 6
     }
 
     /// Operations on an unlocked keychain. `backup` takes `["destination": String,

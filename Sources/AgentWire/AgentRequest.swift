@@ -9,6 +9,7 @@ package enum AgentRequest: ~Copyable {
     case status
     case stop
     case operation(path: String, KeychainRequest)
+    case unlockWithKept(KeptPassword)
 
     /// - Throws: errSecParam for an unknown type or a malformed body.
     package static func decode(type: UInt8, body: [UInt8]) throws -> AgentRequest {
@@ -38,7 +39,24 @@ package enum AgentRequest: ~Copyable {
             guard r.isAtEnd, let q = query as? [String: Any] else { throw bad }
             guard attributes == nil || attributes is [String: Any] else { throw bad }
             return .operation(path: path, try KeychainRequest(op, query: q, attributes: attributes as? [String: Any]))
+        case .unlockWithKept:
+            func text(max: Int) throws -> String {
+                guard let bytes = r.lengthPrefixed(max: max), let s = String(validating: bytes, as: UTF8.self) else { throw bad }
+                return s
+            }
+            let path = try text(max: 4096), holder = try text(max: 4096)
+            let service = try text(max: 4096), account = try text(max: 4096)
+            guard let create = r.u8(), create <= 1, r.isAtEnd else { throw bad }
+            return .unlockWithKept(KeptPassword(path: path, holder: holder, service: service, account: account, create: create == 1))
         }
+    }
+
+    /// An `unlockWithKept` body: `lp(path) ‖ lp(holder) ‖ lp(service) ‖ lp(account) ‖ u8 create`.
+    package static func unlockWithKeptBody(_ kept: KeptPassword) -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        for text in [kept.path, kept.holder, kept.service, kept.account] { w.lengthPrefixed(Array(text.utf8)) }
+        w.u8(kept.create ? 1 : 0)
+        return w.bytes
     }
 
     /// An `unlock` body: `lp(path) ‖ lp(password) ‖ u64 idle ‖ u64 maximum`. Wipe it after use.

@@ -1,6 +1,11 @@
 import KeychainCore
 import POSIXSupport
 import AgentWire
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -158,7 +163,57 @@ public final class AgentServer {
                 if !entry.keychain.isUnlocked { remove(path) }   // re-keyed elsewhere: forget it
             }
             return AgentReply.ok(try request.perform(on: entry.keychain).wireValue).frame()
+        case .unlockWithKept(let kept):
+            guard let holder = entries[kept.holder] else { return AgentReply.notHeld.frame() }
+            holder.idleDeadline = .after(seconds: Double(holder.idleTimeout))
+            try unlock(kept, keptIn: holder.keychain)
+            return AgentReply.ok(nil).frame()
         }
+    }
+
+    /// Unlocks `kept.path` with the password `holder` keeps for it, or (`kept.create`) makes
+    /// that keychain under a new random password kept there. The password is never sent:
+    /// so no client needs to establish the agent for it, and a client of this user that
+    /// asks learns nothing it could not read from the held `holder` itself.
+    private func unlock(_ kept: KeptPassword, keptIn holder: Keychain) throws {
+        guard kept.path.hasPrefix("/"), kept.path != kept.holder else {
+            throw KeychainError(errSecParam, "the agent takes an absolute keychain path other than the holder's")
+        }
+        if !kept.create {
+            var query = kept.itemQuery
+            query[kSecReturnData] = true
+            guard var bytes = (try holder.copyMatching(query) as? Data).map(Array.init) else {
+                throw KeychainError(errSecItemNotFound, "no password is kept for \(kept.path)")
+            }
+            defer { Sodium.wipe(&bytes) }
+            let password = try SecureBytes(copying: bytes, guarded: true)
+            try unlock(path: kept.path, password: password, idle: 0, maximum: 0)
+            return
+        }
+        // Text (base64 of 32 random bytes), so `kc find -w | kc unlock --password-stdin` works too.
+        var random = Sodium.randomBytes(32)
+        var text = Array(Data(random).base64EncodedString().utf8)
+        Sodium.wipe(&random)
+        defer { Sodium.wipe(&text) }
+        let password = try SecureBytes(copying: text, guarded: true)
+        // The file first, created exclusively: an existing keychain and its kept password
+        // are never touched. Then the password is kept (replacing one a removed keychain of
+        // that name left); if that fails, the new, empty keychain goes too.
+        let keychain = try Keychain.create(at: kept.path, password: password, profile: .interactive)
+        do {
+            _ = try? holder.delete(kept.itemQuery)
+            var item = kept.itemQuery
+            item[kSecValueData] = Data(text)
+            item[kSecAttrLabel] = "Password of the keychain \(kept.path) (kept by kc)"
+            _ = try holder.add(item)
+        } catch {
+            keychain.lock()
+            FileSafety.removeKeychainFiles(kept.path)
+            throw error
+        }
+        generations[try keychain.keychainID()] = keychain.generation
+        let stored = try keychain.timeouts()
+        entries[kept.path] = Entry(keychain: keychain, idle: stored.idle, maximum: stored.maximum)
     }
 
     private func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {

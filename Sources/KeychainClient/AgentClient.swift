@@ -155,6 +155,20 @@ public struct AgentClient: Sendable {
         _ = try exchange(on: socket, .unlock, w.bytes)
     }
 
+    /// Unlocks, or creates and unlocks, a keychain whose password a held keychain keeps
+    /// (`KeptPassword`). No password crosses the socket, so the agent need not be one this
+    /// process can establish (as a normal user, only one it started).
+    /// - Throws: errSecInteractionNotAllowed when the agent does not hold the keeper (or no
+    ///   agent runs); errSecItemNotFound when no password is kept; the open's errors.
+    package func unlock(_ kept: KeptPassword) throws {
+        guard let reply = try roundTrip(.unlockWithKept, AgentRequest.unlockWithKeptBody(kept)) else {
+            throw KeychainError(errSecInteractionNotAllowed, "no kc agent runs, so \(kept.holder) is locked")
+        }
+        if case .notHeld = reply {
+            throw KeychainError(errSecInteractionNotAllowed, "\(kept.holder) is locked", hint: "unlock it with `kc unlock`")
+        }
+    }
+
     /// A connection to an agent established as the real one, started first if none runs.
     private func trustedConnection(executable: String, environment: [String]) throws -> UnixSocket {
         if let socket = try connect() {

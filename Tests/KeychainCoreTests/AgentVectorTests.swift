@@ -33,7 +33,7 @@ import AgentWire
     }
 
     @Test func everyMessageHasAVector() {
-        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 14)
+        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 15)
         #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 11)
     }
 
@@ -62,6 +62,11 @@ import AgentWire
             #expect(path == Self.path)
             try Self.checkMeaning(name, request)
             encoded = try AgentRequest.operationBody(path: path, request).bytes
+        case .unlockWithKept(let kept):
+            #expect(name == "request-unlock-with-kept")
+            #expect(kept == KeptPassword(path: "/home/alice/.local/share/kc/awsvault.keychain-db", holder: Self.path,
+                                         service: "kc-secret-service", account: "awsvault", create: true))
+            encoded = AgentRequest.unlockWithKeptBody(kept)
         }
         #expect(AgentProtocol.frame(type: type, body: encoded) == frame, "\(name) re-encodes to other bytes")
     }

@@ -22,7 +22,7 @@ import Testing
         "kc-bench": ["KeychainCore"],
         "KeychainFuzz": ["KeychainCore", "AgentWire"],
         "KCTestSupport": ["KeychainCore", "POSIXSupport"],
-        "SecretService": ["KeychainCore", "POSIXSupport", "KeychainClient", "CSystemd", "COpenSSL"],
+        "SecretService": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"],
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
     ]
     /// Modules of the toolchain any target may import.

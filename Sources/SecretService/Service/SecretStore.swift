@@ -1,5 +1,6 @@
 import KeychainCore
 import KeychainClient
+import AgentWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -43,6 +44,18 @@ package final class SecretStore {
     /// The keychains the agent holds unlocked now (one round trip; no timer is reset).
     package func heldPaths() -> Set<String> {
         Set(((try? agent.status()) ?? nil)?.map(\.path) ?? [])
+    }
+
+    /// Has the agent unlock, or create and unlock, a keychain whose password a held
+    /// keychain keeps (the password stays in the agent).
+    package func unlock(_ kept: KeptPassword) throws(BusError) {
+        do {
+            try agent.unlock(kept)
+        } catch let error as KeychainError {
+            throw Self.busError(error)
+        } catch {
+            throw .failed("\(error)")
+        }
     }
 
     /// Has the agent forget the keychain's keys (`kc lock`).

@@ -9,7 +9,7 @@ Run: python3 make_agent_vectors.py   (writes the .hex files beside this script)
 import os, struct
 
 VERSION = 3
-REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5}
+REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5, "unlockWithKept": 6}
 RESP = {"ok": 0x80, "error": 0x81, "notHeld": 0x82}
 OP = {"add": 1, "copyMatching": 2, "update": 3, "delete": 4, "count": 5,
       "backup": 6, "importItems": 7, "copyMany": 8, "verify": 9}
@@ -60,6 +60,9 @@ vectors = {
     "request-lock-all": frame(REQ["lock"], b"\x01" + lp("")),
     "request-status": frame(REQ["status"], b""),
     "request-stop": frame(REQ["stop"], b""),
+    # A keychain whose password a held keychain keeps: lp(path) lp(holder) lp(service) lp(account) u8 create.
+    "request-unlock-with-kept": frame(REQ["unlockWithKept"], lp("/home/alice/.local/share/kc/awsvault.keychain-db") + lp(PATH)
+                                      + lp("kc-secret-service") + lp("awsvault") + b"\x01"),
     "request-add": op("add", dict(GENP, v_Data=b"token")),
     # Format 3's Secret Service map (kcsa) is a dictionary of strings inside the query.
     "request-copy-matching": op("copyMatching", dict(GENP, r_Data=True, m_Limit="m_LimitAll", kcsa={"server": "github.com", "user": "alice"})),
