@@ -190,10 +190,10 @@ package final class SecretServiceProvider {
                 case .entered(var typed):
                     prompt.dialog = nil
                     prompt.attempts += 1
-                    if unlock(keychain, typed: &typed) {
-                        held.insert(keychain)
-                    } else if prompt.attempts < 3 {
-                        openDialog(prompt, held: held, error: "Wrong password, try again")
+                    switch unlock(keychain, typed: &typed) {
+                    case .accepted: held.insert(keychain)
+                    case .wrong where prompt.attempts < 3: openDialog(prompt, held: held, error: "Wrong password, try again")
+                    case .wrong, .unusable: prompt.attempts = 3
                     }
                 }
             }
@@ -252,15 +252,28 @@ package final class SecretServiceProvider {
 
     /// Hands a typed password to the agent for `keychain`, then wipes it. - Returns: whether
     /// the keychain is now unlocked.
-    private func unlock(_ keychain: String, typed: inout [UInt8]) -> Bool {
+    private func unlock(_ keychain: String, typed: inout [UInt8]) -> TypedPassword {
         defer { Sodium.wipe(&typed) }
         do {
             let password = try SecureBytes(copying: typed, guarded: true)
             try store.unlock(keychain, password: password)
-            return true
+            return .accepted
+        } catch let error as BusError where error.name == BusError.isLocked("").name {
+            return .wrong
         } catch {
-            return false
+            return .unusable
         }
+    }
+
+    /// What became of a password typed into pinentry.
+    private enum TypedPassword {
+        /// The keychain is unlocked.
+        case accepted
+        /// The agent said it is the wrong password: ask again.
+        case wrong
+        /// It could not be used (an agent the provider cannot establish, a damaged file):
+        /// asking again would not help; the prompt waits for `kc unlock` or the timeout.
+        case unusable
     }
 
     /// Opens a pinentry dialog for the first keychain the prompt still waits for, when
