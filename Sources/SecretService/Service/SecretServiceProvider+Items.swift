@@ -121,11 +121,10 @@ extension SecretServiceProvider {
         case ("GetSecret", 1):
             guard let sessionPath = a[0].objectPath else { throw .invalidArgs("GetSecret takes (o session)") }
             let session = try session(sessionPath, for: call.sender)
-            let attributes = try store.attributes(keychain, ref: ref)
-            var secret = try store.secret(keychain, ref: ref)
-            defer { Sodium.wipe(&secret) }
-            let contentType = ItemMapping.text(attributes[ItemMapping.contentTypeKey]).flatMap { $0.isEmpty ? nil : $0 }
-            return [try session.wrap(secret, contentType: contentType ?? "text/plain")]
+            var item = try store.secretAndAttributes(keychain, ref: ref)
+            defer { Sodium.wipe(&item.secret) }
+            let contentType = ItemMapping.text(item.attributes[ItemMapping.contentTypeKey]).flatMap { $0.isEmpty ? nil : $0 }
+            return [try session.wrap(item.secret, contentType: contentType ?? "text/plain")]
         case ("SetSecret", 1):
             guard case .structure(let fields) = a[0], fields.count == 4, let sessionPath = fields[0].objectPath else {
                 throw .invalidArgs("SetSecret takes ((oayays) secret)")

@@ -46,15 +46,16 @@ extension SecretServiceProvider {
                 throw .invalidArgs("GetSecrets takes (ao items, o session)")
             }
             let session = try session(sessionPath, for: call.sender)
-            let held = store.heldPaths()
             var entries: [BusValue.DictionaryEntry] = []
+            // One agent round trip per item; an item of a locked keychain, or one gone, is
+            // left out, as the specification says.
             for path in items {
                 guard case .item(let collectionID, let id)? = ObjectPath(path),
-                      let found = try? item(collectionID, id), let ref = found.ref, held.contains(found.collection.path) else { continue }
-                let contentType = (try? store.attributes(found.collection.path, ref: ref)).flatMap { ItemMapping.text($0[ItemMapping.contentTypeKey]) }
-                var secret = try store.secret(found.collection.path, ref: ref)
-                defer { Sodium.wipe(&secret) }
-                entries.append(.init(.objectPath(path), try session.wrap(secret, contentType: contentType ?? "text/plain")))
+                      let found = try? item(collectionID, id), let ref = found.ref,
+                      var item = try? store.secretAndAttributes(found.collection.path, ref: ref) else { continue }
+                defer { Sodium.wipe(&item.secret) }
+                let contentType = ItemMapping.text(item.attributes[ItemMapping.contentTypeKey]).flatMap { $0.isEmpty ? nil : $0 }
+                entries.append(.init(.objectPath(path), try session.wrap(item.secret, contentType: contentType ?? "text/plain")))
             }
             return [.dictionary(key: "o", value: "(oayays)", entries)]
         case ("ReadAlias", 1):

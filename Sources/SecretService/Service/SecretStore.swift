@@ -145,6 +145,20 @@ package final class SecretStore {
         }
     }
 
+    /// The attributes and the secret of one item, in one agent round trip.
+    package func secretAndAttributes(_ path: String, ref: [UInt8]) throws(BusError) -> (attributes: [String: Any], secret: [UInt8]) {
+        try with(path) { session in
+            var q = Self.itemQuery(ref)
+            q[kSecReturnData] = true
+            q[kSecReturnAttributes] = true
+            guard var found = try session.copyMatching(q) as? [String: Any] else {
+                throw KeychainError(errSecItemNotFound, "the item is gone")
+            }
+            let secret = Array(found.removeValue(forKey: kSecValueData) as? Data ?? Data())
+            return (found, secret)
+        }
+    }
+
     /// The secret of one item.
     package func secret(_ path: String, ref: [UInt8]) throws(BusError) -> [UInt8] {
         try with(path) { session in
