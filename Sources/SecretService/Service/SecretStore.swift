@@ -158,13 +158,5 @@ package final class SecretStore {
             return (found, secret)
         }
     }
-
-    /// The secret of one item.
-    package func secret(_ path: String, ref: [UInt8]) throws(BusError) -> [UInt8] {
-        try with(path) { session in
-            var q = Self.itemQuery(ref)
-            q[kSecReturnData] = true
-            return Array(try session.copyMatching(q) as? Data ?? Data())
-        }
     }
 }
