@@ -158,5 +158,4 @@ package final class SecretStore {
             return (found, secret)
         }
     }
-    }
 }
