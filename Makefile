@@ -86,7 +86,8 @@ uninstall:
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
 
-## bench: hyperfine timings of kc find through the agent, in-process finds, unlock (bench/bench.sh)
+## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, and the Secret Service
+## against gnome-keyring (bench/bench.sh)
 bench: deps
 	bash bench/bench.sh
 
