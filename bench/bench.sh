@@ -167,10 +167,17 @@ kcbus="unix:path=$work/kc-bus/socket"
 gkbus="unix:path=$work/gk-bus/socket"
 private_bus "$work/kc-bus"
 private_bus "$work/gk-bus"
-# kc: the default keychain (login) unlocked in the agent, the provider serving it.
-KC_PASSWORD=bench "$KC" create --kdf interactive >/dev/null 2>&1
-KC_PASSWORD=bench "$KC" unlock
-"$PROVIDER" --address "$kcbus" &
+# kc: the provider gives a secret only to an agent that is the kc beside it, so both go
+# into one folder, as `make install` puts them, and the agent is started from there. The
+# default keychain (login) is unlocked in it, and the provider serves it.
+mkdir -p "$work/bin"
+cp "$KC" "$work/bin/kc"
+cp "$PROVIDER" "$work/bin/kc-secret-service"
+SKC=$work/bin/kc
+"$KC" agent --stop >/dev/null 2>&1 || true
+KC_PASSWORD=bench "$SKC" create --kdf interactive >/dev/null 2>&1
+KC_PASSWORD=bench "$SKC" unlock
+"$work/bin/kc-secret-service" --address "$kcbus" &
 provider_pid=$!
 echo "$provider_pid" >> "$work/pids"
 DBUS_SESSION_BUS_ADDRESS=$kcbus timeout 20 "${SS[@]}" wait
@@ -213,14 +220,14 @@ done
 # SS_N items in kc's keychain: the first 100 stored over D-Bus, the rest imported.
 echo "bench: Secret Service, $SS_N items" >&2
 "${SS[@]}" export 100 $((SS_N - 100)) > "$work/ss-items.json"
-KC_PASSWORD=bench "$KC" import "$work/ss-items.json" >/dev/null 2>&1
+KC_PASSWORD=bench "$SKC" import "$work/ss-items.json" >/dev/null 2>&1
 ss_mid=$((SS_N / 2))
 hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/71-ss-lookup-$SS_N.json" \
   -n "secret-tool lookup through kc's provider, $SS_N items" \
   "env DBUS_SESSION_BUS_ADDRESS=$kcbus secret-tool lookup service svc-$ss_mid username user-$ss_mid" >/dev/null
 DBUS_SESSION_BUS_ADDRESS=$kcbus "${SS[@]}" search "$SS_N" 1000 > "$results/ss-search.json"
 grep -E '^(VmHWM|VmRSS)' "/proc/$provider_pid/status" > "$results/provider-status.txt"
-"$KC" lock --all
+"$SKC" agent --stop >/dev/null
 
 # Import: Keychain.importItems in one transaction, in-process (kc-bench), three rounds; then
 # the whole command, `kc import` of a Chrome CSV into a new keychain (parsing included).
