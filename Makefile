@@ -7,8 +7,10 @@ APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-de
 TEST_PACKAGES := sqlite3 python3 gpg pass git
 # The Secret Service tests run real clients on a private bus: dbus-daemon, secret-tool,
 # Python's secretstorage and keyring, Docker's helper, and git's libsecret helper, built
-# from the source Debian's git ships (gcc, libsecret-1-dev).
-TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring golang-docker-credential-helpers \
+# from the source Debian's git ships (gcc, libsecret-1-dev); keyring's own backend tests run
+# with pytest, from its sdist that pip downloads from PyPI at test time.
+TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring python3-pytest python3-pip \
+	golang-docker-credential-helpers \
 	gcc libc6-dev make libsecret-1-dev
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
@@ -84,7 +86,8 @@ uninstall:
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
 
-## bench: hyperfine timings of kc find through the agent, in-process finds, unlock (bench/bench.sh)
+## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, and the Secret Service
+## against gnome-keyring (bench/bench.sh)
 bench: deps
 	bash bench/bench.sh
 

@@ -1,31 +1,56 @@
 #!/usr/bin/env bash
 # make bench: kc's speed and memory on a release build (method: docs/performance.md).
 # Whole commands are timed with hyperfine, peak memory read with /usr/bin/time -v and from
-# /proc, library figures come from kc-bench (in-process). Prints one Markdown table.
+# /proc, library figures come from kc-bench (in-process); the Secret Service rows compare
+# kc's provider with gnome-keyring, each on a private dbus-daemon (bench/secret_service.py
+# is their D-Bus client). Prints one Markdown table.
 # BENCH_QUICK=1: fewer runs and no 100,000-item keychain (about a minute).
-# Touches nothing outside a temporary folder; stops the agent it started.
+# Touches nothing outside a temporary folder; stops the agent, buses and providers it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need() { command -v "$1" >/dev/null || { echo "bench: installing $2"; apt-get install -y -qq "$2" >/dev/null; }; }
+# Missing Debian packages are installed as the Makefile installs them (sudo when not root).
+if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+updated=""
+apt_install() {
+  echo "bench: installing $*" >&2
+  [ -n "$updated" ] || { $SUDO apt-get update -qq; updated=1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+need() { command -v "$1" >/dev/null || apt_install "$2"; }
 need hyperfine hyperfine
-[ -x /usr/bin/time ] || { echo "bench: installing time"; apt-get install -y -qq time >/dev/null; }
+[ -x /usr/bin/time ] || apt_install time
+# The Secret Service rows: both providers, each on a private dbus-daemon, and their clients.
+need dbus-daemon dbus-daemon
+need gnome-keyring-daemon gnome-keyring
+need secret-tool libsecret-tools
+need dbus-monitor dbus-bin
+for p in python3-jeepney python3-secretstorage; do dpkg -s "$p" >/dev/null 2>&1 || apt_install "$p"; done
 
 RELEASE_FLAGS=(-c release --static-swift-stdlib -Xswiftc -static-executable)
 echo "bench: building the release binaries" >&2
 swift build "${RELEASE_FLAGS[@]}" --product kc >/dev/null 2>&1
 swift build "${RELEASE_FLAGS[@]}" --product kc-bench >/dev/null 2>&1
+# The provider as the Makefile builds it: libsystemd is only shared, so not -static-executable.
+PROVIDER_FLAGS=(-c release --static-swift-stdlib --scratch-path .build/provider)
+swift build "${PROVIDER_FLAGS[@]}" --product kc-secret-service >/dev/null 2>&1
 BIN="$(swift build "${RELEASE_FLAGS[@]}" --show-bin-path)"
 KC="$BIN/kc"
 KCB="$BIN/kc-bench"
+PROVIDER="$(swift build "${PROVIDER_FLAGS[@]}" --show-bin-path)/kc-secret-service"
 
-if [ -n "${BENCH_QUICK:-}" ]; then RUNS=50; SIZES="100 10000"; SLOW_RUNS=3; else RUNS=300; SIZES="100 10000 100000"; SLOW_RUNS=10; fi
+if [ -n "${BENCH_QUICK:-}" ]; then RUNS=50; SIZES="100 10000"; SLOW_RUNS=3; SS_N=10000; else RUNS=300; SIZES="100 10000 100000"; SLOW_RUNS=10; SS_N=100000; fi
 
 work=$(mktemp -d)
-cleanup() { KC_AGENT_DIR=$work/agent "$KC" agent --stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() {
+  # The Secret Service rows' processes (providers, dbus-daemons), then the agent.
+  if [ -f "$work/pids" ]; then while read -r pid; do kill "$pid" 2>/dev/null || true; done < "$work/pids"; fi
+  KC_AGENT_DIR=$work/agent "$KC" agent --stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
 trap cleanup EXIT
 export HOME=$work XDG_DATA_HOME=$work/data KC_AGENT_DIR=$work/agent KC_AGENT_GRACE=30
-unset XDG_RUNTIME_DIR KC_KEYCHAIN KC_PASSWORD KC_NEW_PASSWORD
+unset XDG_RUNTIME_DIR KC_KEYCHAIN KC_PASSWORD KC_NEW_PASSWORD DBUS_SESSION_BUS_ADDRESS
 results=$work/results
 mkdir -p "$results"
 
@@ -108,6 +133,101 @@ hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/60-integrations.
   -n "kc run -- /bin/true" "$KC run -k $small -- /bin/true" \
   -n "kc run with 10 references -- /bin/true" "$KC run -k $small $refs -- /bin/true" >/dev/null
 "$KC" lock --all
+
+# The Secret Service (issue 17). kc's provider and gnome-keyring, each on its own private
+# dbus-daemon, each with the same 100 items stored over D-Bus by the same client
+# (bench/secret_service.py, secretstorage): secret-tool lookup through both, in alternating
+# hyperfine rounds. Then kc's keychain grows to SS_N items (kc import of the same kind of items, each
+# with its Secret Service attribute map) for SearchItems and the provider's peak memory.
+echo "bench: Secret Service, kc's provider and gnome-keyring" >&2
+SS=(/usr/bin/python3 bench/secret_service.py)
+# private_bus DIR: starts a dbus-daemon listening at DIR/socket (its pid in $work/pids).
+private_bus() {
+  mkdir -p "$1"
+  cat > "$1/bus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$1/socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+  dbus-daemon --config-file="$1/bus.conf" --nofork --nopidfile 2>/dev/null &
+  echo $! >> "$work/pids"
+  for _ in $(seq 100); do [ -S "$1/socket" ] && return 0; sleep 0.05; done
+  echo "bench: dbus-daemon did not listen at $1/socket" >&2; exit 1
+}
+kcbus="unix:path=$work/kc-bus/socket"
+gkbus="unix:path=$work/gk-bus/socket"
+private_bus "$work/kc-bus"
+private_bus "$work/gk-bus"
+# kc: the provider gives a secret only to an agent that is the kc beside it, so both go
+# into one folder, as `make install` puts them, and the agent is started from there. The
+# default keychain (login) is unlocked in it, and the provider serves it.
+mkdir -p "$work/bin"
+cp "$KC" "$work/bin/kc"
+cp "$PROVIDER" "$work/bin/kc-secret-service"
+SKC=$work/bin/kc
+"$KC" agent --stop >/dev/null 2>&1 || true
+KC_PASSWORD=bench "$SKC" create --kdf interactive >/dev/null 2>&1
+KC_PASSWORD=bench "$SKC" unlock
+"$work/bin/kc-secret-service" --address "$kcbus" &
+provider_pid=$!
+echo "$provider_pid" >> "$work/pids"
+DBUS_SESSION_BUS_ADDRESS=$kcbus timeout 20 "${SS[@]}" wait
+# gnome-keyring: its own home; --unlock reads the password from stdin and creates the
+# login keyring with it, unlocked, with no prompt (headless).
+mkdir -p "$work/gk/run" && chmod 700 "$work/gk/run"
+printf bench | env HOME="$work/gk" XDG_RUNTIME_DIR="$work/gk/run" XDG_DATA_HOME="$work/gk/data" XDG_CONFIG_HOME="$work/gk/config" \
+  DBUS_SESSION_BUS_ADDRESS="$gkbus" gnome-keyring-daemon --foreground --components=secrets --unlock >/dev/null 2>&1 &
+echo $! >> "$work/pids"
+DBUS_SESSION_BUS_ADDRESS=$gkbus timeout 20 "${SS[@]}" wait
+for bus in "$kcbus" "$gkbus"; do
+  DBUS_SESSION_BUS_ADDRESS=$bus "${SS[@]}" store 0 100
+  [ "$(env DBUS_SESSION_BUS_ADDRESS="$bus" secret-tool lookup service svc-50 username user-50)" = pw-50 ] \
+    || { echo "bench: secret-tool lookup through $bus did not find the item" >&2; exit 1; }
+done
+# Four rounds that alternate which goes first (report.py pools them), so a change in the
+# machine's load during the run falls on both.
+gk_version=$(dpkg-query -W -f '${Version}' gnome-keyring 2>/dev/null || echo "?")
+gk_lookup=(-n "secret-tool lookup through gnome-keyring $gk_version, 100 items"
+           "env DBUS_SESSION_BUS_ADDRESS=$gkbus secret-tool lookup service svc-50 username user-50")
+kc_lookup=(-n "secret-tool lookup through kc's provider, 100 items"
+           "env DBUS_SESSION_BUS_ADDRESS=$kcbus secret-tool lookup service svc-50 username user-50")
+for round in 1 2 3 4; do
+  if [ $((round % 2)) = 1 ]; then order=("${gk_lookup[@]}" "${kc_lookup[@]}"); else order=("${kc_lookup[@]}" "${gk_lookup[@]}"); fi
+  hyperfine -N --runs "$((RUNS / 4))" --warmup 10 --export-json "$results/70-ss-lookup-$round.json" "${order[@]}" >/dev/null
+done
+# Where a lookup's time goes: 50 more lookups through each, with dbus-monitor timing each
+# call to the provider until its reply (the rest is secret-tool's own: process start, GLib,
+# its half of the Diffie-Hellman exchange).
+for side in kc gk; do
+  if [ "$side" = kc ]; then bus=$kcbus; else bus=$gkbus; fi
+  stdbuf -oL dbus-monitor --address "$bus" --profile > "$work/monitor-$side.txt" 2>/dev/null &
+  monitor=$!
+  sleep 0.5
+  for _ in $(seq 50); do env DBUS_SESSION_BUS_ADDRESS="$bus" secret-tool lookup service svc-50 username user-50 >/dev/null; done
+  sleep 0.2
+  kill "$monitor"; wait "$monitor" 2>/dev/null || true
+  "${SS[@]}" provider-time "$work/monitor-$side.txt" > "$results/ss-provider-$side.json"
+done
+# SS_N items in kc's keychain: the first 100 stored over D-Bus, the rest imported.
+echo "bench: Secret Service, $SS_N items" >&2
+"${SS[@]}" export 100 $((SS_N - 100)) > "$work/ss-items.json"
+KC_PASSWORD=bench "$SKC" import "$work/ss-items.json" >/dev/null 2>&1
+ss_mid=$((SS_N / 2))
+hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/71-ss-lookup-$SS_N.json" \
+  -n "secret-tool lookup through kc's provider, $SS_N items" \
+  "env DBUS_SESSION_BUS_ADDRESS=$kcbus secret-tool lookup service svc-$ss_mid username user-$ss_mid" >/dev/null
+DBUS_SESSION_BUS_ADDRESS=$kcbus "${SS[@]}" search "$SS_N" 1000 > "$results/ss-search.json"
+grep -E '^(VmHWM|VmRSS)' "/proc/$provider_pid/status" > "$results/provider-status.txt"
+"$SKC" agent --stop >/dev/null
 
 # Import: Keychain.importItems in one transaction, in-process (kc-bench), three rounds; then
 # the whole command, `kc import` of a Chrome CSV into a new keychain (parsing included).

@@ -108,6 +108,48 @@ if os.path.exists(pairs_path):
     rows.append((f"library: search by a pair every item has and a unique one", f"{p['pairs_shared_and_unique_ms']:.3f} ms", "", "", "< 2 ms", p["pairs_shared_and_unique_ms"] < 2))
     rows.append((f"library: the secret of the item two pairs name", f"{p['pairs_secret_ms']:.3f} ms", "", "", "", None))
 
+# The Secret Service (issue 17): secret-tool lookup through kc's provider and gnome-keyring,
+# where its time goes, SearchItems inside the provider, and the provider's peak memory.
+rounds = sorted(glob.glob(os.path.join(results, "70-ss-lookup-*.json")))
+if rounds:
+    pooled = {}
+    for path in rounds:
+        for r in json.load(open(path))["results"]:
+            pooled.setdefault(r["command"], []).extend(r["times"])
+
+    def summary(name):
+        t = sorted(pooled[name])
+        return name, statistics.median(t) * 1000, t[min(len(t) - 1, int(len(t) * 0.95))] * 1000
+
+    gk_name, gk, gk95 = summary(next(n for n in pooled if "gnome-keyring" in n))
+    kc_name, kc, kc95 = summary(next(n for n in pooled if "kc's provider" in n))
+    rows.append((gk_name, ms(gk), ms(gk95), f"{gk / floor_ms:.1f}×", "", None))
+    rows.append((kc_name, ms(kc), ms(kc95), f"{kc / gk:.2f}× gnome-keyring", "≤ 0.5× gnome-keyring", kc <= 0.5 * gk))
+    for path in glob.glob(os.path.join(results, "71-ss-lookup-*.json")):
+        for name, med, p95 in timings(os.path.basename(path)):
+            rows.append((name, ms(med), ms(p95), f"{med / gk:.2f}× gnome-keyring", "", None))
+    spent = {side: json.load(open(os.path.join(results, f"ss-provider-{side}.json"))) for side in ("gk", "kc")}
+    gk_in, kc_in = spent["gk"]["per_client_ms"], spent["kc"]["per_client_ms"]
+    methods = lambda side: ", ".join(f"{m} {v:.2f}" for m, v in spent[side]["methods"].items())
+    rows.append((f"time in gnome-keyring per lookup, call to reply (dbus-monitor; {methods('gk')})", ms(gk_in), "", "", "", None))
+    rows.append((f"time in kc's provider per lookup, call to reply (dbus-monitor; {methods('kc')})", ms(kc_in), "",
+                 f"{kc_in / gk_in:.2f}× gnome-keyring", "", None))
+    own = gk - gk_in
+    rows.append(("secret-tool's own cost (gnome-keyring's lookup − the time in gnome-keyring)", ms(own), "",
+                 f"a provider taking no time: {own / gk:.2f}× gnome-keyring", "", None))
+    search = json.load(open(os.path.join(results, "ss-search.json")))
+    n, ping = search["items"], search["ping"]
+    inside = search["search"]["median_ms"] - ping["median_ms"]
+    rows.append((f"SearchItems, service and username, {n} items, in the provider (median − Peer.Ping's)", ms(inside), "", "", "< 2 ms", inside < 2))
+    rows.append((f"SearchItems, service and username, {n} items, as the client sees it ({search['calls']} calls, one connection)",
+                 ms(search["search"]["median_ms"]), ms(search["search"]["p95_ms"]), "", "", None))
+    rows.append((f"SearchItems, application (every item has it) and service, {n} items, in the provider",
+                 ms(search["search_common"]["median_ms"] - ping["median_ms"]), "", "", "", None))
+    rows.append(("Peer.Ping to the provider: the bus round trip and the client's own cost", ms(ping["median_ms"]), ms(ping["p95_ms"]), "", "", None))
+    status = open(os.path.join(results, "provider-status.txt")).read()
+    hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
+    rows.append((f"peak RSS of kc's provider (VmHWM) after the lookups and searches, {n} items", f"{hwm:.1f} MB", "", "", "< 30 MB", hwm < 30))
+
 print("| measure | median | p95 | × floor | target | |")
 print("|---|---:|---:|---:|---|---|")
 for r in rows:
@@ -116,4 +158,5 @@ for r in rows:
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 print(f"\n{datetime.date.today().isoformat()}, {cores} cores, {cpu}; release build, fully static "
-      f"(`-static-executable`); keychains with the interactive KDF unless the row says otherwise.")
+      f"(`-static-executable`; the Secret Service provider `--static-swift-stdlib`, libsystemd and "
+      f"libcrypto shared); keychains with the interactive KDF unless the row says otherwise.")

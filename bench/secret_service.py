@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""make bench's Secret Service client (bench/bench.sh, docs/performance.md).
+
+Runs with Debian's python3 and its jeepney and secretstorage, on the bus that
+DBUS_SESSION_BUS_ADDRESS names.
+
+  secret_service.py wait                 until some program owns org.freedesktop.secrets (10 s)
+  secret_service.py store FIRST COUNT    stores items FIRST.. in the default collection, over D-Bus
+  secret_service.py export FIRST COUNT   prints the same items as a kc-export JSON file (for kc import)
+  secret_service.py search COUNT CALLS   times SearchItems on one connection against Peer.Ping
+  secret_service.py pid                  the pid of org.freedesktop.secrets' owner
+  secret_service.py provider-time FILE   the time the provider took per client, from a
+                                         `dbus-monitor --profile` log of that bus
+
+Item i has the attributes application=bench, service=svc-i, username=user-i (what
+keyring and secret-tool store: a service and a user, plus the application's own
+attribute), the label "bench i" and the secret "pw-i".
+"""
+import base64
+import json
+import random
+import statistics
+import sys
+import time
+
+from jeepney import DBusAddress, new_method_call
+from jeepney.io.blocking import open_dbus_connection
+
+NAME = "org.freedesktop.secrets"
+SERVICE = DBusAddress("/org/freedesktop/secrets", bus_name=NAME, interface="org.freedesktop.Secret.Service")
+PEER = DBusAddress("/org/freedesktop/secrets", bus_name=NAME, interface="org.freedesktop.DBus.Peer")
+BUS = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
+
+
+def attributes(i):
+    return {"application": "bench", "service": f"svc-{i}", "username": f"user-{i}"}
+
+
+def call(conn, address, method, signature=None, body=()):
+    reply = conn.send_and_get_reply(new_method_call(address, method, signature, body), timeout=30)
+    if reply.header.message_type.name != "method_return":
+        sys.exit(f"secret_service.py: {method}: {reply.header.fields.get(4, '')} {reply.body}")
+    return reply.body
+
+
+def wait():
+    conn = open_dbus_connection("SESSION")
+    deadline = time.monotonic() + 10
+    while not call(conn, BUS, "NameHasOwner", "s", (NAME,))[0]:
+        if time.monotonic() > deadline:
+            sys.exit(f"secret_service.py: nobody took {NAME} within 10 s")
+        time.sleep(0.05)
+
+
+def pid():
+    conn = open_dbus_connection("SESSION")
+    print(call(conn, BUS, "GetConnectionUnixProcessID", "s", (NAME,))[0])
+
+
+def store(first, count):
+    import secretstorage
+    conn = secretstorage.dbus_init()
+    collection = secretstorage.get_default_collection(conn)
+    for i in range(first, first + count):
+        collection.create_item(f"bench {i}", attributes(i), f"pw-{i}".encode(), replace=True)
+
+
+def export(first, count):
+    items = [{"class": "generic",
+              "attributes": {"service": f"svc-{i}", "account": f"user-{i}", "label": f"bench {i}",
+                             "secret-service-attributes": attributes(i)},
+              "data": base64.b64encode(f"pw-{i}".encode()).decode()}
+             for i in range(first, first + count)]
+    json.dump({"format": "kc-export", "version": 1, "items": items}, sys.stdout, separators=(",", ":"))
+
+
+def search(count, calls):
+    """Service.SearchItems with two attributes (a random item's service and username; then
+    the application, which every item has, with a random service) and, interleaved with
+    them, Peer.Ping to the same process: the bus round trip plus this client's own cost,
+    which the difference of the medians leaves out. Each search must find exactly one item."""
+    conn = open_dbus_connection("SESSION")
+    rng = random.Random(17)
+
+    def timed(address, method, signature=None, body=()):
+        start = time.perf_counter_ns()
+        result = call(conn, address, method, signature, body)
+        return (time.perf_counter_ns() - start) / 1e6, result
+
+    def one_search(query):
+        ms, (unlocked, locked) = timed(SERVICE, "SearchItems", "a{ss}", (query,))
+        if len(unlocked) != 1 or locked:
+            sys.exit(f"secret_service.py: SearchItems {query} found {len(unlocked)} unlocked, {len(locked)} locked items")
+        return ms
+
+    for _ in range(50):  # warm-up
+        i = rng.randrange(count)
+        timed(PEER, "Ping")
+        one_search({"service": f"svc-{i}", "username": f"user-{i}"})
+    ping, pair, common = [], [], []
+    for _ in range(calls):
+        i = rng.randrange(count)
+        ping.append(timed(PEER, "Ping")[0])
+        pair.append(one_search({"service": f"svc-{i}", "username": f"user-{i}"}))
+        common.append(one_search({"application": "bench", "service": f"svc-{rng.randrange(count)}"}))
+
+    def stats(values):
+        values = sorted(values)
+        return {"median_ms": statistics.median(values), "p95_ms": values[min(len(values) - 1, int(len(values) * 0.95))]}
+
+    print(json.dumps({"items": count, "calls": calls, "ping": stats(ping), "search": stats(pair), "search_common": stats(common)}))
+
+
+def provider_time(log):
+    """From `dbus-monitor --profile`: for each client (one secret-tool run each), the time
+    between each call to the provider and its reply, summed; the median over clients, and
+    each method's median. The timestamps are the monitor's, so each includes the two hops
+    between the bus and the provider; calls to the bus itself are left out."""
+    calls, per_client, per_method = {}, {}, {}
+    for line in open(log):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "mc" and len(f) >= 8:
+            calls[(f[3], f[2])] = (float(f[1]), f[4], f[7])
+        elif f[0] in ("mr", "err") and len(f) >= 6 and (f[4], f[5]) in calls:
+            start, destination, member = calls.pop((f[4], f[5]))
+            if destination == "org.freedesktop.DBus" or f[3] == "org.freedesktop.DBus":
+                continue
+            ms = (float(f[1]) - start) * 1000
+            per_client[f[4]] = per_client.get(f[4], 0) + ms
+            per_method.setdefault(member, []).append(ms)
+    print(json.dumps({"clients": len(per_client), "per_client_ms": statistics.median(per_client.values()),
+                      "methods": {m: statistics.median(v) for m, v in per_method.items()}}))
+
+
+if __name__ == "__main__":
+    command = sys.argv[1]
+    if command == "provider-time":
+        provider_time(sys.argv[2])
+    else:
+        {"wait": wait, "pid": pid, "store": store, "export": export, "search": search}[command](*[int(a) for a in sys.argv[2:]])
