@@ -255,6 +255,15 @@ public struct AgentClient: Sendable {
         return try HeldKeychain.list(value)
     }
 
+    /// `status`, from an agent that passes the checks the kernel lets this process make
+    /// (uids, not traced, and for kc the same program when it is visible), as requests that
+    /// carry a secret get: `kc unlock` believes "already unlocked" only from such a peer.
+    /// - Throws: errSecCSReqFailed when the peer is refused.
+    public func checkedStatus() throws -> [HeldKeychain]? {
+        guard case .ok(let value)? = try roundTrip(.status, [], carriesSecret: true) else { return nil }
+        return try HeldKeychain.list(value)
+    }
+
     /// Stops the agent (every key wiped). Returns false when none ran.
     @discardableResult
     public func stop() throws -> Bool {

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import KeychainCore
+import AgentWire
 import KCTestSupport
 
 /// Issue 21: how a user names a keychain — before or after the command, by name or by path,
@@ -86,5 +88,45 @@ import KCTestSupport
         #expect(FileManager.default.fileExists(atPath: h.directory + "/here.keychain-db"))
         out = try h.sh("kc create new.keychain-db --kdf interactive && kc status -k ./new.keychain-db")
         #expect(out.status == 0 && out.stdout == "\(h.directory)/new.keychain-db: locked\n", "\(out.stdout)\(out.stderr)")
+    }
+
+    /// From the review of these changes: `kc backup NAME --force` would replace the keychain
+    /// NAME in the data folder (a script's `kc backup "$NAME" --force` destroying a keychain).
+    /// A backup never replaces a keychain by name; a path still may be replaced with --force.
+    @Test func aBackupNeverReplacesAKeychainByName() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "svc", "-a", "me", "-w", "login-secret"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["create", "personal", "--kdf", "interactive"], password: "other password").status == 0)
+        #expect(try h.kc(["-k", "personal", "add", "-s", "svc", "-a", "me", "-w", "personal-secret"], password: "other password").status == 0)
+        let out = try h.kc(["backup", "personal", "--force"], password: KCHome.password)
+        #expect(out.status == 48 && out.stderr.contains("never replaces a keychain by name"), "\(out.stderr)")
+        #expect(try h.kc(["find", "-k", "personal", "-s", "svc", "-w"], password: "other password").stdout == "personal-secret")
+        #expect(try h.kc(["backup", h.directory + "/data/kc/personal.keychain-db", "--force"], password: KCHome.password).status == 0,
+                "a path is replaced with --force, as documented")
+    }
+
+    /// From the review: an impostor at the agent socket that says "held" must not turn
+    /// `kc unlock` (which refuses it with exit 22 when it sends the password) into a quiet
+    /// "already unlocked".
+    @Test func anImpostorSayingHeldDoesNotSilenceUnlock() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        _ = try AgentImpostor.start(h, kind: .dumpable, holds: h.defaultKeychain, version: AgentProtocol.version)
+        let out = try h.kc(["unlock"])
+        #expect(out.status != 0 && !out.stderr.contains("already unlocked"), "\(out.stderr)")
+    }
+
+    /// From the review: a -k before the command and another after it, or a password option
+    /// before a credential helper, were silently overridden or ignored.
+    @Test func conflictingLeadingOptionsAreRefused() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var out = try h.kc(["-k", "work", "find", "-k", "login", "-s", "svc"], password: KCHome.password)
+        #expect(out.status == 2 && out.stderr.contains("given twice"), "\(out.stderr)")
+        out = try h.kc(["-k", "login", "find", "-s", "-k"], password: KCHome.password)
+        #expect(out.status == 44, "-k as the value of -s is a service: \(out.stderr)")
+        out = try h.kc(["--password-stdin", "git-credential", "get"], stdin: Data("protocol=https\nhost=x\n\n".utf8))
+        #expect(out.status == 2 && out.stderr.contains("takes no keychain password"), "\(out.stderr)")
     }
 }

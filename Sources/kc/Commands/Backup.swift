@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import KeychainClient
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,6 +49,12 @@ struct Backup: ParsableCommand {
         let real = KeychainLocation.realPath(target)
         if real == handle.path {
             throw KeychainError(errSecParam, "DEST is the keychain itself", hint: "choose another path for the backup")
+        }
+        // A NAME is a keychain in the data folder: a backup never replaces one by name, even
+        // with --force (`kc backup "$NAME" --force` in a script must not destroy a keychain).
+        if !KeychainLocation.isPath(destination), KeychainSession.exists(real) {
+            throw KeychainError(errSecDuplicateKeychain, "DEST names the keychain \(real); a backup never replaces a keychain by name",
+                                hint: "give a path (with a / or ending in .keychain-db) to replace a file, or another name")
         }
         let count = try handle.backup(to: real, replacing: force)
         Report.note("backed up \(count) item\(count == 1 ? "" : "s") of \(handle.path) to \(real)")

@@ -59,7 +59,11 @@ struct Unlock: ParsableCommand {
         let choice = keychain.choice
         guard timeout == nil, max == nil, !choice.passwordStdin, choice.passwordFile == nil,
               PasswordSource.environmentPassword == nil else { return nil }
-        guard let held = try AgentClient().status()?.first(where: { $0.path == path }) else { return nil }
+        // Only from an agent that passes the peer checks: an impostor that says "held" must
+        // not silence the unlock that would have refused it (exit 22).
+        var client = AgentClient()
+        client.isKC = true
+        guard let held = try? client.checkedStatus()?.first(where: { $0.path == path }) else { return nil }
         return (held.idle, held.maximum)
     }
 }

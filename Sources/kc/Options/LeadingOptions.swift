@@ -37,6 +37,26 @@ enum LeadingOptions {
         guard let subcommand = rest.first, !subcommand.hasPrefix("-") else {
             throw ValidationError("\(leading.joined(separator: " ")) chooses the keychain of a command; give the command after it, as in `kc \(leading.joined(separator: " ")) find --all`")
         }
+        let keychainGiven = leading.contains { $0 == "-k" || $0 == "--keychain" || $0.hasPrefix("--keychain=") }
+        let passwordGiven = leading.contains { $0.hasPrefix("--password") }
+        // The credential helpers read git's or Docker's protocol on stdin and never take a
+        // keychain password (the keychain must be unlocked): say so rather than ignore it.
+        if passwordGiven && (subcommand == "git-credential" || subcommand == "docker-credential") {
+            throw ValidationError("\(subcommand) takes no keychain password; unlock the keychain with `kc unlock` first")
+        }
+        // `kc -k work find -k personal …` (an alias with -k, then another): refuse rather
+        // than let the last one win without a word.
+        if keychainGiven {
+            let after = Array(rest.dropFirst())
+            for (i, word) in after.enumerated() {
+                if word == "--" { break }
+                let isKeychain = word == "-k" || word == "--keychain" || word.hasPrefix("--keychain=")
+                let isValue = i > 0 && ValueOptions.takesValue(after[i - 1], in: subcommand)
+                if isKeychain && !isValue {
+                    throw ValidationError("-k/--keychain is given twice (before and after '\(subcommand)'); give one")
+                }
+            }
+        }
         return [subcommand] + leading + rest.dropFirst()
     }
 }
