@@ -36,6 +36,7 @@ final class PinentryDialog {
         posix_spawn_file_actions_adddup2(&actions, toPinentry[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromPinentry[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        CloseOnExec.closeAll(from: 3, in: &actions)   // nothing else of the provider's reaches the child
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
