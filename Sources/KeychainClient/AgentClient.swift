@@ -53,6 +53,13 @@ public struct AgentClient: Sendable {
         return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The program `name` installed in the same folder as this one (`kc` beside the Secret
+    /// Service provider, the provider beside `kc`): `make install` puts them together.
+    public static func besideOwnExecutable(_ name: String) -> String {
+        let folder = ownExecutable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return (folder.isEmpty ? "." : folder) + "/" + name
+    }
+
     /// The only variables the agent inherits: never a password.
     public static let agentEnvironment = ["HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"]
 

@@ -97,28 +97,11 @@ package enum ProviderLauncher {
         return (lines[0], lines[1])
     }
 
-    /// Starts `arguments` (searched on PATH) with stdin and stderr on /dev/null, stdout on
-    /// `stdout` (else /dev/null), every other descriptor closed; does not wait.
+    /// Starts `arguments` (`ChildProcess`), stdout on `stdout` (else /dev/null); waits only
+    /// for `dbus-daemon --fork`, whose first process exits once the daemon listens (the
+    /// provider detaches and is reaped by whoever outlives it).
     static func spawn(_ arguments: [String], stdout: Int32?) throws(BusError) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let stdout { posix_spawn_file_actions_adddup2(&actions, stdout, 1) } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        }
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        CloseOnExec.closeAll(from: 3, in: &actions)   // nothing else of the provider's reaches the child
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        SpawnAttributes.newSession(&attributes)
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, arguments[0], &actions, &attributes, &argv, environ)
-        guard rc == 0 else { throw .failed("\(arguments[0]): \(String(cString: strerror(rc)))") }
-        // The child is reaped by whoever outlives it; the provider detaches, dbus-daemon forks.
+        let pid = try ChildProcess.spawn(arguments, stdout: stdout)
         var status: Int32 = 0
         if arguments[0] == "dbus-daemon" { _ = waitpid(pid, &status, 0) }
     }

@@ -29,34 +29,25 @@ final class PinentryDialog {
     /// is shown above the field (a wrong password before).
     /// - Throws: when pinentry cannot be started.
     init(program: String, tty: String?, description: String, error: String?) throws(BusError) {
-        guard let toPinentry = CloseOnExec.pipe(), let fromPinentry = CloseOnExec.pipe() else { throw .failed("cannot make a pipe") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toPinentry[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromPinentry[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        CloseOnExec.closeAll(from: 3, in: &actions)   // nothing else of the provider's reaches the child
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        SpawnAttributes.newSession(&attributes)
+        guard let toPinentry = CloseOnExec.pipe() else { throw .failed("cannot make a pipe") }
+        guard let fromPinentry = CloseOnExec.pipe() else {
+            for fd in toPinentry { close(fd) }
+            throw .failed("cannot make a pipe")
+        }
         var arguments = [program]
         if let tty {
             let term = getenv("TERM").map { String(cString: $0) } ?? "xterm"
             arguments += ["--ttyname", tty, "--ttytype", term.isEmpty ? "xterm" : term]
         }
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var child: pid_t = 0
-        let rc = posix_spawnp(&child, program, &actions, &attributes, &argv, environ)
+        let child: pid_t
+        do {
+            child = try ChildProcess.spawn(arguments, stdin: toPinentry[0], stdout: fromPinentry[1])
+        } catch {
+            for fd in toPinentry + fromPinentry { close(fd) }
+            throw error
+        }
         close(toPinentry[0])
         close(fromPinentry[1])
-        guard rc == 0 else {
-            close(toPinentry[1])
-            close(fromPinentry[0])
-            throw .failed("cannot start \(program): \(String(cString: strerror(rc)))")
-        }
         pid = child
         input = toPinentry[1]
         output = fromPinentry[0]

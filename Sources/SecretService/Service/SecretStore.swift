@@ -18,9 +18,7 @@ package final class SecretStore {
     let kcExecutable: String
 
     package init(agent: AgentClient = AgentClient(), kcExecutable: String? = nil) {
-        let own = AgentClient.ownExecutable
-        let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let kc = kcExecutable ?? ((folder.isEmpty ? "." : folder) + "/kc")
+        let kc = kcExecutable ?? AgentClient.besideOwnExecutable("kc")
         self.kcExecutable = kc
         // A secret (a CreateItem's, a new collection's password) goes only to an agent that
         // is this kc as far as the kernel shows it, as kc's own requests do.

@@ -44,10 +44,10 @@ struct FindRequest: Equatable {
         matching.apply(to: &query)
         if secretOnly {
             // Two, to say so when the query does not choose one item (an import can bring the
-            // same login twice); the first is the one printed, as with a limit of one.
+            // same login twice); the first is the one printed, as with a limit of one. Only the
+            // data: the attributes that name the difference are asked for only then.
             query[kSecMatchLimit] = 2
             query[kSecReturnData] = true
-            query[kSecReturnAttributes] = true
         } else {
             query[kSecReturnAttributes] = true
             if withSecret { query[kSecReturnData] = true }
@@ -60,11 +60,17 @@ struct FindRequest: Equatable {
                                 hint: "list what is there with `kc list`")
         }
         if secretOnly {
-            let matches = result as? [[String: Any]] ?? []
-            guard let data = matches.first?[kSecValueData] as? Data else {
+            let secrets = result as? [Data] ?? []
+            guard let data = secrets.first else {
                 throw KeychainError(errSecItemNotFound, "the item matching \(matching.describe(item.summary)) has no secret")
             }
-            if matches.count > 1 { warnAboutSecondMatch(matches[0], matches[1]) }
+            if secrets.count > 1 {
+                var both = query
+                both[kSecReturnData] = nil
+                both[kSecReturnAttributes] = true
+                let attributes = (try? keychain.copyMatching(both)) as? [[String: Any]] ?? []
+                warnAboutSecondMatch(attributes.first ?? [:], attributes.dropFirst().first ?? [:])
+            }
             printSecret(data)
             return
         }

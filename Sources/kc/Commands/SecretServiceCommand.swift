@@ -29,11 +29,7 @@ struct SecretServiceCommand: ParsableCommand {
     var options: [String] = []
 
     /// The provider's path: beside this kc.
-    static var providerPath: String {
-        let own = AgentClient.ownExecutable
-        let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return (folder.isEmpty ? "." : folder) + "/kc-secret-service"
-    }
+    static var providerPath: String { AgentClient.besideOwnExecutable("kc-secret-service") }
 
     func run() throws {
         // The options pass through to the provider, --help too: show kc's own help (what
