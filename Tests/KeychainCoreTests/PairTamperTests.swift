@@ -72,12 +72,8 @@ import Testing
         let t = try Self.keychain()
         let user = try t.sql("SELECT hex(fp) FROM kc_pairs WHERE seq = 1 AND fp IN (SELECT fp FROM kc_pairs WHERE seq = 2)")
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let entry = try t.sql("SELECT quote(type), quote(name), quote(tbl_name), rootpage, quote(sql) FROM sqlite_schema WHERE name = 'kc_pairs_fp'")
-            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").joined(separator: ", ")
         try t.sql("UPDATE kc_pairs SET fp = x'00' WHERE seq = 1 AND fp = x'\(user)'")
-        try t.sql("PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name = 'kc_pairs_fp'")
-        try t.sql("UPDATE kc_pairs SET fp = x'\(user)' WHERE seq = 1 AND fp = x'00'")
-        try t.sql("PRAGMA writable_schema = ON; INSERT INTO sqlite_schema VALUES (\(entry))")
+        try t.sqlWithIndexHidden("kc_pairs_fp", "UPDATE kc_pairs SET fp = x'\(user)' WHERE seq = 1 AND fp = x'00'")
         do {
             let answer = try Self.secret(t.keychain)
             Issue.record("a first match through the stale index answered \(answer ?? "nil")")
@@ -92,11 +88,7 @@ import Testing
     /// that seq would inherit it). The integrity scan reads the table itself.
     @Test func aPairRowHiddenFromTheIndexIsDetected() throws {
         let t = try Self.keychain()
-        let entry = try t.sql("SELECT quote(type), quote(name), quote(tbl_name), rootpage, quote(sql) FROM sqlite_schema WHERE name = 'kc_pairs_fp'")
-            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").joined(separator: ", ")
-        try t.sql("PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name = 'kc_pairs_fp'")
-        try t.sql("INSERT INTO kc_pairs VALUES (4, x'\(try Self.firstPair(t))')")
-        try t.sql("PRAGMA writable_schema = ON; INSERT INTO sqlite_schema VALUES (\(entry))")
+        try t.sqlWithIndexHidden("kc_pairs_fp", "INSERT INTO kc_pairs VALUES (4, x'\(try Self.firstPair(t))')")
         expectDetected(t, "a hidden pair row of no item")
     }
 

@@ -51,6 +51,17 @@ final class TempKeychain {
         try Self.run("/usr/bin/sqlite3", [path, statement])
     }
 
+    /// Runs `statement` while the index `index` is hidden from SQLite (its schema entry
+    /// removed with `writable_schema`, then put back as it was): the attacker's way to edit
+    /// a table without its index following, leaving a stale index.
+    func sqlWithIndexHidden(_ index: String, _ statement: String) throws {
+        let entry = try sql("SELECT quote(type), quote(name), quote(tbl_name), rootpage, quote(sql) FROM sqlite_schema WHERE name = '\(index)'")
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").joined(separator: ", ")
+        try sql("PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name = '\(index)'")
+        try sql(statement)
+        try sql("PRAGMA writable_schema = ON; INSERT INTO sqlite_schema VALUES (\(entry))")
+    }
+
     /// Runs a tool to the end through `Spawn` (close-on-exec pipes, a deadline).
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> String {
