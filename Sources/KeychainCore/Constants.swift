@@ -371,3 +371,11 @@ public let kcAttrSecretServiceAttributes = "kcsa"
 /// **kc extension**: a generic password's Secret Service content type (a `String` such as
 /// `"text/plain"`). Stored encrypted; not indexed, not in the primary key.
 public let kcAttrContentType = "kcct"
+/// **kc extension**: an item's access-control flags, an `Int` holding the raw value of Apple's
+/// `SecAccessControlCreateFlags` (`.userPresence` = 1, `.biometryAny` = 2,
+/// `.biometryCurrentSet` = 8, `.devicePasscode` = 16, `.watch` = 32, `.or` = 16384,
+/// `.and` = 32768, `.privateKeyUsage` = 1 << 30, `.applicationPassword` = 1 << 31). It is what
+/// the Security module stores for a `kSecAttrAccessControl` object (whose protection class
+/// goes to `kSecAttrAccessible`), and what `kc add --user-presence` stores. Stored encrypted
+/// in the item's metadata; neither indexed nor in the primary key; absent or 0 means none.
+public let kcAttrAccessControlFlags = "kcac"
