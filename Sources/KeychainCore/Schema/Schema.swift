@@ -15,6 +15,8 @@ package enum Schema {
             AttributeSpec("agrp", .string, all, index: .accessGroup),
             AttributeSpec("pdmn", .string, all),
             AttributeSpec("sync", .bool, all),
+            // kc extension: access-control flags (SecAccessControlCreateFlags' raw value).
+            AttributeSpec(kcAttrAccessControlFlags, .number, all),
             AttributeSpec("desc", .blob, passwords),
             AttributeSpec("icmt", .blob, passwords),
             AttributeSpec("crtr", .number, passwords.union([.key])),
