@@ -8,9 +8,10 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git
 # The Secret Service tests run real clients on a private bus: dbus-daemon, secret-tool,
 # Python's secretstorage and keyring, Docker's helper, and git's libsecret helper, built
 # from the source Debian's git ships (gcc, libsecret-1-dev); keyring's own backend tests run
-# with pytest, from its sdist that pip downloads from PyPI at test time.
+# with pytest, from its sdist that pip downloads from PyPI at test time. Debian's diceware package
+# has the EFF word list that kc generate --words is checked against.
 TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring python3-pytest python3-pip \
-	golang-docker-credential-helpers \
+	golang-docker-credential-helpers diceware \
 	gcc libc6-dev make libsecret-1-dev
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable

@@ -26,6 +26,23 @@ package enum Sodium {
         return bytes
     }
 
+    /// A number drawn uniformly from `0..<upperBound` by the system's CSPRNG, with no
+    /// modulo bias (`randombytes_uniform` rejects the values that would cause one).
+    ///
+    ///     let index = try Sodium.randomUniform(94)   // 0...93, each with probability 1/94
+    ///
+    /// - Throws: `errSecInternalError` if libsodium cannot start; `errSecParam` for an
+    ///   upper bound of 0 (there is nothing to draw).
+    /// - SeeAlso: https://doc.libsodium.org/generating_random_data
+    package static func randomUniform(_ upperBound: UInt32) throws -> UInt32 {
+        try ensureReady()
+        guard upperBound >= 2 else {
+            if upperBound == 1 { return 0 }
+            throw KeychainError(errSecParam, "no number below 0 to draw")
+        }
+        return randombytes_uniform(upperBound)
+    }
+
     /// Zeroes an array's storage in place (best effort: copies made earlier are not reached).
     package static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in

@@ -1,6 +1,9 @@
 import ArgumentParser
 import KeychainCore
 import KeychainClient
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -8,7 +11,7 @@ import FoundationEssentials
 /// `kc add`: stores a new item.
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add an item; the secret comes from a prompt, stdin, --data-file or -w.",
+        abstract: "Add an item; the secret comes from a prompt, stdin, --data-file, -w or --generate.",
         discussion: """
         Examples:
           kc add -s github.com -a alice               # asks for the secret twice
@@ -16,6 +19,16 @@ struct Add: ParsableCommand {
           kc add -s db -a app --data-file secret.bin  # from a file, binary too
           kc add --class internet -s example.com -a bob -r https -P 443
           kc add -U -s github.com -a alice            # replaces an existing secret
+          kc add -s example.com -a bob --generate     # a new random secret
+          kc add -s wifi --generate=words:6 --print   # a passphrase, shown once
+
+        --generate[=SPEC] stores a new secret from kc generate's source and
+        prints it only with --print. SPEC is kc generate's options, compact,
+        separated by commas: a length (32), --charset elements (letters,
+        digits, a-f), nosymbols, digitsonly, require:digit+symbol, words or
+        words:N, sep:S, and last exclude:CHARS. --generate alone (or
+        --generate=default): kc generate's defaults, 24 characters with
+        letters, digits and symbols.
 
         The secret is stored with its exact bytes; on a terminal, kc warns when
         one from stdin or a file ends in a newline. An empty secret is refused
@@ -32,11 +45,24 @@ struct Add: ParsableCommand {
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.")
     var updateIfExists = false
 
+    @Option(name: .customLong("generate"), help: ArgumentHelp(
+        "Store a new random secret; SPEC as below (--generate alone: kc generate's defaults).", valueName: "spec"))
+    var generate: String?
+
+    @Flag(name: .customLong("print"), help: "Print the generated secret once it is stored.")
+    var printSecret = false
+
     @Option(parsing: .unconditional, help: "The key-derivation profile if this add creates the default keychain.")
     var kdf: KDFProfile = .moderate
 
     func validate() throws {
-        try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin)
+        if generate != nil && secret.isGiven {
+            throw ValidationError("--generate makes the secret, and -w or --data-file gives one; use one of them")
+        }
+        if printSecret && generate == nil {
+            throw ValidationError("--print shows a generated secret: use it with --generate")
+        }
+        if generate == nil { try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin) }
         if (item.itemClass == .certificate || item.itemClass == .key) && secret.dataFile == nil {
             throw ValidationError("a \(item.itemClass.rawValue) is added from a file: --data-file PATH")
         }
@@ -52,9 +78,16 @@ struct Add: ParsableCommand {
                                     hint: "for example: kc add -s github.com -a alice")
             }
         }
+        // A SPEC that cannot be used is refused before any password is asked for.
+        let recipe = try generate.map { try GenerationRequest(spec: $0).recipe() }
         let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf)
         try keychain.prepare()   // the keychain password is asked for before the secret
-        let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
+        let value: SecureBytes
+        if let recipe {
+            value = try PasswordGenerator.generate(recipe)
+        } else {
+            value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
+        }
         let data = value.withUnsafeBytes { Data($0) }
         var query = item.query
         if item.itemClass == .internet && query[kSecAttrAuthenticationType] == nil {
@@ -70,7 +103,21 @@ struct Add: ParsableCommand {
             }
             try replaceExisting(keychain, data: data)
         }
-        secret.noteTrailingNewline(data.last == 0x0A, stdinTaken: self.keychain.passwordStdin)
+        if let recipe {
+            reportGenerated(value, recipe: recipe)
+        } else {
+            secret.noteTrailingNewline(data.last == 0x0A, stdinTaken: self.keychain.passwordStdin)
+        }
+    }
+
+    /// --generate: the secret on stdout only with --print (as kc find -w prints it), and
+    /// its entropy on stderr when a person is at the terminal.
+    private func reportGenerated(_ value: borrowing SecureBytes, recipe: PasswordRecipe) {
+        if printSecret {
+            _ = value.withUnsafeBytes { Report.writeAll(1, $0) }
+            if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }
+        }
+        if isatty(2) == 1 { Report.note("stored a generated secret: " + recipe.entropyLine) }
     }
 
     /// -U: the item exists; give it the new secret and the attributes given.

@@ -17,6 +17,7 @@ enum ValueOptions {
         "-P", "--port", "-r", "--protocol", "-t", "--auth-type", "--timeout", "--max", "--tag", "--limit",
         "--data-file", "--secret", "--kdf", "--new-label", "--new-kind", "--new-comment", "--new-account",
         "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to",
+        "--length", "--charset", "--require", "--exclude", "--words", "--separator", "--count", "--generate",
     ]
 
     /// Whether `name` takes a value in `subcommand`. `-w` is the secret's value in `add` and
@@ -24,6 +25,35 @@ enum ValueOptions {
     static func takesValue(_ name: String, in subcommand: String) -> Bool {
         if name == "-w" { return subcommand == "add" || subcommand == "update" }
         return names.contains(name)
+    }
+
+    /// Options whose value may be left out, by subcommand, and the value meant then:
+    /// `kc add --generate` alone means `--generate=default`, as ArgumentParser has no option
+    /// with an optional value (and refuses an empty one).
+    static let optionalValues: [String: [String: String]] = ["add": ["--generate": "default"]]
+
+    /// The arguments (after `kc`) with each option of `optionalValues` given without `=`
+    /// written `OPTION=VALUE`; a word that is another option's value (`-s --generate`) and
+    /// everything after a `--` stay as they are.
+    static func attachingOptionalValues(_ arguments: [String]) -> [String] {
+        guard let subcommand = arguments.first, let optional = optionalValues[subcommand],
+              arguments.contains(where: { optional[$0] != nil }) else { return arguments }
+        var out = [subcommand]
+        var i = 1
+        while i < arguments.count {
+            let word = arguments[i]
+            if word == "--" { return out + arguments[i...] }
+            if let value = optional[word] {
+                out.append(word + "=" + value)
+            } else if takesValue(word, in: subcommand), i + 1 < arguments.count {
+                out += [word, arguments[i + 1]]
+                i += 1
+            } else {
+                out.append(word)
+            }
+            i += 1
+        }
+        return out
     }
 
     /// The arguments (after `kc`) with each `OPTION --` whose option takes a value written
