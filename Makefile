@@ -74,6 +74,8 @@ install: release
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	install -m 0644 docs/man/kc.1 "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1"
+	install -d "$(DESTDIR)$(PREFIX)/share/doc/kc"
+	install -m 0644 docs/third-party.md "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md"
 	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc"
 	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc"
 	"$(DESTDIR)$(PREFIX)/bin/kc" --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
@@ -83,7 +85,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
 	  "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service" \
-	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" \
+	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
 

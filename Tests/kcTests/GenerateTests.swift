@@ -301,6 +301,28 @@ import KCTestSupport
         #expect(stored.count > 10 && !s.screen.contains(stored), "the secret is not on the screen")
     }
 
+    /// The README's example, each line run by /bin/sh as written.
+    @Test func readmeExample() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let lines = try ReadmeTests.example("generate")
+        #expect(lines.count == 5)
+        var outputs: [KCBinary.Output] = []
+        for line in lines {
+            let out = try h.sh(line)
+            #expect(out.status == 0 && out.stderr.isEmpty, "\(line): \(out.stderr)")
+            outputs.append(out)
+        }
+        #expect(outputs[0].stdout.count == 24)
+        #expect(outputs[1].stdout.split(separator: "-").count >= 6)
+        let third = outputs[2].stdout
+        #expect(third.count == 16 && third.contains(where: Self.digits.contains) && third.contains(where: Self.symbols.contains)
+                && !third.contains("\"") && !third.contains("`"), "\(third)")
+        #expect(outputs[3].stdout.isEmpty)
+        #expect(try h.kc(["find", "-s", "example.com", "-a", "bob", "-w"], password: KCHome.password).stdout.count == 24)
+        #expect(try h.kc(["find", "-s", "wifi", "-w"], password: KCHome.password).stdout == outputs[4].stdout)
+    }
+
     /// `--generate` alone becomes `--generate=`; a value of another option is left alone.
     @Test func bareGenerateIsRewritten() {
         #expect(ValueOptions.attachingOptionalValues(["add", "--generate", "-s", "x"]) == ["add", "--generate=default", "-s", "x"])
