@@ -301,6 +301,17 @@ import KCTestSupport
         #expect(stored.count > 10 && !s.screen.contains(stored), "the secret is not on the screen")
     }
 
+    /// The completion scripts offer the command and its options.
+    @Test func completionScriptsKnowGenerate() throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let out = try KCBinary.run(["--generate-completion-script", shell])
+            #expect(out.status == 0)
+            for word in ["digits-only", "no-symbols", "separator", "charset", "words:6"] {
+                #expect(out.stdout.contains(word), "\(shell): \(word)")
+            }
+        }
+    }
+
     /// The README's example, each line run by /bin/sh as written.
     @Test func readmeExample() throws {
         let h = try KCHome()

@@ -46,7 +46,8 @@ struct Add: ParsableCommand {
     var updateIfExists = false
 
     @Option(name: .customLong("generate"), help: ArgumentHelp(
-        "Store a new random secret; SPEC as below (--generate alone: kc generate's defaults).", valueName: "spec"))
+        "Store a new random secret; SPEC as below (--generate alone: kc generate's defaults).", valueName: "spec"),
+            completion: .list(["default", "words", "words:6", "32", "nosymbols", "digitsonly", "letters,digits"]))
     var generate: String?
 
     @Flag(name: .customLong("print"), help: "Print the generated secret once it is stored.")

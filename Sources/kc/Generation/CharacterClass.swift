@@ -8,6 +8,7 @@ import KeychainCore
 ///     CharacterClass.of(UInt8(ascii: "7"))       // .digit
 ///     try CharacterClass.required("digit,symbol") // [.digit, .symbol]
 enum CharacterClass: String, CaseIterable, Comparable {
+    /// a-z (26), A-Z (26), 0-9 (10), and the 32 other printable ASCII characters.
     case lower, upper, digit, symbol
 
     /// The class's characters, in ASCII order.

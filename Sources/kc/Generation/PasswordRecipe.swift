@@ -10,7 +10,9 @@ import Glibc
 ///     let recipe = PasswordRecipe.characters(.init(alphabet: CharacterClass.digit.members, length: 6, required: []))
 ///     recipe.entropyBits      // 19.93: 10^6 equally likely secrets
 enum PasswordRecipe {
+    /// Characters from a set (`--length`, `--charset`, `--require`, `--exclude`).
     case characters(CharacterRecipe)
+    /// A passphrase (`--words`, `--separator`).
     case words(WordRecipe)
 
     /// log2 of the number of secrets the recipe gives, each equally likely.
