@@ -54,6 +54,38 @@ import Testing
         #expect(try Self.secret(again, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: [String: String]()])) == Array("prod-token-2".utf8))
     }
 
+    /// What the format-3 fixture holds beyond the items of every fixture: a generic password
+    /// with a Secret Service map, one stored as after-first-unlock (`ck`), one as
+    /// when-unlocked-this-device-only (`aku`), and a certificate (stored `dk`, Apple's default).
+    static func expectTheFormatThreeItems(_ k: Keychain) throws {
+        #expect(try Self.secret(k, genp([kcAttrSecretServiceAttributes: ["env": "prod"]])) == Array("ss-token".utf8))
+        let ss = try #require(try k.copyMatching(genp([kSecAttrService: "ss-app", kSecReturnAttributes: true])) as? [String: Any])
+        #expect(ss[kcAttrSecretServiceAttributes] as? [String: String] == ["application": "ss-app", "env": "prod"])
+        #expect(ss[kcAttrContentType] as? String == "text/plain")
+        let cron = try #require(try k.copyMatching(genp([kSecAttrService: "backup", kSecAttrAccount: "cron", kSecReturnAttributes: true, kSecReturnData: true])) as? [String: Any])
+        #expect(cron[kSecAttrAccessible] as? String == "ck")
+        #expect((cron[kSecValueData] as? Data).map { Array($0) } == Array("cron-token".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "device", kSecAttrAccount: "only", kSecAttrAccessible: "aku"])) == Array("device-token".utf8))
+        let cert = try #require(try k.copyMatching([kSecClass: kSecClassCertificate, kSecAttrLabel: "fixture certificate", kSecReturnAttributes: true]) as? [String: Any])
+        #expect(cert[kSecAttrAccessible] as? String == "dk")
+    }
+
+    @Test func formatThreeOpensAndKeepsEveryItem() throws {
+        let (directory, path) = try Self.copy("v3.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try Self.versions(path) == "3\n3\n3\n")
+        let k = try Keychain.open(at: path, password: try secure("fixture-v3-password"))
+        #expect(try k.itemCount() == 8)
+        #expect(try k.check() == 8)
+        #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"])) == Array("prod-token-2".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "staging"])) == Array("staging-token".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "bin", kSecAttrAccount: "raw"])) == [0, 1] + Array("binary".utf8))
+        #expect(try Self.secret(k, [kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob"]) == Array("hunter2".utf8))
+        expectStatus(errSecItemNotFound) { _ = try k.copyMatching(genp([kSecAttrService: "gone"])) }
+        try Self.expectTheFormatThreeItems(k)
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v2-password")) }
+    }
+
     @Test func formatTwoOpensMigratesAndKeepsEveryItem() throws {
         let (directory, path) = try Self.copy("v2.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
