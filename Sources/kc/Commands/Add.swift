@@ -16,12 +16,19 @@ struct Add: ParsableCommand {
           kc add -s db -a app --data-file secret.bin  # from a file, binary too
           kc add --class internet -s example.com -a bob -r https -P 443
           kc add -U -s github.com -a alice            # replaces an existing secret
+          kc add -s backup -a cron --accessible after-first-unlock
 
         The secret is stored with its exact bytes; on a terminal, kc warns when
         one from stdin or a file ends in a newline. An empty secret is refused
         (exit 206) unless --allow-empty is given. The first add with no keychain
         creates the default one (asking for its new password). Exit 45 when the
         item exists (without -U).
+
+        --accessible after-first-unlock keeps the item readable through the
+        agent after kc lock and auto-lock, until the agent stops or the
+        machine restarts (for cron jobs); the default, when-unlocked, only
+        while unlocked. *-this-device-only items never leave this machine:
+        kc export leaves them out.
         """
     )
 
@@ -31,6 +38,9 @@ struct Add: ParsableCommand {
 
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.")
     var updateIfExists = false
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("When the item can be read: when-unlocked (default), after-first-unlock, always (deprecated), or one of them with -this-device-only, or when-passcode-set-this-device-only; Apple's codes (ck...) too.", valueName: "class"))
+    var accessible: Accessibility?
 
     @Option(parsing: .unconditional, help: "The key-derivation profile if this add creates the default keychain.")
     var kdf: KDFProfile = .moderate
@@ -52,6 +62,7 @@ struct Add: ParsableCommand {
                                     hint: "for example: kc add -s github.com -a alice")
             }
         }
+        accessible?.warnIfDeprecated()
         let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf)
         try keychain.prepare()   // the keychain password is asked for before the secret
         let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
@@ -61,6 +72,7 @@ struct Add: ParsableCommand {
             query[kSecAttrAuthenticationType] = kSecAttrAuthenticationTypeDefault
         }
         query[kSecValueData] = data
+        if let accessible { query[kSecAttrAccessible] = accessible.code }
         do {
             _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
@@ -79,6 +91,7 @@ struct Add: ParsableCommand {
                                         kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag]
         var query: [String: Any] = [kSecClass: item.itemClass.secClass]
         var changes: [String: Any] = [kSecValueData: data]
+        if let accessible { changes[kSecAttrAccessible] = accessible.code }
         for (key, value) in item.attributes {
             if identifying.contains(key) { query[key] = value } else { changes[key] = value }
         }
