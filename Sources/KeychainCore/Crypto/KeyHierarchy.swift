@@ -22,7 +22,9 @@ package final class KeyHierarchy: @unchecked Sendable {
 
     /// The keys of one protection class: its data keys' wrap and its metadata's seal.
     struct ClassKeys {
+        /// Seals and opens the metadata of the class's items.
         let meta: SymmetricKey
+        /// Wraps and unwraps the data keys of the class's items.
         let wrap: SymmetricKey
     }
 

@@ -17,6 +17,7 @@ enum ValueOptions {
         "-P", "--port", "-r", "--protocol", "-t", "--auth-type", "--timeout", "--max", "--tag", "--limit",
         "--data-file", "--secret", "--kdf", "--new-label", "--new-kind", "--new-comment", "--new-account",
         "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to",
+        "--accessible", "--new-accessible",
     ]
 
     /// Whether `name` takes a value in `subcommand`. `-w` is the secret's value in `add` and
