@@ -14,13 +14,21 @@ import Glibc
 /// the same user (`docs/protocol.md`). One thread, one request at a time: a key
 /// derivation (unlock) is never run twice at once, and no key is wiped under a running
 /// operation. Keys never leave this process.
+///
+/// `kc lock`, the idle timeout and the absolute cap lock a keychain the way Apple's class
+/// keys do: a keychain with after-first-unlock items stays held, locked, with only the keys
+/// that read those items (`Keychain.lockKeepingAfterFirstUnlock`), until the agent stops or
+/// the boot changes (`BootSession`); everything else it answers "not held", so the client
+/// asks for the password as for any locked keychain.
 public final class AgentServer {
-    /// One unlocked keychain and its deadlines (CLOCK_BOOTTIME).
+    /// One held keychain and its deadlines (CLOCK_BOOTTIME).
     final class Entry {
         let keychain: Keychain
         let idleTimeout: UInt64
         var idleDeadline: Deadline
         let absoluteDeadline: Deadline
+        /// Locked, holding only what reads after-first-unlock items.
+        var locked = false
 
         init(keychain: Keychain, idle: UInt64, maximum: UInt64) {
             self.keychain = keychain
@@ -41,6 +49,8 @@ public final class AgentServer {
     private var generations: [[UInt8]: UInt64] = [:]
     private var emptySince = Deadline.now
     private var stopping = false
+    /// The boot the agent started in: another one means every key goes.
+    private let boot = BootSession.current()
 
     /// Set by SIGTERM/SIGINT/SIGHUP.
     nonisolated(unsafe) static var signalled: Int32 = 0
@@ -88,10 +98,26 @@ public final class AgentServer {
         clear()
     }
 
-    /// Drops keychains whose idle or absolute deadline has passed.
+    /// Forgets every key when the boot changed; locks keychains whose idle or absolute
+    /// deadline has passed.
     private func expire() {
+        guard boot.isSameBoot(as: .current()) else {
+            clear()
+            return
+        }
         let now = Deadline.now
-        for (path, entry) in entries where entry.idleDeadline <= now || entry.absoluteDeadline <= now {
+        for (path, entry) in entries where !entry.locked && (entry.idleDeadline <= now || entry.absoluteDeadline <= now) {
+            lockEntry(path)
+        }
+    }
+
+    /// Locks one keychain: it stays held, locked, when it has after-first-unlock items
+    /// (their class key kept), else it is forgotten.
+    private func lockEntry(_ path: String) {
+        guard let entry = entries[path], !entry.locked else { return }
+        if entry.keychain.lockKeepingAfterFirstUnlock() {
+            entry.locked = true
+        } else {
             remove(path)
         }
     }
@@ -141,11 +167,16 @@ public final class AgentServer {
             try unlock(path: path, password: password, idle: idle, maximum: maximum)
             return AgentReply.ok(nil).frame()
         case .lock(let all, let path):
-            if all { clear() } else { remove(path) }
+            if all {
+                for path in Array(entries.keys) { lockEntry(path) }
+            } else {
+                lockEntry(path)
+            }
             return AgentReply.ok(nil).frame()
         case .status:
+            // A locked keychain is not listed: clients then ask for its password.
             let list: [Any] = entries.keys.sorted().compactMap { path in
-                guard let e = entries[path] else { return nil }
+                guard let e = entries[path], !e.locked else { return nil }
                 return HeldKeychain(path: path, idle: Int(clamping: e.idleDeadline.remainingSeconds),
                                     maximum: Int(clamping: e.absoluteDeadline.remainingSeconds),
                                     idleTimeout: Int(clamping: e.idleTimeout)).dictionary
@@ -157,14 +188,26 @@ public final class AgentServer {
             return AgentReply.ok(nil).frame()
         case .operation(let path, let request):
             guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
-            entry.idleDeadline = .after(seconds: Double(entry.idleTimeout))
+            if !entry.locked { entry.idleDeadline = .after(seconds: Double(entry.idleTimeout)) }
             defer {
                 generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
-                if !entry.keychain.isUnlocked { remove(path) }   // re-keyed elsewhere: forget it
+                if !entry.keychain.holdsKeys { remove(path) }   // re-keyed elsewhere: forget it
             }
-            return AgentReply.ok(try request.perform(on: entry.keychain).wireValue).frame()
+            do {
+                let reply = try request.perform(on: entry.keychain)
+                // Several searches: one that needed the unlock makes the client unlock for all.
+                if entry.locked, case .results(let results) = reply, results.contains(where: {
+                    if case .failure(let error) = $0 { return entry.keychain.isLockedOut(error) } else { return false }
+                }) {
+                    return AgentReply.notHeld.frame()
+                }
+                return AgentReply.ok(reply.wireValue).frame()
+            } catch let error as KeychainError where entry.locked && entry.keychain.isLockedOut(error) {
+                // A when-unlocked item or a write: what a locked keychain answers today.
+                return AgentReply.notHeld.frame()
+            }
         case .unlockWithKept(let kept):
-            guard let holder = entries[kept.holder] else { return AgentReply.notHeld.frame() }
+            guard let holder = entries[kept.holder], !holder.locked else { return AgentReply.notHeld.frame() }
             holder.idleDeadline = .after(seconds: Double(holder.idleTimeout))
             try unlock(kept, keptIn: holder.keychain)
             return AgentReply.ok(nil).frame()

@@ -54,12 +54,94 @@ import Testing
         #expect(try Self.secret(again, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: [String: String]()])) == Array("prod-token-2".utf8))
     }
 
+    /// What the format-3 fixture holds beyond the items of every fixture: a generic password
+    /// with a Secret Service map, one stored as after-first-unlock (`ck`), one as
+    /// when-unlocked-this-device-only (`aku`), and a certificate (stored `dk`, Apple's default).
+    static func expectTheFormatThreeItems(_ k: Keychain) throws {
+        #expect(try Self.secret(k, genp([kcAttrSecretServiceAttributes: ["env": "prod"]])) == Array("ss-token".utf8))
+        let ss = try #require(try k.copyMatching(genp([kSecAttrService: "ss-app", kSecReturnAttributes: true])) as? [String: Any])
+        #expect(ss[kcAttrSecretServiceAttributes] as? [String: String] == ["application": "ss-app", "env": "prod"])
+        #expect(ss[kcAttrContentType] as? String == "text/plain")
+        let cron = try #require(try k.copyMatching(genp([kSecAttrService: "backup", kSecAttrAccount: "cron", kSecReturnAttributes: true, kSecReturnData: true])) as? [String: Any])
+        #expect(cron[kSecAttrAccessible] as? String == "ck")
+        #expect((cron[kSecValueData] as? Data).map { Array($0) } == Array("cron-token".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "device", kSecAttrAccount: "only", kSecAttrAccessible: "aku"])) == Array("device-token".utf8))
+        let cert = try #require(try k.copyMatching([kSecClass: kSecClassCertificate, kSecAttrLabel: "fixture certificate", kSecReturnAttributes: true]) as? [String: Any])
+        #expect(cert[kSecAttrAccessible] as? String == "dk")
+    }
+
+    @Test func formatThreeOpensAndKeepsEveryItem() throws {
+        let (directory, path) = try Self.copy("v3.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try Self.versions(path) == "3\n3\n3\n")
+        let k = try Keychain.open(at: path, password: try secure("fixture-v3-password"))
+        #expect(try Self.versions(path) == "4\n4\n4\n")
+        // The ck item and the certificate (dk) moved to the after-first-unlock class key.
+        #expect(try Self.protectionClasses(path) == "0|6\n1|2\n")
+        #expect(try k.itemCount() == 8)
+        #expect(try k.check() == 8)
+        #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"])) == Array("prod-token-2".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "staging"])) == Array("staging-token".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "bin", kSecAttrAccount: "raw"])) == [0, 1] + Array("binary".utf8))
+        #expect(try Self.secret(k, [kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob"]) == Array("hunter2".utf8))
+        expectStatus(errSecItemNotFound) { _ = try k.copyMatching(genp([kSecAttrService: "gone"])) }
+        try Self.expectTheFormatThreeItems(k)
+        try Self.expectSecretServiceItems(k, path: path, password: "fixture-v3-password", count: 8)
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v2-password")) }
+        // Locked the way the agent locks it, only the after-first-unlock items still read.
+        k.lockKeepingAfterFirstUnlock()
+        #expect(try Self.secret(k, genp([kSecAttrService: "backup", kSecAttrAccount: "cron"])) == Array("cron-token".utf8))
+        expectStatus(errSecInteractionNotAllowed) { _ = try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "staging"])) }
+        expectStatus(errSecInteractionNotAllowed) { try k.add(genp([kSecAttrService: "new", kSecAttrAccessible: "ck", kSecValueData: Data("x".utf8)])) }
+    }
+
+    /// The protection class column, as `class|count` lines in class order.
+    static func protectionClasses(_ path: String) throws -> String {
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT pclass, count(*) FROM kc_items GROUP BY pclass ORDER BY pclass"])
+    }
+
+    /// An attacker who flips a row's protection class (either way) in a migrated file makes
+    /// that row fail to open: the class is in its associated data and accumulator term.
+    @Test(arguments: ["UPDATE kc_items SET pclass = 0 WHERE pclass = 1 AND class = 'genp'",
+                      "UPDATE kc_items SET pclass = 1 WHERE seq = 1",
+                      "UPDATE kc_items SET pclass = 2 WHERE seq = 1"])
+    func aFlippedProtectionClassFailsToOpen(edit: String) throws {
+        let (directory, path) = try Self.copy("v3.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try Keychain.open(at: path, password: try secure("fixture-v3-password"))
+        try TempKeychain.run("/usr/bin/sqlite3", [path, edit])
+        expectStatus(errSecDecode, edit) { _ = try Keychain.open(at: path, password: try secure("fixture-v3-password")) }
+    }
+
+    /// A protection class put into a format-3 file before its migration is refused, not
+    /// adopted (format 3 wrote none).
+    @Test func aFormatThreeFileWithAProtectionClassPutInIsNotMigrated() throws {
+        let (directory, path) = try Self.copy("v3.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The schema step (the pclass column) runs when the store opens; the attacker edits after that.
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("wrong")) }
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_items SET pclass = 1 WHERE seq = 2"])
+        expectStatus(errSecDecode) { _ = try Keychain.open(at: path, password: try secure("fixture-v3-password")) }
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("3"))
+    }
+
+    /// A migrated format-4 file set back to format 3 (whose kc would seal everything
+    /// when-unlocked) does not open.
+    @Test func aMigratedFileCannotBeSetBackToFormatThree() throws {
+        let (directory, path) = try Self.copy("v3.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try Keychain.open(at: path, password: try secure("fixture-v3-password"))
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_keychain SET format_version = 3; UPDATE kc_state SET min_writer_version = 3"])
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v3-password")) }
+    }
+
     @Test func formatTwoOpensMigratesAndKeepsEveryItem() throws {
         let (directory, path) = try Self.copy("v2.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try Self.versions(path) == "2\n2\n2\n")
         let k = try Keychain.open(at: path, password: try secure("fixture-v2-password"))
-        #expect(try Self.versions(path) == "3\n3\n3\n")
+        #expect(try Self.versions(path) == "4\n4\n4\n")
+        #expect(try Self.protectionClasses(path) == "0|4\n")
         try Self.expectTheFixtureItems(k)
         try k.add(genp([kSecAttrService: "later", kSecValueData: Data("new".utf8)]))
         #expect(try Keychain.open(at: path, password: try secure("fixture-v2-password")).check() == 5)
@@ -110,7 +192,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))
         let k = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
-        #expect(try Self.versions(path) == "3\n3\n3\n")
+        #expect(try Self.versions(path) == "4\n4\n4\n")
+        #expect(try Self.protectionClasses(path) == "0|4\n")
         try Self.expectTheFixtureItems(k)
         // The migrated file is an ordinary current one: writes, a fresh open, the old password.
         try k.add(genp([kSecAttrService: "after-migration", kSecValueData: Data("new".utf8)]))

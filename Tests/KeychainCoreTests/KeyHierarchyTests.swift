@@ -37,12 +37,29 @@ import Testing
     @Test func subkeysMatchIndependentComputation() throws {
         let v = try Self.vectors()
         let keys = try hierarchy(v)
-        let pairs: [(String, SymmetricKey)] = [("meta", keys.meta), ("wrap", keys.wrap), ("header", keys.header), ("set", keys.set)]
+        let whenUnlocked = try keys.classKeys(.whenUnlocked)
+        let afterFirstUnlock = try keys.classKeys(.afterFirstUnlock)
+        let pairs: [(String, SymmetricKey)] = [("meta", whenUnlocked.meta), ("wrap", whenUnlocked.wrap), ("header", keys.header), ("set", keys.set),
+                                               ("afu.meta", afterFirstUnlock.meta), ("afu.wrap", afterFirstUnlock.wrap)]
         for (name, key) in pairs {
             #expect(key.withBytes { Array($0) } == v["subkey.\(name)"], "subkey \(name)")
         }
         let svce = try keys.blindKey(BlindIndex.keyID(classCode: "genp", attribute: "svce"))
         #expect(svce.withBytes { Array($0) } == v["blindkey.genp.svce"])
+    }
+
+    /// Format 4: a locked keychain keeps after-first-unlock's class key, the blind-index
+    /// keys, K_header and K_set, and neither the master key nor the when-unlocked class key.
+    @Test func aLockedHierarchyKeepsOnlyWhatReadsAfterFirstUnlockItems() throws {
+        let v = try Self.vectors()
+        let kept = try hierarchy(v).afterFirstUnlockOnly()
+        #expect(!kept.isComplete)
+        expectStatus(errSecInteractionNotAllowed) { _ = try kept.master() }
+        expectStatus(errSecInteractionNotAllowed) { _ = try kept.classKeys(.whenUnlocked) }
+        #expect(try kept.classKeys(.afterFirstUnlock).meta.withBytes { Array($0) } == v["subkey.afu.meta"])
+        #expect(kept.header.withBytes { Array($0) } == v["subkey.header"])
+        #expect(kept.set.withBytes { Array($0) } == v["subkey.set"])
+        #expect(try kept.blindKey(BlindIndex.keyID(classCode: "genp", attribute: "svce")).withBytes { Array($0) } == v["blindkey.genp.svce"])
     }
 
     @Test func blindIndexesMatchIndependentComputation() throws {

@@ -53,3 +53,10 @@ encoded_map = b"\x04" + struct.pack(">I", len(secret_service)) + b"".join(
     lp(name) + lp(secret_service[name]) for name in sorted(secret_service))
 print("blind.genp.pk.alice@github.com+kcsa =",
       hashlib.blake2b(tuple_ + label("kcsa") + encoded_map, key=pk, digest_size=32).hexdigest())
+# Format 4: the after-first-unlock class key K_afu (MK, id 6) and its two subkeys under the
+# context "kcclass1": metadata (1) and data-key wrap (2). The when-unlocked class key is
+# the pair (subkey.meta, subkey.wrap) above.
+afu = kdf(mk, 6, "kckeys01")
+print("subkey.afu =", afu.hex())
+print("subkey.afu.meta =", kdf(afu, 1, "kcclass1").hex())
+print("subkey.afu.wrap =", kdf(afu, 2, "kcclass1").hex())

@@ -2,21 +2,39 @@ internal import CSodium
 
 /// The keys of one unlocked keychain (`docs/format.md` §2):
 ///
-///     MK --crypto_kdf("kckeys01", id)--> K_meta(1), K_index(2), K_wrap(3), K_header(4), K_set(5)
+///     MK --crypto_kdf("kckeys01", id)--> K_meta(1), K_index(2), K_wrap(3), K_header(4), K_set(5),
+///                                        K_afu(6)
 ///     K_index --crypto_kdf("kcblind1", class4CC << 32 | attr4CC)--> one blind-index key each
+///     K_afu --crypto_kdf("kcclass1", id)--> K_afu_meta(1), K_afu_wrap(2)
+///
+/// The when-unlocked class key is the pair (K_meta, K_wrap); after-first-unlock's is
+/// K_afu. A locked keychain that keeps after-first-unlock items readable holds the
+/// hierarchy `afterFirstUnlockOnly()` answers: no master key, no when-unlocked class key.
 ///
 /// Immutable and reference-counted: `lock` drops the keychain's reference; an operation
 /// still running keeps its own until it ends, and the last release wipes every key.
 package final class KeyHierarchy: @unchecked Sendable {
     static let subkeyContext = "kckeys01"
     static let blindContext = "kcblind1"
+    static let classContext = "kcclass1"
 
-    enum Subkey: UInt64 { case meta = 1, index = 2, wrap = 3, header = 4, set = 5 }
+    enum Subkey: UInt64 { case meta = 1, index = 2, wrap = 3, header = 4, set = 5, afterFirstUnlock = 6 }
 
-    /// The master key itself (needed to re-wrap it under a new password).
-    let master: SymmetricKey
-    let meta: SymmetricKey
-    let wrap: SymmetricKey
+    /// The keys of one protection class: its data keys' wrap and its metadata's seal.
+    struct ClassKeys {
+        /// Seals and opens the metadata of the class's items.
+        let meta: SymmetricKey
+        /// Wraps and unwraps the data keys of the class's items.
+        let wrap: SymmetricKey
+    }
+
+    /// The master key itself (needed to re-wrap it under a new password); nil in a hierarchy
+    /// kept for after-first-unlock items only.
+    let masterKey: SymmetricKey?
+    /// The when-unlocked class key (K_meta, K_wrap); nil once locked.
+    let whenUnlocked: ClassKeys?
+    /// The after-first-unlock class key's two subkeys.
+    let afterFirstUnlock: ClassKeys
     let header: SymmetricKey
     let set: SymmetricKey
     private let blindKeys: [UInt64: SymmetricKey]
@@ -26,12 +44,15 @@ package final class KeyHierarchy: @unchecked Sendable {
 
     /// Derives every subkey from a master key.
     package init(master: SymmetricKey, keychainID: [UInt8], keyGeneration: UInt32, blindKeyIDs: [UInt64]) throws {
-        self.master = master
+        masterKey = master
         self.keychainID = keychainID
         self.keyGeneration = keyGeneration
-        meta = try Self.derive(from: master, id: Subkey.meta.rawValue, context: Self.subkeyContext)
+        whenUnlocked = ClassKeys(meta: try Self.derive(from: master, id: Subkey.meta.rawValue, context: Self.subkeyContext),
+                                 wrap: try Self.derive(from: master, id: Subkey.wrap.rawValue, context: Self.subkeyContext))
+        let afu = try Self.derive(from: master, id: Subkey.afterFirstUnlock.rawValue, context: Self.subkeyContext)
+        afterFirstUnlock = ClassKeys(meta: try Self.derive(from: afu, id: 1, context: Self.classContext),
+                                     wrap: try Self.derive(from: afu, id: 2, context: Self.classContext))
         let index = try Self.derive(from: master, id: Subkey.index.rawValue, context: Self.subkeyContext)
-        wrap = try Self.derive(from: master, id: Subkey.wrap.rawValue, context: Self.subkeyContext)
         header = try Self.derive(from: master, id: Subkey.header.rawValue, context: Self.subkeyContext)
         set = try Self.derive(from: master, id: Subkey.set.rawValue, context: Self.subkeyContext)
         var blind: [UInt64: SymmetricKey] = [:]
@@ -39,6 +60,52 @@ package final class KeyHierarchy: @unchecked Sendable {
             blind[id] = try Self.derive(from: index, id: id, context: Self.blindContext)
         }
         blindKeys = blind
+    }
+
+    /// A copy without the master key and the when-unlocked class key.
+    private init(reducing full: KeyHierarchy) {
+        masterKey = nil
+        whenUnlocked = nil
+        afterFirstUnlock = full.afterFirstUnlock
+        header = full.header
+        set = full.set
+        blindKeys = full.blindKeys
+        keychainID = full.keychainID
+        keyGeneration = full.keyGeneration
+    }
+
+    /// What a locked keychain keeps so that after-first-unlock items stay readable
+    /// (`docs/security.md`, "A locked agent"): that class key, the blind-index keys (to find
+    /// the items), K_header and K_set (to keep checking the header and every row read).
+    /// The master key and the when-unlocked class key are left to be wiped.
+    func afterFirstUnlockOnly() -> KeyHierarchy { KeyHierarchy(reducing: self) }
+
+    /// Whether this hierarchy holds every key (the keychain is unlocked).
+    var isComplete: Bool { masterKey != nil && whenUnlocked != nil }
+
+    /// The master key. - Throws: errSecInteractionNotAllowed when the keychain is locked.
+    func master() throws -> SymmetricKey {
+        guard let masterKey else { throw Self.lockedError }
+        return masterKey
+    }
+
+    /// The class key that protects items of `protection`.
+    /// - Throws: errSecInteractionNotAllowed when that class's key is not held (a
+    ///   when-unlocked item of a locked keychain).
+    func classKeys(_ protection: ProtectionClass) throws -> ClassKeys {
+        switch protection {
+        case .afterFirstUnlock: return afterFirstUnlock
+        case .whenUnlocked:
+            guard let whenUnlocked else { throw Self.lockedError }
+            return whenUnlocked
+        }
+    }
+
+    /// The error of an operation that needs a key a locked keychain no longer holds: the
+    /// agent answers it as "not held", so the client asks for the password as for any
+    /// locked keychain.
+    static var lockedError: KeychainError {
+        KeychainError(errSecInteractionNotAllowed, "the keychain is locked", hint: "unlock it again")
     }
 
     /// A fresh random master key.

@@ -13,6 +13,8 @@ enum AssociatedData {
     static let rowDigestLabel = "kc/v2/row"
     /// The key of the index fold (`IndexFold`); never stored.
     static let indexFoldLabel = "kc/v2/index-fold"
+    /// What precedes the protection class in an index digest (format 4, §3.2).
+    static let protectionMarker: UInt32 = 0xFFFF_FFFF
 
     /// The master-key wrap: label ‖ format ‖ keychain id ‖ key generation ‖ KDF algorithm,
     /// opslimit, memlimit, salt.
@@ -59,7 +61,9 @@ enum AssociatedData {
     /// BLAKE2b-256 over the primary-key fingerprint and every index column in schema
     /// order, each as presence byte ‖ length ‖ bytes, then, only for a row with Secret
     /// Service pairs (format 3), u32 count ‖ each pair fingerprint (lp) in byte order: a row
-    /// without pairs keeps its format-2 digest, and so its associated data and accumulator term.
+    /// without pairs keeps its format-2 digest, and so its associated data and accumulator term;
+    /// then, only for a row not protected by the when-unlocked class (format 4), u32
+    /// 0xFFFFFFFF ‖ u8 protection class.
     static func indexDigest(_ row: ItemRow) -> [UInt8] {
         var w = ByteWriter(capacity: 256 + 20 * row.pairs.count)
         w.lengthPrefixed(row.primaryKey)
@@ -74,6 +78,13 @@ enum AssociatedData {
         if !row.pairs.isEmpty {
             w.u32(UInt32(row.pairs.count))
             for pair in row.pairs { w.lengthPrefixed(pair) }
+        }
+        // Format 4: a row of any class but when-unlocked ends in a marker no pair count can
+        // be (at most 64 pairs) and its class, so editing the `pclass` column fails the row's
+        // associated data and accumulator term; a when-unlocked row keeps its format-3 digest.
+        if row.protection != .whenUnlocked {
+            w.u32(protectionMarker)
+            w.u8(row.protection.rawValue)
         }
         return Hashing.blake2b(w.bytes, length: 32)
     }

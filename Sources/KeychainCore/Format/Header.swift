@@ -123,7 +123,7 @@ extension Keychain {
     /// its generation would make the next read look like a restored older copy. Its own
     /// commit never costs a scan.
     func write<T>(_ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
-        let keys = try unlockedKeys()
+        let keys = try allKeys()
         rowLedger.rollback()
         defer { rowLedger.rollback() }   // a no-op after a commit
         let (result, generation, inside) = try store.transaction(write: true) {
@@ -257,6 +257,8 @@ extension Keychain {
                 _ = try codec.open(row)
                 _ = try codec.openData(row)
                 return true
+            } catch let error as KeychainError where isLockedOut(error) {
+                return true   // locked: its class key is not held, so it cannot be judged here
             } catch let error as KeychainError {
                 found = KeychainError(errSecDecode, "item \(position) (reference \(Keychain.hex(Array(row.classCode.utf8) + row.itemID))) of \(path) does not open at its place: \(error.message)",
                                       hint: "restore the keychain from a backup")

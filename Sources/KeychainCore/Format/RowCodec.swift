@@ -58,32 +58,40 @@ package struct RowCodec {
               attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?,
               known: Fingerprints? = nil) throws -> ItemRow {
         let prints = try known ?? fingerprints(itemClass, attributes)
+        let protection = ProtectionClass(attributes)
+        let classKeys = try keys.classKeys(protection)
         var row = ItemRow(itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: prints.pk,
-                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: nil)
+                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: nil,
+                          protection: protection)
         let dek = try KeyHierarchy.newDataKey()
         if let data {
             let padded = try Padding.pad(data)
             row.data = AEAD.seal(padded, key: dek, ad: AssociatedData.data(keychainID: keys.keychainID, itemID: itemID, classCode: itemClass.code))
         }
-        row.wrappedKey = AEAD.seal(dek.bytes, key: keys.wrap, ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row))
+        row.wrappedKey = AEAD.seal(dek.bytes, key: classKeys.wrap, ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row))
         row.metadata = try sealMetadata(attributes, row: row)
         return row
     }
 
+    /// Seals the metadata under the key of the row's protection class.
     private func sealMetadata(_ attributes: [String: AttributeValue], row: ItemRow) throws -> [UInt8] {
         var plain = Metadata.encode(attributes)
         defer { Sodium.wipe(&plain) }
         let padded = try Padding.pad(plain)
-        return AEAD.seal(padded, key: keys.meta, ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row))
+        return AEAD.seal(padded, key: try keys.classKeys(row.protection).meta, ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row))
     }
 
     /// Opens a row's metadata and checks it against the row: the class and every
-    /// fingerprint (its map's pairs included) are recomputed from the plaintext. - Throws: errSecDecode on any mismatch.
-    package func open(_ row: ItemRow) throws -> DecodedItem {
+    /// fingerprint (its map's pairs included) are recomputed from the plaintext, and its
+    /// accessibility must give the row's protection class. - Throws: errSecDecode on any
+    /// mismatch; errSecInteractionNotAllowed when the row's class key is not held (locked).
+    /// - Parameter checkingProtection: false only for a migration to format 4, which opens
+    ///   rows of earlier formats (all sealed when-unlocked) to find those it must move.
+    package func open(_ row: ItemRow, checkingProtection: Bool = true) throws -> DecodedItem {
         guard let itemClass = ItemClass(rawValue: row.classCode), itemClass != .identity, row.itemID.count == 16 else {
             throw KeychainError(errSecDecode, "a row has an unknown class or a malformed id: the keychain is damaged or was tampered with")
         }
-        let padded = try AEAD.open(row.metadata, key: keys.meta,
+        let padded = try AEAD.open(row.metadata, key: try keys.classKeys(row.protection).meta,
                                    ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row),
                                    what: "an item's attributes")
         let length = try Padding.unpaddedLength(padded)
@@ -91,7 +99,8 @@ package struct RowCodec {
         defer { Sodium.wipe(&plain) }
         let attributes = try Metadata.decode(plain)
         let prints = try fingerprints(itemClass, attributes)
-        guard prints.pk == row.primaryKey, prints.indexes == row.indexes, prints.pairs == row.pairs else {
+        guard prints.pk == row.primaryKey, prints.indexes == row.indexes, prints.pairs == row.pairs,
+              !checkingProtection || ProtectionClass(attributes) == row.protection else {
             throw KeychainError(errSecDecode, "an item's index columns do not match its attributes: the keychain was tampered with")
         }
         return DecodedItem(row: row, itemClass: itemClass, attributes: attributes)
@@ -99,7 +108,7 @@ package struct RowCodec {
 
     /// Unwraps a row's data key.
     func dataKey(_ row: ItemRow) throws -> SymmetricKey {
-        let dek = try AEAD.open(row.wrappedKey, key: keys.wrap,
+        let dek = try AEAD.open(row.wrappedKey, key: try keys.classKeys(row.protection).wrap,
                                 ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row),
                                 what: "an item's data key")
         guard dek.count == AEAD.keyBytes else { throw KeychainError(errSecDecode, "an item's data key has the wrong size") }
@@ -127,14 +136,16 @@ package struct RowCodec {
     }
 
     /// Re-wraps a row's data key and re-seals its metadata under `target`'s keys (a
-    /// re-key); the data ciphertext is kept as it is.
+    /// re-key), with the protection class `attributes` give (a migration to format 4 moves
+    /// rows this way); the data ciphertext is kept as it is.
     func rekey(_ row: ItemRow, attributes: [String: AttributeValue], to target: RowCodec, rowVersion: UInt64) throws -> ItemRow {
         let itemClass = ItemClass(rawValue: row.classCode) ?? .genericPassword
         let dek = try dataKey(row)
         let prints = try target.fingerprints(itemClass, attributes)
         var new = ItemRow(seq: row.seq, itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: prints.pk,
-                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: row.data)
-        new.wrappedKey = AEAD.seal(dek.bytes, key: target.keys.wrap,
+                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: row.data,
+                          protection: ProtectionClass(attributes))
+        new.wrappedKey = AEAD.seal(dek.bytes, key: try target.keys.classKeys(new.protection).wrap,
                                    ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: target.keys, row: new))
         new.metadata = try target.sealMetadata(attributes, row: new)
         return new

@@ -17,7 +17,7 @@ extension Keychain {
     ///   false; errSecParam for an unsafe folder; errSecDiskFull, errSecReadOnly, errSecIO.
     @discardableResult
     public func backup(to destination: String, replacing: Bool = false) throws -> Int {
-        let keys = try unlockedKeys()
+        let keys = try allKeys()
         var st = stat()
         if lstat(destination, &st) == 0 {
             guard replacing else {

@@ -8,7 +8,7 @@ extension Keychain {
     /// - Throws: errSecInteractionNotAllowed when another process changed the password or
     ///   re-keyed meanwhile (nothing is written).
     public func changePassword(to newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
-        let keys = try unlockedKeys()
+        let keys = try allKeys()
         let before = try authenticatedRecord()
         var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])
         if let profile { kdf = KDFParameters(profile: profile) }
@@ -20,7 +20,7 @@ extension Keychain {
         record.kdfOpslimit = kdf.opslimit
         record.kdfMemlimit = kdf.memlimit
         record.kdfSalt = kdf.salt
-        record.wrappedMasterKey = AEAD.seal(keys.master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
+        record.wrappedMasterKey = try AEAD.seal(keys.master().bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
         try write { _, _ in
             let current = try store.readKeychainRecord()
             guard current == before else {
@@ -49,7 +49,7 @@ extension Keychain {
     /// under a new password. Secrets' ciphertexts are kept. Old copies of the file still
     /// open with the old password, but say nothing about items added afterwards.
     public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
-        let oldKeys = try unlockedKeys()
+        let oldKeys = try allKeys()
         let before = try authenticatedRecord()
         var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])
         if let profile { kdf = KDFParameters(profile: profile) }

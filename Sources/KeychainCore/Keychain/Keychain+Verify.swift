@@ -9,9 +9,10 @@ extension Keychain {
     ///
     /// - Returns: the number of items.
     /// - Throws: errSecDecode naming the first problem found; errSecInteractionNotAllowed
-    ///   when locked.
+    ///   when locked (also when after-first-unlock items are still readable: the check
+    ///   opens every item, so it needs every class key).
     public func check() throws -> Int {
-        let keys = try unlockedKeys()
+        let keys = try allKeys()
         // A connection of its own, with an empty page cache: what is in the file now, not
         // what this process read from it earlier (the agent holds its connection for hours).
         guard let fresh = try store.freshConnection() else {

@@ -16,11 +16,13 @@ public final class Keychain {
     /// The format version this build writes (`docs/format.md`).
     /// 2: every stored column of every row is covered by the accumulator (issue 15).
     /// 3: generic passwords may carry a Secret Service map, searched by pair (issue 17).
-    static let formatVersion: UInt32 = 3
+    /// 4: class keys: after-first-unlock items are sealed under their own class key (issue 18).
+    static let formatVersion: UInt32 = 4
     /// The lowest kc format version that may write files this build writes: a format-1 kc
     /// would fold rows into the accumulator the old way, a format-2 kc would not keep the
-    /// pair index (`kc_pairs`) of the rows it writes.
-    static let writerVersion: UInt32 = 3
+    /// pair index (`kc_pairs`) of the rows it writes, a format-3 kc would seal every item
+    /// under the when-unlocked class key.
+    static let writerVersion: UInt32 = 4
     /// Default idle and absolute auto-lock timeouts stored in a new keychain (seconds).
     static let defaultIdleTimeout: UInt64 = 15 * 60
     static let defaultMaxTimeout: UInt64 = 12 * 60 * 60
@@ -31,7 +33,8 @@ public final class Keychain {
     public let path: String
     /// Where the rows and the header live: the seam below the keychain (`ItemStore`).
     let store: any ItemStore
-    /// The unlocked keys; nil once locked.
+    /// The keys held: all of them while unlocked; after `lock(keepingAfterFirstUnlock:)`
+    /// only those that read after-first-unlock items; nil once locked entirely.
     var keys: KeyHierarchy?
     /// The highest header generation seen: a lower one later means a rolled-back file.
     var highestGeneration: UInt64 = 0
@@ -173,12 +176,62 @@ public final class Keychain {
         verifiedStamp = nil
     }
 
-    /// Whether the keychain's keys are held.
-    public var isUnlocked: Bool { keys != nil }
+    /// Locks the keychain as Apple's class keys do (`docs/security.md`, "A locked agent"):
+    /// the master key and the when-unlocked class key are dropped (wiped once no running
+    /// operation holds them); what reads after-first-unlock items stays, so reads of such
+    /// items keep working and everything else fails with errSecInteractionNotAllowed.
+    /// Writes need the keychain unlocked again. A keychain with no after-first-unlock item
+    /// is locked entirely, as `lock()` does.
+    /// - Returns: whether it kept anything.
+    @discardableResult
+    public func lockKeepingAfterFirstUnlock() -> Bool {
+        guard let keys, (try? hasAfterFirstUnlockItems()) == true else {
+            lock()
+            return false
+        }
+        self.keys = keys.afterFirstUnlockOnly()
+        return true
+    }
 
-    /// The keys, or errSecInteractionNotAllowed once locked.
+    /// Whether any row is protected by the after-first-unlock class key (read from the
+    /// rows' `pclass` column: it only decides whether that key is worth keeping).
+    func hasAfterFirstUnlockItems() throws -> Bool {
+        var found = false
+        try store.transaction(write: false) {
+            try store.forEachRow(.all, includeData: false) { row in
+                found = row.protection == .afterFirstUnlock
+                return !found
+            }
+        }
+        return found
+    }
+
+    /// Whether the keychain's keys are held: all of them, so it is unlocked.
+    public var isUnlocked: Bool { keys?.isComplete == true }
+
+    /// Whether any key is held: unlocked, or locked with after-first-unlock items readable.
+    public var holdsKeys: Bool { keys != nil }
+
+    /// Whether a failure of an operation on this keychain means only that it is locked
+    /// while it keeps after-first-unlock items readable: the operation needed a key it
+    /// dropped (a when-unlocked item, or a write).
+    public func isLockedOut(_ error: KeychainError) -> Bool {
+        keys != nil && !isUnlocked && error.status == errSecInteractionNotAllowed
+    }
+
+    /// The keys held (all, or after-first-unlock's only), or errSecInteractionNotAllowed
+    /// once locked entirely.
     func unlockedKeys() throws -> KeyHierarchy {
         guard let keys else {
+            throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked", hint: "unlock it again")
+        }
+        return keys
+    }
+
+    /// Every key, or errSecInteractionNotAllowed when the keychain is locked (whether or
+    /// not it keeps after-first-unlock items readable): writes, backups, password changes.
+    func allKeys() throws -> KeyHierarchy {
+        guard let keys, keys.isComplete else {
             throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked", hint: "unlock it again")
         }
         return keys

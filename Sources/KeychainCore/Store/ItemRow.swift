@@ -17,9 +17,14 @@ package struct ItemRow: Sendable {
     /// The sealed data; nil when the item has no data. When a row is read without its data
     /// (`includeData: false`), a non-NULL data column reads as an empty array.
     package var data: [UInt8]?
+    /// Which class key protects the row (`pclass`, format 4); when-unlocked for every row of
+    /// formats 1–3 but those the migration moved.
+    package var protection: ProtectionClass
 
     /// A record of these values.
-    package init(seq: Int64 = 0, itemID: [UInt8], classCode: String, rowVersion: UInt64, primaryKey: [UInt8], indexes: [IndexColumn: [UInt8]], pairs: [[UInt8]] = [], wrappedKey: [UInt8], metadata: [UInt8], data: [UInt8]?) {
+    package init(seq: Int64 = 0, itemID: [UInt8], classCode: String, rowVersion: UInt64, primaryKey: [UInt8], indexes: [IndexColumn: [UInt8]], pairs: [[UInt8]] = [], wrappedKey: [UInt8], metadata: [UInt8], data: [UInt8]?,
+                 protection: ProtectionClass = .whenUnlocked) {
+        self.protection = protection
         self.seq = seq
         self.itemID = itemID
         self.classCode = classCode

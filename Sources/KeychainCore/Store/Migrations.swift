@@ -4,7 +4,7 @@ import Synchronization
 /// version N-1 file into a version N file inside one transaction.
 enum Migrations {
     /// The schema version this build writes.
-    static let currentVersion: Int64 = 3
+    static let currentVersion: Int64 = 4
     /// `PRAGMA application_id` of a kc keychain: "kc" 0x00 0x01.
     static let applicationID: Int64 = 0x6B63_0001
 
@@ -70,6 +70,11 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX kc_pairs_fp ON kc_pairs(fp);
         """,
+        // Format 4: each row's protection class (0 when unlocked, 1 after first unlock), the
+        // class key that wraps its data key and seals its metadata (docs/format.md §1–3).
+        // Every existing row starts at 0, as formats 1–3 sealed it; the password-time
+        // migration moves after-first-unlock items (Keychain+Migration.swift).
+        4: "ALTER TABLE kc_items ADD COLUMN pclass INTEGER NOT NULL DEFAULT 0;",
     ]
 
     /// The `sqlite_schema` entries a file of `version` has: the steps up to it, applied to an

@@ -168,7 +168,7 @@ package final class SQLiteItemStore: ItemStore {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
         // Without the data itself, its storage class: NULL when the item has none.
         // kc_items.seq: a pair lookup joins kc_pairs, which has a seq of its own.
-        let columns = Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END") + ", kc_items.seq"
+        let columns = Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END") + ", kc_items.seq, kc_items.pclass"
         // Each row's Secret Service pairs: read beside the table, in seq order, by scans; one
         // primary-key search per row for lookups.
         var scanPairs: PairCursor?
@@ -225,10 +225,15 @@ package final class SQLiteItemStore: ItemStore {
                 throw KeychainError(errSecDecode, "a row of \(database.path) has an empty data column: the keychain is damaged or was tampered with")
             }
             let seq = s.int(base + 3)
+            // Format 4's protection class: a value kc never writes is a tampered row.
+            guard let protection = UInt8(exactly: s.int(base + 4)).flatMap(ProtectionClass.init(rawValue:)) else {
+                throw KeychainError(errSecDecode, "a row of \(database.path) has an unknown protection class: the keychain was tampered with")
+            }
             let pairs = try scanPairs?.pairs(of: seq) ?? self.pairs(of: seq)
             let row = ItemRow(seq: seq, itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
                               pairs: pairs, wrappedKey: wrapped, metadata: meta,
-                              data: includeData ? s.blob(base + 2) : (s.storageClass(base + 2) == .null ? nil : []))
+                              data: includeData ? s.blob(base + 2) : (s.storageClass(base + 2) == .null ? nil : []),
+                              protection: protection)
             guard try body(row) else { break }
         }
     }
@@ -243,7 +248,7 @@ package final class SQLiteItemStore: ItemStore {
         let base = Int32(4 + Self.indexColumns.count)
         var good = s.storageClass(0) == .blob && s.storageClass(1) == .text && s.storageClass(2) == .integer
             && s.storageClass(3) == .blob && s.storageClass(base) == .blob && s.storageClass(base + 1) == .blob
-            && s.storageClass(base + 3) == .integer
+            && s.storageClass(base + 3) == .integer && s.storageClass(base + 4) == .integer
         for i in 0..<Int32(Self.indexColumns.count) where ![.blob, .null].contains(s.storageClass(4 + i)) { good = false }
         if ![.blob, .null].contains(s.storageClass(base + 2)) { good = false }
         guard good else {
@@ -254,9 +259,10 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func insert(_ row: ItemRow) throws -> Int64 {
-        let placeholders = Array(repeating: "?", count: 7 + Self.indexColumns.count).joined(separator: ", ")
-        let s = try database.statement("INSERT INTO kc_items(\(Self.rowColumns), data) VALUES (\(placeholders))")
+        let placeholders = Array(repeating: "?", count: 8 + Self.indexColumns.count).joined(separator: ", ")
+        let s = try database.statement("INSERT INTO kc_items(\(Self.rowColumns), data, pclass) VALUES (\(placeholders))")
         bind(row, to: s)
+        s.bind(Int32(8 + Self.indexColumns.count), Int64(row.protection.rawValue))
         try s.run()
         let seq = database.lastInsertRowID
         try insertPairs(row.pairs, seq: seq)
@@ -264,7 +270,7 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func replace(_ row: ItemRow) throws {
-        let sets = (["class", "row_version", "pk"] + Self.indexSQL + ["wrapped_key", "metadata", "data"])
+        let sets = (["class", "row_version", "pk"] + Self.indexSQL + ["wrapped_key", "metadata", "data", "pclass"])
             .map { "\($0) = ?" }.joined(separator: ", ")
         let s = try database.statement("UPDATE kc_items SET \(sets) WHERE item_id = ? AND seq = ?")
         s.bind(1, row.classCode)
@@ -275,8 +281,9 @@ package final class SQLiteItemStore: ItemStore {
         s.bind(base, row.wrappedKey)
         s.bind(base + 1, row.metadata)
         s.bind(base + 2, row.data)
-        s.bind(base + 3, row.itemID)
-        s.bind(base + 4, row.seq)
+        s.bind(base + 3, Int64(row.protection.rawValue))
+        s.bind(base + 4, row.itemID)
+        s.bind(base + 5, row.seq)
         try s.run()
         guard database.changes == 1 else {
             throw KeychainError(errSecItemNotFound, "the item changed or vanished during the update")

@@ -21,6 +21,7 @@ struct Add: ParsableCommand {
           kc add -U -s github.com -a alice            # replaces an existing secret
           kc add -s example.com -a bob --generate     # a new random secret
           kc add -s wifi --generate=words:6 --print   # a passphrase, shown once
+          kc add -s backup -a cron --accessible after-first-unlock
 
         --generate[=SPEC] stores a new secret from kc generate's source and
         prints it only with --print. SPEC is kc generate's options, compact,
@@ -35,6 +36,12 @@ struct Add: ParsableCommand {
         (exit 206) unless --allow-empty is given. The first add with no keychain
         creates the default one (asking for its new password). Exit 45 when the
         item exists (without -U).
+
+        --accessible after-first-unlock keeps the item readable through the
+        agent after kc lock and auto-lock, until the agent stops or the
+        machine restarts (for cron jobs); the default, when-unlocked, only
+        while unlocked. *-this-device-only items never leave this machine:
+        kc export leaves them out.
         """
     )
 
@@ -52,6 +59,8 @@ struct Add: ParsableCommand {
 
     @Flag(name: .customLong("print"), help: "Print the generated secret once it is stored.")
     var printSecret = false
+    @Option(parsing: .unconditional, help: ArgumentHelp("When the item can be read: when-unlocked (default), after-first-unlock, always (deprecated), or one of them with -this-device-only, or when-passcode-set-this-device-only; Apple's codes (ck...) too.", valueName: "class"))
+    var accessible: Accessibility?
 
     @Option(parsing: .unconditional, help: "The key-derivation profile if this add creates the default keychain.")
     var kdf: KDFProfile = .moderate
@@ -81,6 +90,7 @@ struct Add: ParsableCommand {
         }
         // A SPEC that cannot be used is refused before any password is asked for.
         let recipe = try generate.map { try GenerationRequest(spec: $0).recipe() }
+        accessible?.warnIfDeprecated()
         let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf)
         try keychain.prepare()   // the keychain password is asked for before the secret
         let value: SecureBytes
@@ -95,6 +105,7 @@ struct Add: ParsableCommand {
             query[kSecAttrAuthenticationType] = kSecAttrAuthenticationTypeDefault
         }
         query[kSecValueData] = data
+        if let accessible { query[kSecAttrAccessible] = accessible.code }
         do {
             _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
@@ -127,6 +138,7 @@ struct Add: ParsableCommand {
                                         kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag]
         var query: [String: Any] = [kSecClass: item.itemClass.secClass]
         var changes: [String: Any] = [kSecValueData: data]
+        if let accessible { changes[kSecAttrAccessible] = accessible.code }
         for (key, value) in item.attributes {
             if identifying.contains(key) { query[key] = value } else { changes[key] = value }
         }

@@ -22,7 +22,9 @@ struct Export: ParsableCommand {
         `kc find --json -g` prints it; `kc import` reads it back exactly.
         --format bitwarden-json and csv (Bitwarden's CSV) carry generic and
         internet passwords for other password managers; certificates and keys
-        are left out (counted). Every class unless --class is given.
+        are left out (counted). Every class unless --class is given. Items
+        accessible on this device only (*-this-device-only) never leave this
+        machine: every format leaves them out and says how many on stderr.
 
         The secrets are in plaintext: kc refuses to write them to a terminal
         without --force, and creates an -o FILE with mode 0600 (never over an
@@ -95,6 +97,13 @@ struct Export: ParsableCommand {
                 let data = attributes.removeValue(forKey: kSecValueData) as? Data
                 items.append((cls.rawValue, attributes, data))
             }
+        }
+        // Apple's ...ThisDeviceOnly: such items never leave the machine (kc backup, this
+        // device's own encrypted copy, keeps them).
+        let deviceOnly = items.filter { ProtectionClass.isThisDeviceOnly($0.attributes[kSecAttrAccessible] as? String) }.count
+        if deviceOnly > 0 {
+            items.removeAll { ProtectionClass.isThisDeviceOnly($0.attributes[kSecAttrAccessible] as? String) }
+            Report.note("left out \(deviceOnly) item\(deviceOnly == 1 ? "" : "s") accessible on this device only (*-this-device-only): they never leave this machine")
         }
         var count = items.count
         let document: String

@@ -14,6 +14,7 @@ struct Update: ParsableCommand {
           printf %s "$NEW" | kc update -s ci -a bot  # the new secret from stdin
           kc update -s shared --all -w "$NEW"        # every matching item
           kc update -s github.com -a alice --new-label Work   # no secret is read
+          kc update -s backup -a cron --new-accessible after-first-unlock
 
         Refuses to change more than one item unless --all is given, and says how
         many matched. The new secret follows kc add's rules: exact bytes, a
@@ -37,6 +38,8 @@ struct Update: ParsableCommand {
     @Option(parsing: .unconditional, help: "New comment.") var newComment: String?
     @Option(parsing: .unconditional, help: "New account name.") var newAccount: String?
     @Option(parsing: .unconditional, help: "New service (the server, for internet passwords).") var newService: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("New accessibility class (as kc add --accessible); the item is sealed again under that class's key.", valueName: "class"))
+    var newAccessible: Accessibility?
 
     func validate() throws {
         if attributeChanges.isEmpty { try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin) }
@@ -49,6 +52,7 @@ struct Update: ParsableCommand {
         c[kSecAttrComment] = newComment
         c[kSecAttrAccount] = newAccount
         if let newService { c[item.itemClass == .internet ? kSecAttrServer : kSecAttrService] = newService }
+        c[kSecAttrAccessible] = newAccessible?.code
         return c
     }
 
@@ -58,6 +62,7 @@ struct Update: ParsableCommand {
         try ValueLength.check([("--new-label", newLabel), ("--new-kind", newKind), ("--new-comment", newComment),
                                ("--new-account", newAccount), ("--new-service", newService)])
         try secret.checkArgument()
+        newAccessible?.warnIfDeprecated()
         let keychain = try Session.open(self.keychain.choice)
         try keychain.prepare()
         let queries = try Guard.selection(keychain, item: item, matching: match.matching, all: all, verb: "update").queries

@@ -18,6 +18,7 @@ enum ValueOptions {
         "--data-file", "--secret", "--kdf", "--new-label", "--new-kind", "--new-comment", "--new-account",
         "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to",
         "--length", "--charset", "--require", "--exclude", "--words", "--separator", "--count", "--generate",
+        "--accessible", "--new-accessible",
     ]
 
     /// Whether `name` takes a value in `subcommand`. `-w` is the secret's value in `add` and
