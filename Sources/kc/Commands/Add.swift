@@ -16,6 +16,12 @@ struct Add: ParsableCommand {
           kc add -s db -a app --data-file secret.bin  # from a file, binary too
           kc add --class internet -s example.com -a bob -r https -P 443
           kc add -U -s github.com -a alice            # replaces an existing secret
+          kc add -s github.com -a alice --totp        # a one-time-code seed
+
+        With --totp the secret is an otpauth:// URI or the base32 secret a site
+        shows (with --algorithm, --digits, --period or --counter); it is checked
+        and stored as service otpauth/SERVICE, where kc import puts seeds and
+        kc totp -s SERVICE finds them.
 
         The secret is stored with its exact bytes; on a terminal, kc warns when
         one from stdin or a file ends in a newline. An empty secret is refused
@@ -28,6 +34,7 @@ struct Add: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
     @OptionGroup var secret: SecretOptions
+    @OptionGroup var oneTime: OneTimeOptions
 
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.")
     var updateIfExists = false
@@ -44,10 +51,12 @@ struct Add: ParsableCommand {
 
     func run() throws {
         secret.scrubArgv()
-        try item.checkFitsClass()
+        var fields = item.fields
+        try fields.checkFitsClass()
+        if oneTime.totp { fields = try oneTime.storedFields(fields) }
         try secret.checkArgument()
-        if item.itemClass == .generic || item.itemClass == .internet {
-            if (item.service ?? "").isEmpty && (item.account ?? "").isEmpty {
+        if fields.itemClass == .generic || fields.itemClass == .internet {
+            if (fields.service ?? "").isEmpty && (fields.account ?? "").isEmpty {
                 throw KeychainError(errSecParam, "an item needs a service (-s) or an account (-a)",
                                     hint: "for example: kc add -s github.com -a alice")
             }
@@ -55,9 +64,9 @@ struct Add: ParsableCommand {
         let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf)
         try keychain.prepare()   // the keychain password is asked for before the secret
         let value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
-        let data = value.withUnsafeBytes { Data($0) }
-        var query = item.query
-        if item.itemClass == .internet && query[kSecAttrAuthenticationType] == nil {
+        let data = oneTime.totp ? try oneTime.storedSecret(value, fields: fields) : value.withUnsafeBytes { Data($0) }
+        var query = fields.query
+        if fields.itemClass == .internet && query[kSecAttrAuthenticationType] == nil {
             query[kSecAttrAuthenticationType] = kSecAttrAuthenticationTypeDefault
         }
         query[kSecValueData] = data
@@ -65,16 +74,17 @@ struct Add: ParsableCommand {
             _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
             guard updateIfExists else {
-                throw KeychainError(errSecDuplicateItem, "an item matching \(item.summary) already exists in \(keychain.path)",
+                throw KeychainError(errSecDuplicateItem, "an item matching \(fields.summary) already exists in \(keychain.path)",
                                     hint: "replace its secret with `kc add -U ...` or `kc update ...`")
             }
-            try replaceExisting(keychain, data: data)
+            try replaceExisting(keychain, fields: fields, data: data)
         }
-        secret.noteTrailingNewline(data.last == 0x0A, stdinTaken: self.keychain.passwordStdin)
+        if !oneTime.totp { secret.noteTrailingNewline(data.last == 0x0A, stdinTaken: self.keychain.passwordStdin) }
     }
 
-    /// -U: the item exists; give it the new secret and the attributes given.
-    private func replaceExisting(_ keychain: KeychainSession, data: Data) throws {
+    /// -U: the item exists; give it the new secret and the attributes given (`item`: the
+    /// fields as stored, `--totp`'s otpauth/ service included).
+    private func replaceExisting(_ keychain: KeychainSession, fields item: ItemFields, data: Data) throws {
         let identifying: Set<String> = [kSecAttrAccount, kSecAttrService, kSecAttrServer, kSecAttrSecurityDomain, kSecAttrPath,
                                         kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag]
         var query: [String: Any] = [kSecClass: item.itemClass.secClass]
