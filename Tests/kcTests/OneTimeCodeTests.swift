@@ -199,4 +199,29 @@ import KCTestSupport
         #expect(screen.contains(expected + "\r\n") && screen.contains("valid for 20 more seconds"), "1000 = 16·60 + 40: \(screen)")
         #expect(screen.contains("KC_TOTP_TIME is set"), "a fixed clock is said on a terminal: \(screen)")
     }
+
+    /// Steam Guard codes (KeePassXC's `encoder=steam`, Aegis's `otpauth://steam/`): five
+    /// letters, compared with an independent implementation in Python's hmac module.
+    @Test func steamCodesMatchAnIndependentImplementation() throws {
+        let h = try Self.home()
+        let uris = ["otpauth://totp/Steam:gamer?secret=\(Self.seed)&period=30&digits=5&issuer=Steam&encoder=steam",
+                    "otpauth://steam/Steam:gamer?secret=\(Self.seed)&issuer=Steam"]
+        for (n, uri) in uris.enumerated() {
+            #expect(try h.kc(["add", "-s", "steam\(n)", "-a", "gamer", "--totp", "-w", uri]).status == 0)
+        }
+        let python = """
+            import base64, hashlib, hmac, struct, sys
+            key = base64.b32decode(sys.argv[1]); counter = int(sys.argv[2]) // 30
+            mac = hmac.new(key, struct.pack('>Q', counter), hashlib.sha1).digest()
+            o = mac[-1] & 15; n = struct.unpack('>I', mac[o:o + 4])[0] & 0x7fffffff
+            letters = '23456789BCDFGHJKMNPQRTVWXY'; code = ''
+            for _ in range(5): code += letters[n % 26]; n //= 26
+            print(code, end='')
+            """
+        for t: Int64 in [0, 29, 30, 1_700_000_000] {
+            let expected = try Spawn.run(["/usr/bin/python3", "-c", python, Self.seed, String(t)], environment: [:]).stdout
+            #expect(expected.count == 5)
+            for n in uris.indices { #expect(try Self.code(h, ["steam\(n)"], at: t) == expected, "steam\(n) at \(t)") }
+        }
+    }
 }
