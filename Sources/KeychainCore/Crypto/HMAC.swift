@@ -11,8 +11,11 @@ internal import CSodium
 package enum HMAC {
     /// The hash function under the HMAC, named as `otpauth://` URIs name it.
     package enum Algorithm: String, CaseIterable, Sendable {
+        /// HMAC-SHA-1 (RFC 2104 over `SHA1`): the RFCs' and most sites' choice.
         case sha1 = "SHA1"
+        /// HMAC-SHA-256 (libsodium).
         case sha256 = "SHA256"
+        /// HMAC-SHA-512 (libsodium).
         case sha512 = "SHA512"
 
         /// The MAC's length in bytes.

@@ -26,7 +26,9 @@ package final class OneTimeSeed {
 
     /// The HMAC key (the decoded `secret`).
     private(set) var key: [UInt8]
+    /// TOTP with its period, or HOTP with its counter.
     package let kind: Kind
+    /// The hash under the HMAC (`algorithm=`, default SHA1).
     package let algorithm: HMAC.Algorithm
     /// 6–8, or 5 for Steam.
     package let digits: Int

@@ -34,6 +34,7 @@ struct Add: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
     @OptionGroup var secret: SecretOptions
+    /// --totp and the flags of a base32 seed.
     @OptionGroup var oneTime: OneTimeOptions
 
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.")

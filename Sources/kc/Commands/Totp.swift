@@ -33,14 +33,19 @@ struct Totp: ParsableCommand {
         """
     )
 
+    /// -k and the password options.
     @OptionGroup var keychain: KeychainOptions
+    /// -s, -a and the other item flags that narrow the search.
     @OptionGroup var item: ItemOptions
+    /// --allow-keychain, for a reference that names another keychain.
     @OptionGroup var references: ReferenceOptions
 
+    /// A kc:// reference, or a service (as -s).
     @Argument(help: ArgumentHelp("A kc:// reference, or a service (as -s).", valueName: "ref|service"),
               completion: .custom { CompletionCandidates.services($0, $1, $2) })
     var reference: String?
 
+    /// One way to name the item, of a class that holds passwords.
     func validate() throws {
         guard item.itemClass == .generic || item.itemClass == .internet else {
             throw ValidationError("one-time-code seeds are generic or internet passwords, not \(item.itemClass.rawValue)s")
@@ -58,6 +63,7 @@ struct Totp: ParsableCommand {
         }
     }
 
+    /// Prints the code, and on a terminal how long it stays valid.
     func run() throws {
         let code = try code()
         Report.out(code.text + (Terminal.stdoutIsTerminal ? "\n" : ""))

@@ -17,24 +17,30 @@ extension HMAC.Algorithm: ExpressibleByArgument {
 /// secret comes from (a prompt, stdin, --data-file, -w), never from an argument of its own:
 /// an argument is visible to every user in `ps`.
 struct OneTimeOptions: ParsableArguments {
+    /// --totp: the secret is a seed.
     @Flag(help: "The secret is a one-time-code seed: an otpauth:// URI or a base32 secret (stored as service otpauth/SERVICE).")
     var totp = false
 
+    /// --algorithm, for a base32 seed.
     @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: SHA1 (default), SHA256 or SHA512.", valueName: "hash"))
     var algorithm: HMAC.Algorithm?
 
+    /// --digits, for a base32 seed.
     @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: 6 (default), 7 or 8 digits.", valueName: "n"))
     var digits: Int?
 
+    /// --period, for a base32 TOTP seed.
     @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: the time step in seconds (default 30).", valueName: "seconds"))
     var period: Int64?
 
+    /// --counter, for a base32 HOTP seed.
     @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: a HOTP (counter) seed whose next code is number N.", valueName: "n"))
     var counter: UInt64?
 
     /// Whether a base32-only option was given.
     private var hasParameters: Bool { algorithm != nil || digits != nil || period != nil || counter != nil }
 
+    /// Usage errors (exit 2): the seed's flags without --totp, or out of range.
     func validate() throws {
         if !totp && hasParameters { throw ValidationError("--algorithm, --digits, --period and --counter go with --totp") }
         if let digits, !OneTimeSeed.digitRange.contains(digits) { throw ValidationError("--digits is 6, 7 or 8") }

@@ -17,6 +17,8 @@ enum ValueOptions {
         "-P", "--port", "-r", "--protocol", "-t", "--auth-type", "--timeout", "--max", "--tag", "--limit",
         "--data-file", "--secret", "--kdf", "--new-label", "--new-kind", "--new-comment", "--new-account",
         "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to",
+        // kc add --totp: the seed's parameters.
+        "--algorithm", "--digits", "--period", "--counter",
     ]
 
     /// Whether `name` takes a value in `subcommand`. `-w` is the secret's value in `add` and
