@@ -3,8 +3,9 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev
 # The tests also drive sqlite3 (as an attacker editing the file), python3 (a pty), and
-# gpg and pass (a real pass store to import), git (the credential helper over HTTP).
-TEST_PACKAGES := sqlite3 python3 gpg pass git
+# gpg and pass (a real pass store to import), git (the credential helper over HTTP),
+# oathtool (one-time codes to compare kc totp with).
+TEST_PACKAGES := sqlite3 python3 gpg pass git oathtool
 # The Secret Service tests run real clients on a private bus: dbus-daemon, secret-tool,
 # Python's secretstorage and keyring, Docker's helper, and git's libsecret helper, built
 # from the source Debian's git ships (gcc, libsecret-1-dev); keyring's own backend tests run

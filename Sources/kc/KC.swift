@@ -44,7 +44,7 @@ struct KC: ParsableCommand {
         `kc error CODE` prints any status's message; docs/errors.md lists them all.
         """,
         version: "kc \(version) (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))",
-        subcommands: [Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Run.self, Inject.self, SecretServiceCommand.self, ErrorCommand.self, Agent.self]
+        subcommands: [Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self, ErrorCommand.self, Agent.self]
     )
 
     /// ArgumentParser answers `--generate-completion-script SHELL` itself, before parsing

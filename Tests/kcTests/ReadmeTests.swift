@@ -152,4 +152,29 @@ import KCTestSupport
         #expect(out.stdout.hasSuffix("deploy-ok\n"))
         #expect(!out.stderr.contains("warning"), "the password file is private")
     }
+
+    /// One-time codes: a URI from a variable, a base32 seed from a file, and a CI login
+    /// that gets its code by reference; every code is oathtool's for the same moment.
+    @Test func totpExample() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        let script = try Self.example("totp").joined(separator: "\n")
+        let seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+        let out = try h.sh("""
+            set -e
+            export KC_TOTP_TIME=1234567890 GITHUB_OTPAUTH='otpauth://totp/GitHub:alice?secret=\(seed)&issuer=GitHub'
+            printf '%s\\n' 'JBSW Y3DP EHPK 3PXP' > vpn-seed.txt
+            printf '#!/bin/sh\\nprintf "%%s" "$OTP" > vpn-otp\\n' > vpn-login.sh && chmod +x vpn-login.sh
+            \(script)
+            echo; cat vpn-otp
+            """, password: nil)
+        #expect(out.status == 0, "\(out.stderr)")
+        let github = try Spawn.run(["/usr/bin/oathtool", "--totp", "-N", "@1234567890", "-b", seed], environment: [:]).stdout
+        let vpn = try Spawn.run(["/usr/bin/oathtool", "--totp", "-d", "8", "-N", "@1234567890", "-b", "JBSWY3DPEHPK3PXP"], environment: [:]).stdout
+        let lines = out.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && !github.isEmpty, "\(out.stdout)")
+        #expect(lines.first == github.trimmingCharacters(in: .newlines) + github.trimmingCharacters(in: .newlines), "kc totp, then kc read")
+        #expect(lines.last == vpn.trimmingCharacters(in: .newlines), "the CI login got the VPN code")
+    }
 }

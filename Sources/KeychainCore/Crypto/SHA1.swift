@@ -3,8 +3,11 @@
 /// This exists only because Apple's keychain uses SHA-1 digests as
 /// *identifiers*: `kSecAttrPublicKeyHash` (a certificate's public-key hash)
 /// and `kSecAttrApplicationLabel` (a key's label) are SHA-1 values that must
-/// be reproduced exactly to match what macOS/iOS store. It is never used for
-/// security (integrity, authentication, key derivation or anything else).
+/// be reproduced exactly to match what macOS/iOS store. Its one other use is
+/// HMAC-SHA-1 (`HMAC`) for one-time codes, because RFC 4226 / RFC 6238 and
+/// nearly every site's `otpauth://` URI require it (HMAC-SHA-1 is still a
+/// sound PRF; SHA-1's collision attacks do not apply). Nothing of kc's own
+/// integrity, authentication or key derivation uses it.
 enum SHA1 {
     /// Returns the 20-byte SHA-1 digest of `bytes`.
     static func hash(_ bytes: [UInt8]) -> [UInt8] {
@@ -26,6 +29,13 @@ enum SHA1 {
         }
 
         var w = [UInt32](repeating: 0, count: 80)
+        // HMAC-SHA-1 hashes key material: leave none of it in the copies made here.
+        defer {
+            Sodium.wipe(&message)
+            w.withUnsafeMutableBytes { buffer in
+                for i in buffer.indices { buffer[i] = 0 }
+            }
+        }
         var blockStart = 0
         while blockStart < message.count {
             for t in 0..<16 {

@@ -22,6 +22,7 @@ struct Add: ParsableCommand {
           kc add -s example.com -a bob --generate     # a new random secret
           kc add -s wifi --generate=words:6 --print   # a passphrase, shown once
           kc add -s backup -a cron --accessible after-first-unlock
+          kc add -s github.com -a alice --totp        # a one-time-code seed
 
         --generate[=SPEC] stores a new secret from kc generate's source and
         prints it only with --print. SPEC is kc generate's options, compact,
@@ -30,6 +31,11 @@ struct Add: ParsableCommand {
         words:N, sep:S, and last exclude:CHARS. --generate alone (or
         --generate=default): kc generate's defaults, 24 characters with
         letters, digits and symbols.
+
+        With --totp the secret is an otpauth:// URI or the base32 secret a site
+        shows (with --algorithm, --digits, --period or --counter); it is checked
+        and stored as service otpauth/SERVICE, where kc import puts seeds and
+        kc totp -s SERVICE finds them.
 
         The secret is stored with its exact bytes; on a terminal, kc warns when
         one from stdin or a file ends in a newline. An empty secret is refused
@@ -48,6 +54,8 @@ struct Add: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
     @OptionGroup var secret: SecretOptions
+    /// --totp and the flags of a base32 seed.
+    @OptionGroup var oneTime: OneTimeOptions
 
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.")
     var updateIfExists = false
@@ -59,6 +67,7 @@ struct Add: ParsableCommand {
 
     @Flag(name: .customLong("print"), help: "Print the generated secret once it is stored.")
     var printSecret = false
+
     @Option(parsing: .unconditional, help: ArgumentHelp("When the item can be read: when-unlocked (default), after-first-unlock, always (deprecated), or one of them with -this-device-only, or when-passcode-set-this-device-only; Apple's codes (ck...) too.", valueName: "class"))
     var accessible: Accessibility?
 
@@ -68,6 +77,9 @@ struct Add: ParsableCommand {
     func validate() throws {
         if generate != nil && secret.isGiven {
             throw ValidationError("--generate makes the secret, and -w or --data-file gives one; use one of them")
+        }
+        if generate != nil && oneTime.totp {
+            throw ValidationError("--generate makes a random secret, and --totp stores a seed a site gives; use one of them")
         }
         if printSecret && generate == nil {
             throw ValidationError("--print shows a generated secret: use it with --generate")
@@ -80,10 +92,12 @@ struct Add: ParsableCommand {
 
     func run() throws {
         secret.scrubArgv()
-        try item.checkFitsClass()
+        var fields = item.fields
+        try fields.checkFitsClass()
+        if oneTime.totp { fields = try oneTime.storedFields(fields) }
         try secret.checkArgument()
-        if item.itemClass == .generic || item.itemClass == .internet {
-            if (item.service ?? "").isEmpty && (item.account ?? "").isEmpty {
+        if fields.itemClass == .generic || fields.itemClass == .internet {
+            if (fields.service ?? "").isEmpty && (fields.account ?? "").isEmpty {
                 throw KeychainError(errSecParam, "an item needs a service (-s) or an account (-a)",
                                     hint: "for example: kc add -s github.com -a alice")
             }
@@ -99,9 +113,9 @@ struct Add: ParsableCommand {
         } else {
             value = try secret.read(confirm: true, stdinTaken: self.keychain.passwordStdin)
         }
-        let data = value.withUnsafeBytes { Data($0) }
-        var query = item.query
-        if item.itemClass == .internet && query[kSecAttrAuthenticationType] == nil {
+        let data = oneTime.totp ? try oneTime.storedSecret(value, fields: fields) : value.withUnsafeBytes { Data($0) }
+        var query = fields.query
+        if fields.itemClass == .internet && query[kSecAttrAuthenticationType] == nil {
             query[kSecAttrAuthenticationType] = kSecAttrAuthenticationTypeDefault
         }
         query[kSecValueData] = data
@@ -110,14 +124,14 @@ struct Add: ParsableCommand {
             _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
             guard updateIfExists else {
-                throw KeychainError(errSecDuplicateItem, "an item matching \(item.summary) already exists in \(keychain.path)",
+                throw KeychainError(errSecDuplicateItem, "an item matching \(fields.summary) already exists in \(keychain.path)",
                                     hint: "replace its secret with `kc add -U ...` or `kc update ...`")
             }
-            try replaceExisting(keychain, data: data)
+            try replaceExisting(keychain, fields: fields, data: data)
         }
         if let recipe {
             reportGenerated(value, recipe: recipe)
-        } else {
+        } else if !oneTime.totp {
             secret.noteTrailingNewline(data.last == 0x0A, stdinTaken: self.keychain.passwordStdin)
         }
     }
@@ -132,8 +146,9 @@ struct Add: ParsableCommand {
         if isatty(2) == 1 { Report.note("stored a generated secret: " + recipe.entropyLine) }
     }
 
-    /// -U: the item exists; give it the new secret and the attributes given.
-    private func replaceExisting(_ keychain: KeychainSession, data: Data) throws {
+    /// -U: the item exists; give it the new secret and the attributes given (`item`: the
+    /// fields as stored, `--totp`'s otpauth/ service included).
+    private func replaceExisting(_ keychain: KeychainSession, fields item: ItemFields, data: Data) throws {
         let identifying: Set<String> = [kSecAttrAccount, kSecAttrService, kSecAttrServer, kSecAttrSecurityDomain, kSecAttrPath,
                                         kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag]
         var query: [String: Any] = [kSecClass: item.itemClass.secClass]

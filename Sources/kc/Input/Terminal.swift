@@ -28,6 +28,8 @@ enum Terminal {
     /// Whether stdin / stdout is a terminal.
     static var stdinIsTerminal: Bool { isatty(0) == 1 }
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
+    /// Whether stderr is a terminal (a person reads the notes there).
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
     /// Asks a yes/no question on the terminal (echo on); true only for "y" or "yes".
     /// - Throws: errSecInteractionNotAllowed when there is no terminal to ask on.

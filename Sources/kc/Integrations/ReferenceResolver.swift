@@ -30,6 +30,8 @@ enum ReferenceResolver {
             if byKeychain[path] == nil { order.append(path) }
             byKeychain[path, default: []].append(i)
         }
+        // Every one-time code for the same moment (read once, only when one is asked for).
+        let time = references.contains(where: \.totp) ? try OneTimeCode.now() : 0
         for path in order {
             let indexes = byKeychain[path] ?? []
             guard let first = indexes.first else { continue }
@@ -37,15 +39,28 @@ enum ReferenceResolver {
             // reference to it: the error names them, as a missing item does.
             let handle: KeychainSession
             let results: [Result<Any?, KeychainError>]
+            // One batch per keychain: a reference's queries (one, or a seed's candidates) in turn.
+            var ranges: [Range<Int>] = []
+            var queries: [[String: Any]] = []
+            for i in indexes {
+                let q = references[i].queries
+                ranges.append(queries.count..<(queries.count + q.count))
+                queries += q
+            }
             do {
                 handle = try Session.open(references[first].choice(base))
-                results = try handle.copyMany(indexes.map { references[$0].query })
+                results = try handle.copyMany(queries)
             } catch let error as KeychainError {
                 throw KeychainError(error.status, "\(indexes.map(label).joined(separator: ", ")): \(error.message)",
                                     hint: error.hint, cause: error.cause)
             }
             for (n, i) in indexes.enumerated() {
-                switch results[n] {
+                if references[i].totp {
+                    let code = try OneTimeCode.code(results[ranges[n]], in: handle, label: label(i), at: time)
+                    secrets[i] = Secret(Array(code.text.utf8))
+                    continue
+                }
+                switch results[ranges[n].lowerBound] {
                 case .success(let value):
                     guard let data = value as? Data else {
                         throw KeychainError(errSecItemNotFound, "\(label(i)): the item has no secret")

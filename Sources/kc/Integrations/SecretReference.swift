@@ -11,7 +11,10 @@ import Glibc
 
 /// A secret named in one string (`docs/integrations.md`, "References"):
 ///
-///     kc://SERVICE/ACCOUNT[?class=internet&keychain=NAME]
+///     kc://SERVICE/ACCOUNT[?class=internet&keychain=NAME&totp]
+///
+/// `totp` asks for the item's current one-time code instead of its secret (`OneTimeCode`:
+/// the seed is looked for under `otpauth/SERVICE` first, then SERVICE).
 ///
 /// SERVICE is the service of a generic password, or the server with `class=internet`;
 /// ACCOUNT may be empty (`kc://deploy-key/`) and may be left out with its slash
@@ -22,6 +25,8 @@ struct SecretReference: Equatable {
     var account: String?
     var internet = false
     var keychain: String?
+    /// `?totp`: the current one-time code of the seed it names, not the secret itself.
+    var totp = false
 
     static let scheme = "kc://"
 
@@ -47,6 +52,10 @@ struct SecretReference: Equatable {
             self.account = account
         }
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            if pair == "totp" {
+                totp = true
+                continue
+            }
             let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard kv.count == 2, let value = WebAddress.percentDecoded(kv[1]) else { throw bad("\"\(pair)\" is not NAME=VALUE") }
             switch kv[0] {
@@ -60,6 +69,15 @@ struct SecretReference: Equatable {
                 throw bad("unknown parameter \"\(kv[0])\"")
             }
         }
+    }
+
+    /// The SecItemCopyMatching queries that answer it: its secret, or with `totp` the
+    /// searches for its seed (`OneTimeCode.candidates`).
+    var queries: [[String: Any]] {
+        guard totp else { return [query] }
+        var q = query
+        q[kSecReturnData] = nil
+        return OneTimeCode.candidates(q)
     }
 
     /// The SecItemCopyMatching query for its secret.

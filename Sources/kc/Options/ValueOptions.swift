@@ -19,6 +19,8 @@ enum ValueOptions {
         "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to",
         "--length", "--charset", "--require", "--exclude", "--words", "--separator", "--count", "--generate",
         "--accessible", "--new-accessible",
+        // kc add --totp: the seed's parameters.
+        "--algorithm", "--digits", "--period", "--counter",
     ]
 
     /// Whether `name` takes a value in `subcommand`. `-w` is the secret's value in `add` and
