@@ -26,6 +26,8 @@ public typealias CFBoolean = NSNumber
 public typealias CFDate = Date
 /// A count or index. (Apple: `CFIndex`, a signed long.)
 public typealias CFIndex = Int
+/// A type's identifier. (Apple: `CFTypeID`, an unsigned long.)
+public typealias CFTypeID = UInt
 
 /// The boolean true, as keychain queries pass it (`kSecReturnData as String: kCFBooleanTrue!`).
 public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)
