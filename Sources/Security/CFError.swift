@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 import Foundation
 
 /// An error from a Core Foundation style call, such as `SecAccessControlCreateWithFlags`'s

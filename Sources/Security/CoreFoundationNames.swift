@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 import Foundation
 
 // Core Foundation's names as keychain code uses them, mapped onto Foundation types so that

@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 import Foundation
 
 /// Turns what Apple-style code passes (an `NSDictionary` of bridged objects, Swift values,

@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 import Foundation
 
 /// When an item may be read (its protection class, a `kSecAttrAccessible…` value) and what

@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 // The rest of the status codes of Apple's `SecBase.h`, with Apple's names and values, so that
 // code that names them (error enums of keychain wrappers, `switch status`) builds here.
 // KeychainCore defines the ones kc returns or documents (docs/apple-compatibility.md, "Status

@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 import Foundation
 import KeychainClient
 
