@@ -13,8 +13,10 @@ enum QueryBridge {
     enum Use {
         /// SecItemAdd's attributes.
         case add
-        /// A query: SecItemCopyMatching's, SecItemUpdate's first, SecItemDelete's.
+        /// SecItemCopyMatching's query.
         case search
+        /// The query of SecItemUpdate or SecItemDelete, which act on every match.
+        case target
         /// SecItemUpdate's `attributesToUpdate`.
         case changes
     }
@@ -38,6 +40,13 @@ enum QueryBridge {
             throw KeychainError(errSecUnimplemented, "kSecAttrTokenID (a Secure Enclave or other hardware token) is not supported by kc")
         }
         try accessControl(in: &out, for: use)
+        // Code written for macOS passes kSecMatchLimitAll to SecItemUpdate and SecItemDelete
+        // (macOS's file keychain would act on the first match alone without it; its data
+        // protection path drops it). kc acts on every match: it is dropped here too. Any
+        // other kSecMatch… key there stays errSecParam, as on iOS.
+        if use == .target, let limit = out[kSecMatchLimit] as? String, limit == kSecMatchLimitAll {
+            out[kSecMatchLimit] = nil
+        }
         // Apple gives no reference for a password and no error either (refs exist only for
         // certificates, keys and identities): kSecReturnRef is dropped for passwords.
         if let itemClass = out[kSecClass] as? String,
@@ -65,7 +74,7 @@ enum QueryBridge {
         if let given = dictionary[kcAttrAccessControlFlags], given as? Int != Int(access.flags.rawValue) {
             throw KeychainError(errSecParam, "conflicting kcAttrAccessControlFlags and kSecAttrAccessControl attributes")
         }
-        if use != .search, !access.flags.isDisjoint(with: .unsupported) {
+        if use == .add || use == .changes, !access.flags.isDisjoint(with: .unsupported) {
             throw KeychainError(errSecUnimplemented, access.flags.contains(.applicationPassword)
                 ? "kSecAccessControlApplicationPassword is not supported by kc (it needs an LAContext, which Linux does not have)"
                 : "kSecAccessControlPrivateKeyUsage is not supported by kc (it guards Secure Enclave keys)")

@@ -31,14 +31,14 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 /// `SecItemUpdate`, with its signature.
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     osStatus {
-        _ = try KeychainAccess.shared.perform(.update(QueryBridge.query(query, for: .search), attributes: QueryBridge.query(attributesToUpdate, for: .changes)))
+        _ = try KeychainAccess.shared.perform(.update(QueryBridge.query(query, for: .target), attributes: QueryBridge.query(attributesToUpdate, for: .changes)))
     }
 }
 
 /// Deletes every item matching `query`. Apple's `SecItemDelete`, with its signature.
 /// - Returns: errSecItemNotFound when nothing matched.
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
-    osStatus { _ = try KeychainAccess.shared.perform(.delete(QueryBridge.query(query, for: .search))) }
+    osStatus { _ = try KeychainAccess.shared.perform(.delete(QueryBridge.query(query, for: .target))) }
 }
 
 /// Runs a call that may give a result; `result` is nil unless it succeeds with one.

@@ -41,8 +41,18 @@ extension SecurityModuleTests {
         query[kSecAttrSynchronizable as String] = true
         #expect(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
         #expect((result as? [[String: Any]])?.first?[kSecAttrSynchronizable as String] as? Int == 1)
-        let delete: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
+        // KeychainAccess's removeAll and Valet's delete as compiled for macOS: kSecMatchLimitAll
+        // is taken (every match is acted on anyway); another limit stays errSecParam, as on iOS.
+        var delete: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
                                      kSecAttrSynchronizable as String: kSecAttrSynchronizableAny]
+        delete[kSecMatchLimit as String] = kSecMatchLimitOne
+        #expect(SecItemDelete(delete as CFDictionary) == errSecParam)
+        #expect(SecItemUpdate(delete as CFDictionary, [kSecAttrLabel as String: "l"] as CFDictionary) == errSecParam)
+        delete[kSecMatchLimit as String] = kSecMatchLimitAll
+        #expect(SecItemUpdate(delete as CFDictionary, [kSecAttrLabel as String: "both"] as CFDictionary) == errSecSuccess)
+        query[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
+        #expect(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
+        #expect((result as? [[String: Any]])?.map { $0[kSecAttrLabel as String] as? String } == ["both", "both"])
         #expect(SecItemDelete(delete as CFDictionary) == errSecSuccess)
         #expect(SecItemCopyMatching(query as CFDictionary, &result) == errSecItemNotFound)
     }
