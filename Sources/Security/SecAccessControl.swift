@@ -7,7 +7,7 @@ import Foundation
 /// (Apple: the opaque CF type `SecAccessControl`.) The Security module stores it as
 /// `kSecAttrAccessible` plus kc's `kcAttrAccessControlFlags`, and gives one back in every
 /// attribute result, as Apple returns `accc`. Two are equal when protection and flags are.
-public final class SecAccessControl: Hashable, CustomStringConvertible, @unchecked Sendable {
+public final class SecAccessControl: Hashable, CustomStringConvertible, Sendable {
     /// The protection class: one of the seven `kSecAttrAccessible…` raw values.
     let protection: String
     /// The flags, only those Apple defines.
