@@ -1,5 +1,5 @@
 import Foundation
-import Security
+@testable import Security
 import Testing
 import KCTestSupport
 
@@ -31,44 +31,43 @@ extension SecurityModuleTests {
         defer { withExtendedLifetime(home) {} }
         // KeychainAccess's way: the protection as CFTypeRef, the policy's raw value as flags.
         var error: Unmanaged<CFError>?
-        let policy: UInt = 1 << 4   // KeychainAccess's AuthenticationPolicy.devicePasscode
-        let access = try #require(SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleAfterFirstUnlock as CFTypeRef,
-                                                                  SecAccessControlCreateFlags(rawValue: CFOptionFlags(policy)), &error))
+        let noPolicy: UInt = 0
+        let plain = try #require(SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleAfterFirstUnlock as CFTypeRef,
+                                                                 SecAccessControlCreateFlags(rawValue: CFOptionFlags(noPolicy)), &error))
         #expect(error == nil)
         let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "acl",
                                   kSecAttrAccount as String: "guarded", kSecValueData as String: Data("s3cret".utf8),
-                                  kSecAttrAccessControl as String: access]
+                                  kSecAttrAccessControl as String: plain]
         #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
         // Apple gives the access control back as an object beside pdmn; kc's flags key stays inside it.
         var found = try attributes(service: "acl", account: "guarded")
         #expect(found[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock)
         #expect(found[kcAttrAccessControlFlags] == nil)
         let returned = try #require(found[kSecAttrAccessControl as String] as? SecAccessControl)   // KeychainAccess: `as! SecAccessControl`
-        #expect(returned == access)
-        #expect(returned.hashValue == access.hashValue)
+        #expect(returned == plain)
+        #expect(returned.hashValue == plain.hashValue)
 
         // Valet's way: the protection constant given directly, no allocator, no error pointer.
         let presence = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .userPresence, nil))
-        #expect(presence != access)
+        #expect(presence != plain)
         // The access control finds the item by its protection and flags …
         var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "acl",
-                                    kSecAttrAccessControl as String: access]
+                                    kSecAttrAccessControl as String: plain]
         #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecSuccess)
         query[kSecAttrAccessControl as String] = presence
         #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecItemNotFound)
-        // … and an update replaces both.
-        query[kSecAttrAccessControl as String] = access
-        #expect(SecItemUpdate(query as CFDictionary, [kSecAttrAccessControl as String: presence] as CFDictionary) == errSecSuccess)
+        // … and an update replaces both (an item without flags needs no proof to change).
+        let passcode = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, .devicePasscode, nil))
+        query[kSecAttrAccessControl as String] = plain
+        #expect(SecItemUpdate(query as CFDictionary, [kSecAttrAccessControl as String: passcode] as CFDictionary) == errSecSuccess)
         found = try attributes(service: "acl", account: "guarded")
-        #expect(found[kSecAttrAccessible as String] as? String == kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly)
-        #expect(found[kSecAttrAccessControl as String] as? SecAccessControl == presence)
-        // An access control without flags takes the flags away.
-        let plain = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, [], nil))
-        query[kSecAttrAccessControl as String] = presence
-        #expect(SecItemUpdate(query as CFDictionary, [kSecAttrAccessControl as String: plain] as CFDictionary) == errSecSuccess)
-        found = try attributes(service: "acl", account: "guarded")
-        #expect(found[kSecAttrAccessControl as String] as? SecAccessControl == plain)
-        // An item added with kSecAttrAccessible alone has an access control without flags too.
+        #expect(found[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock)
+        #expect(found[kSecAttrAccessControl as String] as? SecAccessControl == passcode)
+        query[kSecAttrAccessControl as String] = passcode
+        #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecSuccess)
+        query[kSecAttrAccessControl as String] = plain     // same protection, no flags: matches by protection
+        #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecSuccess)
+        // An item added with kSecAttrAccessible alone has an access control without flags.
         var other = add
         other[kSecAttrAccount as String] = "plain"
         other[kSecAttrAccessControl as String] = nil
@@ -77,13 +76,31 @@ extension SecurityModuleTests {
         let derived = try attributes(service: "acl", account: "plain")[kSecAttrAccessControl as String] as? SecAccessControl
         #expect(derived == SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, [], nil))
         // The kc binary finds the item the module stored (its attributes need no proof).
-        query[kSecAttrAccessControl as String] = plain
-        #expect(SecItemUpdate(query as CFDictionary, [kSecAttrAccessControl as String: access] as CFDictionary) == errSecSuccess)
         let listed = try home.kc(["find", "-s", "acl", "-a", "guarded", "--json"], password: KCHome.password)
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(listed.stdout.contains("guarded"), "\(listed.stdout)")
-        #expect(SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecAttrAccessControl as String: access] as CFDictionary) == errSecSuccess)
+        #expect(SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecAttrAccessControl as String: passcode] as CFDictionary) == errSecSuccess)
         #expect(SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "guarded"] as CFDictionary, nil) == errSecItemNotFound)
+        #expect(SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "plain"] as CFDictionary, nil) == errSecSuccess)
+    }
+
+    /// What the module hands to kc for an access control: its protection, and its flags
+    /// only when there are some, except in an update, where 0 takes flags away.
+    @Test func anAccessControlBecomesProtectionAndFlags() throws {
+        let plain = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, [], nil))
+        let presence = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, [.userPresence], nil))
+        for (access, use, flags) in [(plain, QueryBridge.Use.add, nil), (plain, .search, nil), (plain, .target, nil), (plain, .changes, 0),
+                                     (presence, .add, 1), (presence, .search, 1), (presence, .changes, 1)] as [(SecAccessControl, QueryBridge.Use, Int?)] {
+            let out = try QueryBridge.query([kSecAttrAccessControl as String: access] as NSDictionary, for: use)
+            #expect(out[kSecAttrAccessControl as String] == nil)
+            #expect(out[kSecAttrAccessible as String] as? String == access.protection)
+            #expect(out[kcAttrAccessControlFlags] as? Int == flags, "\(use)")
+        }
+        // Results: the object back, kc's key gone.
+        let item = QueryBridge.result([kSecAttrAccessible as String: "ck", kcAttrAccessControlFlags: 1, kSecAttrAccount as String: "a"] as [String: Any])
+        let attributes = try #require(item as? [String: Any])
+        #expect(attributes[kSecAttrAccessControl as String] as? SecAccessControl == presence)
+        #expect(attributes[kcAttrAccessControlFlags] == nil)
     }
 
     @Test func invalidAccessControlsFailThroughTheErrorOutParameter() throws {

@@ -132,7 +132,8 @@ extension SecurityModuleTests {
         var base: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword as String,
                                            kSecAttrService as String: "VAL_VALSecureEnclaveValet_initWithIdentifier:accessibility:_id_WhenPasscodeSetThisDeviceOnly",
                                            kSecUseDataProtectionKeychain as String: true]
-        base[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .devicePasscode, nil)
+        // (Without flags: reading the data of an item with flags needs a fresh password proof.)
+        base[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, [], nil)
         var add = base
         add[kSecAttrAccount as String] = "key"
         add[kSecValueData as String] = Data("value".utf8)
@@ -164,6 +165,25 @@ extension SecurityModuleTests {
         #expect(SecItemUpdate(one as CFDictionary, [kSecValueData as String: Data("new".utf8)] as CFDictionary) == errSecSuccess)
         #expect(SecItemDelete(base as CFDictionary) == errSecSuccess)
         #expect(SecItemDelete(base as CFDictionary) == errSecItemNotFound)
+        // A Secure Enclave Valet's item has flags: its attributes are listed and it is deleted
+        // without a proof, and its flags tell it apart from other flags.
+        var guarded = base
+        guarded[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .biometryCurrentSet, nil)
+        var addGuarded = guarded
+        addGuarded[kSecAttrAccount as String] = "touch"
+        addGuarded[kSecValueData as String] = Data("value".utf8)
+        #expect(SecItemAdd(addGuarded as CFDictionary, nil) == errSecSuccess)
+        var listGuarded = guarded
+        listGuarded[kSecMatchLimit as String] = kSecMatchLimitAll
+        listGuarded[kSecReturnAttributes as String] = true
+        #expect(SecItemCopyMatching(listGuarded as CFDictionary, &result) == errSecSuccess)
+        let listed = try #require(result as? [[String: AnyHashable]])
+        #expect(listed.compactMap { $0[kSecAttrAccount as String] as? String } == ["touch"])
+        #expect(listed.first?[kSecAttrAccessControl as String] == guarded[kSecAttrAccessControl as String])
+        var otherFlags = base
+        otherFlags[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .devicePasscode, nil)
+        #expect(SecItemDelete(otherFlags as CFDictionary) == errSecItemNotFound)   // other flags: not this item
+        #expect(SecItemDelete(guarded as CFDictionary) == errSecSuccess)
     }
 
     @Test func authenticationUIKeysPassThroughAndContextsAreRefused() throws {
