@@ -21,7 +21,9 @@ public let kSecClassIdentity = "idnt"
 
 /// When the item is accessible (stored; default `ak`, certificates `dk`).
 public let kSecAttrAccessible = "pdmn"
-/// Access control object: not supported in kc (errSecUnimplemented).
+/// Access control object. The `Security` module turns its `SecAccessControl` into
+/// kSecAttrAccessible + kcAttrAccessControlFlags; given to KeychainCore directly it is
+/// errSecUnimplemented.
 public let kSecAttrAccessControl = "accc"
 /// Access group (part of every primary key; default "").
 public let kSecAttrAccessGroup = "agrp"
@@ -31,7 +33,8 @@ public let kSecAttrSynchronizable = "sync"
 public let kSecAttrSynchronizableAny = "syna"
 /// A hint for sync views: not an attribute of kc items (errSecNoSuchAttr).
 public let kSecAttrSyncViewHint = "vwht"
-/// A hardware token (Secure Enclave): not supported (errSecNoSuchAttr).
+/// A hardware token (Secure Enclave): not supported (errSecUnimplemented through the
+/// `Security` module; errSecNoSuchAttr in KeychainCore, which has no such attribute).
 public let kSecAttrTokenID = "tkid"
 /// kSecAttrTokenID value of the Secure Enclave.
 public let kSecAttrTokenIDSecureEnclave = "com.apple.setoken"

@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 import Foundation
 
 // Core Foundation's names as keychain code uses them, mapped onto Foundation types so that
@@ -26,6 +27,8 @@ public typealias CFBoolean = NSNumber
 public typealias CFDate = Date
 /// A count or index. (Apple: `CFIndex`, a signed long.)
 public typealias CFIndex = Int
+/// A type's identifier. (Apple: `CFTypeID`, an unsigned long.)
+public typealias CFTypeID = UInt
 
 /// The boolean true, as keychain queries pass it (`kSecReturnData as String: kCFBooleanTrue!`).
 public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)

@@ -1,4 +1,6 @@
 #if os(Linux)
+import KeychainCore
+
 /// Which kc keychain the SecItem functions use. Without a call here: `$KC_KEYCHAIN` (a path
 /// or a name) or the default keychain (`~/.local/share/kc/login.keychain-db`), through
 /// the agent when `kc unlock` holds it, else opened with `$KC_PASSWORD`; with neither,

@@ -1,4 +1,5 @@
 #if os(Linux)
+import KeychainCore
 import Foundation
 import KeychainClient
 
@@ -11,7 +12,7 @@ import KeychainClient
 ///
 /// - Returns: errSecSuccess, errSecDuplicateItem, errSecParam…
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
-    securityCall(result) { try KeychainAccess.shared.perform(.add(QueryBridge.query(attributes))).value() }
+    securityCall(result) { try KeychainAccess.shared.perform(.add(QueryBridge.query(attributes, for: .add))).value() }
 }
 
 /// Finds items. Apple's `SecItemCopyMatching`, with its signature: `result` receives `Data`
@@ -23,21 +24,21 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 ///     let status = SecItemCopyMatching(query as CFDictionary, &item)
 ///     let token = item as? Data
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
-    securityCall(result) { try KeychainAccess.shared.perform(.copyMatching(QueryBridge.query(query))).value() }
+    securityCall(result) { try KeychainAccess.shared.perform(.copyMatching(QueryBridge.query(query, for: .search))).value() }
 }
 
 /// Changes every item matching `query` to the values in `attributesToUpdate`. Apple's
 /// `SecItemUpdate`, with its signature.
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     osStatus {
-        _ = try KeychainAccess.shared.perform(.update(QueryBridge.query(query), attributes: QueryBridge.query(attributesToUpdate)))
+        _ = try KeychainAccess.shared.perform(.update(QueryBridge.query(query, for: .target), attributes: QueryBridge.query(attributesToUpdate, for: .changes)))
     }
 }
 
 /// Deletes every item matching `query`. Apple's `SecItemDelete`, with its signature.
 /// - Returns: errSecItemNotFound when nothing matched.
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
-    osStatus { _ = try KeychainAccess.shared.perform(.delete(QueryBridge.query(query))) }
+    osStatus { _ = try KeychainAccess.shared.perform(.delete(QueryBridge.query(query, for: .target))) }
 }
 
 /// Runs a call that may give a result; `result` is nil unless it succeeds with one.

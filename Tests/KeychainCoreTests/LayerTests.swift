@@ -55,7 +55,10 @@ import Testing
                 let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
                 guard let i = words.firstIndex(of: "import"), i + 1 < words.count,
                       words[..<i].allSatisfy({ $0.hasPrefix("@") || ["public", "package", "internal"].contains($0) }) else { continue }
-                out.append((relative, lines, String(words[i + 1].split(separator: ".")[0])))
+                // A scoped import (`import var KeychainCore.kSecClass`) names its kind first.
+                let kinds: Set<Substring> = ["typealias", "struct", "class", "enum", "protocol", "let", "var", "func"]
+                let m = kinds.contains(words[i + 1]) && i + 2 < words.count ? i + 2 : i + 1
+                out.append((relative, lines, String(words[m].split(separator: ".")[0])))
             }
         }
         return out
