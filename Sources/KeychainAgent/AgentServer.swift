@@ -156,18 +156,32 @@ public final class AgentServer {
             clear()
             return AgentReply.ok(nil).frame()
         case .operation(let path, let request):
-            guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
-            entry.idleDeadline = .after(seconds: Double(entry.idleTimeout))
-            defer {
-                generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
-                if !entry.keychain.isUnlocked { remove(path) }   // re-keyed elsewhere: forget it
-            }
-            return AgentReply.ok(try request.perform(on: entry.keychain).wireValue).frame()
+            return try perform(request, on: path, presence: UserPresence())
+        case .operationWithProof(let path, let request, let proof):
+            // Checked here, even though the keychain is unlocked: the proof is the password
+            // typed for this one request (one Argon2 derivation, one request at a time).
+            return try perform(request, on: path, presence: UserPresence(password: proof))
         case .unlockWithKept(let kept):
             guard let holder = entries[kept.holder] else { return AgentReply.notHeld.frame() }
             holder.idleDeadline = .after(seconds: Double(holder.idleTimeout))
             try unlock(kept, keptIn: holder.keychain)
             return AgentReply.ok(nil).frame()
+        }
+    }
+
+    /// Performs an operation on a held keychain with the proof of user presence it came with
+    /// (none for a plain `operation`); "presence required" when it needs one it lacks.
+    private func perform(_ request: KeychainRequest, on path: String, presence: UserPresence) throws -> [UInt8] {
+        guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
+        entry.idleDeadline = .after(seconds: Double(entry.idleTimeout))
+        defer {
+            generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
+            if !entry.keychain.isUnlocked { remove(path) }   // re-keyed elsewhere: forget it
+        }
+        do {
+            return AgentReply.ok(try request.perform(on: entry.keychain, presence: presence).wireValue).frame()
+        } catch let required as UserPresenceRequired {
+            return AgentReply.presenceRequired(item: required.item).frame()
         }
     }
 

@@ -16,12 +16,15 @@ struct Add: ParsableCommand {
           kc add -s db -a app --data-file secret.bin  # from a file, binary too
           kc add --class internet -s example.com -a bob -r https -P 443
           kc add -U -s github.com -a alice            # replaces an existing secret
+          kc add -s bank -a me --user-presence        # password asked on every read
 
         The secret is stored with its exact bytes; on a terminal, kc warns when
         one from stdin or a file ends in a newline. An empty secret is refused
         (exit 206) unless --allow-empty is given. The first add with no keychain
         creates the default one (asking for its new password). Exit 45 when the
-        item exists (without -U).
+        item exists (without -U). With --user-presence, every read of the secret
+        asks for the keychain password on the terminal, even while the keychain
+        is unlocked; without a terminal the read fails (exit 36).
         """
     )
 
@@ -34,6 +37,9 @@ struct Add: ParsableCommand {
 
     @Option(parsing: .unconditional, help: "The key-derivation profile if this add creates the default keychain.")
     var kdf: KDFProfile = .moderate
+
+    @Flag(help: "Ask for the keychain password on every read of the secret (access control: user presence).")
+    var userPresence = false
 
     func validate() throws {
         try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin)
@@ -61,6 +67,7 @@ struct Add: ParsableCommand {
             query[kSecAttrAuthenticationType] = kSecAttrAuthenticationTypeDefault
         }
         query[kSecValueData] = data
+        if userPresence { query[kcAttrAccessControlFlags] = Int(AccessControlFlags.userPresence) }
         do {
             _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {

@@ -21,6 +21,8 @@ struct FindRequest: Equatable {
     var json = false
     var all = false
     var limit: Int?
+    /// --prompt: kSecUseOperationPrompt, shown when an item requires user presence.
+    var prompt: String?
     /// --ignore-case, --contains, --prefix.
     var matching = TextMatching()
 
@@ -42,6 +44,7 @@ struct FindRequest: Equatable {
         if all { query[kSecMatchLimit] = kSecMatchLimitAll }
         if let limit { query[kSecMatchLimit] = limit }
         matching.apply(to: &query)
+        if let prompt { query[kSecUseOperationPrompt] = prompt }
         if secretOnly {
             // Two, to say so when the query does not choose one item (an import can bring the
             // same login twice); the first is the one printed, as with a limit of one. Only the
