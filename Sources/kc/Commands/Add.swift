@@ -16,7 +16,7 @@ struct Add: ParsableCommand {
           kc add -s db -a app --data-file secret.bin  # from a file, binary too
           kc add --class internet -s example.com -a bob -r https -P 443
           kc add -U -s github.com -a alice            # replaces an existing secret
-          kc add -s bank -a me --user-presence        # password asked on every read
+          kc add -s bank -a me --user-presence        # password on every read
 
         The secret is stored with its exact bytes; on a terminal, kc warns when
         one from stdin or a file ends in a newline. An empty secret is refused
