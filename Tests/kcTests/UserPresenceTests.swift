@@ -101,6 +101,26 @@ import KCTestSupport
         #expect(t.status == 0 && t.screen.hasSuffix("pin-4711\r\n"), "\(t.screen)")
     }
 
+    /// `kc find -w` looks at two matches (to warn about the second): a protected second
+    /// match must not fail a script that reads an unprotected first one.
+    @Test func onlyThePrintedMatchNeedsAProof() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "api", "-a", "alice", "-w", "open"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["add", "-s", "api", "-a", "bob", "--user-presence", "-w", "guarded"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["add", "-s", "vault", "-a", "carol", "--user-presence", "-w", "guarded-too"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["add", "-s", "vault", "-a", "dave", "-w", "open-too"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        var out = try h.kc(["find", "-s", "api", "-w"])
+        #expect(out.status == 0 && out.stdout == "open", "\(out.stderr)")
+        #expect(out.stderr.contains("more than one item matches"), "the second match is still reported: \(out.stderr)")
+        out = try h.kc(["find", "-s", "vault", "-w"])
+        #expect(out.status == 36 && out.stdout.isEmpty, "the first match is protected: \(out.stderr)")
+        let s = try drive(h, ["find", "-s", "vault", "-w"], [["expect", "Password for keychain"], ["send", KCHome.password + "\n"]])
+        #expect(s.status == 0 && s.screen.contains("guarded-too\r\n") && s.screen.contains("more than one item matches"), "\(s.screen)")
+        #expect(try h.kc(["lock"]).status == 0)
+    }
+
     @Test func updateAddsAndRemovesTheFlag() throws {
         let h = try Self.home()
         #expect(try h.kc(["update", "-s", "news", "--user-presence"], password: KCHome.password).status == 0, "adding needs no proof")
