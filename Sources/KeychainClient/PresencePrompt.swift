@@ -17,11 +17,13 @@ public struct PresencePrompt: Sendable, Equatable {
 
     /// One line for a terminal or a dialog: the reason (or what is read), then what to type.
     public var text: String {
-        let why = reason.map { Self.plain($0) } ?? "Reading the secret of \(item) requires your presence."
+        let why = reason.map { Self.plain($0) } ?? "Reading the secret of \(Self.plain(item)) requires your presence."
         return "\(why) Password for keychain \(path): "
     }
 
-    /// The reason without control characters (it is the caller's text, shown on a terminal).
+    /// Text without control characters, at most 200 characters (a reason is the caller's
+    /// text, an item's name comes from the keychain, possibly from an import: both are shown
+    /// on a terminal).
     static func plain(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.prefix(200).map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
     }

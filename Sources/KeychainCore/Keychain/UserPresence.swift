@@ -54,8 +54,7 @@ public final class UserPresence {
         switch ui {
         case .skip: return false
         case .fail:
-            throw KeychainError(errSecInteractionNotAllowed,
-                                "the item \(name) requires user presence and the query says not to ask (kSecUseAuthenticationUIFail)")
+            throw KeychainError(errSecInteractionNotAllowed, "the item \(name) " + UserPresenceRequired.refusedWithoutAsking)
         case .allow:
             throw UserPresenceRequired(item: name)
         }
@@ -72,6 +71,17 @@ public struct UserPresenceRequired: Error, Sendable, Equatable {
     /// Creates the signal for the item named `item`.
     public init(item: String) {
         self.item = item
+    }
+
+    /// The end of the message of errSecInteractionNotAllowed for an item that requires user
+    /// presence under kSecUseAuthenticationUIFail (see `isRefusedWithoutAsking`).
+    static let refusedWithoutAsking = "requires user presence and the query says not to ask (kSecUseAuthenticationUIFail)"
+
+    /// Whether `error` is that refusal, and not another errSecInteractionNotAllowed (a locked
+    /// keychain, one re-keyed elsewhere): a front end that asked with Fail may then ask again
+    /// with Allow (`kc find -w`).
+    public static func isRefusedWithoutAsking(_ error: KeychainError) -> Bool {
+        error.status == errSecInteractionNotAllowed && error.message.hasSuffix(refusedWithoutAsking)
     }
 
     /// The error to report when nobody can give the proof (no terminal, no pinentry, or a

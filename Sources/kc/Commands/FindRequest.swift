@@ -60,7 +60,7 @@ struct FindRequest: Equatable {
         do {
             do {
                 result = try keychain.copyMatching(secretOnly ? Self.withoutAsking(query) : query)
-            } catch let error as KeychainError where secretOnly && error.status == errSecInteractionNotAllowed {
+            } catch let error as KeychainError where secretOnly && UserPresenceRequired.isRefusedWithoutAsking(error) {
                 // One of the two matches requires user presence: ask only if it is the one
                 // printed (a second match that does must not fail a script reading the first).
                 var first = query
