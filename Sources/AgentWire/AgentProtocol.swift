@@ -9,7 +9,9 @@ public enum AgentProtocol {
     /// 3: keychain format 3 (Secret Service maps inside queries and results, values nested
     /// one level deeper); an agent of version 2 would refuse such queries and take the
     /// pairs of a migrated file for tampering.
-    public static let version: UInt16 = 3
+    /// 4: user presence (`operationWithProof`, `presenceRequired`); an agent of version 3
+    /// would hand out the secrets of items that require it without a proof.
+    public static let version: UInt16 = 4
     /// The largest frame either side accepts: the largest secret plus room for a query.
     package static let maxFrame = (16 << 20) + (1 << 20)
 
@@ -19,6 +21,8 @@ public enum AgentProtocol {
         /// Unlock (or create and unlock) a keychain with a password that a held keychain
         /// keeps as an item: the password never leaves the agent.
         case unlockWithKept = 6
+        /// An operation with a proof of user presence: `lp(password) ‖` an operation's body.
+        case operationWithProof = 7
     }
 
     /// Operations on an unlocked keychain. `backup` takes `["destination": String,
@@ -38,6 +42,9 @@ public enum AgentProtocol {
         case error = 0x81
         /// The agent does not hold that keychain unlocked.
         case notHeld = 0x82
+        /// The operation reads an item protected by user presence and came without a proof:
+        /// `lp(the item's name)`. The client asks the user and sends `operationWithProof`.
+        case presenceRequired = 0x83
     }
 
     /// A frame's bytes: length ‖ version ‖ type ‖ body.

@@ -8,6 +8,8 @@ package enum AgentReply {
     case error(KeychainError)
     /// The agent does not hold that keychain unlocked.
     case notHeld
+    /// The operation needs a proof of user presence for the item named.
+    case presenceRequired(item: String)
 
     /// The reply's frame. An `ok` value that cannot be encoded becomes an internal error.
     package func frame() -> [UInt8] {
@@ -25,6 +27,9 @@ package enum AgentReply {
             type = .error
         case .notHeld:
             type = .notHeld
+        case .presenceRequired(let item):
+            w.lengthPrefixed(Array(item.utf8))
+            type = .presenceRequired
         }
         return AgentProtocol.frame(type: type.rawValue, body: w.bytes)
     }
@@ -53,6 +58,9 @@ package enum AgentReply {
         case .notHeld:
             guard r.isAtEnd else { throw malformed }
             return .notHeld
+        case .presenceRequired:
+            guard let item = r.lengthPrefixed(max: 1 << 16), r.isAtEnd else { throw malformed }
+            return .presenceRequired(item: String(decoding: item, as: UTF8.self))
         }
     }
 }

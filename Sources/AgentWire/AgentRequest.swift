@@ -10,6 +10,8 @@ package enum AgentRequest: ~Copyable {
     case stop
     case operation(path: String, KeychainRequest)
     case unlockWithKept(KeptPassword)
+    /// An operation with a proof of user presence (the keychain's password, wiped after use).
+    case operationWithProof(path: String, KeychainRequest, proof: SecureBytes)
 
     /// - Throws: errSecParam for an unknown type or a malformed body.
     package static func decode(type: UInt8, body: [UInt8]) throws -> AgentRequest {
@@ -32,13 +34,14 @@ package enum AgentRequest: ~Copyable {
         case .stop:
             return .stop
         case .operation:
-            guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
-                  let opRaw = r.u8(), let op = AgentProtocol.Operation(rawValue: opRaw) else { throw bad }
-            let query = try ValueCodec.decode(&r)
-            let attributes = try ValueCodec.decode(&r)
-            guard r.isAtEnd, let q = query as? [String: Any] else { throw bad }
-            guard attributes == nil || attributes is [String: Any] else { throw bad }
-            return .operation(path: path, try KeychainRequest(op, query: q, attributes: attributes as? [String: Any]))
+            let (path, operation) = try decodeOperation(&r)
+            return .operation(path: path, operation)
+        case .operationWithProof:
+            guard var proofBytes = r.lengthPrefixed(max: 1 << 16) else { throw bad }
+            defer { Sodium.wipe(&proofBytes) }
+            let proof = try SecureBytes(copying: proofBytes)
+            let (path, operation) = try decodeOperation(&r)
+            return .operationWithProof(path: path, operation, proof: proof)
         case .unlockWithKept:
             func text(max: Int) throws -> String {
                 guard let bytes = r.lengthPrefixed(max: max), let s = String(validating: bytes, as: UTF8.self) else { throw bad }
@@ -49,6 +52,29 @@ package enum AgentRequest: ~Copyable {
             guard let create = r.u8(), create <= 1, r.isAtEnd else { throw bad }
             return .unlockWithKept(KeptPassword(path: path, holder: holder, service: service, account: account, create: create == 1))
         }
+    }
+
+    /// An operation's body, `lp(path) ‖ u8 op ‖ value(query) ‖ value(attributes or null)`,
+    /// read to its end.
+    private static func decodeOperation(_ r: inout ByteReader) throws -> (String, KeychainRequest) {
+        let bad = KeychainError(errSecParam, "malformed agent request")
+        guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
+              let opRaw = r.u8(), let op = AgentProtocol.Operation(rawValue: opRaw) else { throw bad }
+        let query = try ValueCodec.decode(&r)
+        let attributes = try ValueCodec.decode(&r)
+        guard r.isAtEnd, let q = query as? [String: Any] else { throw bad }
+        guard attributes == nil || attributes is [String: Any] else { throw bad }
+        return (path, try KeychainRequest(op, query: q, attributes: attributes as? [String: Any]))
+    }
+
+    /// An `operationWithProof` body: `lp(proof) ‖` the operation's body. Wipe it after use.
+    package static func operationWithProofBody(path: String, _ request: KeychainRequest, proof: UnsafeRawBufferPointer) throws -> ByteWriter {
+        var operation = try operationBody(path: path, request)
+        defer { operation.wipe() }
+        var w = ByteWriter(capacity: operation.bytes.count + proof.count + 4)
+        w.lengthPrefixed(Array(proof))
+        w.raw(operation.bytes)
+        return w
     }
 
     /// An `unlockWithKept` body: `lp(path) ‖ lp(holder) ‖ lp(service) ‖ lp(account) ‖ u8 create`.

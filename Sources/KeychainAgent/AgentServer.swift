@@ -187,30 +187,45 @@ public final class AgentServer {
             clear()
             return AgentReply.ok(nil).frame()
         case .operation(let path, let request):
-            guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
-            if !entry.locked { entry.idleDeadline = .after(seconds: Double(entry.idleTimeout)) }
-            defer {
-                generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
-                if !entry.keychain.holdsKeys { remove(path) }   // re-keyed elsewhere: forget it
-            }
-            do {
-                let reply = try request.perform(on: entry.keychain)
-                // Several searches: one that needed the unlock makes the client unlock for all.
-                if entry.locked, case .results(let results) = reply, results.contains(where: {
-                    if case .failure(let error) = $0 { return entry.keychain.isLockedOut(error) } else { return false }
-                }) {
-                    return AgentReply.notHeld.frame()
-                }
-                return AgentReply.ok(reply.wireValue).frame()
-            } catch let error as KeychainError where entry.locked && entry.keychain.isLockedOut(error) {
-                // A when-unlocked item or a write: what a locked keychain answers today.
-                return AgentReply.notHeld.frame()
-            }
+            return try perform(request, on: path, presence: UserPresence())
+        case .operationWithProof(let path, let request, let proof):
+            // Checked here, even though the keychain is unlocked: the proof is the password
+            // typed for this one request (one Argon2 derivation, one request at a time).
+            return try perform(request, on: path, presence: UserPresence(password: proof))
         case .unlockWithKept(let kept):
             guard let holder = entries[kept.holder], !holder.locked else { return AgentReply.notHeld.frame() }
             holder.idleDeadline = .after(seconds: Double(holder.idleTimeout))
             try unlock(kept, keptIn: holder.keychain)
             return AgentReply.ok(nil).frame()
+        }
+    }
+
+    /// Performs an operation on a held keychain with the proof of user presence it came with
+    /// (none for a plain `operation`); "presence required" when it needs one it lacks.
+    private func perform(_ request: KeychainRequest, on path: String, presence: UserPresence) throws -> [UInt8] {
+        guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
+        if !entry.locked { entry.idleDeadline = .after(seconds: Double(entry.idleTimeout)) }
+        defer {
+            generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
+            if !entry.keychain.holdsKeys { remove(path) }   // re-keyed elsewhere: forget it
+        }
+        do {
+            let reply = try request.perform(on: entry.keychain, presence: presence)
+            // Several searches: one that needed the unlock makes the client unlock for all.
+            if entry.locked, case .results(let results) = reply, results.contains(where: {
+                if case .failure(let error) = $0 { return entry.keychain.isLockedOut(error) } else { return false }
+            }) {
+                return AgentReply.notHeld.frame()
+            }
+            return AgentReply.ok(reply.wireValue).frame()
+        } catch let required as UserPresenceRequired {
+            // A locked keychain has forgotten the master key a proof is checked against:
+            // the client unlocks it first (the password it types is then the proof).
+            if entry.locked { return AgentReply.notHeld.frame() }
+            return AgentReply.presenceRequired(item: required.item).frame()
+        } catch let error as KeychainError where entry.locked && entry.keychain.isLockedOut(error) {
+            // A when-unlocked item or a write: what a locked keychain answers today.
+            return AgentReply.notHeld.frame()
         }
     }
 

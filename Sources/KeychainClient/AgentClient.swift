@@ -133,15 +133,28 @@ public struct AgentClient: Sendable {
 
     /// As `perform`, but nil when the request is larger than one agent message (a big
     /// import): the caller then does the work itself.
-    public func performIfFits(path: String, _ request: KeychainRequest) throws -> Outcome? {
-        var w = try AgentRequest.operationBody(path: path, request)
+    /// - Parameter presence: a proof of user presence to send with the request (the
+    ///   keychain's password, so the agent must pass the same checks as for a secret).
+    /// - Throws: `UserPresenceRequired` when the request needs a proof it lacks.
+    public func performIfFits(path: String, _ request: KeychainRequest, presence: UserPresence? = nil) throws -> Outcome? {
+        var w: ByteWriter
+        if let presence, presence.isOffered {
+            guard let body = try presence.withOfferedProof({ try AgentRequest.operationWithProofBody(path: path, request, proof: $0) }) else {
+                throw KeychainError(errSecInternalError, "the proof of user presence was already used")
+            }
+            w = body
+        } else {
+            w = try AgentRequest.operationBody(path: path, request)
+        }
         defer { w.wipe() }
         guard w.bytes.count + 3 <= AgentProtocol.maxFrame else { return nil }
-        switch try roundTrip(.operation, w.bytes, carriesSecret: request.carriesSecret) {
+        let proven = presence?.isOffered == true
+        switch try roundTrip(proven ? .operationWithProof : .operation, w.bytes, carriesSecret: request.carriesSecret || proven) {
         case nil: return .noAgent
         case .notHeld?: return .notHeld
         case .ok(let value)?: return .result(try KeychainReply(wire: value, for: request))
         case .error(let error)?: throw error
+        case .presenceRequired(let item)?: throw UserPresenceRequired(item: item)
         }
     }
 

@@ -21,6 +21,10 @@ public final class KeychainSession: @unchecked Sendable {
     /// Gives the password of the keychain at the path it is called with, or throws
     /// (errSecInteractionNotAllowed when there is none to be had).
     public typealias PasswordProvider = (_ path: String) throws -> SecureBytes
+    /// Asks the user for a proof of presence (the keychain's password, typed now) before a
+    /// request reads an item that requires it, or throws (errSecInteractionNotAllowed when
+    /// nobody can answer, errSecUserCanceled when the user declines).
+    public typealias PresenceProvider = (_ prompt: PresencePrompt) throws -> SecureBytes
 
     /// The keychain file's real, absolute path (the agent's key for it).
     public let path: String
@@ -30,6 +34,9 @@ public final class KeychainSession: @unchecked Sendable {
     private let lock = SessionLock()
     /// The keychain opened in this process; while nil, every request goes to the agent first.
     private var local: Keychain?
+    /// Who gives proofs of user presence; nil: nobody can, and a request that needs one
+    /// fails with errSecInteractionNotAllowed. Set it before the first request.
+    public var presence: PresenceProvider?
 
     /// A session on the existing keychain at `path` (made absolute and real here).
     /// - Throws: errSecNoSuchKeychain when there is no file there; the error's hint is
@@ -70,11 +77,30 @@ public final class KeychainSession: @unchecked Sendable {
         _ = try lock.withLock { try opened() }
     }
 
-    /// Performs one request: by the agent when it holds the keychain, else here.
+    /// Performs one request: by the agent when it holds the keychain, else here. A request
+    /// that reads an item protected by user presence asks `presence` for a proof once and
+    /// is performed again with it (so one request asks at most once, whatever it reads).
     public func perform(_ request: KeychainRequest) throws -> KeychainReply {
+        do {
+            return try perform(request, proof: nil)
+        } catch let required as UserPresenceRequired {
+            guard let presence else {
+                throw required.error(why: "this program has no way to ask for it")
+            }
+            let password = try presence(PresencePrompt(path: path, item: required.item, reason: request.operationPrompt))
+            do {
+                return try perform(request, proof: UserPresence(password: password))
+            } catch let again as UserPresenceRequired {
+                throw again.error(why: "the proof given was not accepted")
+            }
+        }
+    }
+
+    /// One attempt at `request`, with a proof of presence or none.
+    private func perform(_ request: KeychainRequest, proof: UserPresence?) throws -> KeychainReply {
         var tooLarge = false
         if lock.withLock({ local == nil }) {
-            switch try agent.performIfFits(path: path, request) {
+            switch try agent.performIfFits(path: path, request, presence: proof) {
             case .result(let reply)?: return reply
             case .notHeld?, .noAgent?: break
             case nil: tooLarge = true
@@ -89,7 +115,7 @@ public final class KeychainSession: @unchecked Sendable {
                                     "this request is larger than one agent message, so it runs here and needs the keychain's password",
                                     hint: "set KC_PASSWORD, or pass --password-file PATH, or import the file in parts")
             }
-            return try request.perform(on: keychain)
+            return try request.perform(on: keychain, presence: proof ?? UserPresence())
         }
     }
 

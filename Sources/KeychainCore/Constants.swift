@@ -346,17 +346,17 @@ public let kSecValuePersistentRef = "v_PersistentRef"
 public let kSecUseDataProtectionKeychain = "nleg"
 /// Authentication context: not supported in kc (errSecUnimplemented).
 public let kSecUseAuthenticationContext = "u_AuthCtx"
-/// Operation prompt: accepted and ignored.
+/// Operation prompt: the text of the user-presence prompt (a `String`).
 public let kSecUseOperationPrompt = "u_OpPrompt"
-/// Authentication UI choice: accepted and ignored (kc never shows UI from the library).
+/// Authentication UI choice for items that require user presence (`UserPresence`).
 public let kSecUseAuthenticationUI = "u_AuthUI"
-/// kSecUseAuthenticationUI value: allow UI (kc never shows any).
+/// kSecUseAuthenticationUI value (the default): the front end may ask for a proof.
 public let kSecUseAuthenticationUIAllow = "u_AuthUIA"
-/// kSecUseAuthenticationUI value: fail when UI would be needed.
+/// kSecUseAuthenticationUI value: errSecInteractionNotAllowed instead of asking.
 public let kSecUseAuthenticationUIFail = "u_AuthUIF"
-/// kSecUseAuthenticationUI value: skip items that would need UI.
+/// kSecUseAuthenticationUI value: leave such items out (SecItemCopyMatching only).
 public let kSecUseAuthenticationUISkip = "u_AuthUIS"
-/// Deprecated by Apple for kSecUseAuthenticationUI; accepted and ignored.
+/// Deprecated by Apple for kSecUseAuthenticationUI; `true` means Fail.
 public let kSecUseNoAuthenticationUI = "u_NoAuthUI"
 /// A LocalAuthentication credential reference: not supported (errSecUnimplemented).
 public let kSecUseCredentialReference = "u_CredRef"

@@ -19,17 +19,21 @@ enum Session {
     /// locked and no password can be had (`PasswordSource.current`).
     /// - Throws: errSecNoSuchKeychain when it is missing.
     static func open(_ options: KeychainChoice, lockedHint: String? = nil) throws -> KeychainSession {
-        try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
+        let session = try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
             try PasswordSource.current(options, path: path, lockedHint: lockedHint)
         }
+        session.presence = PresenceSource.ask
+        return session
     }
 
     /// A session on a command's second keychain (`kc move --to`): the agent when it holds
     /// it, else `PasswordSource.second`. - Throws: errSecNoSuchKeychain when it is missing.
     static func openSecond(_ options: KeychainChoice) throws -> KeychainSession {
-        try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
+        let session = try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
             try PasswordSource.second(path: path)
         }
+        session.presence = PresenceSource.ask
+        return session
     }
 
     /// The agent client for a command on a keychain. When the agent folder is unsafe (the

@@ -33,8 +33,8 @@ import AgentWire
     }
 
     @Test func everyMessageHasAVector() {
-        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 15)
-        #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 11)
+        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 16)
+        #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 12)
     }
 
     @Test(arguments: AgentVectorTests.names.filter { $0.hasPrefix("request-") })
@@ -62,6 +62,12 @@ import AgentWire
             #expect(path == Self.path)
             try Self.checkMeaning(name, request)
             encoded = try AgentRequest.operationBody(path: path, request).bytes
+        case .operationWithProof(let path, let request, let proof):
+            #expect(name == "request-copy-matching-with-proof" && path == Self.path)
+            #expect(proof.withUnsafeBytes { Array($0) } == Array("hunter2".utf8))
+            guard case .copyMatching(let q) = request else { Issue.record("not copyMatching"); return }
+            #expect(q[kSecUseOperationPrompt] as? String == "Deploy" && request.operationPrompt == "Deploy")
+            encoded = try proof.withUnsafeBytes { try AgentRequest.operationWithProofBody(path: path, request, proof: $0).bytes }
         case .unlockWithKept(let kept):
             #expect(name == "request-unlock-with-kept")
             #expect(kept == KeptPassword(path: "/home/alice/.local/share/kc/awsvault.keychain-db", holder: Self.path,
@@ -115,6 +121,8 @@ import AgentWire
             #expect(e == KeychainError(errSecAuthFailed, "wrong password"))
         case ("reply-not-held", .notHeld):
             break
+        case ("reply-presence-required", .presenceRequired(let item)):
+            #expect(item == "\"github.com\"")
         case ("reply-status", .ok(let value)):
             #expect(try HeldKeychain.list(value) == [HeldKeychain(path: Self.path, idle: 840, maximum: 43000, idleTimeout: 900)])
             #expect(AgentReply.ok(try HeldKeychain.list(value).map(\.dictionary)).frame() == frame)

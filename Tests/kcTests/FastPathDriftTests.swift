@@ -147,6 +147,7 @@ import KCTestSupport
             Declared(name: "-k", kind: "option"), Declared(name: "--keychain", kind: "option"),
             Declared(name: "--password-stdin", kind: "flag"), Declared(name: "--password-file", kind: "option"),
             Declared(name: "--allow-keychain", kind: "option"), Declared(name: "", kind: "positional"),
+            Declared(name: "--prompt", kind: "option"),
         ]
         expectSame(try Self.declared("read"), assumed, "Read.fast", "read")
         // What ArgumentParser gives `kc read REF` is what `Read.fast` passes on.
@@ -154,5 +155,6 @@ import KCTestSupport
         #expect(read.keychain.choice == KeychainChoice())
         #expect(read.references.allowedKeychains.isEmpty)
         #expect(read.reference == "kc://s/a")
+        #expect(read.prompt == nil)
     }
 }

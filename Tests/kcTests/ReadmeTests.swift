@@ -39,6 +39,25 @@ import KCTestSupport
         #expect(try h.kc(["find", "-s", "github.com"], password: "pw-typed").status == 44, "deleted")
     }
 
+    @Test func presenceExample() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let lines = try Self.example("presence")
+        #expect(lines.count == 3)
+        let answers = [["Password for keychain", KCHome.password + "\n"], ["Secret:", "pin-4711\n"], ["Retype secret:", "pin-4711\n"]]
+        var screens: [String] = []
+        for line in lines {
+            let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
+            let s = try TerminalTests().drive(h, Array(command.dropFirst()), [], answers: answers)
+            #expect(s.status == 0, "\(line): \(s.screen)")
+            screens.append(s.screen)
+        }
+        #expect(screens[2].contains("requires your presence. Password for keychain") && screens[2].hasSuffix("pin-4711\r\n"),
+                "asked although unlocked: \(screens[2])")
+        #expect(try h.kc(["find", "-s", "bank", "-a", "me", "-w"]).status == 36, "a script gets exit 36")
+        #expect(try h.kc(["lock"]).status == 0)
+    }
+
     @Test func agentExample() throws {
         let h = try KCHome()
         try h.createKeychain()

@@ -7,11 +7,17 @@ extension Keychain {
     ///
     /// - Returns: a single value for limit one; an array otherwise (empty when nothing
     ///   was asked for); nil when limit one and nothing was asked for.
+    /// An item whose access-control flags require user presence gives its secret only with
+    /// a proof in `presence`; without one the call throws `UserPresenceRequired`, or, as
+    /// `kSecUseAuthenticationUI` says, fails with errSecInteractionNotAllowed (Fail) or
+    /// leaves the item out (Skip). Its attributes need no proof, as on Apple platforms.
     /// - Throws: errSecItemNotFound when nothing matches (never an empty array);
-    ///   errSecDecode when a row fails its integrity checks.
-    public func copyMatching(_ query: [String: Any]) throws -> Any? {
+    ///   errSecDecode when a row fails its integrity checks; errSecAuthFailed when the
+    ///   proof is the wrong password.
+    public func copyMatching(_ query: [String: Any], presence: UserPresence = UserPresence()) throws -> Any? {
         let q = try ItemQuery(query, for: .copyMatching)
         if q.limit == .count(0) { throw KeychainError(errSecItemNotFound) }
+        try presence.check(on: self)
         let maximum = q.limit.maximum
         var results: [Any] = []
         var found = 0
@@ -24,6 +30,7 @@ extension Keychain {
             }
             if q.itemClass == .identity {
                 try forEachIdentity(q, includeData: q.returnData, codec: codec) { cert, key in
+                    if q.returnData, try !presence.admits(key, ui: q.authenticationUI) { return true }
                     var merged = key.attributes
                     for (k, v) in cert.attributes { merged[k] = v }
                     let data = q.returnData ? try codec.openDataCopy(key.row) : nil
@@ -36,6 +43,7 @@ extension Keychain {
                 }
             } else {
                 try forEachMatch(q, itemClass: q.itemClass, conditions: q.attributes, includeData: q.returnData, codec: codec) { item in
+                    if q.returnData, try !presence.admits(item, ui: q.authenticationUI) { return true }
                     let data = q.returnData ? try codec.openDataCopy(item.row) : nil
                     return collect(Results.item(item.attributes, persistentRef: item.persistentRef, data: data, query: q))
                 }

@@ -17,15 +17,19 @@ extension Keychain {
     ///     failing the import.
     ///   - progress: called with the number of items done, every 1,000 items.
     /// - Returns: one outcome per item, in order.
+    ///   - presence: the proof an existing item protected by user presence needs before it
+    ///     is compared with (`unchanged` would tell its secret) or replaced.
     /// - Throws: the first invalid item's error, its message starting with the item's
-    ///   source; nothing is imported then.
+    ///   source; nothing is imported then. `UserPresenceRequired` (see `copyMatching`).
     public func importItems(_ items: [ImportItem], updateExisting: Bool = false, dryRun: Bool = false,
-                            skipInvalid: Bool = false, progress: ((Int) -> Void)? = nil) throws -> [ImportOutcome] {
+                            skipInvalid: Bool = false, progress: ((Int) -> Void)? = nil,
+                            presence: UserPresence = UserPresence()) throws -> [ImportOutcome] {
+        try presence.check(on: self)
         do {
             return try store.withBulkCache {
                 try write { keys, state in
                     var run = ImportRun(keychain: self, codec: RowCodec(keys: keys), updateExisting: updateExisting,
-                                        startedEmpty: state.itemCount == 0)
+                                        startedEmpty: state.itemCount == 0, presence: presence)
                     var outcomes: [ImportOutcome] = []
                     outcomes.reserveCapacity(items.count)
                     for (index, item) in items.enumerated() {
@@ -69,6 +73,8 @@ private struct ImportRun {
     /// The keychain held no item when the transaction began (it holds the write lock): an
     /// item this import has not added yet cannot exist, and needs no lookup.
     let startedEmpty: Bool
+    /// The proof that lets an existing protected item be compared or replaced.
+    let presence: UserPresence
     /// Primary-key fingerprint → index of the first item of this import that had it.
     var firstIndex: [[UInt8]: Int] = [:]
 
@@ -86,6 +92,7 @@ private struct ImportRun {
                                    keys: codec.keys, state: &state)
             return .created
         }
+        _ = try presence.admits(existing, ui: .allow)
         if try same(existing, attributes, data) { return .unchanged(duplicateOf: earlier) }
         guard updateExisting else { return .skipped(duplicateOf: earlier) }
         if item.created == nil, let cdat = existing.attributes["cdat"] { attributes["cdat"] = cdat }

@@ -13,10 +13,14 @@ extension Keychain {
     ///                         [kSecValueData: Data("new".utf8)])
     ///
     /// - Returns: the number of items changed.
+    /// An item whose access-control flags require user presence is changed only with a
+    /// proof in `presence` (as Apple asks before re-encrypting it): otherwise its flags
+    /// could be dropped and its secret read without one.
     /// - Throws: errSecItemNotFound when nothing matches; errSecDuplicateItem when a change
-    ///   would give two items one primary key (then nothing is changed).
+    ///   would give two items one primary key (then nothing is changed);
+    ///   `UserPresenceRequired` (see `copyMatching`).
     @discardableResult
-    public func update(_ query: [String: Any], _ attributesToUpdate: [String: Any]) throws -> Int {
+    public func update(_ query: [String: Any], _ attributesToUpdate: [String: Any], presence: UserPresence = UserPresence()) throws -> Int {
         let q = try ItemQuery(query, for: .update)
         if attributesToUpdate[kSecClass] != nil {
             throw KeychainError(errSecNoSuchAttr, "kSecClass cannot be changed by SecItemUpdate")
@@ -37,6 +41,7 @@ extension Keychain {
         defer {
             for c in classes where changesByClass[c]?.data != nil { Sodium.wipe(&changesByClass[c]!.data!) }
         }
+        try presence.check(on: self)
         return try write { keys, state in
             let codec = RowCodec(keys: keys)
             var targets: [DecodedItem] = []
@@ -53,6 +58,7 @@ extension Keychain {
                 }
             }
             guard !targets.isEmpty else { throw KeychainError(errSecItemNotFound) }
+            for item in targets { _ = try presence.admits(item, ui: q.authenticationUI) }
             let now = Date().timeIntervalSinceReferenceDate
             for item in targets {
                 guard let change = changesByClass[item.itemClass] else { continue }

@@ -1,21 +1,35 @@
 extension KeychainRequest {
     /// Performs the request on an open keychain: the one place that maps a request to a
     /// `Keychain` call, for the agent and for a client that opened the keychain itself.
-    public func perform(on keychain: Keychain) throws -> KeychainReply {
+    /// - Parameter presence: the proof of user presence for this one request (none by
+    ///   default); a request that needs one without it throws `UserPresenceRequired`.
+    public func perform(on keychain: Keychain, presence: UserPresence = UserPresence()) throws -> KeychainReply {
         switch self {
         case .add(let q): return .value(try keychain.add(q))
-        case .copyMatching(let q): return .value(try keychain.copyMatching(q))
-        case .update(let q, let attributes): return .count(try keychain.update(q, attributes))
+        case .copyMatching(let q): return .value(try keychain.copyMatching(q, presence: presence))
+        case .update(let q, let attributes): return .count(try keychain.update(q, attributes, presence: presence))
         case .delete(let q): return .count(try keychain.delete(q))
         case .count(let q): return .count(try keychain.count(q))
         case .backup(let b): return .count(try keychain.backup(to: b.destination, replacing: b.replacing))
         case .importItems(let i):
             return .outcomes(try keychain.importItems(i.items, updateExisting: i.updateExisting, dryRun: i.dryRun,
-                                                      skipInvalid: i.skipInvalid, progress: i.progress))
+                                                      skipInvalid: i.skipInvalid, progress: i.progress, presence: presence))
         case .copyMany(let b):
-            return .results(b.queries.map { query in
-                Result { try keychain.copyMatching(query) }.mapError { $0 as? KeychainError ?? KeychainError(errSecInternalError) }
-            })
+            // One proof for the whole batch: a query that needs one fails the batch (so the
+            // caller asks once and sends it all again), every other error stays its query's.
+            var results: [Result<Any?, KeychainError>] = []
+            for query in b.queries {
+                do {
+                    results.append(.success(try keychain.copyMatching(query, presence: presence)))
+                } catch let error as KeychainError {
+                    results.append(.failure(error))
+                } catch let required as UserPresenceRequired {
+                    throw required
+                } catch {
+                    results.append(.failure(KeychainError(errSecInternalError)))
+                }
+            }
+            return .results(results)
         case .verify: return .count(try keychain.check())
         }
     }

@@ -30,3 +30,15 @@ public enum KeychainRequest {
         }
     }
 }
+
+extension KeychainRequest {
+    /// The caller's `kSecUseOperationPrompt`, shown when the request needs a proof of user
+    /// presence (the first query's, for a batch).
+    public var operationPrompt: String? {
+        switch self {
+        case .copyMatching(let q), .update(let q, _): return q[kSecUseOperationPrompt] as? String
+        case .copyMany(let b): return b.queries.lazy.compactMap { $0[kSecUseOperationPrompt] as? String }.first
+        default: return nil
+        }
+    }
+}

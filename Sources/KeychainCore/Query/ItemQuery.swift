@@ -15,6 +15,8 @@ package struct ItemQuery {
     var data: [UInt8]?
     /// The item id of `kSecValuePersistentRef`.
     var persistentItemID: [UInt8]?
+    /// `kSecUseAuthenticationUI`: whether items that need user presence may be asked for.
+    var authenticationUI: AuthenticationUI = .allow
 
     /// Largest secret kc stores (errSecDataTooLarge above it).
     static let maxDataBytes = 16 << 20
@@ -59,6 +61,7 @@ package struct ItemQuery {
         persistentItemID = persistent?.1
 
         var attributeCount = 0
+        var noAuthenticationUI = false
         for (key, value) in dictionary {
             switch key {
             case kSecClass, kSecValuePersistentRef:
@@ -85,12 +88,24 @@ package struct ItemQuery {
                 } else {
                     throw KeychainError(errSecParam, "kSecAttrSynchronizable must be a boolean or kSecAttrSynchronizableAny")
                 }
+            case kSecUseAuthenticationUI:
+                authenticationUI = try AuthenticationUI(value: value, for: operation)
+            case kSecUseNoAuthenticationUI:
+                guard let b = Self.boolean(value) else { throw KeychainError(errSecParam, "kSecUseNoAuthenticationUI must be a boolean") }
+                noAuthenticationUI = b
+            case kSecUseOperationPrompt:
+                // The prompt is the asking side's (KeychainSession's presence provider).
+                guard value is String else { throw KeychainError(errSecParam, "kSecUseOperationPrompt must be a string") }
             default:
                 if key.utf8.count == 4 { attributeCount += 1 }
                 try parseOther(key: key, value: value, operation: operation)
             }
         }
         if operation == .add, sync == .any { sync = .notSynchronizable }
+        if noAuthenticationUI, dictionary[kSecUseAuthenticationUI] == nil { authenticationUI = .fail }
+        if operation == .add, sync == .synchronizable, AccessControlFlags(stored: attributes[kcAttrAccessControlFlags]).requiresUserPresence {
+            throw KeychainError(errSecParam, "an item with access-control constraints is not synchronizable (Apple refuses it too)")
+        }
         if persistentItemID != nil, operation == .copyMatching, attributeCount > 0 || dictionary[kSecAttrSynchronizable] != nil {
             throw KeychainError(errSecParam, "SecItemCopyMatching with kSecValuePersistentRef takes no other attribute")
         }
@@ -130,7 +145,7 @@ package struct ItemQuery {
         }
         if key.hasPrefix("u_") {
             switch key {
-            case kSecUseOperationPrompt, kSecUseAuthenticationUI, "u_CallerName", "u_NoAuthUI": return
+            case "u_CallerName": return
             case kSecUseAuthenticationContext, "u_CredRef":
                 throw KeychainError(errSecUnimplemented, "\(key) is not supported by kc")
             default: throw KeychainError(errSecParam, "unknown key \(key)")
@@ -169,6 +184,10 @@ package struct ItemQuery {
                 throw KeychainError(errSecParam, "kSecAttrAccessible must be one of \(allowed.joined(separator: ", "))")
             }
         }
+        if spec.key == kcAttrAccessControlFlags {
+            guard case .int(let raw) = v else { throw KeychainError(errSecParam, "\"\(spec.key)\" must be a number") }
+            _ = try AccessControlFlags(validating: raw)
+        }
         if spec.kind == .bool, case .int(let n) = v, n != 0 && n != 1 {
             throw KeychainError(errSecParam, "\"\(spec.key)\" must be a boolean")
         }
@@ -195,6 +214,9 @@ package struct ItemQuery {
                 throw KeychainError(errSecNoSuchAttr, "\"\(key)\" cannot be changed by SecItemUpdate: it is not an attribute of \(itemClass.rawValue) items")
             }
             attributes[key] = try Self.value(value, spec: spec)
+        }
+        if attributes["sync"] == .int(1), AccessControlFlags(stored: attributes[kcAttrAccessControlFlags]).requiresUserPresence {
+            throw KeychainError(errSecParam, "an item with access-control constraints is not synchronizable (Apple refuses it too)")
         }
         return (attributes, data)
     }

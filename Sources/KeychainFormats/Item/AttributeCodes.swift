@@ -1,3 +1,4 @@
+import KeychainCore
 /// The names of coded attribute values, as `kc find` and `kc list` print them for people
 /// (`accessible: when-unlocked`, not `ak`). JSON and exports keep the codes (scripts compare
 /// them); docs/commands.md lists these names.
@@ -54,6 +55,11 @@ package enum AttributeCodes {
             return number(value).flatMap { certificateTypes[$0] }
         case "certificate-encoding":
             return number(value).flatMap { certificateEncodings[$0] }
+        case "access-control":
+            // `user-presence`, or each flag's name joined by commas (`biometry-any,or`).
+            guard let n = number(value) else { return nil }
+            let names = AccessControlFlags(stored: .int(Int64(n))).names
+            return names.isEmpty ? "none" : names.joined(separator: ",")
         default:
             return nil
         }

@@ -21,6 +21,7 @@ package enum AttributeNames {
         kSecAttrCanSignRecover: "can-sign-recover", kSecAttrCanVerifyRecover: "can-verify-recover",
         kSecAttrCanWrap: "can-wrap", kSecAttrCanUnwrap: "can-unwrap",
         kcAttrSecretServiceAttributes: "secret-service-attributes", kcAttrContentType: "content-type",
+        kcAttrAccessControlFlags: "access-control",
     ]
 
     /// Printing order, text and JSON alike (docs/commands.md, "Text output"): these first,

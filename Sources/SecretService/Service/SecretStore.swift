@@ -79,6 +79,7 @@ package final class SecretStore {
                 session = try KeychainSession(path: path, agent: agent) { path in
                     throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked")
                 }
+                session.presence = Self.refusePresence
                 sessions[path] = session
             }
             return try body(session)
@@ -89,6 +90,14 @@ package final class SecretStore {
         } catch {
             throw .failed("\(error)")
         }
+    }
+
+    /// Items that require user presence: the provider gives out (or changes) their secrets
+    /// to nobody, since any program of the user's session may ask it over D-Bus and a
+    /// prompt here could not tell who asks. GetSecret and SetSecret fail with AccessDenied;
+    /// GetSecrets leaves such items out, as it leaves out locked ones (docs/secret-service.md).
+    static func refusePresence(_ prompt: PresencePrompt) throws -> SecureBytes {
+        throw BusError.accessDenied("the item \(prompt.item) requires user presence; kc's Secret Service provider does not hand out its secret (read it with kc on a terminal)")
     }
 
     /// The D-Bus error for a keychain error (its message, never a secret).

@@ -23,6 +23,7 @@ struct Add: ParsableCommand {
           kc add -s wifi --generate=words:6 --print   # a passphrase, shown once
           kc add -s backup -a cron --accessible after-first-unlock
           kc add -s github.com -a alice --totp        # a one-time-code seed
+          kc add -s bank -a me --user-presence        # password on every read
 
         --generate[=SPEC] stores a new secret from kc generate's source and
         prints it only with --print. SPEC is kc generate's options, compact,
@@ -41,7 +42,9 @@ struct Add: ParsableCommand {
         one from stdin or a file ends in a newline. An empty secret is refused
         (exit 206) unless --allow-empty is given. The first add with no keychain
         creates the default one (asking for its new password). Exit 45 when the
-        item exists (without -U).
+        item exists (without -U). With --user-presence, every read of the secret
+        asks for the keychain password on the terminal, even while the keychain
+        is unlocked; without a terminal the read fails (exit 36).
 
         --accessible after-first-unlock keeps the item readable through the
         agent after kc lock and auto-lock, until the agent stops or the
@@ -73,6 +76,9 @@ struct Add: ParsableCommand {
 
     @Option(parsing: .unconditional, help: "The key-derivation profile if this add creates the default keychain.")
     var kdf: KDFProfile = .moderate
+
+    @Flag(help: "Ask for the keychain password on every read of the secret (access control: user presence).")
+    var userPresence = false
 
     func validate() throws {
         if generate != nil && secret.isGiven {
@@ -120,6 +126,7 @@ struct Add: ParsableCommand {
         }
         query[kSecValueData] = data
         if let accessible { query[kSecAttrAccessible] = accessible.code }
+        if userPresence { query[kcAttrAccessControlFlags] = Int(AccessControlFlags.userPresence) }
         do {
             _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {

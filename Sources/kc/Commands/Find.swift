@@ -51,12 +51,15 @@ struct Find: ParsableCommand {
     @Option(parsing: .unconditional, help: "At most N matching items.")
     var limit: Int?
 
+    @Option(parsing: .unconditional, help: "The text shown when an item requires user presence (kSecUseOperationPrompt).")
+    var prompt: String?
+
     @OptionGroup var match: MatchOptions
 
     /// The parsed values, as plain data.
     var request: FindRequest {
         FindRequest(keychain: keychain.choice, item: item.fields, secretOnly: secretOnly, withSecret: withSecret,
-                    hex: hex, base64: base64, json: json, all: all, limit: limit, matching: match.matching)
+                    hex: hex, base64: base64, json: json, all: all, limit: limit, prompt: prompt, matching: match.matching)
     }
 
     func validate() throws { try request.validate() }

@@ -22,7 +22,7 @@ enum FindFastPath {
     /// The options of `kc find` that take a value.
     enum Value: CaseIterable {
         case keychain, passwordFile, itemClass, account, service, label, kind, comment, generic
-        case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit
+        case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit, prompt
 
         /// The option's names, as `Find`, `ItemOptions` and `KeychainOptions` declare them.
         var spellings: [String] {
@@ -45,6 +45,7 @@ enum FindFastPath {
             case .authType: return ["-t", "--auth-type"]
             case .tag: return ["--tag"]
             case .limit: return ["--limit"]
+            case .prompt: return ["--prompt"]
             }
         }
     }
@@ -150,6 +151,7 @@ enum FindFastPath {
         case .protocol: return fill(&request.item.protocol, text)
         case .authType: return fill(&request.item.authType, text)
         case .tag: return fill(&request.item.tag, text)
+        case .prompt: return fill(&request.prompt, text)
         case .port:
             guard request.item.port == nil, let n = Int(text) else { return false }
             request.item.port = n

@@ -21,6 +21,8 @@ struct FindRequest: Equatable {
     var json = false
     var all = false
     var limit: Int?
+    /// --prompt: kSecUseOperationPrompt, shown when an item requires user presence.
+    var prompt: String?
     /// --ignore-case, --contains, --prefix.
     var matching = TextMatching()
 
@@ -42,6 +44,7 @@ struct FindRequest: Equatable {
         if all { query[kSecMatchLimit] = kSecMatchLimitAll }
         if let limit { query[kSecMatchLimit] = limit }
         matching.apply(to: &query)
+        if let prompt { query[kSecUseOperationPrompt] = prompt }
         if secretOnly {
             // Two, to say so when the query does not choose one item (an import can bring the
             // same login twice); the first is the one printed, as with a limit of one. Only the
@@ -52,9 +55,19 @@ struct FindRequest: Equatable {
             query[kSecReturnAttributes] = true
             if withSecret { query[kSecReturnData] = true }
         }
-        let result: Any?
+        var result: Any?
+        var retried = false
         do {
-            result = try keychain.copyMatching(query)
+            do {
+                result = try keychain.copyMatching(secretOnly ? Self.withoutAsking(query) : query)
+            } catch let error as KeychainError where secretOnly && UserPresenceRequired.isRefusedWithoutAsking(error) {
+                // One of the two matches requires user presence: ask only if it is the one
+                // printed (a second match that does must not fail a script reading the first).
+                var first = query
+                first[kSecMatchLimit] = kSecMatchLimitOne
+                result = (try keychain.copyMatching(first)).map { [$0] }
+                retried = true
+            }
         } catch let error as KeychainError where error.status == errSecItemNotFound {
             throw KeychainError(errSecItemNotFound, "no item matches \(matching.describe(item.summary)) in \(keychain.path)",
                                 hint: "list what is there with `kc list`")
@@ -64,12 +77,12 @@ struct FindRequest: Equatable {
             guard let data = secrets.first else {
                 throw KeychainError(errSecItemNotFound, "the item matching \(matching.describe(item.summary)) has no secret")
             }
-            if secrets.count > 1 {
+            if secrets.count > 1 || retried {
                 var both = query
                 both[kSecReturnData] = nil
                 both[kSecReturnAttributes] = true
                 let attributes = (try? keychain.copyMatching(both)) as? [[String: Any]] ?? []
-                warnAboutSecondMatch(attributes.first ?? [:], attributes.dropFirst().first ?? [:])
+                if attributes.count > 1 { warnAboutSecondMatch(attributes.first ?? [:], attributes.dropFirst().first ?? [:]) }
             }
             printSecret(data)
             return
@@ -92,6 +105,14 @@ struct FindRequest: Equatable {
             }
             Report.out(texts.joined(separator: "\n"))
         }
+    }
+
+    /// `query` with kSecUseAuthenticationUIFail: an item that requires user presence fails
+    /// it with errSecInteractionNotAllowed instead of asking.
+    private static func withoutAsking(_ query: [String: Any]) -> [String: Any] {
+        var q = query
+        q[kSecUseAuthenticationUI] = kSecUseAuthenticationUIFail
+        return q
     }
 
     /// Says on stderr that the query matched more than one item and which flags tell the

@@ -29,7 +29,11 @@ struct Read: ParsableCommand {
     @Argument(help: ArgumentHelp("The reference.", valueName: "ref"))
     var reference: String
 
+    @Option(parsing: .unconditional, help: "The text shown when the item requires user presence.")
+    var prompt: String?
+
     func run() throws {
+        PresenceSource.reason = prompt
         try Self.print(reference, keychain.choice, allowed: references.allowedKeychains)
     }
 

@@ -15,13 +15,16 @@ struct Update: ParsableCommand {
           kc update -s shared --all -w "$NEW"        # every matching item
           kc update -s github.com -a alice --new-label Work   # no secret is read
           kc update -s backup -a cron --new-accessible after-first-unlock
+          kc update -s bank -a me --user-presence    # password on every read
 
         Refuses to change more than one item unless --all is given, and says how
         many matched. The new secret follows kc add's rules: exact bytes, a
         warning on a terminal when one from stdin or a file ends in a newline,
         and empty only with --allow-empty. --ignore-case, --contains and
         --prefix (kc extensions) find the items by a scan that decrypts the
-        class, then change exactly the items found.
+        class, then change exactly the items found. Changing an item that
+        requires user presence (--no-user-presence too) asks for the keychain
+        password on the terminal first.
         """
     )
 
@@ -41,6 +44,9 @@ struct Update: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("New accessibility class (as kc add --accessible); the item is sealed again under that class's key.", valueName: "class"))
     var newAccessible: Accessibility?
 
+    @Flag(inversion: .prefixedNo, help: "Require (or no longer require) the keychain password on every read of the secret.")
+    var userPresence: Bool?
+
     func validate() throws {
         if attributeChanges.isEmpty { try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin) }
     }
@@ -53,6 +59,7 @@ struct Update: ParsableCommand {
         c[kSecAttrAccount] = newAccount
         if let newService { c[item.itemClass == .internet ? kSecAttrServer : kSecAttrService] = newService }
         c[kSecAttrAccessible] = newAccessible?.code
+        if let userPresence { c[kcAttrAccessControlFlags] = userPresence ? Int(AccessControlFlags.userPresence) : 0 }
         return c
     }
 

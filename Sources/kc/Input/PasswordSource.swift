@@ -28,7 +28,9 @@ enum PasswordSource {
                                 "the keychain \(path) is locked and there is no terminal to ask for its password",
                                 hint: lockedHint ?? "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
-        return try Terminal.readSecret(prompt: "Password for keychain \(path): ")
+        let typed = try Terminal.readSecret(prompt: "Password for keychain \(path): ")
+        PresenceSource.remember(typed)   // typed for this command: a proof of presence too
+        return typed
     }
 
     /// Keeps a copy of $KC_PASSWORD for a second keychain: `kc move` documents that it
