@@ -22,7 +22,7 @@ enum FindFastPath {
     /// The options of `kc find` that take a value.
     enum Value: CaseIterable {
         case keychain, passwordFile, itemClass, account, service, label, kind, comment, generic
-        case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit
+        case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit, clip
 
         /// The option's names, as `Find`, `ItemOptions` and `KeychainOptions` declare them.
         var spellings: [String] {
@@ -45,6 +45,7 @@ enum FindFastPath {
             case .authType: return ["-t", "--auth-type"]
             case .tag: return ["--tag"]
             case .limit: return ["--limit"]
+            case .clip: return ["--clip"]
             }
         }
     }
@@ -157,6 +158,10 @@ enum FindFastPath {
         case .limit:
             guard request.limit == nil, let n = Int(text) else { return false }
             request.limit = n
+            return true
+        case .clip:
+            guard request.clip == nil, let n = Int(text) else { return false }
+            request.clip = n
             return true
         }
     }

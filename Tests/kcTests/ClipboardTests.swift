@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+import KeychainCore
+import KCTestSupport
+@testable import kc
+
+/// `kc find -w --clip` and `kc read --clip` (issue 19): the copy arrives on a real X
+/// server (Xvfb) through xclip, is cleared after the delay only when the clipboard still
+/// holds it, goes to the terminal as OSC 52 when no display is reachable, and fails with
+/// a message naming what was tried when nothing works. The keeper that clears it holds no
+/// descriptor of its caller and is gone afterwards.
+@Suite struct ClipboardTests {
+    /// An Xvfb on a display number of its own, killed when the value goes.
+    final class XServer {
+        let display: String
+        private let child: SpawnedChild
+
+        init() throws {
+            var lastError = ""
+            for _ in 0..<20 {
+                let n = Int.random(in: 300..<30000)
+                if FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { continue }
+                let child = try Spawn.start(["/usr/bin/Xvfb", ":\(n)", "-nolisten", "tcp", "-screen", "0", "320x200x8"],
+                                            environment: ["PATH": "/usr/bin:/bin"], timeout: 300)
+                for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
+                    if kill(child.pid, 0) != 0 { break }
+                    usleep(20_000)
+                }
+                var status: Int32 = 0
+                if FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") && waitpid(child.pid, &status, WNOHANG) == 0 {
+                    display = ":\(n)"
+                    self.child = child
+                    return
+                }
+                lastError = "Xvfb :\(n) did not start"
+            }
+            throw KeychainError(errSecIO, lastError)
+        }
+
+        deinit { kill(child.pid, SIGTERM) }
+
+        /// What the CLIPBOARD selection holds now, read with xclip ("" when nothing).
+        func clipboard() throws -> String {
+            let out = try Spawn.run(["/usr/bin/xclip", "-selection", "clipboard", "-out"],
+                                    environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
+            return out.status == 0 ? out.stdout : ""
+        }
+
+        /// Copies `text` as a user would (xclip's background owner keeps no pipe of ours).
+        func copy(_ text: String) throws {
+            let out = try Spawn.run(["/bin/sh", "-c", "printf %s \"$1\" | /usr/bin/xclip -selection clipboard -in >/dev/null 2>&1", "sh", text],
+                                    environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
+            #expect(out.status == 0)
+        }
+    }
+
+    /// The pids of running keepers whose command line names `target`.
+    static func keepers(for target: String) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.filter { pid in
+            guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let words = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return words.count >= 5 && words[1] == "__clipboard-keeper" && words[4] == target && !isZombie(pid)
+        }
+    }
+
+    /// Whether `pid` has exited and waits only to be reaped.
+    static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
+    }
+
+    /// Polls `condition` every 100 ms for up to `seconds`.
+    static func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return try condition()
+    }
+
+    func homeWithSecret(_ secret: String) throws -> KCHome {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "clip.example", "-a", "alice", "-w", secret], password: KCHome.password).status == 0)
+        return h
+    }
+
+    @Test func copiedThenClearedAndTheKeeperIsGone() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let started = Date()
+        let out = try h.kc(["find", "-s", "clip.example", "-a", "alice", "-w", "--clip", "2"], password: KCHome.password,
+                           extra: ["DISPLAY": x.display])
+        let took = Date().timeIntervalSince(started)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.isEmpty && !out.stderr.contains(secret), "the secret is not printed")
+        #expect(out.stderr.contains("kc: copied to the clipboard with xclip; cleared in 2 s if it still holds the secret"), "\(out.stderr)")
+        // A keeper that held the test's pipes would keep the call 2 s past kc's exit (Spawn).
+        #expect(took < 1.8, "kc returned after \(took) s")
+        #expect(try x.clipboard() == secret)
+
+        let keepers = Self.keepers(for: x.display)
+        #expect(keepers.count == 1, "one keeper for this display: \(keepers)")
+        if let keeper = keepers.first {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(keeper)/fd")) ?? []
+            #expect(fds.sorted() == ["0", "1", "2"], "the keeper holds 0-2 only: \(fds)")
+            for fd in fds {
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(keeper)/fd/\(fd)")
+                #expect(target == "/dev/null", "fd \(fd) -> \(target ?? "?")")
+            }
+            let sid = (try? String(contentsOfFile: "/proc/\(keeper)/stat", encoding: .utf8))
+                .flatMap { $0.split(separator: ")").last?.split(separator: " ").dropFirst(3).first }
+            #expect(sid.flatMap { pid_t($0) } == keeper, "the keeper leads its own session")
+        }
+        #expect(try Self.eventually(6) { try x.clipboard().isEmpty }, "cleared after 2 s")
+        #expect(Self.eventually(3) { Self.keepers(for: x.display).isEmpty }, "the keeper exits after clearing")
+    }
+
+    @Test func leftAloneWhenSomethingElseWasCopied() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "2"], password: KCHome.password, extra: ["DISPLAY": x.display])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try x.clipboard() == secret)
+        try x.copy("the user's own text")
+        #expect(Self.eventually(6) { Self.keepers(for: x.display).isEmpty }, "the keeper is done")
+        #expect(try x.clipboard() == "the user's own text", "what the user copied meanwhile stays")
+    }
+
+    /// `kc read REF --clip`, the default delay: copied, and the keeper waits 45 s.
+    @Test func readCopiesWithTheDefaultDelay() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let out = try h.kc(["read", "kc://clip.example/alice", "--clip"], password: KCHome.password, extra: ["DISPLAY": x.display])
+        #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
+        #expect(out.stderr.contains("cleared in 45 s"), "\(out.stderr)")
+        #expect(try x.clipboard() == secret)
+        let keepers = Self.keepers(for: x.display)
+        #expect(keepers.count == 1)
+        // Not left running past the test.
+        for pid in keepers { kill(pid, SIGKILL) }
+    }
+
+    /// No display, no tmux, a terminal: OSC 52 carries the copy to the terminal, and the
+    /// empty OSC 52 clears it at the deadline (a terminal's clipboard cannot be read back).
+    @Test func osc52OnTheTerminalWhenNoDisplayIsReachable() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let encoded = Data(secret.utf8).base64EncodedString()
+        var env = h.environment
+        env["KC_PASSWORD"] = KCHome.password
+        env["PATH"] = "/usr/bin:/bin"
+        env["TERM"] = "xterm-256color"
+        let spec: [String: Any] = [
+            "argv": ["/bin/sh", "-c", "'\(KCBinary.path)' find -s clip.example -w --clip 1; sleep 4"],
+            "env": env,
+            "steps": [["expect", "\u{1B}]52;c;\(encoded)\u{07}"], ["expect", "\u{1B}]52;c;\u{07}"]],
+            "timeout": 30,
+        ]
+        let file = h.directory + "/osc52.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", TerminalTests.script, file], environment: ["PATH": "/usr/bin:/bin"])
+        let s = try JSONDecoder().decode(TerminalTests.Session.self, from: Data(out.stdoutBytes))
+        #expect(s.error == nil, "\(s.error ?? ""): \(s.screen.debugDescription)")
+        #expect(s.screen.contains("copied to the clipboard with OSC 52; cleared in 1 s"), "\(s.screen.debugDescription)")
+        #expect(!s.screen.contains(secret), "only the base64 sequence reaches the terminal")
+    }
+
+    @Test func noWayToCopyNamesWhatWasTried() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        // No display, no tmux, no controlling terminal (KCBinary runs kc in a new session).
+        var out = try h.kc(["find", "-s", "clip.example", "-w", "--clip"], password: KCHome.password)
+        #expect(out.status == 53)
+        #expect(out.stdout.isEmpty && !out.stderr.contains(secret))
+        #expect(out.stderr == """
+            kc: no way to copy to the clipboard; the secret was not printed (tried wl-copy: WAYLAND_DISPLAY is not set; \
+            xclip: DISPLAY is not set; xsel: DISPLAY is not set; tmux: TMUX is not set; OSC 52: no controlling terminal)
+            kc: hint: install wl-clipboard (Wayland) or xclip (X11), or run kc in a terminal that supports OSC 52; \
+            without --clip, -w prints the secret
+
+            """, "\(out.stderr)")
+        // A display that does not answer: xclip and xsel are run, and fail.
+        out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password, extra: ["DISPLAY": ":29999"])
+        #expect(out.status == 53 && out.stdout.isEmpty, "status \(out.status)")
+        #expect(out.stderr.contains("xclip: failed with exit 1; xsel: failed with exit 1;"), "\(out.stderr)")
+    }
+
+    @Test func clipRefusesWhatItCannotDo() throws {
+        let h = try homeWithSecret("s")
+        for arguments in [["--clip", "0"], ["--clip", "-g"], ["--clip", "--all"], ["--json", "--clip", "3"]] {
+            let out = try h.kc(["find", "-s", "clip.example"] + arguments, password: KCHome.password)
+            #expect(out.status == 2, "\(arguments): \(out.stderr)")
+        }
+    }
+}
+
+/// `--clip` alone means `--clip=45`; a number after it is its value; words after `--`
+/// and other commands are left alone.
+@Suite struct ClipArgumentTests {
+    @Test func bareClipGetsTheDefault() {
+        #expect(ClipOptions.normalized(["kc", "find", "-s", "x", "--clip"]) == ["kc", "find", "-s", "x", "--clip=45"])
+        #expect(ClipOptions.normalized(["kc", "find", "--clip", "-w"]) == ["kc", "find", "--clip=45", "-w"])
+        #expect(ClipOptions.normalized(["kc", "find", "--clip", "10", "-w"]) == ["kc", "find", "--clip", "10", "-w"])
+        #expect(ClipOptions.normalized(["kc", "read", "--clip", "kc://s/a"]) == ["kc", "read", "--clip=45", "kc://s/a"])
+        #expect(ClipOptions.normalized(["kc", "run", "--", "x", "--clip"]) == ["kc", "run", "--", "x", "--clip"])
+        #expect(ClipOptions.normalized(["kc", "find", "--", "--clip"]) == ["kc", "find", "--", "--clip"])
+        // Both parsers then give the same request.
+        let quick = FindFastPath.parse(["-s", "x", "--clip=45"])
+        #expect(quick?.clip == 45)
+    }
+}
