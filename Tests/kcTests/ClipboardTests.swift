@@ -132,6 +132,57 @@ import KCTestSupport
         #expect(try x.clipboard() == "the user's own text", "what the user copied meanwhile stays")
     }
 
+    /// Without xclip on PATH, xsel: the same copy and the same clearing.
+    @Test func xselWhenXclipIsMissing() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let bin = h.directory + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/xsel", withDestinationPath: "/usr/bin/xsel")
+        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "2"], password: KCHome.password,
+                           extra: ["DISPLAY": x.display, "PATH": bin])
+        #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
+        #expect(out.stderr.contains("copied to the clipboard with xsel"), "\(out.stderr)")
+        #expect(try x.clipboard() == secret)
+        #expect(try Self.eventually(6) { try x.clipboard().isEmpty }, "cleared after 2 s")
+        #expect(Self.eventually(3) { Self.keepers(for: x.display).isEmpty })
+    }
+
+    /// In tmux (no display): `tmux load-buffer -w` keeps a buffer and sets the outer
+    /// terminal's clipboard with OSC 52 (tmux's default `set-clipboard external`); at the
+    /// deadline the buffer is deleted and, as it was still the newest, the outer clipboard
+    /// is emptied with OSC 52 on the client's terminal.
+    @Test func tmuxBufferAndTheOuterTerminal() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let socket = h.directory + "/tmux.sock"
+        defer { _ = try? Spawn.run(["/usr/bin/tmux", "-S", socket, "kill-server"], environment: ["PATH": "/usr/bin:/bin"], timeout: 10) }
+        let encoded = Data(secret.utf8).base64EncodedString()
+        var env = h.environment
+        env["KC_PASSWORD"] = KCHome.password
+        env["PATH"] = "/usr/bin:/bin"
+        env["TERM"] = "xterm-256color"
+        let pane = "'\(KCBinary.path)' find -s clip.example -w --clip 1; tmux list-buffers -F 'held #{buffer_name}'; "
+            + "sleep 2.5; echo gone:; tmux list-buffers -F 'held #{buffer_name}'; echo :end; sleep 1"
+        let spec: [String: Any] = [
+            "argv": ["/usr/bin/tmux", "-S", socket, "-f", "/dev/null", "new-session", "-x", "200", "-y", "20", pane],
+            "env": env,
+            "steps": [["expect", "\u{1B}]52;;\(encoded)"], ["expect", "\u{1B}]52;c;\u{07}"], ["expect", ":end"]],
+            "timeout": 30,
+        ]
+        let file = h.directory + "/tmux.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", TerminalTests.script, file], environment: ["PATH": "/usr/bin:/bin"])
+        let s = try JSONDecoder().decode(TerminalTests.Session.self, from: Data(out.stdoutBytes))
+        #expect(s.error == nil, "\(s.error ?? ""): \(s.screen.debugDescription)")
+        #expect(s.screen.contains("copied to the clipboard with tmux"), "\(s.screen.debugDescription)")
+        #expect(s.screen.contains("held kc-clipboard-"), "the buffer is there at first: \(s.screen.debugDescription)")
+        if let gone = s.screen.range(of: "gone:"), let end = s.screen.range(of: ":end") {
+            #expect(!s.screen[gone.upperBound..<end.lowerBound].contains("held"), "and deleted at the deadline: \(s.screen.debugDescription)")
+        }
+    }
+
     /// `kc read REF --clip`, the default delay: copied, and the keeper waits 45 s.
     @Test func readCopiesWithTheDefaultDelay() throws {
         let x = try XServer()
