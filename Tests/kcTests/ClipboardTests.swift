@@ -183,6 +183,26 @@ import KCTestSupport
         }
     }
 
+    /// The README's clipboard example, as written, on an X display.
+    @Test func readmeExample() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "github.com", "-a", "alice", "-w", secret], password: KCHome.password).status == 0)
+        let lines = try ReadmeTests.example("clip")
+        #expect(lines.count == 2)
+        for line in lines {
+            let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
+            #expect(command.first == "kc")
+            try x.copy("before")
+            let out = try h.kc(Array(command.dropFirst()), password: KCHome.password, extra: ["DISPLAY": x.display])
+            #expect(out.status == 0 && out.stdout.isEmpty, "\(line): \(out.stderr)")
+            #expect(try x.clipboard() == secret, "\(line)")
+        }
+        for pid in Self.keepers(for: x.display) { kill(pid, SIGKILL) }
+    }
+
     /// `kc read REF --clip`, the default delay: copied, and the keeper waits 45 s.
     @Test func readCopiesWithTheDefaultDelay() throws {
         let x = try XServer()
