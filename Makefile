@@ -9,11 +9,12 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git
 # Python's secretstorage and keyring, Docker's helper, and git's libsecret helper, built
 # from the source Debian's git ships (gcc, libsecret-1-dev); keyring's own backend tests run
 # with pytest, from its sdist that pip downloads from PyPI at test time.
-# The clipboard tests copy on a private X server (Xvfb) with xclip and xsel, and in tmux.
+# The clipboard tests copy on a private X server (Xvfb) with xclip and xsel, on a headless
+# Wayland compositor (sway, which has the data-control protocol wl-copy uses), and in tmux.
 TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring python3-pytest python3-pip \
 	golang-docker-credential-helpers \
 	gcc libc6-dev make libsecret-1-dev \
-	xvfb xclip xsel tmux
+	xvfb xclip xsel tmux sway wl-clipboard
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.

@@ -54,6 +54,52 @@ import KCTestSupport
         }
     }
 
+    /// A headless sway (wlroots: the data-control protocol that wl-copy and wl-paste use
+    /// without a window) with a runtime folder of its own, killed when the value goes.
+    /// wlroots refuses to run as root, so as root it runs as nobody (root can still use
+    /// its socket).
+    final class WaylandServer {
+        let runtime: String
+        let display: String
+        private let child: SpawnedChild
+
+        init(in folder: String) throws {
+            runtime = folder + "/wayland-runtime"
+            try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            var argv = ["/usr/bin/sway", "-c", "/dev/null"]
+            if getuid() == 0 {
+                guard chown(runtime, 65534, 65534) == 0, chmod(folder, 0o711) == 0 else {
+                    throw KeychainError(errSecIO, "cannot give the runtime folder to nobody")
+                }
+                argv = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
+            }
+            child = try Spawn.start(argv, environment: ["PATH": "/usr/bin:/bin", "HOME": runtime, "XDG_RUNTIME_DIR": runtime,
+                                                        "WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1",
+                                                        "WLR_RENDERER": "pixman"], timeout: 300)
+            var found: String?
+            for _ in 0..<250 where found == nil {
+                found = ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? [])
+                    .first { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }
+                if found == nil { usleep(20_000) }
+            }
+            guard let found else { throw KeychainError(errSecIO, "sway did not start") }
+            display = found
+        }
+
+        deinit { kill(child.pid, SIGTERM) }
+
+        /// The variables a client of this compositor needs.
+        var environment: [String: String] { ["WAYLAND_DISPLAY": display, "XDG_RUNTIME_DIR": runtime] }
+
+        /// What the clipboard holds now, read with wl-paste ("" when nothing).
+        func clipboard() throws -> String {
+            let out = try Spawn.run(["/usr/bin/wl-paste", "--no-newline"],
+                                    environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, timeout: 10)
+            return out.status == 0 ? out.stdout : ""
+        }
+    }
+
     /// The pids of running keepers whose command line names `target`.
     static func keepers(for target: String) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
@@ -130,6 +176,21 @@ import KCTestSupport
         try x.copy("the user's own text")
         #expect(Self.eventually(6) { Self.keepers(for: x.display).isEmpty }, "the keeper is done")
         #expect(try x.clipboard() == "the user's own text", "what the user copied meanwhile stays")
+    }
+
+    /// Wayland first, even with an X display: wl-copy, then the clearing with wl-copy --clear.
+    @Test func waylandWithWlCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let w = try WaylandServer(in: h.directory)
+        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "2"], password: KCHome.password,
+                           extra: w.environment.merging(["DISPLAY": ":29998"]) { a, _ in a })
+        #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
+        #expect(out.stderr.contains("copied to the clipboard with wl-copy; cleared in 2 s"), "\(out.stderr)")
+        #expect(try w.clipboard() == secret)
+        #expect(Self.keepers(for: w.display).count == 1)
+        #expect(try Self.eventually(6) { try w.clipboard().isEmpty }, "cleared after 2 s")
+        #expect(Self.eventually(3) { Self.keepers(for: w.display).isEmpty }, "the keeper exits after clearing")
     }
 
     /// Without xclip on PATH, xsel: the same copy and the same clearing.
