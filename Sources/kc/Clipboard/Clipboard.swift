@@ -66,7 +66,7 @@ enum Clipboard {
         guard backend != .osc52, backend != .tmux, let expected = try? SecureBytes(copying: secret, guarded: true) else { return }
         let end = ClipboardTool.now() + 2
         repeat {
-            if let held = try? backend.read(target: target, extra: extra, limit: secret.count + 1),
+            if let held = try? backend.read(target: target, extra: extra, limit: secret.count + 1, timeout: 1),
                held.constantTimeEquals(expected) { return }
             usleep(20_000)
         } while ClipboardTool.now() < end

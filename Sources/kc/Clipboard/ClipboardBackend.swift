@@ -25,7 +25,9 @@ enum ClipboardBackend: String, CaseIterable {
 
     /// What a backend needs to work, or why it cannot be used here.
     enum Availability {
+        /// It can be tried: its display, tmux socket or terminal, and its program (none for OSC 52).
         case usable(target: String, tool: ClipboardTool?)
+        /// It cannot: why, for the message that names what was tried.
         case unusable(String)
     }
 
@@ -98,21 +100,21 @@ enum ClipboardBackend: String, CaseIterable {
 
     /// Reads the clipboard back (at most `limit` bytes), or nil when it cannot be read
     /// (OSC 52; a tool that fails because the clipboard is empty or holds no text).
-    func read(target: String, extra: [String], limit: Int) throws -> SecureBytes? {
+    func read(target: String, extra: [String], limit: Int, timeout: Double = 5) throws -> SecureBytes? {
         let result: ClipboardTool.Result
         switch self {
         case .wayland:
             guard let tool = ClipboardTool.find("wl-paste") else { return nil }
-            result = try tool.run(["--no-newline", "--type", "text/plain"], read: limit, environment: [("WAYLAND_DISPLAY", target)])
+            result = try tool.run(["--no-newline", "--type", "text/plain"], read: limit, environment: [("WAYLAND_DISPLAY", target)], timeout: timeout)
         case .xclip:
             guard let tool = ClipboardTool.find("xclip") else { return nil }
-            result = try tool.run(["-selection", "clipboard", "-out"], read: limit, environment: [("DISPLAY", target)])
+            result = try tool.run(["-selection", "clipboard", "-out"], read: limit, environment: [("DISPLAY", target)], timeout: timeout)
         case .xsel:
             guard let tool = ClipboardTool.find("xsel") else { return nil }
-            result = try tool.run(["--clipboard", "--output"], read: limit, environment: [("DISPLAY", target)])
+            result = try tool.run(["--clipboard", "--output"], read: limit, environment: [("DISPLAY", target)], timeout: timeout)
         case .tmux:
             guard let tool = ClipboardTool.find("tmux"), let buffer = extra.first else { return nil }
-            result = try tool.run(["-S", target, "show-buffer", "-b", buffer], read: limit)
+            result = try tool.run(["-S", target, "show-buffer", "-b", buffer], read: limit, timeout: timeout)
         case .osc52:
             return nil
         }

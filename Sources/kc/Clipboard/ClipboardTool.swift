@@ -36,8 +36,11 @@ struct ClipboardTool {
     /// What a run gave: its exit status (nil when it was killed at the deadline or died of a
     /// signal) and, when asked for, its stdout (at most `read` bytes; `overflowed` past that).
     struct Result: ~Copyable {
+        /// The exit status; nil when the program was killed at the deadline or by a signal.
         var status: Int32?
+        /// Its stdout, when it was asked for, in locked memory.
         var output: SecureBytes?
+        /// Whether it wrote more than was asked for (the rest was read and dropped).
         var overflowed = false
         /// Whether the program exited with status 0.
         var succeeded: Bool { status == 0 }

@@ -8,6 +8,7 @@ import ArgumentParser
 /// bytes, clearAfter: seconds) }`; its name goes in `commands`, so that a bare `--clip`
 /// gets the default.
 struct ClipOptions: ParsableArguments {
+    /// The seconds given (`--clip=45` when only `--clip` was: `normalized`).
     @Option(name: .customLong("clip"), parsing: .unconditional, help: ArgumentHelp(
         "Copy the secret to the clipboard instead of printing it; clear it after seconds (45 if only --clip) if it is still there.",
         valueName: "seconds"))
