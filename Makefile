@@ -11,9 +11,12 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git oathtool
 # from the source Debian's git ships (gcc, libsecret-1-dev); keyring's own backend tests run
 # with pytest, from its sdist that pip downloads from PyPI at test time. Debian's diceware package
 # has the EFF word list that kc generate --words is checked against.
+# The clipboard tests copy on a private X server (Xvfb) with xclip and xsel, on a headless
+# Wayland compositor (sway, which has the data-control protocol wl-copy uses), and in tmux.
 TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring python3-pytest python3-pip \
 	golang-docker-credential-helpers diceware \
-	gcc libc6-dev make libsecret-1-dev
+	gcc libc6-dev make libsecret-1-dev \
+	xvfb xclip xsel tmux sway wl-clipboard
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.

@@ -38,6 +38,7 @@ struct KC: ParsableCommand {
           48 the keychain already exists (errSecDuplicateKeychain)
           50 no such keychain (errSecNoSuchKeychain)
           51 wrong password (errSecAuthFailed)
+          53 file busy, or no way to copy to the clipboard (errSecNotAvailable)
           93 damaged, tampered or not a kc keychain (errSecDecode)
           206 bad parameter (errSecParam)
 
@@ -64,10 +65,14 @@ struct KC: ParsableCommand {
             let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
+            // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
+            if arguments.count > 1, arguments[1] == ClipboardKeeper.subcommand { Startup.exit(ClipboardKeeper.run(arguments.dropFirst(2))) }
             // `kc -k work backup DEST`: the keychain options before the subcommand.
             if arguments.count > 1, arguments[1].hasPrefix("-") {
                 arguments = try [arguments[0]] + LeadingOptions.moved(arguments.dropFirst())
             }
+            // `--clip` alone means `--clip=45`.
+            arguments = ClipOptions.normalized(arguments)
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
             // `kc read REF` alone, as scripts repeat it: the same shortcut.

@@ -148,12 +148,14 @@ import KCTestSupport
             Declared(name: "--password-stdin", kind: "flag"), Declared(name: "--password-file", kind: "option"),
             Declared(name: "--allow-keychain", kind: "option"), Declared(name: "", kind: "positional"),
             Declared(name: "--prompt", kind: "option"),
+            Declared(name: "--clip", kind: "option"),
         ]
         expectSame(try Self.declared("read"), assumed, "Read.fast", "read")
         // What ArgumentParser gives `kc read REF` is what `Read.fast` passes on.
         let read = try #require(try KC.parseAsRoot(["read", "kc://s/a"]) as? Read)
         #expect(read.keychain.choice == KeychainChoice())
         #expect(read.references.allowedKeychains.isEmpty)
+        #expect(read.clip.seconds == nil, "printed, not copied")
         #expect(read.reference == "kc://s/a")
         #expect(read.prompt == nil)
     }

@@ -19,8 +19,12 @@ struct Find: ParsableCommand {
           kc find --all --json                # every generic password, as JSON
           kc find --class internet -s example.com -g   # attributes and the secret
           kc find -s git --contains --all     # github.com, my-git, ...
+          kc find -s github.com -a alice -w --clip    # to the clipboard
 
         -w prints the secret's exact bytes, with a newline only on a terminal.
+        --clip [SECONDS] copies them instead (wl-copy, xclip or xsel, tmux, or
+        OSC 52 on the terminal) and clears the clipboard after SECONDS (45) if
+        it still holds the secret; exit 53 when there is no way to copy.
         Exact matching is an index lookup; --ignore-case, --contains and
         --prefix (which combine) decrypt and compare every item of the class.
         Exit 44 when nothing matches.
@@ -55,11 +59,12 @@ struct Find: ParsableCommand {
     var prompt: String?
 
     @OptionGroup var match: MatchOptions
+    @OptionGroup var clip: ClipOptions
 
     /// The parsed values, as plain data.
     var request: FindRequest {
         FindRequest(keychain: keychain.choice, item: item.fields, secretOnly: secretOnly, withSecret: withSecret,
-                    hex: hex, base64: base64, json: json, all: all, limit: limit, prompt: prompt, matching: match.matching)
+                    hex: hex, base64: base64, json: json, all: all, limit: limit, prompt: prompt, matching: match.matching, clip: clip.seconds)
     }
 
     func validate() throws { try request.validate() }

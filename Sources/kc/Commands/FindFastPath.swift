@@ -22,7 +22,7 @@ enum FindFastPath {
     /// The options of `kc find` that take a value.
     enum Value: CaseIterable {
         case keychain, passwordFile, itemClass, account, service, label, kind, comment, generic
-        case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit, prompt
+        case creator, type, securityDomain, path, port, `protocol`, authType, tag, limit, prompt, clip
 
         /// The option's names, as `Find`, `ItemOptions` and `KeychainOptions` declare them.
         var spellings: [String] {
@@ -46,6 +46,7 @@ enum FindFastPath {
             case .tag: return ["--tag"]
             case .limit: return ["--limit"]
             case .prompt: return ["--prompt"]
+            case .clip: return ["--clip"]
             }
         }
     }
@@ -159,6 +160,10 @@ enum FindFastPath {
         case .limit:
             guard request.limit == nil, let n = Int(text) else { return false }
             request.limit = n
+            return true
+        case .clip:
+            guard request.clip == nil, let n = Int(text) else { return false }
+            request.clip = n
             return true
         }
     }

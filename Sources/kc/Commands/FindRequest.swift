@@ -25,8 +25,17 @@ struct FindRequest: Equatable {
     var prompt: String?
     /// --ignore-case, --contains, --prefix.
     var matching = TextMatching()
+    /// --clip [SECONDS]: the secret goes to the clipboard (as with -w) instead of stdout.
+    var clip: Int?
+
+    /// Whether only the secret is wanted: -w, or --clip.
+    private var secretOnlyOrClip: Bool { secretOnly || clip != nil }
 
     func validate() throws {
+        try ClipOptions.check(clip)
+        if clip != nil && (withSecret || json || all || limit != nil) {
+            throw ValidationError("--clip copies one secret; drop -g, --json, --all and --limit")
+        }
         if (hex || base64) && !secretOnly { throw ValidationError("--hex and --base64 go with -w") }
         if hex && base64 { throw ValidationError("choose one of --hex and --base64") }
         if secretOnly && (all || limit != nil) { throw ValidationError("-w prints one secret; drop --all / --limit, or use --json -g") }
@@ -45,7 +54,7 @@ struct FindRequest: Equatable {
         if let limit { query[kSecMatchLimit] = limit }
         matching.apply(to: &query)
         if let prompt { query[kSecUseOperationPrompt] = prompt }
-        if secretOnly {
+        if secretOnlyOrClip {
             // Two, to say so when the query does not choose one item (an import can bring the
             // same login twice); the first is the one printed, as with a limit of one. Only the
             // data: the attributes that name the difference are asked for only then.
@@ -72,7 +81,7 @@ struct FindRequest: Equatable {
             throw KeychainError(errSecItemNotFound, "no item matches \(matching.describe(item.summary)) in \(keychain.path)",
                                 hint: "list what is there with `kc list`")
         }
-        if secretOnly {
+        if secretOnlyOrClip {
             let secrets = result as? [Data] ?? []
             guard let data = secrets.first else {
                 throw KeychainError(errSecItemNotFound, "the item matching \(matching.describe(item.summary)) has no secret")
@@ -84,7 +93,11 @@ struct FindRequest: Equatable {
                 let attributes = (try? keychain.copyMatching(both)) as? [[String: Any]] ?? []
                 if attributes.count > 1 { warnAboutSecondMatch(attributes.first ?? [:], attributes.dropFirst().first ?? [:]) }
             }
-            printSecret(data)
+            if let clip {
+                try Clipboard.copy(secret: rendered(data), clearAfter: clip)
+            } else {
+                printSecret(data)
+            }
             return
         }
         // A limit of 1 gives a single dictionary (Apple's shape); print it as a one-element list.
@@ -130,6 +143,13 @@ struct FindRequest: Equatable {
         if !differing.isEmpty { hint = "narrow the query with \(differing.joined(separator: ", ")) (they differ there); " + hint }
         Report.note("warning: more than one item matches \(matching.describe(item.summary)); printed the secret of the first")
         Report.note("hint: " + hint)
+    }
+
+    /// What --clip copies: the secret's exact bytes, or their --hex / --base64 text.
+    private func rendered(_ data: Data) -> Data {
+        if hex { return Data(ItemPrinter.hex(Array(data)).utf8) }
+        if base64 { return Data(data.base64EncodedString().utf8) }
+        return data
     }
 
     /// The secret's exact bytes; a newline only when a person is reading the terminal.

@@ -18,6 +18,7 @@ struct Read: ParsableCommand {
           kc read kc://github.com/alice
           TOKEN=$(kc read "kc://api.example.com/deploy?class=internet")
           kc read --allow-keychain work "kc://jira/me?keychain=work"
+          kc read kc://github.com/alice --clip   # to the clipboard, for 45 s
 
         Exit 206 for a malformed reference, 44 when nothing matches.
         """
@@ -25,6 +26,7 @@ struct Read: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var references: ReferenceOptions
+    @OptionGroup var clip: ClipOptions
 
     @Argument(help: ArgumentHelp("The reference.", valueName: "ref"))
     var reference: String
@@ -34,7 +36,7 @@ struct Read: ParsableCommand {
 
     func run() throws {
         PresenceSource.reason = prompt
-        try Self.print(reference, keychain.choice, allowed: references.allowedKeychains)
+        try Self.print(reference, keychain.choice, allowed: references.allowedKeychains, clip: clip.seconds)
     }
 
     /// `kc read REF` with no options, parsed without ArgumentParser (its start-up is most of
@@ -43,10 +45,14 @@ struct Read: ParsableCommand {
         try print(reference, KeychainChoice(), allowed: [])
     }
 
-    private static func print(_ reference: String, _ choice: KeychainChoice, allowed: [String]) throws {
+    private static func print(_ reference: String, _ choice: KeychainChoice, allowed: [String], clip: Int? = nil) throws {
         let ref = try SecretReference(reference)
         let secrets = try ReferenceResolver.resolve([ref], base: choice, allowed: allowed) { _ in reference }
         guard let secret = secrets.first else { return }
+        if let clip {
+            try Clipboard.copy(secret: secret.bytes, clearAfter: clip)
+            return
+        }
         Report.writeAll(1, secret.bytes)
         if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }
     }

@@ -16,7 +16,7 @@ enum ValueOptions {
         "-G", "--generic", "-c", "--creator", "-C", "--type", "-d", "--security-domain", "-p", "--path",
         "-P", "--port", "-r", "--protocol", "-t", "--auth-type", "--timeout", "--max", "--tag", "--limit",
         "--data-file", "--secret", "--kdf", "--new-label", "--new-kind", "--new-comment", "--new-account",
-        "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to", "--prompt",
+        "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to", "--prompt", "--clip",
         "--length", "--charset", "--require", "--exclude", "--words", "--separator", "--count", "--generate",
         "--accessible", "--new-accessible",
         // kc add --totp: the seed's parameters.

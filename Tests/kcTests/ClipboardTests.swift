@@ -1,0 +1,389 @@
+import Foundation
+import Testing
+import KeychainCore
+import KCTestSupport
+@testable import kc
+
+/// `kc find -w --clip` and `kc read --clip` (issue 19): the copy arrives on a real X
+/// server (Xvfb) through xclip, is cleared after the delay only when the clipboard still
+/// holds it, goes to the terminal as OSC 52 when no display is reachable, and fails with
+/// a message naming what was tried when nothing works. The keeper that clears it holds no
+/// descriptor of its caller and is gone afterwards.
+@Suite struct ClipboardTests {
+    /// An Xvfb on a display number of its own, killed when the value goes.
+    final class XServer {
+        let display: String
+        private let child: SpawnedChild
+
+        init() throws {
+            var lastError = ""
+            for _ in 0..<20 {
+                let n = Int.random(in: 300..<30000)
+                if FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { continue }
+                let child = try Spawn.start(["/usr/bin/Xvfb", ":\(n)", "-nolisten", "tcp", "-screen", "0", "320x200x8"],
+                                            environment: ["PATH": "/usr/bin:/bin"], timeout: 300)
+                for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
+                    if kill(child.pid, 0) != 0 { break }
+                    usleep(20_000)
+                }
+                var status: Int32 = 0
+                if FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") && waitpid(child.pid, &status, WNOHANG) == 0 {
+                    display = ":\(n)"
+                    self.child = child
+                    return
+                }
+                lastError = "Xvfb :\(n) did not start"
+            }
+            throw KeychainError(errSecIO, lastError)
+        }
+
+        deinit { kill(child.pid, SIGTERM) }
+
+        /// What the CLIPBOARD selection holds now, read with xclip ("" when nothing).
+        func clipboard() throws -> String {
+            let out = try Spawn.run(["/usr/bin/xclip", "-selection", "clipboard", "-out"],
+                                    environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
+            return out.status == 0 ? out.stdout : ""
+        }
+
+        /// Copies `text` as a user would (xclip's background owner keeps no pipe of ours).
+        func copy(_ text: String) throws {
+            let out = try Spawn.run(["/bin/sh", "-c", "printf %s \"$1\" | /usr/bin/xclip -selection clipboard -in >/dev/null 2>&1", "sh", text],
+                                    environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
+            #expect(out.status == 0)
+        }
+    }
+
+    /// A headless sway (wlroots: the data-control protocol that wl-copy and wl-paste use
+    /// without a window) with a runtime folder of its own, killed when the value goes.
+    /// wlroots refuses to run as root, so as root it runs as nobody (root can still use
+    /// its socket).
+    final class WaylandServer {
+        let runtime: String
+        let display: String
+        private let child: SpawnedChild
+
+        init(in folder: String) throws {
+            runtime = folder + "/wayland-runtime"
+            try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            var argv = ["/usr/bin/sway", "-c", "/dev/null"]
+            if getuid() == 0 {
+                guard chown(runtime, 65534, 65534) == 0, chmod(folder, 0o711) == 0 else {
+                    throw KeychainError(errSecIO, "cannot give the runtime folder to nobody")
+                }
+                argv = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
+            }
+            child = try Spawn.start(argv, environment: ["PATH": "/usr/bin:/bin", "HOME": runtime, "XDG_RUNTIME_DIR": runtime,
+                                                        "WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1",
+                                                        "WLR_RENDERER": "pixman"], timeout: 300)
+            var found: String?
+            for _ in 0..<250 where found == nil {
+                found = ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? [])
+                    .first { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }
+                if found == nil { usleep(20_000) }
+            }
+            guard let found else { throw KeychainError(errSecIO, "sway did not start") }
+            display = found
+        }
+
+        deinit { kill(child.pid, SIGTERM) }
+
+        /// The variables a client of this compositor needs.
+        var environment: [String: String] { ["WAYLAND_DISPLAY": display, "XDG_RUNTIME_DIR": runtime] }
+
+        /// What the clipboard holds now, read with wl-paste ("" when nothing).
+        func clipboard() throws -> String {
+            let out = try Spawn.run(["/usr/bin/wl-paste", "--no-newline"],
+                                    environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, timeout: 10)
+            return out.status == 0 ? out.stdout : ""
+        }
+    }
+
+    /// The pids of running keepers whose command line names `target`.
+    static func keepers(for target: String) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.filter { pid in
+            guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let words = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return words.count >= 5 && words[1] == "__clipboard-keeper" && words[4] == target && !isZombie(pid)
+        }
+    }
+
+    /// Whether `pid` has exited and waits only to be reaped.
+    static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
+    }
+
+    /// Polls `condition` every 100 ms for up to `seconds`.
+    static func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return try condition()
+    }
+
+    func homeWithSecret(_ secret: String) throws -> KCHome {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "clip.example", "-a", "alice", "-w", secret], password: KCHome.password).status == 0)
+        return h
+    }
+
+    @Test func copiedThenClearedAndTheKeeperIsGone() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let out = try h.kc(["find", "-s", "clip.example", "-a", "alice", "-w", "--clip", "5"], password: KCHome.password,
+                           extra: ["DISPLAY": x.display])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.isEmpty && !out.stderr.contains(secret), "the secret is not printed")
+        #expect(out.stderr.contains("kc: copied to the clipboard with xclip; cleared in 5 s if it still holds the secret"), "\(out.stderr)")
+        #expect(try x.clipboard() == secret)
+
+        let keepers = Self.keepers(for: x.display)
+        #expect(keepers.count == 1, "one keeper for this display: \(keepers)")
+        if let keeper = keepers.first {
+            // Once it has detached (at once; the runner may be slow): 0-2 on /dev/null, nothing else.
+            func descriptors() -> [String] {
+                let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(keeper)/fd")) ?? []
+                return fds.sorted().map { fd in
+                    fd + " -> " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(keeper)/fd/\(fd)")) ?? "?")
+                }
+            }
+            let expected = ["0 -> /dev/null", "1 -> /dev/null", "2 -> /dev/null"]
+            #expect(Self.eventually(5) { descriptors() == expected }, "the keeper holds 0-2 on /dev/null only: \(descriptors())")
+            let sid = (try? String(contentsOfFile: "/proc/\(keeper)/stat", encoding: .utf8))
+                .flatMap { $0.split(separator: ")").last?.split(separator: " ").dropFirst(3).first }
+            #expect(sid.flatMap { pid_t($0) } == keeper, "the keeper leads its own session")
+        }
+        #expect(try Self.eventually(20) { try x.clipboard().isEmpty }, "cleared after 5 s")
+        #expect(Self.eventually(5) { Self.keepers(for: x.display).isEmpty }, "the keeper exits after clearing")
+    }
+
+    /// kc returns while its keeper waits: a keeper holding kc's stdout or stderr would keep
+    /// the pipe to `cat` open, and the pipeline, for the 60 s of the copy.
+    @Test func theCallReturnsWhileTheKeeperWaits() throws {
+        let x = try XServer()
+        let h = try homeWithSecret("clip-secret")
+        let out = try h.sh("""
+            start=$(date +%s)
+            DISPLAY=\(x.display) kc find -s clip.example -w --clip 60 2>&1 | cat >/dev/null
+            echo $(( $(date +%s) - start ))
+            """)
+        #expect(out.status == 0, "\(out.stderr)")
+        let seconds = Int(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 999
+        #expect(seconds < 30, "the pipeline ended after \(seconds) s")
+        let keepers = Self.keepers(for: x.display)
+        #expect(keepers.count == 1, "the keeper still waits")
+        for pid in keepers { kill(pid, SIGKILL) }
+    }
+
+    @Test func leftAloneWhenSomethingElseWasCopied() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password, extra: ["DISPLAY": x.display])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try x.clipboard() == secret)
+        try x.copy("the user's own text")
+        #expect(Self.keepers(for: x.display).count == 1, "copied before the keeper's deadline")
+        #expect(Self.eventually(20) { Self.keepers(for: x.display).isEmpty }, "the keeper is done")
+        #expect(try x.clipboard() == "the user's own text", "what the user copied meanwhile stays")
+    }
+
+    /// Wayland first, even with an X display: wl-copy, then the clearing with wl-copy --clear.
+    /// wl-copy keeps what it serves in a file under /tmp, so kc uses it only where /tmp is a
+    /// tmpfs; elsewhere (Debian 12's default, this machine's perhaps) it says why it passed
+    /// wl-copy over and copies with the next way, here xclip on an X display.
+    @Test func waylandWithWlCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let w = try WaylandServer(in: h.directory)
+        var fs = statfs()
+        let tmpInMemory = statfs("/tmp", &fs) == 0 && UInt(truncatingIfNeeded: fs.f_type) == 0x0102_1994
+        guard tmpInMemory else {
+            let x = try XServer()
+            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                               extra: w.environment.merging(["DISPLAY": x.display]) { a, _ in a })
+            #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
+            #expect(out.stderr.contains("copied to the clipboard with xclip"), "\(out.stderr)")
+            #expect(try w.clipboard().isEmpty, "nothing went through wl-copy's file under /tmp")
+            #expect(try x.clipboard() == secret)
+            #expect(try Self.eventually(20) { try x.clipboard().isEmpty }, "cleared after 5 s")
+            let none = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                                extra: w.environment.merging(["TERM": "dumb"]) { a, _ in a })
+            #expect(none.status == 53 && none.stdout.isEmpty, "\(none.stderr)")
+            #expect(none.stderr.contains("which is on disk here (not tmpfs)"), "\(none.stderr)")
+            return
+        }
+        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                           extra: w.environment.merging(["DISPLAY": ":29998"]) { a, _ in a })
+        #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
+        #expect(out.stderr.contains("copied to the clipboard with wl-copy; cleared in 5 s"), "\(out.stderr)")
+        #expect(try w.clipboard() == secret)
+        #expect(Self.keepers(for: w.display).count == 1)
+        #expect(try Self.eventually(20) { try w.clipboard().isEmpty }, "cleared after 5 s")
+        #expect(Self.eventually(5) { Self.keepers(for: w.display).isEmpty }, "the keeper exits after clearing")
+    }
+
+    /// Without xclip on PATH, xsel: the same copy and the same clearing.
+    @Test func xselWhenXclipIsMissing() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let bin = h.directory + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/xsel", withDestinationPath: "/usr/bin/xsel")
+        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                           extra: ["DISPLAY": x.display, "PATH": bin])
+        #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
+        #expect(out.stderr.contains("copied to the clipboard with xsel"), "\(out.stderr)")
+        #expect(try x.clipboard() == secret)
+        #expect(try Self.eventually(20) { try x.clipboard().isEmpty }, "cleared after 5 s")
+        #expect(Self.eventually(5) { Self.keepers(for: x.display).isEmpty })
+    }
+
+    /// In tmux (no display): `tmux load-buffer -w` keeps a buffer and sets the outer
+    /// terminal's clipboard with OSC 52 (tmux's default `set-clipboard external`); at the
+    /// deadline the buffer is deleted and, as it was still the newest, the outer clipboard
+    /// is emptied with OSC 52 on the client's terminal.
+    @Test func tmuxBufferAndTheOuterTerminal() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let socket = h.directory + "/tmux.sock"
+        defer { _ = try? Spawn.run(["/usr/bin/tmux", "-S", socket, "kill-server"], environment: ["PATH": "/usr/bin:/bin"], timeout: 10) }
+        let encoded = Data(secret.utf8).base64EncodedString()
+        var env = h.environment
+        env["KC_PASSWORD"] = KCHome.password
+        env["PATH"] = "/usr/bin:/bin"
+        env["TERM"] = "xterm-256color"
+        let pane = "'\(KCBinary.path)' find -s clip.example -w --clip 1; tmux list-buffers -F 'held #{buffer_name}'; "
+            + "for i in $(seq 100); do tmux list-buffers | grep -q kc-clipboard || break; sleep 0.2; done; "
+            + "echo gone:; tmux list-buffers -F 'held #{buffer_name}'; echo :end; sleep 1"
+        let spec: [String: Any] = [
+            "argv": ["/usr/bin/tmux", "-S", socket, "-f", "/dev/null", "new-session", "-x", "200", "-y", "20", pane],
+            "env": env,
+            "steps": [["expect", "\u{1B}]52;;\(encoded)"], ["expect", "\u{1B}]52;c;\u{07}"], ["expect", ":end"]],
+            "timeout": 60,
+        ]
+        let file = h.directory + "/tmux.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", TerminalTests.script, file], environment: ["PATH": "/usr/bin:/bin"], timeout: 90)
+        let s = try JSONDecoder().decode(TerminalTests.Session.self, from: Data(out.stdoutBytes))
+        #expect(s.error == nil, "\(s.error ?? ""): \(s.screen.debugDescription)")
+        #expect(s.screen.contains("copied to the clipboard with tmux"), "\(s.screen.debugDescription)")
+        #expect(s.screen.contains("held kc-clipboard-"), "the buffer is there at first: \(s.screen.debugDescription)")
+        if let gone = s.screen.range(of: "gone:"), let end = s.screen.range(of: ":end") {
+            #expect(!s.screen[gone.upperBound..<end.lowerBound].contains("held"), "and deleted at the deadline: \(s.screen.debugDescription)")
+        }
+    }
+
+    /// The README's clipboard example, as written, on an X display.
+    @Test func readmeExample() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "github.com", "-a", "alice", "-w", secret], password: KCHome.password).status == 0)
+        let lines = try ReadmeTests.example("clip")
+        #expect(lines.count == 2)
+        for line in lines {
+            let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
+            #expect(command.first == "kc")
+            try x.copy("before")
+            let out = try h.kc(Array(command.dropFirst()), password: KCHome.password, extra: ["DISPLAY": x.display])
+            #expect(out.status == 0 && out.stdout.isEmpty, "\(line): \(out.stderr)")
+            #expect(try x.clipboard() == secret, "\(line)")
+        }
+        for pid in Self.keepers(for: x.display) { kill(pid, SIGKILL) }
+    }
+
+    /// `kc read REF --clip`, the default delay: copied, and the keeper waits 45 s.
+    @Test func readCopiesWithTheDefaultDelay() throws {
+        let x = try XServer()
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let out = try h.kc(["read", "kc://clip.example/alice", "--clip"], password: KCHome.password, extra: ["DISPLAY": x.display])
+        #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
+        #expect(out.stderr.contains("cleared in 45 s"), "\(out.stderr)")
+        #expect(try x.clipboard() == secret)
+        let keepers = Self.keepers(for: x.display)
+        #expect(keepers.count == 1)
+        // Not left running past the test.
+        for pid in keepers { kill(pid, SIGKILL) }
+    }
+
+    /// No display, no tmux, a terminal: OSC 52 carries the copy to the terminal, and the
+    /// empty OSC 52 clears it at the deadline (a terminal's clipboard cannot be read back).
+    @Test func osc52OnTheTerminalWhenNoDisplayIsReachable() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let encoded = Data(secret.utf8).base64EncodedString()
+        var env = h.environment
+        env["KC_PASSWORD"] = KCHome.password
+        env["PATH"] = "/usr/bin:/bin"
+        env["TERM"] = "xterm-256color"
+        let spec: [String: Any] = [
+            "argv": ["/bin/sh", "-c", "'\(KCBinary.path)' find -s clip.example -w --clip 1; sleep 10"],
+            "env": env,
+            "steps": [["expect", "\u{1B}]52;c;\(encoded)\u{07}"], ["expect", "\u{1B}]52;c;\u{07}"]],
+            "timeout": 60,
+        ]
+        let file = h.directory + "/osc52.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", TerminalTests.script, file], environment: ["PATH": "/usr/bin:/bin"], timeout: 90)
+        let s = try JSONDecoder().decode(TerminalTests.Session.self, from: Data(out.stdoutBytes))
+        #expect(s.error == nil, "\(s.error ?? ""): \(s.screen.debugDescription)")
+        #expect(s.screen.contains("copied to the clipboard with OSC 52; cleared in 1 s"), "\(s.screen.debugDescription)")
+        #expect(!s.screen.contains(secret), "only the base64 sequence reaches the terminal")
+    }
+
+    @Test func noWayToCopyNamesWhatWasTried() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        // No display, no tmux, no controlling terminal (KCBinary runs kc in a new session).
+        var out = try h.kc(["find", "-s", "clip.example", "-w", "--clip"], password: KCHome.password)
+        #expect(out.status == 53)
+        #expect(out.stdout.isEmpty && !out.stderr.contains(secret))
+        #expect(out.stderr == """
+            kc: no way to copy to the clipboard; the secret was not printed (tried wl-copy: WAYLAND_DISPLAY is not set; \
+            xclip: DISPLAY is not set; xsel: DISPLAY is not set; tmux: TMUX is not set; OSC 52: no controlling terminal)
+            kc: hint: install wl-clipboard (Wayland) or xclip (X11), or run kc in a terminal that supports OSC 52; \
+            without --clip, -w prints the secret
+
+            """, "\(out.stderr)")
+        // A display that does not answer: xclip and xsel are run, and fail.
+        out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password, extra: ["DISPLAY": ":29999"])
+        #expect(out.status == 53 && out.stdout.isEmpty, "status \(out.status)")
+        #expect(out.stderr.contains("xclip: failed with exit 1; xsel: failed with exit 1;"), "\(out.stderr)")
+    }
+
+    @Test func clipRefusesWhatItCannotDo() throws {
+        let h = try homeWithSecret("s")
+        for arguments in [["--clip", "0"], ["--clip", "-g"], ["--clip", "--all"], ["--json", "--clip", "3"]] {
+            let out = try h.kc(["find", "-s", "clip.example"] + arguments, password: KCHome.password)
+            #expect(out.status == 2, "\(arguments): \(out.stderr)")
+        }
+    }
+}
+
+/// `--clip` alone means `--clip=45`; a number after it is its value; words after `--`
+/// and other commands are left alone.
+@Suite struct ClipArgumentTests {
+    @Test func bareClipGetsTheDefault() {
+        #expect(ClipOptions.normalized(["kc", "find", "-s", "x", "--clip"]) == ["kc", "find", "-s", "x", "--clip=45"])
+        #expect(ClipOptions.normalized(["kc", "find", "--clip", "-w"]) == ["kc", "find", "--clip=45", "-w"])
+        #expect(ClipOptions.normalized(["kc", "find", "--clip", "10", "-w"]) == ["kc", "find", "--clip", "10", "-w"])
+        #expect(ClipOptions.normalized(["kc", "read", "--clip", "kc://s/a"]) == ["kc", "read", "--clip=45", "kc://s/a"])
+        #expect(ClipOptions.normalized(["kc", "run", "--", "x", "--clip"]) == ["kc", "run", "--", "x", "--clip"])
+        #expect(ClipOptions.normalized(["kc", "find", "--", "--clip"]) == ["kc", "find", "--", "--clip"])
+        // Both parsers then give the same request.
+        let quick = FindFastPath.parse(["-s", "x", "--clip=45"])
+        #expect(quick?.clip == 45)
+    }
+}
