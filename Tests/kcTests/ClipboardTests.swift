@@ -165,6 +165,34 @@ import KCTestSupport
         #expect(Self.eventually(5) { Self.keepers(for: x.display).isEmpty }, "the keeper exits after clearing")
     }
 
+    /// `kc totp --clip` copies the code oathtool computes for the same seed and moment, and
+    /// `kc generate --clip` a new secret of the asked form; neither prints it, both clear.
+    @Test func totpAndGenerateCopyToo() throws {
+        let x = try XServer()
+        let h = try KCHome()
+        try h.createKeychain()
+        let seed = "JBSWY3DPEHPK3PXP"
+        #expect(try h.kc(["add", "-s", "clip.example", "-a", "alice", "--totp", "-w", seed], password: KCHome.password).status == 0)
+        let now = Int(Date().timeIntervalSince1970) / 30 * 30 + 1   // early in a period: the same code for oathtool
+        let code = try h.kc(["totp", "-s", "clip.example", "-a", "alice", "--clip", "3"], password: KCHome.password,
+                            extra: ["DISPLAY": x.display, "KC_TOTP_TIME": String(now)])
+        #expect(code.status == 0 && code.stdout.isEmpty, "\(code.stderr)")
+        let expected = try Spawn.run(["/usr/bin/oathtool", "--totp", "-b", "--now", "@\(now)", seed],
+                                     environment: ["PATH": "/usr/bin:/bin", "TZ": "UTC"], timeout: 10)
+        #expect(expected.status == 0 && expected.stdout.count == 7, "\(expected.stderr)")
+        #expect(try x.clipboard() == expected.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(try Self.eventually(20) { try x.clipboard().isEmpty }, "cleared after 3 s")
+
+        let generated = try h.kc(["generate", "--length", "40", "--no-symbols", "--clip", "3"], extra: ["DISPLAY": x.display])
+        #expect(generated.status == 0 && generated.stdout.isEmpty, "\(generated.stderr)")
+        let copied = try x.clipboard()
+        #expect(copied.count == 40 && copied.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }, "\(copied.count) characters")
+        #expect(!generated.stderr.contains(copied), "the secret is not on stderr either")
+        #expect(try Self.eventually(20) { try x.clipboard().isEmpty }, "cleared after 3 s")
+        let many = try h.kc(["generate", "--count", "2", "--clip", "3"], extra: ["DISPLAY": x.display])
+        #expect(many.status == 2 && many.stderr.contains("--clip copies one secret"), "\(many.stderr)")
+    }
+
     /// kc returns while its keeper waits: a keeper holding kc's stdout or stderr would keep
     /// the pipe to `cat` open, and the pipeline, for the 60 s of the copy.
     @Test func theCallReturnsWhileTheKeeperWaits() throws {
@@ -204,8 +232,8 @@ import KCTestSupport
         let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
         let h = try homeWithSecret(secret)
         let w = try WaylandServer(in: h.directory)
-        var fs = statfs()
-        let tmpInMemory = statfs("/tmp", &fs) == 0 && UInt(truncatingIfNeeded: fs.f_type) == 0x0102_1994
+        let tmpType = try Spawn.run(["/usr/bin/stat", "-f", "-c", "%T", "/tmp"], environment: ["PATH": "/usr/bin:/bin"], timeout: 10)
+        let tmpInMemory = tmpType.stdout.hasPrefix("tmpfs") || tmpType.stdout.hasPrefix("ramfs")
         guard tmpInMemory else {
             let x = try XServer()
             let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
@@ -290,15 +318,26 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         #expect(try h.kc(["add", "-s", "github.com", "-a", "alice", "-w", secret], password: KCHome.password).status == 0)
+        let seed = "JBSWY3DPEHPK3PXP"
+        #expect(try h.kc(["add", "-s", "github.com", "-a", "alice", "--totp", "-w", seed], password: KCHome.password).status == 0)
+        let now = 1_700_000_001
+        let code = try Spawn.run(["/usr/bin/oathtool", "--totp", "-b", "--now", "@\(now)", seed],
+                                 environment: ["PATH": "/usr/bin:/bin"], timeout: 10).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let lines = try ReadmeTests.example("clip")
-        #expect(lines.count == 2)
+        #expect(lines.count == 4)
         for line in lines {
             let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
             #expect(command.first == "kc")
             try x.copy("before")
-            let out = try h.kc(Array(command.dropFirst()), password: KCHome.password, extra: ["DISPLAY": x.display])
+            let out = try h.kc(Array(command.dropFirst()), password: KCHome.password,
+                               extra: ["DISPLAY": x.display, "KC_TOTP_TIME": String(now)])
             #expect(out.status == 0 && out.stdout.isEmpty, "\(line): \(out.stderr)")
-            #expect(try x.clipboard() == secret, "\(line)")
+            switch command.dropFirst().first {
+            case "totp": #expect(try x.clipboard() == code && code.count == 6, "\(line)")
+            case "generate": #expect(try x.clipboard().count == 24, "\(line)")
+            default: #expect(try x.clipboard() == secret, "\(line)")
+            }
         }
         for pid in Self.keepers(for: x.display) { kill(pid, SIGKILL) }
     }
@@ -382,6 +421,10 @@ import KCTestSupport
         #expect(ClipOptions.normalized(["kc", "read", "--clip", "kc://s/a"]) == ["kc", "read", "--clip=45", "kc://s/a"])
         #expect(ClipOptions.normalized(["kc", "run", "--", "x", "--clip"]) == ["kc", "run", "--", "x", "--clip"])
         #expect(ClipOptions.normalized(["kc", "find", "--", "--clip"]) == ["kc", "find", "--", "--clip"])
+        // The value of another option stays a value: a service named --clip.
+        #expect(ClipOptions.normalized(["kc", "find", "-s", "--clip", "-w"]) == ["kc", "find", "-s", "--clip", "-w"])
+        #expect(ClipOptions.normalized(["kc", "totp", "--clip"]) == ["kc", "totp", "--clip=45"])
+        #expect(ClipOptions.normalized(["kc", "generate", "--length", "8", "--clip"]) == ["kc", "generate", "--length", "8", "--clip=45"])
         // Both parsers then give the same request.
         let quick = FindFastPath.parse(["-s", "x", "--clip=45"])
         #expect(quick?.clip == 45)

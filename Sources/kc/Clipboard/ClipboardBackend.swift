@@ -1,4 +1,9 @@
 import KeychainCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,12 +71,20 @@ enum ClipboardBackend: String, CaseIterable {
         }
     }
 
-    /// Whether the file system of `path` keeps its files in memory only (tmpfs or ramfs).
+    /// Whether the file system mounted at `path` (or the mount that holds it) keeps its files
+    /// in memory only: tmpfs or ramfs, by the last matching line of /proc/self/mounts.
     static func isInMemory(_ path: String) -> Bool {
-        var fs = statfs()
-        guard statfs(path, &fs) == 0 else { return false }
-        let type = UInt(truncatingIfNeeded: fs.f_type)
-        return type == 0x0102_1994 /* TMPFS_MAGIC */ || type == 0x8584_58f6 /* RAMFS_MAGIC */
+        guard let data = FileManager.default.contents(atPath: "/proc/self/mounts") else { return false }
+        var best: (point: String, type: String)?
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3 else { continue }
+            let point = String(fields[1]), type = String(fields[2])
+            let holds = point == "/" || path == point || path.hasPrefix(point + "/")
+            // The longest mount point that holds `path`; a later line for it shadows an earlier.
+            if holds, point.count >= (best?.point.count ?? 0) { best = (point, type) }
+        }
+        return best.map { $0.type == "tmpfs" || $0.type == "ramfs" } ?? false
     }
 
     /// The name of the tmux buffer a copy made by the process `pid` goes to.

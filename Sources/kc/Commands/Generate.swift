@@ -18,6 +18,7 @@ struct Generate: ParsableCommand {
           kc generate --require digit,symbol --exclude '"\\`'
           kc generate --words 6                # correct-horse-battery-...
           kc generate | kc add -s example.com -a alice
+          kc generate --clip                 # to the clipboard, cleared in 45 s
 
         Drawn from libsodium's random source, each character or word with
         equal chance (no modulo bias). By default: 24 characters from
@@ -37,6 +38,8 @@ struct Generate: ParsableCommand {
     )
 
     @OptionGroup var options: GenerateOptions
+    /// `--clip [SECONDS]`: the secret to the clipboard instead of stdout.
+    @OptionGroup var clip: ClipOptions
 
     @Option(name: .long, help: ArgumentHelp("Print N secrets, one a line (1-100000).", valueName: "n"))
     var count = 1
@@ -49,6 +52,13 @@ struct Generate: ParsableCommand {
             throw KeychainError(errSecParam, "--count \(count) is out of range; give \(Self.counts.lowerBound) to \(Self.counts.upperBound)")
         }
         let recipe = try options.request.recipe()
+        if let seconds = clip.seconds {
+            guard count == 1 else { throw ValidationError("--clip copies one secret: leave out --count") }
+            let secret = try PasswordGenerator.generate(recipe)
+            try Clipboard.copy(secret: secret, clearAfter: seconds)
+            if isatty(2) == 1 { Report.note(recipe.entropyLine) }
+            return
+        }
         let newline = count > 1 || Terminal.stdoutIsTerminal
         for _ in 0..<count {
             let secret = try PasswordGenerator.generate(recipe)

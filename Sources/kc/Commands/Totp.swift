@@ -27,6 +27,7 @@ struct Totp: ParsableCommand {
           kc totp -s github.com -a alice
           kc totp "kc://github.com/alice"     # a reference, as kc read takes
           CODE=$(kc totp -s vpn -a ci)        # in a CI job
+          kc totp github.com --clip           # to the clipboard, cleared in 45 s
 
         Exit 44 when nothing matches, 206 when the secret is not a valid
         otpauth:// URI (the fault is named, never the secret).
@@ -39,6 +40,8 @@ struct Totp: ParsableCommand {
     @OptionGroup var item: ItemOptions
     /// --allow-keychain, for a reference that names another keychain.
     @OptionGroup var references: ReferenceOptions
+    /// `--clip [SECONDS]`: the code to the clipboard instead of stdout.
+    @OptionGroup var clip: ClipOptions
 
     /// A kc:// reference, or a service (as -s).
     @Argument(help: ArgumentHelp("A kc:// reference, or a service (as -s).", valueName: "ref|service"),
@@ -66,7 +69,11 @@ struct Totp: ParsableCommand {
     /// Prints the code, and on a terminal how long it stays valid.
     func run() throws {
         let code = try code()
-        Report.out(code.text + (Terminal.stdoutIsTerminal ? "\n" : ""))
+        if let seconds = clip.seconds {
+            try Clipboard.copy(secret: Array(code.text.utf8), clearAfter: seconds)
+        } else {
+            Report.out(code.text + (Terminal.stdoutIsTerminal ? "\n" : ""))
+        }
         if let left = code.secondsLeft, Terminal.stderrIsTerminal {
             Report.note("valid for \(left) more second\(left == 1 ? "" : "s")")
         }

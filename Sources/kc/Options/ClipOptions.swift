@@ -18,7 +18,7 @@ struct ClipOptions: ParsableArguments {
     var seconds: Int? { clip }
 
     /// The subcommands that take `--clip`.
-    static let commands = ["find", "read"]
+    static let commands = ["find", "read", "totp", "generate"]
     /// The longest wait before the clearing: a day.
     static let maxSeconds = 86_400
 
@@ -43,6 +43,12 @@ struct ClipOptions: ParsableArguments {
             if word == "--" {
                 out += arguments[i...]
                 break
+            }
+            // The value of another option is left alone (`-s --clip` is a service).
+            if word != "--clip", ValueOptions.takesValue(word, in: arguments[1]), i + 1 < arguments.count {
+                out += [word, arguments[i + 1]]
+                i += 2
+                continue
             }
             if word == "--clip" {
                 let next = i + 1 < arguments.count ? arguments[i + 1] : ""
