@@ -72,7 +72,9 @@ package enum AgentRequest: ~Copyable {
         var operation = try operationBody(path: path, request)
         defer { operation.wipe() }
         var w = ByteWriter(capacity: operation.bytes.count + proof.count + 4)
-        w.lengthPrefixed(Array(proof))
+        // Straight from the caller's buffer (no unwiped [UInt8] copy of the password).
+        w.u32(UInt32(proof.count))
+        w.raw(proof)
         w.raw(operation.bytes)
         return w
     }

@@ -211,11 +211,26 @@ public final class AgentServer {
         }
         do {
             let reply = try request.perform(on: entry.keychain, presence: presence)
-            // Several searches: one that needed the unlock makes the client unlock for all.
-            if entry.locked, case .results(let results) = reply, results.contains(where: {
-                if case .failure(let error) = $0 { return entry.keychain.isLockedOut(error) } else { return false }
-            }) {
-                return AgentReply.notHeld.frame()
+            if entry.locked {
+                // Locked, the agent answers only with after-first-unlock items found. "Nothing
+                // matches" (a failed search, a count of 0) would tell a process of this user
+                // that no when-unlocked item has the attributes it guessed, where "not held"
+                // (which a when-unlocked match also gives) tells nothing.
+                switch reply {
+                case .results(let results):
+                    // Several searches: one that needed the unlock, or found nothing, makes
+                    // the client unlock for all.
+                    if results.contains(where: {
+                        if case .failure(let error) = $0 { return entry.keychain.isLockedOut(error) || error.status == errSecItemNotFound }
+                        return false
+                    }) {
+                        return AgentReply.notHeld.frame()
+                    }
+                case .count(0):
+                    return AgentReply.notHeld.frame()
+                default:
+                    break
+                }
             }
             return AgentReply.ok(reply.wireValue).frame()
         } catch let required as UserPresenceRequired {
@@ -223,8 +238,9 @@ public final class AgentServer {
             // the client unlocks it first (the password it types is then the proof).
             if entry.locked { return AgentReply.notHeld.frame() }
             return AgentReply.presenceRequired(item: required.item).frame()
-        } catch let error as KeychainError where entry.locked && entry.keychain.isLockedOut(error) {
-            // A when-unlocked item or a write: what a locked keychain answers today.
+        } catch let error as KeychainError where entry.locked && (entry.keychain.isLockedOut(error) || error.status == errSecItemNotFound) {
+            // A when-unlocked item, a write, or nothing found (see above): what a locked
+            // keychain answers today.
             return AgentReply.notHeld.frame()
         }
     }

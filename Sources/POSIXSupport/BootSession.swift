@@ -38,7 +38,7 @@ package struct BootSession: Equatable, Sendable {
     /// rather than stay on a doubt), and CLOCK_BOOTTIME has not gone back (it only goes
     /// forward within one boot, suspend included).
     package func isSameBoot(as now: BootSession) -> Bool {
-        bootID == now.bootID && now.bootTime >= bootTime
+        !bootID.isEmpty && bootID == now.bootID && now.bootTime >= bootTime
     }
 
     /// The boot id, or empty when unreadable.

@@ -117,6 +117,8 @@ import KeychainFormats
             ("otpauth://totp/x?secret=\(secret)&period=-30", "period must be"),
             ("otpauth://hotp/x?secret=\(secret)&counter=-1", "counter must be"),
             ("otpauth://totp/x?secret=\(secret)&secret=\(secret)", "two secret"),
+            ("otpauth://hotp/x?secret=\(secret)&counter=0&counter=5", "two counter parameters"),
+            ("otpauth://totp/x?secret=\(secret)&period=30&Period=60", "two period parameters"),
             ("otpauth://totp/x?secret=GEZD%zzGNBV", "malformed %-escape"),
         ]
         for (uri, fault) in cases {

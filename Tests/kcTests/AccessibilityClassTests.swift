@@ -41,6 +41,13 @@ import KCTestSupport
         #expect(out.stderr.contains("is locked"))
         // A search that reaches a when-unlocked item needs the unlock, as every locked keychain does.
         #expect(try h.kc(["find", "-s", "deploy"]).status == 36)
+        // And so does one that finds nothing: "no such item" would tell a process of this
+        // user that no when-unlocked item has the account it guessed (the review's oracle).
+        for guess in [["-s", "deploy", "-a", "prod"], ["-s", "deploy", "-a", "nobody"], ["-a", "prod"], ["-a", "nobody"]] {
+            let answer = try h.kc(["find"] + guess)
+            #expect(answer.status == 36 && answer.stdout.isEmpty, "\(guess): \(answer.status) \(answer.stderr)")
+        }
+        #expect(try h.kc(["list"]).status == 36)
         // Locked means locked for `kc status`, and for writes (read-only: docs/security.md).
         #expect(try h.kc(["status"]).stdout == "no keychain is unlocked\n")
         #expect(try h.kc(["add", "-s", "new", "-a", "x", "--accessible", "after-first-unlock", "-w", "v"]).status == 36)
@@ -179,5 +186,6 @@ import KCTestSupport
         #expect(!now.isSameBoot(as: BootSession(bootID: now.bootID, bootTime: now.bootTime - 1)), "CLOCK_BOOTTIME went back")
         #expect(!now.isSameBoot(as: BootSession(bootID: [], bootTime: later.bootTime)), "an id that can no longer be read")
         #expect(!BootSession(bootID: [], bootTime: 0).isSameBoot(as: later), "an id that could not be read before")
+        #expect(!BootSession(bootID: [], bootTime: 0).isSameBoot(as: BootSession(bootID: [], bootTime: 1)), "unreadable then and now is no proof of one boot")
     }
 }

@@ -234,7 +234,9 @@ import KCTestSupport
         let w = try WaylandServer(in: h.directory)
         let tmpType = try Spawn.run(["/usr/bin/stat", "-f", "-c", "%T", "/tmp"], environment: ["PATH": "/usr/bin:/bin"], timeout: 10)
         let tmpInMemory = tmpType.stdout.hasPrefix("tmpfs") || tmpType.stdout.hasPrefix("ramfs")
-        guard tmpInMemory else {
+        // Run as root, the test's sway runs as nobody: kc then refuses its socket (another
+        // account's compositor) and goes on to xclip too.
+        guard tmpInMemory && getuid() != 0 else {
             let x = try XServer()
             let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
                                extra: w.environment.merging(["DISPLAY": x.display]) { a, _ in a })
@@ -246,7 +248,7 @@ import KCTestSupport
             let none = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
                                 extra: w.environment.merging(["TERM": "dumb"]) { a, _ in a })
             #expect(none.status == 53 && none.stdout.isEmpty, "\(none.stderr)")
-            #expect(none.stderr.contains("which is on disk here (not tmpfs)"), "\(none.stderr)")
+            #expect(none.stderr.contains(tmpInMemory ? "is not a socket of this user" : "which is on disk here (not tmpfs)"), "\(none.stderr)")
             return
         }
         let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
@@ -413,6 +415,37 @@ import KCTestSupport
 
 /// `--clip` alone means `--clip=45`; a number after it is its value; words after `--`
 /// and other commands are left alone.
+@Suite struct ClipTargetTests {
+    /// A copy goes only to a compositor or tmux server whose socket is this user's: not to
+    /// a file that is no socket, a link, or another account's socket (`su` keeps $TMUX).
+    @Test func onlyOwnSocketsAreUsed() throws {
+        let h = try KCHome()
+        let path = h.directory + "/own.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        #expect(ClipboardBackend.isOwnSocket(path))
+        #expect(!ClipboardBackend.isOwnSocket("/dev/null"), "not a socket")
+        #expect(symlink(path, h.directory + "/link.sock") == 0)
+        #expect(!ClipboardBackend.isOwnSocket(h.directory + "/link.sock"), "a link to one")
+        if getuid() == 0 {
+            #expect(chown(path, 65534, 65534) == 0)
+            #expect(!ClipboardBackend.isOwnSocket(path), "another account's")
+            let out = try h.kc(["generate", "--clip", "3"], extra: ["TMUX": path + ",1,0", "TERM": "dumb"])
+            #expect(out.status == 53 && out.stderr.contains("tmux: \(path) is not a socket of this user"), "\(out.stderr)")
+        }
+    }
+}
+
 @Suite struct ClipArgumentTests {
     @Test func bareClipGetsTheDefault() {
         #expect(ClipOptions.normalized(["kc", "find", "-s", "x", "--clip"]) == ["kc", "find", "-s", "x", "--clip=45"])

@@ -121,6 +121,21 @@ import KCTestSupport
         #expect(!s.screen.contains("…"))
     }
 
+    /// `kc find --all` on a terminal lists as `kc list` does (one line per item, sorted);
+    /// in a pipe it keeps its blocks of attributes, and -g keeps them on a terminal too.
+    @Test func findAllOnATerminalIsAListing() throws {
+        let h = try Self.stocked()
+        let env = ["KC_PASSWORD": KCHome.password]
+        let listed = try TerminalTests().drive(h, ["list", "--class", "generic"], [], env: env)
+        let found = try TerminalTests().drive(h, ["find", "--all"], [], env: env)
+        #expect(found.status == 0 && listed.status == 0, "\(found.screen)")
+        #expect(found.screen.hasPrefix("CLASS") && found.screen == listed.screen, "\(found.screen)\n---\n\(listed.screen)")
+        let piped = try h.kc(["find", "--all"], password: KCHome.password)
+        #expect(piped.status == 0 && !piped.stdout.hasPrefix("CLASS") && piped.stdout.contains("service: "), "\(piped.stdout)")
+        let withSecrets = try TerminalTests().drive(h, ["find", "--all", "-g"], [], env: env)
+        #expect(!withSecrets.screen.hasPrefix("CLASS") && withSecrets.screen.contains("secret"), "\(withSecrets.screen)")
+    }
+
     /// The path: a browser CSV brought internet passwords in; the "no item matches"
     /// hint of find, delete and read now points at `kc list`, which shows them.
     @Test func theNoMatchHintPointsAtKcListWhichShowsImportedLogins() throws {

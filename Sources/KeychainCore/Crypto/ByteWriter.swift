@@ -17,6 +17,8 @@ package struct ByteWriter {
 
     /// Raw bytes with no length (only for fixed-width fields).
     package mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+    /// Appends the bytes of a buffer as they are (a secret's, without an array copy).
+    package mutating func raw(_ b: UnsafeRawBufferPointer) { bytes.append(contentsOf: b) }
 
     /// A u32 length followed by the bytes.
     package mutating func lengthPrefixed(_ b: [UInt8]) {

@@ -50,9 +50,15 @@ extension OneTimeSeed {
         var period: Int64 = 30
         var counter: UInt64 = 0
         var steam = type == "steam"
+        var seen: Set<String> = []
         for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let eq = pair.firstIndex(of: UInt8(ascii: "="))
             let name = String(decoding: (eq.map { pair[..<$0] } ?? pair).map(Self.lower), as: UTF8.self)
+            // A parameter kc reads, given twice, is refused: which one counts would be a guess,
+            // and a HOTP counter read from one and advanced in the other would never move.
+            if ["issuer", "algorithm", "digits", "period", "counter", "encoder"].contains(name) {
+                guard seen.insert(name).inserted else { throw bad("it has two \(name) parameters") }
+            }
             guard var value = Self.percentDecoded(eq.map { pair[pair.index(after: $0)...] } ?? []) else {
                 throw bad(name == "secret" ? "the secret has a malformed %-escape" : "the \(name) parameter has a malformed %-escape")
             }

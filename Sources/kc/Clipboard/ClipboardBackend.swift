@@ -54,6 +54,8 @@ enum ClipboardBackend: String, CaseIterable {
             guard Self.isInMemory("/tmp") else {
                 return .unusable("it would keep the secret in a file under /tmp, which is on disk here (not tmpfs)")
             }
+            let socket = display.hasPrefix("/") ? display : (variable("XDG_RUNTIME_DIR") ?? "") + "/" + display
+            guard Self.isOwnSocket(socket) else { return .unusable("\(socket) is not a socket of this user") }
             return .usable(target: display, tool: tool)
         case .xclip, .xsel:
             guard let display = variable("DISPLAY") else { return .unusable("DISPLAY is not set") }
@@ -64,11 +66,22 @@ enum ClipboardBackend: String, CaseIterable {
             guard let tool = ClipboardTool.find("tmux") else { return .unusable("not installed") }
             // $TMUX is "SOCKET,PID,SESSION".
             let socket = String(session.split(separator: ",", omittingEmptySubsequences: false).first ?? "")
-            return socket.hasPrefix("/") ? .usable(target: socket, tool: tool) : .unusable("TMUX does not name a socket")
+            guard socket.hasPrefix("/") else { return .unusable("TMUX does not name a socket") }
+            // `su` without `-` keeps $TMUX: the secret must not go to another account's server.
+            guard Self.isOwnSocket(socket) else { return .unusable("\(socket) is not a socket of this user") }
+            return .usable(target: socket, tool: tool)
         case .osc52:
             guard let tty = OSC52.controllingTerminal() else { return .unusable("no controlling terminal") }
             return .usable(target: tty, tool: nil)
         }
+    }
+
+    /// Whether `path` is a socket (not a link to one) owned by this user: the compositor or
+    /// tmux server a copy goes to is then this user's own (root's too, for root).
+    static func isOwnSocket(_ path: String) -> Bool {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return false }
+        return (st.st_mode & S_IFMT) == S_IFSOCK && st.st_uid == getuid()
     }
 
     /// Whether the file system mounted at `path` (or the mount that holds it) keeps its files

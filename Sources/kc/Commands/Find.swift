@@ -25,6 +25,8 @@ struct Find: ParsableCommand {
         --clip [SECONDS] copies them instead (wl-copy, xclip or xsel, tmux, or
         OSC 52 on the terminal) and clears the clipboard after SECONDS (45) if
         it still holds the secret; exit 53 when there is no way to copy.
+        Several items (--all, --limit) on a terminal show as kc list's lines;
+        in a pipe, and with -g, every attribute of each.
         Exact matching is an index lookup; --ignore-case, --contains and
         --prefix (which combine) decrypt and compare every item of the class.
         Exit 44 when nothing matches.

@@ -110,6 +110,12 @@ struct FindRequest: Equatable {
                 return ItemJSON.json(className: className, attributes: attributes, secret: data)
             }
             Report.out((many ? JSON.array(objects) : objects.first ?? "{}") + "\n")
+        } else if many && !withSecret && Terminal.stdoutIsTerminal {
+            // Several items, read by a person: kc list's lines (one per item, aligned, sorted).
+            // Scripts keep the blocks below, which say every attribute.
+            let rows = items.map { List.cells(item.itemClass, $0) }
+            let order = rows.indices.sorted { List.precedes(rows[$0], rows[$1]) }
+            Report.out(ItemTable(rows: order.map { rows[$0] }).aligned(width: TerminalWidth.stdoutColumns))
         } else {
             let texts = items.map { dict -> String in
                 var attributes = dict

@@ -5,18 +5,21 @@ import KeychainClient
 import Glibc
 #endif
 
-/// `kc lock`: wipes the agent's keys for one keychain or all.
+/// `kc lock`: wipes the agent's keys for one keychain or all (but an after-first-unlock
+/// class key and what reads with it).
 struct Lock: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Lock a keychain (or --all): the agent wipes its keys at once.",
+        abstract: "Lock a keychain (or --all): the agent wipes its keys, but after-first-unlock items'.",
         discussion: """
         Examples:
           kc lock
           kc lock --all
 
         After it, commands need the password again (exit 36 when they cannot
-        ask). A keychain that does not exist is exit 50 (a typo must not pass
-        for a lock).
+        ask). Items added with --accessible after-first-unlock stay readable
+        through the agent, read-only, until kc agent --stop or a reboot; stop
+        the agent to forget them too. A keychain that does not exist is exit
+        50 (a typo must not pass for a lock).
         """
     )
 
