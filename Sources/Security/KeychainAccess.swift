@@ -25,6 +25,7 @@ final class KeychainAccess: @unchecked Sendable {
         try KeychainSession.requireExisting(real, hint: Self.missingHint)
         let secret = try SecureBytes(copying: Array(password.utf8))
         let session = KeychainSession(opened: try Keychain.open(at: real, password: secret))
+        session.presence = Self.askOnTerminal
         lock.withLock {
             configuredPath = real
             pinned = session
@@ -61,6 +62,7 @@ final class KeychainAccess: @unchecked Sendable {
             }
             return try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
         }
+        session.presence = Self.askOnTerminal
         return lock.withLock {
             if let raced = sessions[path] { return raced }
             sessions[path] = session
@@ -69,5 +71,18 @@ final class KeychainAccess: @unchecked Sendable {
     }
 
     private static let missingHint = "create it with `kc create`"
+
+    /// kSecUseAuthenticationUIAllow for an item that requires user presence: the keychain
+    /// password typed now on the program's controlling terminal, echo off, with
+    /// kSecUseOperationPrompt as the prompt's text (Apple shows its system dialog). A
+    /// password the program gave (`KeychainConfiguration`, `KC_PASSWORD`) proves nothing
+    /// about a person and is not used. - Throws: errSecInteractionNotAllowed when the
+    /// program has no terminal to ask on.
+    private static func askOnTerminal(_ prompt: PresencePrompt) throws -> SecureBytes {
+        guard TerminalPrompt.isAvailable else {
+            throw UserPresenceRequired(item: prompt.item).error(why: "this program has no terminal to ask on")
+        }
+        return try TerminalPrompt.readSecret(prompt: prompt.text)
+    }
 }
 #endif

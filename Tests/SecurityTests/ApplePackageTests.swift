@@ -45,5 +45,29 @@ import KCTestSupport
         #expect(run.stdout == "token: t0ken\nsession scopes: [\"x\"]\n")
         let found = try home.kc(["find", "-s", "svc", "-a", "alice", "-w"])
         #expect(found.stdout == "t0ken")
+
+        // User presence through the Security module: with no terminal, Apple's status for
+        // "nobody can answer"; through a pty, the prompt shows kSecUseOperationPrompt and the
+        // keychain password typed there reads the item, even though the agent holds it.
+        #expect(try home.kc(["update", "-s", "svc", "-a", "alice", "--user-presence"]).status == 0)
+        let unattended = try Spawn.run([app, "--read", "svc", "alice", "Sign in to svc"], environment: home.environment)
+        #expect(unattended.status == 1 && unattended.stdout == "error: User interaction is not allowed. (-25308)\n",
+                "\(unattended.stdout)\(unattended.stderr)")
+        for (typed, expected) in [(KCHome.password, "read: t0ken"), ("wrong password", "(-25293)")] {
+            let spec: [String: Any] = [
+                "argv": [app, "--read", "svc", "alice", "Sign in to svc"],
+                "env": home.environment,
+                "steps": [["expect", "Sign in to svc"], ["send", typed + "\n"], ["expect", expected]],
+                "timeout": 60,
+            ]
+            let file = home.directory + "/presence.json"
+            try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+            let out = try Spawn.run(["/usr/bin/python3", Self.root + "/Tests/kcTests/pty_session.py", file],
+                                    environment: ["PATH": "/usr/bin:/bin"], timeout: 90)
+            let session = try JSONSerialization.jsonObject(with: Data(out.stdoutBytes)) as? [String: Any]
+            #expect(session?["error"] == nil || session?["error"] is NSNull, "\(typed == KCHome.password ? "right" : "wrong"): \(session ?? [:]) \(out.stderr)")
+            #expect((session?["screen"] as? String)?.contains(expected) == true, "\(session ?? [:])")
+            #expect((session?["screen"] as? String)?.contains(KCHome.password) == false, "no echo")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import KeychainCore
+import KeychainClient
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,23 +8,14 @@ import Glibc
 /// secret piped into stdin and a password typed at a prompt never mix.
 enum Terminal {
     /// The largest secret or password typed at a prompt.
-    static let maxLine = 64 << 10
-
-    /// The terminal settings to restore if the user presses Ctrl-C mid-prompt.
-    nonisolated(unsafe) static var saved = termios()
-    nonisolated(unsafe) static var savedFD: Int32 = -1
+    static let maxLine = TerminalPrompt.maxLine
 
     /// Whether a prompt could be shown: a controlling terminal exists and this process is
     /// in its foreground process group (a background job would stop on SIGTTIN).
-    static var isAvailable: Bool {
-        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return tcgetpgrp(fd) == getpgrp()
-    }
+    static var isAvailable: Bool { TerminalPrompt.isAvailable }
 
     /// Signals that would leave echo off if they ended kc mid-prompt.
-    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
+    static let signals = TerminalPrompt.signals
 
     /// Whether stdin / stdout is a terminal.
     static var stdinIsTerminal: Bool { isatty(0) == 1 }
@@ -53,56 +45,11 @@ enum Terminal {
         return answer == "y" || answer == "yes"
     }
 
-    /// Asks for a secret with echo off. - Throws: errSecInteractionNotAllowed when there is
-    /// no terminal to ask on, errSecUserCanceled on end of input.
+    /// Asks for a secret with echo off (`TerminalPrompt`). - Throws:
+    /// errSecInteractionNotAllowed when there is no terminal to ask on, errSecUserCanceled
+    /// on end of input.
     static func readSecret(prompt: String) throws -> SecureBytes {
-        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0, tcgetpgrp(fd) == getpgrp() else {
-            if fd >= 0 { close(fd) }
-            throw KeychainError(errSecInteractionNotAllowed, "there is no terminal to ask on")
-        }
-        defer { close(fd) }
-        var old = termios()
-        let haveTermios = tcgetattr(fd, &old) == 0
-        if haveTermios {
-            var quiet = old
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            quiet.c_lflag |= tcflag_t(ICANON)
-            saved = old
-            savedFD = fd
-            for s in Terminal.signals { signal(s, restoreAndExit) }
-            tcsetattr(fd, TCSAFLUSH, &quiet)
-        }
-        // The prompt appears only once echo is off.
-        Report.writeAll(fd, Array(prompt.utf8))
-        defer {
-            if haveTermios {
-                tcsetattr(fd, TCSAFLUSH, &old)
-                savedFD = -1
-                for s in Terminal.signals { signal(s, SIG_DFL) }
-            }
-            Report.writeAll(fd, [0x0A])
-        }
-        let buffer = try SecureBytes(count: maxLine)
-        var length = 0
-        var ended = false
-        try buffer.withUnsafeMutableBytes { out in
-            var byte: UInt8 = 0
-            while true {
-                let n = read(fd, &byte, 1)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { ended = true; break }
-                if byte == 0x0A { break }
-                guard length < out.count else {
-                    throw KeychainError(errSecDataTooLarge, "the typed value is longer than \(maxLine) bytes")
-                }
-                out[length] = byte
-                length += 1
-            }
-            byte = 0
-        }
-        if ended && length == 0 { throw KeychainError(errSecUserCanceled, "no input at the prompt") }
-        return try buffer.copy(prefix: length)
+        try TerminalPrompt.readSecret(prompt: prompt)
     }
 
     /// Asks twice and insists the two match (for new passwords and new secrets).
@@ -117,14 +64,4 @@ enum Terminal {
         }
         return first
     }
-}
-
-/// Restores the terminal after Ctrl-C at a prompt, then dies of the signal.
-private func restoreAndExit(_ signal: Int32) {
-    if Terminal.savedFD >= 0 {
-        tcsetattr(Terminal.savedFD, TCSAFLUSH, &Terminal.saved)
-        _ = write(Terminal.savedFD, "\n", 1)
-    }
-    Glibc.signal(signal, SIG_DFL)
-    raise(signal)
 }

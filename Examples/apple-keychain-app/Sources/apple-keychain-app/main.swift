@@ -4,6 +4,21 @@ import Foundation
 import Security
 
 let arguments = CommandLine.arguments
+// `apple-keychain-app --read SERVICE ACCOUNT PROMPT`: reads one password as Apple code
+// does, with kSecUseOperationPrompt (user presence asks with that text).
+if arguments.count == 5 && arguments[1] == "--read" {
+    let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[2],
+                                kSecAttrAccount as String: arguments[3], kSecReturnData as String: true,
+                                kSecUseOperationPrompt as String: arguments[4]]
+    var result: CFTypeRef?
+    let status = SecItemCopyMatching(query as CFDictionary, &result)
+    if status == errSecSuccess, let data = result as? Data {
+        print("read: \(String(decoding: data, as: UTF8.self))")
+        exit(0)
+    }
+    print("error: \(SecCopyErrorMessageString(status, nil) as String? ?? "\(status)") (\(status))")
+    exit(1)
+}
 guard arguments.count == 4 else {
     print("usage: apple-keychain-app SERVICE ACCOUNT TOKEN")
     exit(2)
