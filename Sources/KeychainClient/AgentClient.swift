@@ -296,32 +296,15 @@ public struct AgentClient: Sendable {
     /// the peer check relies on it. Returns the agent's pid, not yet reaped.
     func launch(executable: String, environment allowed: [String]) throws -> pid_t {
         try paths.check(create: true)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        SpawnAttributes.newSession(&attributes)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        CloseOnExec.closeAll(from: 3, in: &actions)   // nothing of the caller's reaches the agent
         var environment: [String] = []
         for name in allowed {
             if let v = getenv(name) { environment.append("\(name)=\(String(cString: v))") }
         }
-        let argv = [executable, "agent"]
-        var cArgv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        var cEnv: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
-        defer {
-            for p in cArgv { free(p) }
-            for p in cEnv { free(p) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, Self.program(executable), &actions, &attributes, &cArgv, &cEnv)
-        guard rc == 0 else {
-            throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(rc)))", cause: .errno(rc))
+        // Standard streams on /dev/null, nothing else of the caller's: `DetachedChild`.
+        let started = DetachedChild.spawn(Self.program(executable), arguments: [executable, "agent"], environment: environment)
+        guard case .success(let pid) = started else {
+            let code = if case .failure(let failure) = started { failure.code } else { EIO }
+            throw KeychainError(errSecNotAvailable, "cannot start the kc agent: \(String(cString: strerror(code)))", cause: .errno(code))
         }
         // The agent runs on in its own session; `connectToLaunched` waits for it (and reaps
         // it if it exits at once because another agent holds the lock).

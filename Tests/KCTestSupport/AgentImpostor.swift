@@ -19,6 +19,7 @@ public enum AgentImpostor {
     static let script = """
         import socket, os, sys, ctypes
         sock, log, kind, holds, reply, version = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
+        reply_type = int(sys.argv[7])
         if kind == "nondumpable":
             ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE 0, as the real agent
         zombie = kind == "zombie"
@@ -50,8 +51,10 @@ public enum AgentImpostor {
                 pass
             print("received", len(data), data.hex(), file=out, flush=True)
             try:
+                rtype = 0x80
                 if len(data) > 6 and data[6] == 4 and reply != "-":
                     body = bytes.fromhex(reply)
+                    rtype = reply_type
                 elif holds == "-":
                     body = bytes([6]) + (0).to_bytes(4, "big")
                 else:
@@ -60,7 +63,7 @@ public enum AgentImpostor {
                     if holds != "+":
                         entry = bytes([7]) + (1).to_bytes(4, "big") + lp(b"path") + bytes([1]) + lp(holds.encode())
                     body = bytes([6]) + (1).to_bytes(4, "big") + entry
-                payload = version.to_bytes(2, "big") + bytes([0x80]) + body   # the protocol version, as the real agent
+                payload = version.to_bytes(2, "big") + bytes([rtype]) + body   # the protocol version, as the real agent
                 c.sendall(len(payload).to_bytes(4, "big") + payload)
             except Exception:
                 pass
@@ -72,9 +75,10 @@ public enum AgentImpostor {
     /// - Parameters:
     ///   - holds: nil for an empty status; "" for one entry without a path; a path to name it.
     ///   - operationReply: the ValueCodec bytes an operation is answered with.
+    ///   - operationReplyType: that reply's type (0x80 "ok"; 0x83 "presence required").
     ///   - version: the protocol version to speak (`AgentProtocol.version`).
     public static func start(_ h: KCHome, kind: Kind = .dumpable, holds: String? = nil, operationReply: [UInt8]? = nil,
-                             version: UInt16, asUser: String = "") throws -> String {
+                             operationReplyType: UInt8 = 0x80, version: UInt16, asUser: String = "") throws -> String {
         let dir = h.directory + "/agent"
         if !FileManager.default.fileExists(atPath: dir) {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -87,7 +91,7 @@ public enum AgentImpostor {
         let status = holds.map { $0.isEmpty ? "+" : $0 } ?? "-"
         let reply = operationReply.map { $0.map { String(format: "%02x", $0) }.joined() } ?? "-"
         let out = try Spawn.run(["/bin/sh", "-c", """
-            \(asUser) nohup python3 '\(file)' '\(dir)/agent.sock' '\(log)' \(kind.rawValue) '\(status)' '\(reply)' \(version) >/dev/null 2>&1 &
+            \(asUser) nohup python3 '\(file)' '\(dir)/agent.sock' '\(log)' \(kind.rawValue) '\(status)' '\(reply)' \(version) \(operationReplyType) >/dev/null 2>&1 &
             for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
             """], environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0, "the impostor did not start: \(out.stderr)")

@@ -74,6 +74,24 @@ import KCTestSupport
         #expect(try h.kc(["lock"]).status == 0)
     }
 
+    /// A same-uid process at the agent's socket that claims the keychain and asks for a
+    /// proof gets none: the password typed for it goes only to a peer established as the
+    /// real agent (DESIGN.md's checks, as for `kc unlock`). Exit 22, nothing sent.
+    @Test func aProofGoesOnlyToTheRealAgent() throws {
+        let h = try Self.home()
+        let item = Array("\"bank\"".utf8)
+        let log = try AgentImpostor.start(h, holds: h.defaultKeychain, operationReply: withUnsafeBytes(of: UInt32(item.count).bigEndian, Array.init) + item,
+                                          operationReplyType: 0x83, version: AgentProtocol.version)
+        let s = try drive(h, ["find", "-s", "bank", "-w"], [
+            ["expect", "requires your presence. Password for keychain"], ["send", KCHome.password + "\n"],
+        ])
+        #expect(s.status == 22 && !s.screen.contains("pin-4711"), "\(s.screen)")
+        let hex = Array(KCHome.password.utf8).map { String(format: "%02x", $0) }.joined()
+        let frames = AgentImpostor.received(log)
+        #expect(!frames.isEmpty, "kc spoke to it first")
+        #expect(!frames.contains { $0.contains(hex) }, "the impostor received the password: \(frames)")
+    }
+
     @Test func oneCommandAsksOnceForSeveralProtectedItems() throws {
         let h = try Self.home()
         #expect(try h.kc(["add", "-s", "safe", "-a", "me", "--user-presence", "-w", "combo"], password: KCHome.password).status == 0)

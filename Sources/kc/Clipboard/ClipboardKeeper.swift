@@ -24,32 +24,15 @@ enum ClipboardKeeper {
     static func start(secret: UnsafeRawBufferPointer, backend: ClipboardBackend, seconds: Int,
                       target: String, extra: [String]) throws {
         guard let pipe = CloseOnExec.pipe() else { throw KeychainError(errSecIO, "cannot make a pipe for the clipboard keeper") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipe[0], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        CloseOnExec.closeAll(from: 3, in: &actions)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        SpawnAttributes.newSession(&attributes)
         let argv = ["kc", subcommand, backend.rawValue, String(seconds), target] + extra
-        var cArgv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        var cEnv: [UnsafeMutablePointer<CChar>?] = ChildEnvironment.inherited().map { strdup("\($0.0)=\($0.1)") } + [nil]
-        defer {
-            for p in cArgv { free(p) }
-            for p in cEnv { free(p) }
-        }
-        var pid: pid_t = 0
+        let environment = ChildEnvironment.inherited().map { "\($0.0)=\($0.1)" }
         // This very program, as the agent is started (AgentClient.launch).
-        let rc = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, &cArgv, &cEnv)
+        let started = DetachedChild.spawn("/proc/self/exe", arguments: argv, environment: environment, stdin: pipe[0])
         close(pipe[0])
-        guard rc == 0 else {
+        if case .failure(let failure) = started {
             close(pipe[1])
-            throw KeychainError(errSecIO, "cannot start the process that clears the clipboard: \(String(cString: strerror(rc)))",
-                                cause: .errno(rc))
+            throw KeychainError(errSecIO, "cannot start the process that clears the clipboard: \(failure.description)",
+                                cause: .errno(failure.code))
         }
         // The length, then the bytes; a keeper that died early must not kill kc with SIGPIPE.
         let previous = signal(SIGPIPE, SIG_IGN)

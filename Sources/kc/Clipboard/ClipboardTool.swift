@@ -69,38 +69,17 @@ struct ClipboardTool {
             }
             stdoutPipe = p
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        if stdoutPipe[1] >= 0 {
-            posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        }
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        CloseOnExec.closeAll(from: 3, in: &actions)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        SpawnAttributes.newSession(&attributes)
-
         var variables = ChildEnvironment.inherited().filter { name, _ in !extra.contains { $0.0 == name } } + extra
         if !variables.contains(where: { $0.0 == "PATH" }) { variables.append(("PATH", "/usr/bin:/bin")) }
-        var cArgv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        var cEnv: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.0)=\($0.1)") } + [nil]
-        defer {
-            for p in cArgv { free(p) }
-            for p in cEnv { free(p) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, &cArgv, &cEnv)
+        let started = DetachedChild.spawn(path, arguments: [path] + arguments, environment: variables.map { "\($0.0)=\($0.1)" },
+                                          stdin: stdinPipe[0], stdout: stdoutPipe[1] >= 0 ? stdoutPipe[1] : nil)
         close(stdinPipe[0])
         if stdoutPipe[1] >= 0 { close(stdoutPipe[1]) }
-        guard rc == 0 else {
+        guard case .success(let pid) = started else {
             close(stdinPipe[1])
             if stdoutPipe[0] >= 0 { close(stdoutPipe[0]) }
-            throw KeychainError(errSecIO, "cannot run \(path): \(String(cString: strerror(rc)))", cause: .errno(rc))
+            let code = if case .failure(let failure) = started { failure.code } else { EIO }
+            throw KeychainError(errSecIO, "cannot run \(path): \(String(cString: strerror(code)))", cause: .errno(code))
         }
         // A program that exits before reading its input (xclip without a display) must not
         // kill kc with SIGPIPE: the write fails with EPIPE instead.
