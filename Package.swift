@@ -41,6 +41,12 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // libpq, the PostgreSQL client: linked only into kc-team (team keychains), never kc.
+        .systemLibrary(
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "libcrypto",
@@ -91,6 +97,24 @@ let package = Package(
         .target(
             name: "SecretService",
             dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"]
+        ),
+        // Team keychains' records and cryptography (docs/team.md): members' keys, the signed
+        // roster and log, the set hash, MK delivery, runner tokens. libsodium only.
+        .target(
+            name: "TeamCore",
+            dependencies: ["KeychainCore", "CSodium"]
+        ),
+        // Team keychains on PostgreSQL through libpq: the connection, the schema, the Store
+        // and the team operations. Linked into kc-team only.
+        .target(
+            name: "TeamStore",
+            dependencies: ["KeychainCore", "POSIXSupport", "TeamCore", "CPostgres"]
+        ),
+        // The team agent and the team commands; `kc team …` execs it.
+        .executableTarget(
+            name: "kc-team",
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "kc-secret-service",

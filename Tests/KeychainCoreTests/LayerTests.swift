@@ -24,6 +24,9 @@ import Testing
         "KCTestSupport": ["KeychainCore", "POSIXSupport"],
         "SecretService": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"],
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
+        "TeamCore": ["KeychainCore", "CSodium"],
+        "TeamStore": ["KeychainCore", "POSIXSupport", "TeamCore", "CPostgres"],
+        "kc-team": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore", "ArgumentParser"],
     ]
     /// Modules of the toolchain any target may import.
     static let system: Set<String> = ["Glibc", "Foundation", "FoundationEssentials", "Synchronization", "Dispatch", "Testing"]
