@@ -171,6 +171,12 @@ let package = Package(
             name: "SecretServiceTests",
             dependencies: ["KeychainCore", "AgentWire", "kc", "kc-secret-service", "KCTestSupport"]
         ),
+        // Team keychains against a throwaway PostgreSQL cluster (KCTestSupport.TestPostgres):
+        // the store, the records, the agent and kc, and the hostile server.
+        .testTarget(
+            name: "TeamTests",
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "TeamCore", "TeamStore", "kc", "kc-team", "KCTestSupport"]
+        ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(
             name: "SecurityTests",
