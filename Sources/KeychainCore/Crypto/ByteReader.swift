@@ -32,7 +32,7 @@ package struct ByteReader {
         return v
     }
 
-    mutating func raw(_ count: Int) -> [UInt8]? {
+    package mutating func raw(_ count: Int) -> [UInt8]? {
         guard count >= 0, bytes.count - offset >= count else { return nil }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])

@@ -17,7 +17,7 @@ package struct KDFParameters: Equatable, Sendable {
     var salt: [UInt8]
 
     /// Fresh parameters for a profile, with a new random salt.
-    init(profile: KDFProfile) {
+    package init(profile: KDFProfile) {
         algorithm = Self.argon2id13
         switch profile {
         case .interactive: opslimit = 2; memlimit = 64 << 20
@@ -27,7 +27,7 @@ package struct KDFParameters: Equatable, Sendable {
         salt = Sodium.randomBytes(Self.saltBytes)
     }
 
-    init(algorithm: UInt32, opslimit: UInt64, memlimit: UInt64, salt: [UInt8]) {
+    package init(algorithm: UInt32, opslimit: UInt64, memlimit: UInt64, salt: [UInt8]) {
         self.algorithm = algorithm
         self.opslimit = opslimit
         self.memlimit = memlimit
@@ -44,7 +44,7 @@ package struct KDFParameters: Equatable, Sendable {
 
     /// Refuses parameters a tampered file could use to downgrade or exhaust memory; runs
     /// before any allocation. - Throws: `errSecDecode`.
-    func validate() throws {
+    package func validate() throws {
         guard algorithm == Self.argon2id13 else {
             throw KeychainError(errSecDecode, "unsupported key-derivation algorithm \(algorithm) in the keychain header")
         }
@@ -65,7 +65,7 @@ package struct KDFParameters: Equatable, Sendable {
 
     /// Derives the 32-byte key-encryption key from a password (`crypto_pwhash`, Argon2id13).
     /// - Throws: `errSecDecode` for bad parameters, `errSecAllocate` when Argon2 cannot get memory.
-    func deriveKey(password: borrowing SecureBytes) throws -> SymmetricKey {
+    package func deriveKey(password: borrowing SecureBytes) throws -> SymmetricKey {
         try validate()
         let kek = try SecureBytes(count: 32, guarded: true)
         let rc = kek.withUnsafeMutableBytes { out in

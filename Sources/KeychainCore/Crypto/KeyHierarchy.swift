@@ -84,7 +84,7 @@ package final class KeyHierarchy: @unchecked Sendable {
     var isComplete: Bool { masterKey != nil && whenUnlocked != nil }
 
     /// The master key. - Throws: errSecInteractionNotAllowed when the keychain is locked.
-    func master() throws -> SymmetricKey {
+    package func master() throws -> SymmetricKey {
         guard let masterKey else { throw Self.lockedError }
         return masterKey
     }
@@ -109,7 +109,7 @@ package final class KeyHierarchy: @unchecked Sendable {
     }
 
     /// A fresh random master key.
-    static func newMasterKey() throws -> SymmetricKey {
+    package static func newMasterKey() throws -> SymmetricKey {
         try Sodium.ensureReady()
         let mk = try SecureBytes(count: 32, guarded: true)
         mk.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, 32) }

@@ -10,7 +10,7 @@ package final class SymmetricKey: @unchecked Sendable {
     }
 
     /// Calls `body` with the key's bytes.
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try bytes.withUnsafeBytes(body)
     }
 }

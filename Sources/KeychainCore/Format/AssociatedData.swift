@@ -1,6 +1,6 @@
 /// The associated data of every ciphertext (`docs/format.md` §3): one fixed,
 /// length-unambiguous layout, so that a ciphertext decrypts only in its own place.
-enum AssociatedData {
+package enum AssociatedData {
     static let masterKeyLabel = "kc/v1/mk-wrap"
     static let dataKeyLabel = "kc/v1/dek"
     static let metadataLabel = "kc/v1/meta"
@@ -64,7 +64,7 @@ enum AssociatedData {
     /// without pairs keeps its format-2 digest, and so its associated data and accumulator term;
     /// then, only for a row not protected by the when-unlocked class (format 4), u32
     /// 0xFFFFFFFF ‖ u8 protection class.
-    static func indexDigest(_ row: ItemRow) -> [UInt8] {
+    package static func indexDigest(_ row: ItemRow) -> [UInt8] {
         var w = ByteWriter(capacity: 256 + 20 * row.pairs.count)
         w.lengthPrefixed(row.primaryKey)
         for column in IndexColumn.allCases {

@@ -106,6 +106,13 @@ extension Keychain {
     /// the store changed under this process since it last checked them.
     func read<T>(_ body: (KeyHierarchy, StateRecord) throws -> T) throws -> T {
         let keys = try unlockedKeys()
+        if let authority {
+            return try store.transaction(write: false) {
+                let (current, state) = try authority.prepareRead(keys: keys)
+                if current !== keys { self.keys = current }
+                return try body(current, state)
+            }
+        }
         return try store.transaction(write: false) {
             let record = try store.readKeychainRecord()
             let state = try store.readState()
@@ -124,6 +131,9 @@ extension Keychain {
     /// commit never costs a scan.
     func write<T>(_ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
         let keys = try allKeys()
+        if let authority {
+            return try authority.write(keys: keys, adopt: { self.keys = $0 }, body)
+        }
         rowLedger.rollback()
         defer { rowLedger.rollback() }   // a no-op after a commit
         let (result, generation, inside) = try store.transaction(write: true) {
@@ -218,6 +228,7 @@ extension Keychain {
     /// vouch for: called on every row a lookup reads, before its metadata is trusted.
     /// - Throws: errSecDecode; the next request then verifies the whole file again.
     func checkRow(_ row: ItemRow, keys: KeyHierarchy) throws {
+        if let authority { return try authority.checkRow(row, keys: keys) }
         guard rowLedger.contains(Header.rowDigest(row, keys: keys)) else {
             let verifiedBefore = rowLedger.isValid
             rowLedger.invalidate()
@@ -232,6 +243,7 @@ extension Keychain {
     /// Counts a row change in the header's accumulator and, once the write commits, in
     /// the open keychain's ledger: `old` leaves, `new` arrives (either may be nil).
     func account(_ state: inout StateRecord, removing old: ItemRow?, adding new: ItemRow?, keys: KeyHierarchy) throws {
+        if let authority { return try authority.account(removing: old, adding: new, keys: keys) }
         if let old {
             // The ledger vouched for every column of `old` but the data's bytes (its data key
             // authenticates them): open them before their hash leaves the accumulator, or
@@ -272,6 +284,10 @@ extension Keychain {
     /// every row against the item count and accumulator. O(n) in the number of items.
     /// - Throws: errSecDecode when rows were deleted, inserted, replayed or edited.
     public func verify() throws {
+        if let authority {
+            keys = try authority.verifyAll(keys: try unlockedKeys())
+            return
+        }
         verifiedStamp = nil
         rowLedger.invalidate()
         try read { _, _ in }
@@ -279,6 +295,7 @@ extension Keychain {
 
     /// Changes the stored auto-lock timeouts (seconds).
     public func setTimeouts(idle: UInt64, maximum: UInt64) throws {
+        try requireFileKeychain("changing the stored auto-lock timeouts")
         guard (1...Keychain.maxTimeout).contains(idle), (1...Keychain.maxTimeout).contains(maximum) else {
             throw KeychainError(errSecParam, "timeouts are 1 to \(Keychain.maxTimeout) seconds (one year)")
         }

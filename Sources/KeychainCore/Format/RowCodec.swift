@@ -138,7 +138,7 @@ package struct RowCodec {
     /// Re-wraps a row's data key and re-seals its metadata under `target`'s keys (a
     /// re-key), with the protection class `attributes` give (a migration to format 4 moves
     /// rows this way); the data ciphertext is kept as it is.
-    func rekey(_ row: ItemRow, attributes: [String: AttributeValue], to target: RowCodec, rowVersion: UInt64) throws -> ItemRow {
+    package func rekey(_ row: ItemRow, attributes: [String: AttributeValue], to target: RowCodec, rowVersion: UInt64) throws -> ItemRow {
         let itemClass = ItemClass(rawValue: row.classCode) ?? .genericPassword
         let dek = try dataKey(row)
         let prints = try target.fingerprints(itemClass, attributes)

@@ -88,6 +88,7 @@ extension Keychain {
     /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
     func insertNew(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
                    known: Fingerprints? = nil, keys: KeyHierarchy, state: inout StateRecord) throws {
+        try authority?.admit(attributes)
         var row = try Self.seal(itemID: itemID, itemClass, attributes, data: data, known: known, keys: keys, rowVersion: state.generation)
         do {
             row.seq = try store.insert(row)

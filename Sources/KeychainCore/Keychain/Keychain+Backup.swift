@@ -17,6 +17,7 @@ extension Keychain {
     ///   false; errSecParam for an unsafe folder; errSecDiskFull, errSecReadOnly, errSecIO.
     @discardableResult
     public func backup(to destination: String, replacing: Bool = false) throws -> Int {
+        try requireFileKeychain("a backup into a file")
         let keys = try allKeys()
         var st = stat()
         if lstat(destination, &st) == 0 {

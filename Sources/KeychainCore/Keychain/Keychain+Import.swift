@@ -100,6 +100,7 @@ private struct ImportRun {
             attributes["mdat"] = .date(old + 0.001)
         }
         // Dates are not indexed: the fingerprints computed above still hold.
+        try keychain.authority?.admit(attributes)
         var row = try Keychain.seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: prints,
                                     keys: codec.keys, rowVersion: state.generation)
         row.seq = existing.row.seq

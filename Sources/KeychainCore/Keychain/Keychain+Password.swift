@@ -8,6 +8,7 @@ extension Keychain {
     /// - Throws: errSecInteractionNotAllowed when another process changed the password or
     ///   re-keyed meanwhile (nothing is written).
     public func changePassword(to newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
+        try requireFileKeychain("changing the password")
         let keys = try allKeys()
         let before = try authenticatedRecord()
         var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])
@@ -49,6 +50,7 @@ extension Keychain {
     /// under a new password. Secrets' ciphertexts are kept. Old copies of the file still
     /// open with the old password, but say nothing about items added afterwards.
     public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
+        try requireFileKeychain("re-keying with a password")
         let oldKeys = try allKeys()
         let before = try authenticatedRecord()
         var kdf = KDFParameters(algorithm: before.kdfAlgorithm, opslimit: before.kdfOpslimit, memlimit: before.kdfMemlimit, salt: [])

@@ -69,6 +69,7 @@ extension Keychain {
                 var mdat = now
                 if case .date(let old)? = item.attributes["mdat"], mdat <= old { mdat = old + 0.001 }
                 attributes["mdat"] = .date(mdat)
+                try authority?.admit(attributes)
                 var newRow: ItemRow
                 if let newData = change.data {
                     newRow = try newData.withUnsafeBytes {

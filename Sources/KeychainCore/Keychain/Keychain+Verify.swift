@@ -13,6 +13,12 @@ extension Keychain {
     ///   opens every item, so it needs every class key).
     public func check() throws -> Int {
         let keys = try allKeys()
+        if authority != nil {
+            // The signed log vouches for the rows; every one must also open at its place.
+            try verify()
+            if let problem = try store.transaction(write: false, { firstRowThatDoesNotOpen(keys) }) { throw problem }
+            return try itemCount()
+        }
         // A connection of its own, with an empty page cache: what is in the file now, not
         // what this process read from it earlier (the agent holds its connection for hours).
         guard let fresh = try store.freshConnection() else {

@@ -48,11 +48,34 @@ public final class Keychain {
     /// its KDF parameters are authenticated (they are in the wrap's associated data), so a
     /// password change starts from them, never from what the file says later.
     var openedRecord: KeychainRecord?
+    /// What vouches for the rows of a team keychain (its signed log); nil for a file, whose
+    /// header MAC and accumulator do (`HeaderAuthority`).
+    package private(set) var authority: (any HeaderAuthority)?
 
     init(path: String, store: any ItemStore, keys: KeyHierarchy) {
         self.path = path
         self.store = store
         self.keys = keys
+    }
+
+    /// A team keychain: rows in `store`, vouched for by `authority` (its signed log), opened
+    /// with `keys` derived from the team's master key; `authority` has verified every row.
+    /// - Parameter path: its name in messages and to the agent, `team:NAME`.
+    package static func team(path: String, store: any ItemStore, keys: KeyHierarchy, authority: any HeaderAuthority) -> Keychain {
+        let keychain = Keychain(path: path, store: store, keys: keys)
+        keychain.authority = authority
+        return keychain
+    }
+
+    /// Runs a team keychain's own operation (a membership change) with every key held and a
+    /// way to adopt the new keys of a re-key. - Throws: errSecInteractionNotAllowed when locked.
+    package func withTeamKeys<T>(_ body: (KeyHierarchy, (KeyHierarchy) -> Void) throws -> T) throws -> T {
+        try body(try allKeys()) { self.keys = $0 }
+    }
+
+    /// Refuses an operation a team keychain does not support, with the authority's message.
+    func requireFileKeychain(_ operation: String) throws {
+        if let error = authority?.unsupported(operation) { throw error }
     }
 
     /// Creates a new keychain file (mode 0600 in a folder created 0700) protected by
@@ -166,11 +189,13 @@ public final class Keychain {
 
     /// The keychain's random 16-byte id (not secret).
     public func keychainID() throws -> [UInt8] {
-        try store.transaction(write: false) { try store.readKeychainRecord() }.keychainID
+        if authority != nil { return try unlockedKeys().keychainID }
+        return try store.transaction(write: false) { try store.readKeychainRecord() }.keychainID
     }
 
     /// Wipes the keys; every later call fails with errSecInteractionNotAllowed.
     public func lock() {
+        authority?.didLock()
         keys = nil
         rowLedger.invalidate()
         verifiedStamp = nil
@@ -185,7 +210,8 @@ public final class Keychain {
     /// - Returns: whether it kept anything.
     @discardableResult
     public func lockKeepingAfterFirstUnlock() -> Bool {
-        guard let keys, (try? hasAfterFirstUnlockItems()) == true else {
+        // A team keychain is locked entirely: its view of the log is checked under every key.
+        guard let keys, authority == nil, (try? hasAfterFirstUnlockItems()) == true else {
             lock()
             return false
         }
@@ -249,6 +275,7 @@ public final class Keychain {
 
     /// The KDF profile the keychain's password uses, if it is one of the named ones.
     public func kdfProfile() throws -> KDFProfile? {
+        if authority != nil { return nil }
         let r = try store.transaction(write: false) { try store.readKeychainRecord() }
         return KDFParameters(algorithm: r.kdfAlgorithm, opslimit: r.kdfOpslimit, memlimit: r.kdfMemlimit, salt: r.kdfSalt).profile
     }

@@ -1,0 +1,134 @@
+import KeychainCore
+import TeamCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Membership changes (`docs/team.md`, "Members, keys, roles"): an admin appends a roster
+/// entry signed by itself, in the same transaction as the master-key wraps it delivers.
+/// Removing a member re-keys: a new master key wrapped to the members who remain, every
+/// item's data key re-wrapped and its metadata and blind indexes re-sealed under it; the
+/// secrets' ciphertexts stay as they are (their data keys do not change).
+extension TeamAuthority {
+    /// A member to deliver the master key to in a roster change.
+    struct Delivery {
+        let record: MemberRecord
+    }
+
+    /// Changes the roster as an admin: `change` gets the current roster and answers the new
+    /// one. With `rekey`, a new master key and key generation (for a removal); without, the
+    /// current master key is delivered to members `change` added.
+    /// - Parameter adopt: called with the new keys after a re-key (the keychain's).
+    /// - Returns: the roster entry written.
+    @discardableResult
+    func changeRoster(keys: KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
+                      _ change: (Roster) throws -> Roster) throws -> LogEntry {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                var newKeys: KeyHierarchy?
+                var newLedger: [[UInt8]: [UInt8]]?
+                var newSet: LtHash?
+                let entry: LogEntry = try store.transaction(write: true) {
+                    let current = try catchUp(keys)
+                    guard let me, me.role == .admin else {
+                        throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
+                    }
+                    guard try tables.lockForAdmin() != nil, try tables.claim(expectedGeneration: generation) else { throw LostRace() }
+                    let newRoster = try change(roster)
+                    guard newRoster.member(me.memberID)?.role == .admin || rekey else {
+                        throw KeychainError(errSecParam, "an admin cannot take away its own admin role this way")
+                    }
+                    let g = generation + 1
+                    var keyGen = keyGeneration
+                    var mk = try current.master()
+                    var commit = commitment
+                    var digest = set.digest
+                    var count = UInt64(ledger.count)
+                    if rekey {
+                        keyGen += 1
+                        mk = try KeyHierarchy.newMasterKey()
+                        let target = try KeyHierarchy(master: mk, keychainID: keychainID, keyGeneration: keyGen, blindKeyIDs: Schema.blindKeyIDs)
+                        commit = MasterKeyDelivery.commitment(masterKey: mk, keychainID: keychainID, keyGeneration: keyGen)
+                        let (l, s) = try resealEveryRow(from: current, to: target, rowVersion: g)
+                        newKeys = target
+                        newLedger = l
+                        newSet = s
+                        digest = s.digest
+                        count = UInt64(l.count)
+                    }
+                    // Deliver the master key: to every member after a re-key, else to new ones.
+                    let known = Set(roster.members.map(\.memberID))
+                    for m in newRoster.members where rekey || !known.contains(m.memberID) {
+                        let wrap = try MasterKeyDelivery.wrap(masterKey: mk, keychainID: keychainID, keyGeneration: keyGen, memberID: m.memberID,
+                                                              memberBoxKey: m.boxPublicKey, admin: member, commitment: commit)
+                        try tables.putWrap(keyGeneration: keyGen, memberID: m.memberID, sealed: wrap.sealed, signature: wrap.signature)
+                        try tables.putMember(m.memberID, record: m.encoded)
+                    }
+                    let remaining = Set(newRoster.members.map(\.memberID))
+                    for m in roster.members where !remaining.contains(m.memberID) { try tables.deleteMember(m.memberID) }
+                    if rekey { try tables.deleteWraps(keyGeneration: keyGeneration) }
+                    var e = LogEntry(kind: .roster, generation: g, previous: head, keyGeneration: keyGen, signer: member.memberID,
+                                     time: Self.now, roster: newRoster, masterKeyCommitment: commit, rekeyed: rekey,
+                                     previousRoster: rosterEntryHash, setDigest: digest, count: count, rosterDigest: newRoster.digest)
+                    e.sign(keychainID: keychainID, with: member)
+                    try tables.append(generation: g, kind: Int16(LogEntry.Kind.roster.rawValue), entry: e.encoded, newHead: e.hash,
+                                      keyGeneration: rekey ? keyGen : nil)
+                    return e
+                }
+                // Committed: the view moves.
+                roster = entry.roster ?? roster
+                rosterEntryHash = entry.hash
+                keyGeneration = entry.keyGeneration
+                commitment = entry.masterKeyCommitment
+                generation = entry.generation
+                head = entry.hash
+                lastTime = entry.time
+                if let newLedger, let newSet, let newKeys {
+                    ledger = newLedger
+                    set = newSet
+                    adopt(newKeys)
+                }
+                saveCheckpoint(force: true)
+                return entry
+            } catch is LostRace {
+                guard attempt < 100 else { throw KeychainError(errSecNotAvailable, "\(label): too many writers at once; nothing was changed", hint: "try again") }
+                usleep(UInt32.random(in: 1_000...20_000))
+            }
+        }
+    }
+
+    /// Re-seals every row under `target` (one statement per row, inside the admin's
+    /// transaction) and answers the new ledger and set hash. The data's ciphertext is
+    /// carried over unchanged.
+    private func resealEveryRow(from current: KeyHierarchy, to target: KeyHierarchy, rowVersion: UInt64) throws -> ([[UInt8]: [UInt8]], LtHash) {
+        let from = RowCodec(keys: current), to = RowCodec(keys: target)
+        var rows: [ItemRow] = []
+        rows.reserveCapacity(ledger.count)
+        try store.forEachRow(.all, includeData: true) { row in
+            try checkRow(row, keys: current)
+            rows.append(row)
+            return true
+        }
+        var newLedger: [[UInt8]: [UInt8]] = [:]
+        newLedger.reserveCapacity(rows.count)
+        var newSet = LtHash()
+        for row in rows {
+            let item = try from.open(row)
+            let new = try from.rekey(row, attributes: item.attributes, to: to, rowVersion: rowVersion)
+            try store.replace(new)
+            let h = RowHash.of(new)
+            newLedger[new.itemID] = h
+            newSet.add(h)
+        }
+        guard newLedger.count == ledger.count else { throw tampered("rows changed during the re-key") }
+        return (newLedger, newSet)
+    }
+
+    /// Appends a signed heartbeat (a writer's "the head is still the head at this time"),
+    /// which readers with `--max-staleness` need to see often enough.
+    func heartbeat(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws {
+        try write(keys: keys, adopt: adopt) { _, _ in () }
+    }
+}

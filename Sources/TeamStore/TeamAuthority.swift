@@ -1,0 +1,509 @@
+import KeychainCore
+import POSIXSupport
+import TeamCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What vouches for a team keychain's rows (`HeaderAuthority`): the writer-signed,
+/// hash-chained log on the server, checked here against the roster and the member's own
+/// checkpoint (`docs/team.md`, "The log").
+///
+/// It keeps the verified view in memory: the head (generation and entry hash), the roster
+/// and key generation, and for every row its hash (the ledger) and their sum (the set
+/// hash). A read first brings the view up to the server's head, checking each new entry's
+/// link, signature and role and applying its row changes; a fetched row must then have
+/// exactly the hash the view holds for it. A write claims the next generation by
+/// compare-and-swap, writes rows and the signed entry in the same transaction, and retries
+/// when another writer won.
+package final class TeamAuthority: HeaderAuthority {
+    /// The keychain's name in messages, `team:NAME`.
+    let label: String
+    let keychainID: [UInt8]
+    let store: PostgresItemStore
+    let tables: TeamTables
+    /// This member's keys (its seed, from the team file or the runner token).
+    let member: MemberKeys
+    let checkpointPath: String
+    let checkpointKey: SymmetricKey
+
+    /// The verified view.
+    var generation: UInt64 = 0
+    var head: [UInt8] = []
+    var keyGeneration: UInt32 = 0
+    package internal(set) var roster: Roster
+    var rosterEntryHash: [UInt8] = []
+    var commitment: [UInt8] = []
+    var set = LtHash()
+    var ledger: [[UInt8]: [UInt8]] = [:]
+    var lastTime: UInt64 = 0
+    private var lastCheckpoint = Deadline.now
+
+    /// The write in progress: its changes, and the set and ledger as they will be.
+    private var pending: [RowChange] = []
+    private var pendingSet = LtHash()
+    private var pendingLedger: [[UInt8]: [UInt8]] = [:]
+    private var pendingCount: Int = 0
+
+    /// Thrown inside a write transaction when another writer claimed the generation first.
+    struct LostRace: Error {}
+
+    init(label: String, keychainID: [UInt8], store: PostgresItemStore, tables: TeamTables, member: MemberKeys,
+         checkpointPath: String, checkpointKey: SymmetricKey) throws {
+        self.label = label
+        self.keychainID = keychainID
+        self.store = store
+        self.tables = tables
+        self.member = member
+        self.checkpointPath = checkpointPath
+        self.checkpointKey = checkpointKey
+        roster = try Roster([])
+    }
+
+    /// This member's record in the current roster.
+    package var me: MemberRecord? { roster.member(member.memberID) }
+
+    /// `generation:hash` of the verified head, to compare across machines (`kc team head`).
+    package var headText: String { "\(generation):\(Hex.encode(head))" }
+
+    /// The number of items in the verified view.
+    package var itemCount: Int { ledger.count }
+
+    // MARK: - Errors that name what the server did
+
+    func serverError(_ what: String) -> KeychainError {
+        KeychainError(errSecInvalidKeychain, "\(label): \(what)",
+                      hint: "the server (or whoever can write to its database) changed the team keychain; compare `kc team head` with other members and see docs/team.md")
+    }
+
+    func tampered(_ what: String) -> KeychainError {
+        KeychainError(errSecDecode, "\(label): \(what)", hint: "run `kc team verify`; see docs/team.md, \"What the server can and cannot do\"")
+    }
+
+    // MARK: - First open
+
+    /// Checks the keychain from its genesis as a first open does: the genesis is the one the
+    /// id names, every roster entry is signed by an admin of the roster before it, the head
+    /// entry is signed by a member allowed to write it, this member's master-key wrap is
+    /// signed by an admin and matches the committed key, every row hashes into the head's set
+    /// hash, and nothing went back since this member's checkpoint.
+    /// - Returns: the keys of the head's key generation.
+    func openAndVerify() throws -> KeyHierarchy {
+        try store.transaction(write: false) {
+            let keys = try fullVerification()
+            try compareWithCheckpoint()
+            return keys
+        }
+    }
+
+    private func fullVerification() throws -> KeyHierarchy {
+        guard let genesisBytes = try tables.genesis(), let serverHead = try tables.head() else {
+            throw KeychainError(errSecNoSuchKeychain, "\(label) is not on the server (no keychain with its id)",
+                                hint: "check the DSN, or whether the database was replaced")
+        }
+        let genesis = try Genesis(encoded: genesisBytes, expecting: keychainID)
+        guard serverHead.schemaVersion <= TeamFormat.version, serverHead.minWriterVersion <= TeamFormat.version else {
+            throw KeychainError(errSecWrongSecVersion, "\(label) was written by a newer kc (format \(serverHead.schemaVersion))", hint: "upgrade kc")
+        }
+        // The chain of rosters, from the genesis's root admin.
+        var current = try Roster([genesis.root])
+        var previousRoster = keychainID
+        var keyGen: UInt32 = 0
+        var lastRoster: LogEntry?
+        for (g, bytes) in try tables.entries(after: 0, kind: 1) where g <= serverHead.generation {
+            let e = try LogEntry(encoded: bytes, at: g)
+            guard e.kind == .roster, e.generation == g, e.previousRoster == previousRoster else {
+                throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
+            }
+            try checkFormat(e)
+            guard let signer = current.member(e.signer), signer.role == .admin, signer.isValid(at: e.time),
+                  e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
+                throw serverError("the roster entry at generation \(g) is not signed by an admin of the roster before it: the member list was forged")
+            }
+            guard let roster = e.roster, e.rosterDigest == roster.digest,
+                  e.keyGeneration == keyGen || e.keyGeneration == keyGen + 1, keyGen > 0 || e.keyGeneration == 1 else {
+                throw serverError("the roster entry at generation \(g) is inconsistent")
+            }
+            current = roster
+            keyGen = e.keyGeneration
+            previousRoster = e.hash
+            lastRoster = e
+        }
+        guard let lastRoster, let rosterEntryCommitment = Optional(lastRoster.masterKeyCommitment) else {
+            throw serverError("the log has no roster: entries were hidden")
+        }
+        // The head entry, signed by someone allowed to write it under the last roster.
+        guard let headBytes = try tables.entry(at: serverHead.generation) else {
+            throw serverError("the head entry (generation \(serverHead.generation)) is missing from the log")
+        }
+        let headEntry = try LogEntry(encoded: headBytes, at: serverHead.generation)
+        guard headEntry.hash == serverHead.head, headEntry.generation == serverHead.generation else {
+            throw serverError("the head does not name the last entry of the log")
+        }
+        if headEntry.kind == .roster {
+            guard headEntry == lastRoster else { throw serverError("the head is a roster entry the roster chain does not end with") }
+        } else {
+            try checkWriter(headEntry, roster: current, keyGeneration: keyGen)
+        }
+        roster = current
+        keyGeneration = keyGen
+        commitment = rosterEntryCommitment
+        rosterEntryHash = previousRoster
+        guard let me else {
+            throw KeychainError(errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
+                                hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
+        }
+        guard me.isValid(at: Self.now) else {
+            throw KeychainError(errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
+                                hint: "an admin issues a new one with `kc team add-runner`")
+        }
+        let keys = try openMasterKey(generation: keyGen, signedBy: lastRoster)
+        // Every row, against the head's set hash and count.
+        try scanRows(keys: keys, expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
+        generation = serverHead.generation
+        head = serverHead.head
+        lastTime = headEntry.time
+        return keys
+    }
+
+    /// Opens this member's master-key wrap of `generation`, checking the admin's signature
+    /// over it and the commitment of the roster entry that made it.
+    private func openMasterKey(generation keyGen: UInt32, signedBy entry: LogEntry) throws -> KeyHierarchy {
+        guard let wrap = try tables.wrap(keyGeneration: keyGen, memberID: member.memberID) else {
+            throw KeychainError(errSecAuthFailed, "\(label) holds no master key for this device at key generation \(keyGen)",
+                                hint: "an admin adds it again with `kc team add`")
+        }
+        var admins = roster.adminSignKeys(at: entry.time)
+        if let signer = roster.member(entry.signer) ?? nil, signer.role == .admin { admins.append(signer.signPublicKey) }
+        let mk = try MasterKeyDelivery.open(sealed: wrap.sealed, signature: wrap.signature, keychainID: keychainID, keyGeneration: keyGen,
+                                            member: member, adminSignKeys: admins, commitment: entry.masterKeyCommitment)
+        return try KeyHierarchy(master: SymmetricKey(mk), keychainID: keychainID, keyGeneration: keyGen, blindKeyIDs: Schema.blindKeyIDs)
+    }
+
+    /// Reads every row, rebuilding the ledger and set hash, and compares them with a signed
+    /// entry's. Each row must also be of the key generation in force (its wrapped key opens
+    /// later; here only its place and hash are checked).
+    private func scanRows(keys: KeyHierarchy, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
+        var newLedger: [[UInt8]: [UInt8]] = [:]
+        newLedger.reserveCapacity(Int(min(expectedCount, 1 << 24)))
+        var newSet = LtHash()
+        try store.forEachRow(.all, includeData: false) { row in
+            let h = RowHash.of(row)
+            guard newLedger.updateValue(h, forKey: row.itemID) == nil else {
+                throw self.tampered("two rows have one item id")
+            }
+            newSet.add(h)
+            return true
+        }
+        guard UInt64(newLedger.count) == expectedCount, newSet.digest == expectedDigest else {
+            let what = UInt64(newLedger.count) == expectedCount
+                ? "rows were edited, replayed or swapped"
+                : "the server holds \(newLedger.count) rows where the signed log counts \(expectedCount): rows were deleted or put back"
+            throw tampered("the items do not match the signed log at generation \(g) (\(what))")
+        }
+        ledger = newLedger
+        set = newSet
+    }
+
+    /// Refuses an entry of a format this build does not read.
+    private func checkFormat(_ e: LogEntry) throws {
+        guard e.format <= TeamFormat.version else {
+            throw KeychainError(errSecWrongSecVersion, "\(label) has entries of format \(e.format); this kc reads up to \(TeamFormat.version)", hint: "upgrade kc")
+        }
+        guard e.format >= TeamFormat.version else {
+            throw serverError("entry \(e.generation) claims the older format \(e.format): a downgrade")
+        }
+    }
+
+    /// Checks an items or heartbeat entry: signed by a valid member who may write, under the
+    /// key generation and roster in force.
+    private func checkWriter(_ e: LogEntry, roster: Roster, keyGeneration keyGen: UInt32) throws {
+        try checkFormat(e)
+        guard let signer = roster.member(e.signer) else {
+            throw serverError("entry \(e.generation) is signed by someone who is not a member: a forged write")
+        }
+        guard e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
+            throw serverError("entry \(e.generation) does not carry \(signer.name)'s signature: a forged or edited write")
+        }
+        guard signer.role.mayWrite else {
+            throw serverError("entry \(e.generation) is signed by \(signer.name), a reader, who may not write: a reader (or the server with a reader's key) forged a write")
+        }
+        guard signer.isValid(at: e.time) else {
+            throw serverError("entry \(e.generation) is signed by \(signer.name) after its membership expired")
+        }
+        guard e.keyGeneration == keyGen, e.rosterDigest == roster.digest else {
+            throw serverError("entry \(e.generation) was written under another roster or key generation: entries were hidden or reordered")
+        }
+    }
+
+    /// Compares the verified head with this member's checkpoint: a lower generation is a
+    /// rollback, the same one with another hash (or another entry where the checkpoint's
+    /// was) a fork.
+    private func compareWithCheckpoint() throws {
+        guard let cp = try Checkpoint.read(at: checkpointPath, key: checkpointKey) else { return }
+        guard generation >= cp.generation else {
+            throw serverError("the server went back from generation \(cp.generation), which this device saw, to \(generation): it was restored from an older dump (rollback)")
+        }
+        if generation == cp.generation {
+            guard head == cp.head else { throw serverError("the server shows another history at generation \(generation) than this device saw (a fork)") }
+            return
+        }
+        guard let bytes = try tables.entry(at: cp.generation), try LogEntry(encoded: bytes, at: cp.generation).hash == cp.head else {
+            throw serverError("the entry at generation \(cp.generation) is not the one this device saw (a fork)")
+        }
+    }
+
+    /// Records the verified head in the checkpoint, at most once a second unless `force`.
+    func saveCheckpoint(force: Bool = false) {
+        guard force || Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+        let cp = Checkpoint(generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
+                            keyGeneration: keyGeneration, time: lastTime)
+        if (try? cp.write(to: checkpointPath, key: checkpointKey)) != nil { lastCheckpoint = .now }
+    }
+
+    package static var now: UInt64 { UInt64(max(0, time(nil))) }
+
+    // MARK: - Catching up
+
+    /// Brings the view up to the server's head: checks and applies each entry since.
+    /// - Returns: `keys`, or the new keys after a re-key.
+    func catchUp(_ keys: KeyHierarchy) throws -> KeyHierarchy {
+        guard let serverHead = try tables.head() else {
+            throw serverError("the team keychain is gone from the server")
+        }
+        guard serverHead.generation >= generation else {
+            throw serverError("the server went back from generation \(generation) to \(serverHead.generation): it was restored from an older dump (rollback)")
+        }
+        if serverHead.generation == generation {
+            guard serverHead.head == head else { throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)") }
+            return keys
+        }
+        let entries = try tables.entries(after: generation).filter { $0.generation <= serverHead.generation }
+        guard UInt64(entries.count) == serverHead.generation - generation else {
+            throw serverError("\(serverHead.generation - generation - UInt64(entries.count)) entries between generation \(generation) and \(serverHead.generation) are missing: the server hid them")
+        }
+        var current = keys
+        var rescan: LogEntry?
+        for (g, bytes) in entries {
+            let e = try LogEntry(encoded: bytes, at: g)
+            guard e.generation == generation + 1, g == e.generation, e.previous == head else {
+                throw serverError("entry \(g) does not link to the entry before it: entries were replaced, replayed or reordered")
+            }
+            switch e.kind {
+            case .items:
+                try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                try apply(e.changes, at: g)
+                guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else {
+                    throw tampered("entry \(g)'s set hash does not match its changes: the log was edited")
+                }
+            case .heartbeat:
+                try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else { throw tampered("heartbeat \(g) names another set of rows") }
+            case .roster:
+                try checkFormat(e)
+                guard let signer = roster.member(e.signer), signer.role == .admin, signer.isValid(at: e.time),
+                      e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
+                    throw serverError("roster entry \(g) is not signed by an admin: the member list was forged")
+                }
+                guard let newRoster = e.roster, e.rosterDigest == newRoster.digest, e.previousRoster == rosterEntryHash else {
+                    throw serverError("roster entry \(g) does not follow the roster before it")
+                }
+                let signerRecord = signer
+                roster = newRoster
+                rosterEntryHash = e.hash
+                if e.rekeyed {
+                    guard e.keyGeneration == keyGeneration + 1 else { throw serverError("roster entry \(g) skips a key generation") }
+                    guard me != nil else {
+                        throw KeychainError(errSecAuthFailed, "this device was removed from \(label); it reads nothing written since",
+                                            hint: "ask an admin to add it again")
+                    }
+                    keyGeneration = e.keyGeneration
+                    commitment = e.masterKeyCommitment
+                    var withSigner = e
+                    withSigner.signer = signerRecord.memberID
+                    current = try openMasterKey(generation: keyGeneration, signedBy: withSigner)
+                    rescan = e
+                } else {
+                    guard e.keyGeneration == keyGeneration, e.masterKeyCommitment == commitment,
+                          set.digest == e.setDigest, UInt64(ledger.count) == e.count else {
+                        throw serverError("roster entry \(g) changes the keys or rows without a re-key")
+                    }
+                    guard me != nil else {
+                        throw KeychainError(errSecAuthFailed, "this device was removed from \(label)", hint: "ask an admin to add it again")
+                    }
+                }
+            }
+            generation = g
+            head = e.hash
+            lastTime = e.time
+        }
+        guard head == serverHead.head else { throw serverError("the head does not name the last entry of the log") }
+        if let rescan {
+            try scanRows(keys: current, expectedDigest: rescan.setDigest, expectedCount: rescan.count, at: rescan.generation)
+        }
+        saveCheckpoint()
+        return current
+    }
+
+    /// Applies an items entry's row changes to the ledger and set hash.
+    private func apply(_ changes: [RowChange], at g: UInt64) throws {
+        for c in changes {
+            if !c.oldHash.isEmpty {
+                guard ledger[c.itemID] == c.oldHash else {
+                    throw tampered("entry \(g) changes a row that is not as the log left it: the log or the rows were edited")
+                }
+                ledger[c.itemID] = nil
+                set.remove(c.oldHash)
+            }
+            if !c.newHash.isEmpty {
+                guard ledger[c.itemID] == nil else { throw tampered("entry \(g) adds a row that exists") }
+                ledger[c.itemID] = c.newHash
+                set.add(c.newHash)
+            }
+        }
+    }
+
+    /// The state `Keychain` reads and writes under: the generation and count of the view.
+    private func state(generation g: UInt64, count: Int) -> StateRecord {
+        StateRecord(minWriterVersion: TeamFormat.version, generation: g, itemCount: UInt64(count), accumulator: [],
+                    idleTimeout: 15 * 60, maxTimeout: 12 * 60 * 60, mac: [])
+    }
+
+    // MARK: - HeaderAuthority
+
+    package func prepareRead(keys: KeyHierarchy) throws -> (KeyHierarchy, StateRecord) {
+        let current = try catchUp(keys)
+        return (current, state(generation: generation, count: ledger.count))
+    }
+
+    package func write<T>(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void, _ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var entry: LogEntry?
+            var produced: T?
+            do {
+                let result: T = try store.transaction(write: true) {
+                    let current = try catchUp(keys)
+                    if current !== keys { adopt(current) }
+                    guard let me, me.role.mayWrite else {
+                        throw KeychainError(errSecReadOnly, "\(label) is read-only for \(self.me?.name ?? "this device"), a reader",
+                                            hint: "an admin can make it a writer: kc team remove, then kc team add with --role writer")
+                    }
+                    guard try tables.claim(expectedGeneration: generation) else { throw LostRace() }
+                    pending = []
+                    pendingSet = set
+                    pendingLedger = [:]
+                    pendingCount = ledger.count
+                    defer { pending = []; pendingLedger = [:] }
+                    var s = state(generation: generation + 1, count: ledger.count)
+                    let result = try body(current, &s)
+                    guard Int(s.itemCount) == pendingCount else {
+                        throw KeychainError(errSecInternalError, "\(label): the write's count does not match its row changes")
+                    }
+                    var e = LogEntry(kind: .items, generation: generation + 1, previous: head, keyGeneration: keyGeneration,
+                                     signer: member.memberID, time: Self.now, changes: pending, setDigest: pendingSet.digest,
+                                     count: UInt64(pendingCount), rosterDigest: roster.digest)
+                    e.sign(keychainID: keychainID, with: member)
+                    try tables.append(generation: e.generation, kind: Int16(LogEntry.Kind.items.rawValue), entry: e.encoded, newHead: e.hash, keyGeneration: nil)
+                    entry = e
+                    // The view moves once the commit is in (below); keep what it moves to.
+                    committedLedger = pendingLedger
+                    committedSet = pendingSet
+                    produced = result
+                    return result
+                }
+                if let e = entry { advance(to: e) }
+                saveCheckpoint()
+                return result
+            } catch is LostRace {
+                guard attempt < 200 else {
+                    throw KeychainError(errSecNotAvailable, "\(label): too many writers at once; nothing was written", hint: "try again")
+                }
+                usleep(UInt32.random(in: 200...(2_000 * UInt32(min(attempt, 20)))))
+            } catch let error as KeychainError where error.status == errSecNotAvailable && entry != nil {
+                // The commit's answer was lost with the connection: whether it is in depends
+                // on the server. Reconnect and look for the entry this write signed.
+                guard let e = entry, let produced, try committedAfterReconnect(e) else { throw error }
+                advance(to: e)
+                saveCheckpoint()
+                return produced
+            }
+        }
+    }
+
+    private var committedLedger: [[UInt8]: [UInt8]] = [:]
+    private var committedSet = LtHash()
+
+    /// Moves the view past this process's own committed entry.
+    private func advance(to e: LogEntry) {
+        for (id, h) in committedLedger { ledger[id] = h.isEmpty ? nil : h }
+        set = committedSet
+        committedLedger = [:]
+        generation = e.generation
+        head = e.hash
+        lastTime = e.time
+    }
+
+    /// Whether the entry `e` is on the server after reconnecting.
+    private func committedAfterReconnect(_ e: LogEntry) throws -> Bool {
+        for _ in 0..<50 {
+            do {
+                try store.connection.reconnect()
+                let stored = try store.transaction(write: false) { try tables.entry(at: e.generation) }
+                return stored == e.encoded
+            } catch let error as KeychainError where error.status == errSecNotAvailable {
+                usleep(100_000)
+            }
+        }
+        return false
+    }
+
+    package func account(removing old: ItemRow?, adding new: ItemRow?, keys: KeyHierarchy) throws {
+        guard let id = (old ?? new)?.itemID, let cls = (old ?? new)?.classCode else { return }
+        let oldHash = old.map(RowHash.of) ?? []
+        let newHash = new.map(RowHash.of) ?? []
+        if !oldHash.isEmpty { pendingSet.remove(oldHash); pendingCount -= 1 }
+        if !newHash.isEmpty { pendingSet.add(newHash); pendingCount += 1 }
+        pending.append(RowChange(itemID: id, classCode: cls, oldVersion: old?.rowVersion ?? 0, newVersion: new?.rowVersion ?? 0,
+                                 oldHash: oldHash, newHash: newHash))
+        pendingLedger[id] = newHash
+    }
+
+    package func checkRow(_ row: ItemRow, keys: KeyHierarchy) throws {
+        let h = RowHash.of(row)
+        if let p = pendingLedger[row.itemID] {
+            guard !p.isEmpty, p == h else { throw tampered("a row changed under this write") }
+            return
+        }
+        guard let known = ledger[row.itemID], Sodium.constantTimeEqual(known, h) else {
+            throw tampered("an item on the server is not the one the signed log names (edited, replayed or put back)")
+        }
+    }
+
+    package func verifyAll(keys: KeyHierarchy) throws -> KeyHierarchy {
+        let current = try store.transaction(write: false) { try fullVerification() }
+        saveCheckpoint(force: true)
+        return current
+    }
+
+    package func admit(_ attributes: [String: AttributeValue]) throws {
+        if case .string(let pdmn)? = attributes["pdmn"], pdmn.hasSuffix("u") {
+            throw KeychainError(errSecParam, "a this-device-only item cannot go into \(label): a team keychain is shared by every member's devices",
+                                hint: "choose another accessibility (--accessible after-first-unlock or when-unlocked), or keep it in a file keychain")
+        }
+        if let flags = attributes[kcAttrAccessControlFlags], flags != .int(0) {
+            throw KeychainError(errSecParam, "an item that requires user presence cannot go into \(label): a team keychain has no password of its own to ask for",
+                                hint: "keep it in a file keychain")
+        }
+    }
+
+    package func unsupported(_ operation: String) -> KeychainError? {
+        KeychainError(errSecUnimplemented, "\(operation) is not supported for the team keychain \(label)",
+                      hint: "team keychains are managed with `kc team` (docs/team.md)")
+    }
+
+    package func didLock() {
+        saveCheckpoint(force: true)
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import KeychainCore
+import TeamCore
+import TeamStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc team add-runner NAME --role reader --expires 90d`: a CI runner's membership and the
+/// one token that carries its key.
+struct AddRunner: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add-runner",
+        abstract: "Add a CI runner and print its token (admins).",
+        discussion: """
+        Prints one token (kcr1:…) to store in the CI system's secret store. In
+        the job: kc unlock --team-token-file FILE (or KC_TEAM_TOKEN), then any
+        command with -k team:NAME. The token holds the runner's key: whoever
+        has it reads the team keychain until the runner is removed or expires.
+
+        Examples:
+          kc team add-runner ci-prod -k team:infra --role reader --expires 90d
+        """
+    )
+
+    @Argument(help: "The runner's name in the team.")
+    var member: String
+    @Option(help: "reader (default) or writer.")
+    var role: String = "reader"
+    @Option(help: "How long the token is valid: Nd, Nh or Nm (default: no end).")
+    var expires: String?
+    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
+    var keychain: String
+    @OptionGroup var password: TeamPassword
+
+    func run() throws {
+        let role = try MemberRole(name: role)
+        guard role != .admin else { throw KeychainError(errSecParam, "a runner cannot be an admin", hint: "use --role reader or --role writer") }
+        let until = try expires.map { try TeamAuthority.now + Self.seconds($0) } ?? 0
+        let name = try teamName(keychain)
+        let opened = try openTeam(name, password)
+        let file = try TeamFile.read(at: TeamPaths.teamFile(name))
+        let token = try TeamAdmin.addRunner(opened, teamName: name, memberName: member, role: role, expires: until, dsn: file.dsn)
+        var text = token.encoded
+        defer { Sodium.wipe(&text) }
+        text.append(0x0a)
+        _ = text.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        note("added runner \(member) (\(role.name)\(until == 0 ? "" : ", expires at \(until)")) to team:\(name); store the token in your CI's secret store")
+    }
+
+    /// Seconds in `90d`, `12h` or `30m`. - Throws: errSecParam.
+    static func seconds(_ text: String) throws -> UInt64 {
+        let unit = text.last
+        guard let n = UInt64(text.dropLast()), n > 0, let factor: UInt64 = (unit == "d" ? 86_400 : unit == "h" ? 3_600 : unit == "m" ? 60 : nil),
+              n <= 3_650 * 86_400 / factor else {
+            throw KeychainError(errSecParam, "--expires takes a number and d, h or m, like 90d")
+        }
+        return n * factor
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import KeychainCore
+import TeamCore
+import TeamStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc team create NAME --dsn DSN`: a new team keychain with this device as its root admin.
+struct Create: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a team keychain on PostgreSQL, with this device as its admin.",
+        discussion: """
+        Prints the join string (kct1:ID@DSN) other devices give `kc team join`,
+        and this device's fingerprint. The team password protects this device's
+        key file; it never leaves the device.
+
+        Examples:
+          kc team create infra --dsn postgresql://kc@db.internal/kc
+        """
+    )
+
+    @Argument(help: "The team's name: -k team:NAME chooses it.")
+    var name: String
+    @Option(help: ArgumentHelp("The PostgreSQL connection string.", valueName: "DSN"))
+    var dsn: String
+    @Option(help: "This device's name in the team (default: USER@HOST).")
+    var member: String?
+    @Option(help: "How hard the team password is stretched: interactive, moderate or sensitive.")
+    var kdf: KDFProfile = .moderate
+    @Flag(help: "Allow a server that is not on this machine without verified TLS.")
+    var insecureTransport = false
+    @OptionGroup var password: TeamPassword
+
+    func run() throws {
+        try TeamName.validate(name)
+        let secret = try password.read(prompt: "New password for team keychain team:\(name): ", confirm: true)
+        let created = try TeamAdmin.create(name: name, dsn: dsn, memberName: member ?? defaultMemberName(), password: secret,
+                                           profile: kdf, insecureTransport: insecureTransport)
+        print(created.join.text)
+        note("created team:\(name); this device is its admin, fingerprint \(created.fingerprint)")
+        note("give the join string above to other devices: kc team join 'kct1:…'")
+    }
+}
+
+/// USER@HOST, the default member name of a device.
+func defaultMemberName() -> String {
+    var host = [CChar](repeating: 0, count: 256)
+    gethostname(&host, host.count - 1)
+    let user = getenv("USER").map { String(cString: $0) } ?? "user"
+    return user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// A line on standard error, `kc: …`.
+func note(_ line: String) {
+    var text = Array("kc: \(line)\n".utf8)
+    _ = text.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import KeychainCore
+import TeamCore
+import TeamStore
+
+/// `kc team join JOIN-STRING`: asks to join a team keychain; prints the fingerprint an admin
+/// must compare before adding this device.
+struct Join: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask to join a team keychain; print this device's fingerprint.",
+        discussion: """
+        Checks that the server holds the very keychain the join string names,
+        leaves this device's public keys there, and prints its fingerprint.
+        Tell it to an admin over another channel; they run
+        `kc team add NAME --key FINGERPRINT`. Then `kc unlock -k team:NAME`.
+
+        Examples:
+          kc team join 'kct1:3f9a…@postgresql://kc@db.internal/kc'
+        """
+    )
+
+    @Argument(help: "The join string `kc team create` printed.")
+    var joinString: String
+    @Option(help: "This device's name in the team (default: USER@HOST).")
+    var member: String?
+    @Option(help: "The name to know the team by here (default: the team's own).")
+    var name: String?
+    @Option(help: "How hard the team password is stretched: interactive, moderate or sensitive.")
+    var kdf: KDFProfile = .moderate
+    @Flag(help: "Allow a server that is not on this machine without verified TLS.")
+    var insecureTransport = false
+    @OptionGroup var password: TeamPassword
+
+    func run() throws {
+        let join = try JoinString(parsing: joinString)
+        let secret = try password.read(prompt: "New password for this device's team key: ", confirm: true)
+        let joined = try TeamAdmin.join(join, memberName: member ?? defaultMemberName(), localName: name, password: secret,
+                                        profile: kdf, insecureTransport: insecureTransport)
+        print(joined.fingerprint)
+        note("asked to join team:\(joined.name); an admin adds this device with: kc team add NAME --key \(joined.fingerprint)")
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import KeychainCore
+import TeamCore
+import TeamStore
+
+/// `kc team members`: the verified roster.
+struct Members: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the members of a team keychain, as the signed roster has them.",
+        discussion: """
+        One line per member: name, role, fingerprint, and runner/expiry.
+
+        Examples:
+          kc team members -k team:infra
+        """
+    )
+
+    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
+    var keychain: String
+    @OptionGroup var password: TeamPassword
+
+    func run() throws {
+        let opened = try openTeam(try teamName(keychain), password)
+        for m in opened.authority.roster.members.sorted(by: { $0.name < $1.name }) {
+            let extra = m.isRunner ? "  runner" + (m.expires == 0 ? "" : " until \(m.expires)") : ""
+            print("\(m.name)  \(m.role.name)  \(m.fingerprint)\(extra)")
+        }
+    }
+}
+
+/// `kc team head`: the verified head, `generation:hash`.
+struct Head: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the verified head of the log, GENERATION:HASH.",
+        discussion: """
+        Compare it across machines: two members who see the same generation with
+        different hashes are being shown a fork by the server.
+        """
+    )
+
+    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
+    var keychain: String
+    @OptionGroup var password: TeamPassword
+
+    func run() throws {
+        let opened = try openTeam(try teamName(keychain), password)
+        print(opened.authority.headText)
+    }
+}
+
+/// `kc team verify`: a full check of the team keychain.
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the whole team keychain: rosters, head, every row.",
+        discussion: """
+        Checks the chain of rosters from the genesis the join string pinned, the
+        signed head, this device's master key against its commitment, every row
+        against the signed set hash, and that every item opens.
+        """
+    )
+
+    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
+    var keychain: String
+    @OptionGroup var password: TeamPassword
+
+    func run() throws {
+        let opened = try openTeam(try teamName(keychain), password)
+        let count = try opened.keychain.check()
+        print("\(opened.keychain.path): \(count) items, \(opened.authority.roster.members.count) members, head \(opened.authority.headText): verified")
+    }
+}
