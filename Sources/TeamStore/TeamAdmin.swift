@@ -26,6 +26,15 @@ package enum TeamAdmin {
         try requireNoTeamFile(path, name: name)
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecureTransport)
         let member = try MemberKeys.generate()
+        let id = try createOnServer(name: name, dsn: dsn, memberName: memberName, member: member)
+        try TeamFile.create(at: path, name: name, keychainID: id, dsn: dsn, memberID: member.memberID,
+                            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
+        return Created(join: JoinString(keychainID: id, dsn: dsn), fingerprint: member.fingerprint)
+    }
+
+    /// Writes a new team keychain `name` to the server at `dsn` (its schema installed when
+    /// missing) with `member` as its root admin `memberName`; answers its id. No local file.
+    package static func createOnServer(name: String, dsn: String, memberName: String, member: MemberKeys) throws -> [UInt8] {
         let now = TeamAuthority.now
         let root = MemberRecord(name: memberName, role: .admin, boxPublicKey: member.boxPublicKey, signPublicKey: member.signPublicKey)
         let genesis = Genesis(name: name, root: root, created: now)
@@ -48,9 +57,7 @@ package enum TeamAdmin {
             try tables.putMember(root.memberID, record: root.encoded)
             try tables.putWrap(keyGeneration: 1, memberID: root.memberID, sealed: wrap.sealed, signature: wrap.signature)
         }
-        try TeamFile.create(at: path, name: name, keychainID: id, dsn: dsn, memberID: root.memberID,
-                            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
-        return Created(join: JoinString(keychainID: id, dsn: dsn), fingerprint: member.fingerprint)
+        return id
     }
 
     /// Asks to join the team keychain a join string names: checks that the server holds that
@@ -61,6 +68,23 @@ package enum TeamAdmin {
                              profile: KDFProfile, insecureTransport: Bool) throws -> (name: String, fingerprint: String) {
         try Sodium.ensureReady()
         try PostgresConnection.checkTransport(dsn: join.dsn, insecureAllowed: insecureTransport)
+        let member = try MemberKeys.generate()
+        let genesis = try requestToJoin(join, memberName: memberName, member: member) { genesis in
+            let name = localName ?? genesis.name
+            try TeamName.validate(name)
+            try requireNoTeamFile(TeamPaths.teamFile(name), name: name)
+        }
+        let name = localName ?? genesis.name
+        try TeamFile.create(at: TeamPaths.teamFile(name), name: name, keychainID: join.keychainID, dsn: join.dsn, memberID: member.memberID,
+                            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
+        return (name, member.fingerprint)
+    }
+
+    /// The server part of `join`: checks the genesis against the join string's id (then
+    /// calls `check` with it, before anything is written) and leaves `member`'s join request.
+    /// - Returns: the verified genesis.
+    package static func requestToJoin(_ join: JoinString, memberName: String, member: MemberKeys,
+                                      check: (Genesis) throws -> Void = { _ in }) throws -> Genesis {
         let connection = try PostgresConnection(dsn: join.dsn)
         try PostgresSchema.check(connection)
         let store = PostgresItemStore(connection: connection, keychainID: join.keychainID, label: "the team keychain")
@@ -71,16 +95,10 @@ package enum TeamAdmin {
                                 hint: "check the DSN and copy the whole join string again")
         }
         let genesis = try Genesis(encoded: genesisBytes, expecting: join.keychainID)
-        let name = localName ?? genesis.name
-        try TeamName.validate(name)
-        let path = TeamPaths.teamFile(name)
-        try requireNoTeamFile(path, name: name)
-        let member = try MemberKeys.generate()
+        try check(genesis)
         let request = JoinRequest(name: memberName, keys: member, keychainID: join.keychainID)
         try store.transaction(write: true) { try tables.putRequest(fingerprint: member.fingerprint, request: request.encoded) }
-        try TeamFile.create(at: path, name: name, keychainID: join.keychainID, dsn: join.dsn, memberID: member.memberID,
-                            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
-        return (name, member.fingerprint)
+        return genesis
     }
 
     /// Adds the device that printed `fingerprint` as `memberName` with `role`: its keys come

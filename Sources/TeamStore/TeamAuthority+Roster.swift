@@ -128,7 +128,7 @@ extension TeamAuthority {
 
     /// Appends a signed heartbeat (a writer's "the head is still the head at this time"),
     /// which readers with `--max-staleness` need to see often enough.
-    func heartbeat(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws {
+    package func heartbeat(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws {
         try write(keys: keys, adopt: adopt) { _, _ in () }
     }
 }

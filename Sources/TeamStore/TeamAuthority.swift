@@ -37,6 +37,9 @@ package final class TeamAuthority: HeaderAuthority {
     var set = LtHash()
     var ledger: [[UInt8]: [UInt8]] = [:]
     var lastTime: UInt64 = 0
+    /// The longest time (seconds) the newest signed entry may be old before reads fail as a
+    /// freeze (`KC_TEAM_MAX_STALENESS`); 0: no limit.
+    package var maxStaleness: UInt64 = 0
     private var lastCheckpoint = Deadline.now
 
     /// The write in progress: its changes, and the set and ledger as they will be.
@@ -345,6 +348,14 @@ package final class TeamAuthority: HeaderAuthority {
         return current
     }
 
+    /// Refuses a head older than `maxStaleness`: a server that keeps showing an old head
+    /// (a freeze) cannot forge a newer signed entry, so the age of the newest one shows it.
+    func checkFreshness() throws {
+        let now = Self.now
+        guard maxStaleness > 0, now > lastTime, now - lastTime > maxStaleness else { return }
+        throw serverError("the newest signed entry is \(now - lastTime) s old, more than the \(maxStaleness) s allowed (KC_TEAM_MAX_STALENESS): the server may be freezing the keychain at an old head, or no writer has sent a heartbeat")
+    }
+
     /// Applies an items entry's row changes to the ledger and set hash.
     private func apply(_ changes: [RowChange], at g: UInt64) throws {
         for c in changes {
@@ -373,6 +384,7 @@ package final class TeamAuthority: HeaderAuthority {
 
     package func prepareRead(keys: KeyHierarchy) throws -> (KeyHierarchy, StateRecord) {
         let current = try catchUp(keys)
+        try checkFreshness()
         return (current, state(generation: generation, count: ledger.count))
     }
 

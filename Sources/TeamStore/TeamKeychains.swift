@@ -48,18 +48,34 @@ public enum TeamKeychains {
         return try connect(name: name, keychainID: keychainID, dsn: dsn, insecure: insecure, member: member)
     }
 
+    /// `KC_TEAM_MAX_STALENESS` in seconds (a number, or N followed by s, m, h or d); 0 when unset.
+    /// - Throws: errSecParam when malformed.
+    static func maxStaleness() throws -> UInt64 {
+        guard let raw = getenv("KC_TEAM_MAX_STALENESS").map({ String(cString: $0) }), !raw.isEmpty else { return 0 }
+        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        let factor = raw.last.flatMap { units[$0] }
+        guard let n = UInt64(factor == nil ? raw : String(raw.dropLast())), n > 0, n < 10 * 365 * 86_400 else {
+            throw KeychainError(errSecParam, "KC_TEAM_MAX_STALENESS is \"\(raw)\", not a duration like 900, 15m, 1h or 1d")
+        }
+        return n * (factor ?? 1)
+    }
+
     /// Connects and verifies the keychain `keychainID` at `dsn` as `member`.
-    static func connect(name: String, keychainID: [UInt8], dsn: String, insecure: Bool, member: MemberKeys) throws -> Opened {
+    /// - Parameter checkpoints: the folder of checkpoints (`Checkpoint.stateDirectory`).
+    package static func connect(name: String, keychainID: [UInt8], dsn: String, insecure: Bool, member: MemberKeys,
+                                checkpoints: String = Checkpoint.stateDirectory) throws -> Opened {
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecure)
         let connection = try PostgresConnection(dsn: dsn)
         try PostgresSchema.check(connection)
         let label = TeamName.prefix + name
         let store = PostgresItemStore(connection: connection, keychainID: keychainID, label: label)
         let tables = TeamTables(connection: connection, keychainID: keychainID)
-        let checkpoint = Checkpoint.path(stateDirectory: Checkpoint.stateDirectory, name: name, keychainID: keychainID)
+        let checkpoint = Checkpoint.path(stateDirectory: checkpoints, name: name, keychainID: keychainID)
         let authority = try TeamAuthority(label: label, keychainID: keychainID, store: store, tables: tables, member: member,
                                           checkpointPath: checkpoint, checkpointKey: Checkpoint.key(seed: member.seed))
+        authority.maxStaleness = try maxStaleness()
         let keys = try authority.openAndVerify()
+        try authority.checkFreshness()
         authority.saveCheckpoint(force: true)
         return Opened(keychain: Keychain.team(path: label, store: store, keys: keys, authority: authority), authority: authority)
     }

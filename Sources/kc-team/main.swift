@@ -8,7 +8,7 @@ struct Team: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kc team",
         abstract: "Team keychains on PostgreSQL.",
-        subcommands: [Create.self, Join.self, Add.self, AddRunner.self, Remove.self, Members.self, Head.self, Verify.self]
+        subcommands: [Create.self, Join.self, Add.self, AddRunner.self, Remove.self, Members.self, Head.self, Verify.self, Heartbeat.self]
     )
 }
 Team.main()

@@ -101,7 +101,7 @@ extension Keychain {
     }
 
     /// A sealed row of an item's attributes and secret under a fresh data key.
-    static func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
+    package static func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
                      known: Fingerprints?, keys: KeyHierarchy, rowVersion: UInt64) throws -> ItemRow {
         let codec = RowCodec(keys: keys)
         guard let data else {

@@ -69,3 +69,29 @@ struct Verify: ParsableCommand {
         print("\(opened.keychain.path): \(count) items, \(opened.authority.roster.members.count) members, head \(opened.authority.headText): verified")
     }
 }
+
+/// `kc team heartbeat`: a writer's signed "the head is still the head", for readers that
+/// limit staleness (KC_TEAM_MAX_STALENESS).
+struct Heartbeat: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Append a signed heartbeat (writers), for readers that limit staleness.",
+        discussion: """
+        Readers with KC_TEAM_MAX_STALENESS refuse a head older than that: a server
+        that freezes the keychain at an old head cannot forge a newer entry. Run
+        this from a writer's cron job more often than the readers' limit.
+
+        Examples:
+          kc team heartbeat -k team:infra --password-file /etc/kc/team-password
+        """
+    )
+
+    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
+    var keychain: String
+    @OptionGroup var password: TeamPassword
+
+    func run() throws {
+        let opened = try openTeam(try teamName(keychain), password)
+        try opened.keychain.withTeamKeys { keys, adopt in try opened.authority.heartbeat(keys: keys, adopt: adopt) }
+        print(opened.authority.headText)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import KeychainCore
+import KCTestSupport
+
+/// Team keychains from the command line, as docs/team.md shows them: the real `kc`, the
+/// real `kc-team` and its agent, a real PostgreSQL. An admin's home and a second device's
+/// home on one machine; a CI runner in a third with only its token.
+@Suite struct TeamCommandTests {
+    static let teamPassword = "team device password"
+
+    /// Runs kc in `home` and fails the test with its output unless it exits `expect`.
+    @discardableResult
+    static func run(_ home: KCHome, _ args: [String], password: String? = teamPassword, stdin: Data? = nil, expect: Int32 = 0,
+                    extra: [String: String] = [:]) throws -> KCBinary.Output {
+        let out = try home.kc(args, password: password, stdin: stdin, extra: extra)
+        #expect(out.status == expect, "kc \(args.joined(separator: " ")) exited \(out.status): \(out.stderr)")
+        return out
+    }
+
+    /// An admin home with team:infra created on a fresh database, unlocked.
+    static func admin(_ dsn: String) throws -> (KCHome, join: String) {
+        let home = try KCHome()
+        let created = try run(home, ["team", "create", "infra", "--dsn", dsn, "--member", "admin-laptop", "--kdf", "interactive"])
+        let join = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(join.hasPrefix("kct1:"))
+        try run(home, ["unlock", "-k", "team:infra"])
+        return (home, join)
+    }
+
+    @Test func aTeamFromCreateToRemoveWorksAsAFileDoes() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let (admin, join) = try Self.admin(dsn)
+        try Self.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "deploy-token"])
+        #expect(try Self.run(admin, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"]).stdout == "deploy-token\n")
+        // A second device joins, prints its fingerprint; the admin adds it with it.
+        let bob = try KCHome()
+        let joined = try Self.run(bob, ["team", "join", join, "--member", "bob-laptop", "--kdf", "interactive"])
+        let fingerprint = joined.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(fingerprint.split(separator: "-").count == 10)
+        // Before the admin adds it, it opens nothing.
+        try Self.run(bob, ["unlock", "-k", "team:infra"], expect: Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)))
+        try Self.run(admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra", "--role", "writer"])
+        try Self.run(bob, ["unlock", "-k", "team:infra"])
+        #expect(try Self.run(bob, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"]).stdout == "deploy-token\n")
+        try Self.run(bob, ["add", "-k", "team:infra", "-s", "db", "-a", "app", "-w", "db-password"])
+        #expect(try Self.run(admin, ["read", "kc://db/app?keychain=team:infra"]).stdout.hasPrefix("db-password"))
+        let members = try Self.run(admin, ["team", "members", "-k", "team:infra"]).stdout
+        #expect(members.contains("bob-laptop  writer  \(fingerprint)"))
+        // The admin removes bob: re-key; bob's agent reads nothing new.
+        try Self.run(admin, ["team", "remove", "bob-laptop", "-k", "team:infra"])
+        try Self.run(admin, ["add", "-k", "team:infra", "-s", "after", "-a", "x", "-w", "new-secret"])
+        let refused = try Self.run(bob, ["find", "-k", "team:infra", "-s", "after", "-a", "x", "-w"], expect: Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)))
+        #expect(!refused.stdout.contains("new-secret"))
+        #expect(refused.stderr.contains("removed"))
+        let head = try Self.run(admin, ["team", "head", "-k", "team:infra"]).stdout
+        #expect(head.split(separator: ":").count == 2)
+        #expect(try Self.run(admin, ["team", "verify", "-k", "team:infra"]).stdout.contains("3 items"))
+    }
+
+    @Test func aRunnerTokenUnlocksAReaderInCI() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let (admin, _) = try Self.admin(dsn)
+        try Self.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "deploy-token"])
+        let token = try Self.run(admin, ["team", "add-runner", "ci-prod", "-k", "team:infra", "--role", "reader", "--expires", "90d"]).stdout
+        #expect(token.hasPrefix("kcr1:"))
+        let runner = try KCHome()
+        let tokenFile = runner.directory + "/kc-token"
+        try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        try Self.run(runner, ["unlock", "--team-token-file", tokenFile], password: nil)
+        let env = ["KC_KEYCHAIN": "team:infra"]
+        #expect(try Self.run(runner, ["find", "-s", "deploy", "-a", "ci", "-w"], password: nil, extra: env).stdout == "deploy-token\n")
+        let run = try Self.run(runner, ["run", "--no-masking", "--env", "TOKEN=kc://deploy/ci", "--", "/bin/sh", "-c", "echo \"$TOKEN\"; env"], password: nil, extra: env)
+        #expect(run.stdout.hasPrefix("deploy-token\n"))
+        #expect(!run.stdout.contains("kcr1:"), "the runner token never reaches a child process")
+        // A reader's write: errSecReadOnly, and nothing changes.
+        let write = try Self.run(runner, ["add", "-s", "x", "-a", "y", "-w", "z"], password: nil, expect: Int32(UInt8(truncatingIfNeeded: errSecReadOnly)), extra: env)
+        #expect(write.stderr.contains("reader"))
+        #expect(try Self.run(admin, ["team", "verify", "-k", "team:infra"]).stdout.contains("1 items"))
+    }
+}
