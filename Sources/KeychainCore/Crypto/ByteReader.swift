@@ -1,7 +1,7 @@
 /// Reads what `ByteWriter` wrote, never past the end: every read returns nil on a short input.
 package struct ByteReader {
     private let bytes: [UInt8]
-    private(set) var offset = 0
+    package private(set) var offset = 0
 
     package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -32,7 +32,7 @@ package struct ByteReader {
         return v
     }
 
-    mutating func raw(_ count: Int) -> [UInt8]? {
+    package mutating func raw(_ count: Int) -> [UInt8]? {
         guard count >= 0, bytes.count - offset >= count else { return nil }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])

@@ -27,7 +27,7 @@ package struct ByteWriter {
     }
 
     /// A one-byte length followed by an ASCII label (domain separation).
-    mutating func label(_ s: String) {
+    package mutating func label(_ s: String) {
         let utf8 = Array(s.utf8)
         u8(UInt8(utf8.count))
         bytes.append(contentsOf: utf8)

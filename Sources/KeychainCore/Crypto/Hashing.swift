@@ -2,9 +2,9 @@ internal import CSodium
 
 /// Keyed and unkeyed BLAKE2b (`crypto_generichash`), used for blind indexes, the header MAC,
 /// the row accumulator and the associated data's index digest (`docs/format.md` §4).
-enum Hashing {
+package enum Hashing {
     /// BLAKE2b of `input` with an optional 32-byte key, `length` bytes out (16–64).
-    static func blake2b(_ input: [UInt8], key: UnsafeRawBufferPointer? = nil, length: Int = 32) -> [UInt8] {
+    package static func blake2b(_ input: [UInt8], key: UnsafeRawBufferPointer? = nil, length: Int = 32) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: length)
         out.withUnsafeMutableBytes { o in
             input.withUnsafeBytes { i in
@@ -18,7 +18,7 @@ enum Hashing {
     }
 
     /// Keyed BLAKE2b with a `SymmetricKey`.
-    static func mac(_ input: [UInt8], key: SymmetricKey, length: Int = 32) -> [UInt8] {
+    package static func mac(_ input: [UInt8], key: SymmetricKey, length: Int = 32) -> [UInt8] {
         key.withBytes { blake2b(input, key: $0, length: length) }
     }
 

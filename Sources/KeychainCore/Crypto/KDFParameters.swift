@@ -11,13 +11,17 @@ package struct KDFParameters: Equatable, Sendable {
     static let minOps: UInt64 = 2, maxOps: UInt64 = 16
     static let minMem: UInt64 = 64 << 20, maxMem: UInt64 = 1 << 30
 
-    var algorithm: UInt32
-    var opslimit: UInt64
-    var memlimit: UInt64
-    var salt: [UInt8]
+    /// The algorithm (2 = Argon2id13, the only one).
+    package var algorithm: UInt32
+    /// Argon2's number of passes.
+    package var opslimit: UInt64
+    /// Argon2's memory in bytes.
+    package var memlimit: UInt64
+    /// The 16-byte random salt.
+    package var salt: [UInt8]
 
     /// Fresh parameters for a profile, with a new random salt.
-    init(profile: KDFProfile) {
+    package init(profile: KDFProfile) {
         algorithm = Self.argon2id13
         switch profile {
         case .interactive: opslimit = 2; memlimit = 64 << 20
@@ -27,7 +31,7 @@ package struct KDFParameters: Equatable, Sendable {
         salt = Sodium.randomBytes(Self.saltBytes)
     }
 
-    init(algorithm: UInt32, opslimit: UInt64, memlimit: UInt64, salt: [UInt8]) {
+    package init(algorithm: UInt32, opslimit: UInt64, memlimit: UInt64, salt: [UInt8]) {
         self.algorithm = algorithm
         self.opslimit = opslimit
         self.memlimit = memlimit
@@ -35,7 +39,7 @@ package struct KDFParameters: Equatable, Sendable {
     }
 
     /// The profile these parameters correspond to, if any.
-    var profile: KDFProfile? {
+    package var profile: KDFProfile? {
         KDFProfile.allCases.first { p in
             let q = KDFParameters(profile: p)
             return q.opslimit == opslimit && q.memlimit == memlimit
@@ -44,7 +48,7 @@ package struct KDFParameters: Equatable, Sendable {
 
     /// Refuses parameters a tampered file could use to downgrade or exhaust memory; runs
     /// before any allocation. - Throws: `errSecDecode`.
-    func validate() throws {
+    package func validate() throws {
         guard algorithm == Self.argon2id13 else {
             throw KeychainError(errSecDecode, "unsupported key-derivation algorithm \(algorithm) in the keychain header")
         }
@@ -65,7 +69,7 @@ package struct KDFParameters: Equatable, Sendable {
 
     /// Derives the 32-byte key-encryption key from a password (`crypto_pwhash`, Argon2id13).
     /// - Throws: `errSecDecode` for bad parameters, `errSecAllocate` when Argon2 cannot get memory.
-    func deriveKey(password: borrowing SecureBytes) throws -> SymmetricKey {
+    package func deriveKey(password: borrowing SecureBytes) throws -> SymmetricKey {
         try validate()
         let kek = try SecureBytes(count: 32, guarded: true)
         let rc = kek.withUnsafeMutableBytes { out in

@@ -6,7 +6,7 @@ package enum Sodium {
 
     /// Initialises libsodium once per process.
     /// - Throws: `errSecInternalError` if libsodium cannot start (no entropy source).
-    static func ensureReady() throws {
+    package static func ensureReady() throws {
         guard initialised else {
             throw KeychainError(errSecInternalError, "libsodium could not be initialised")
         }
@@ -51,7 +51,7 @@ package enum Sodium {
     }
 
     /// Constant-time equality of two byte arrays of equal length.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         if a.isEmpty { return true }
         return a.withUnsafeBytes { pa in

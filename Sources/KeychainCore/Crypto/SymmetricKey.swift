@@ -3,14 +3,14 @@
 /// alive until it finishes; the bytes are wiped when the last reference goes.
 package final class SymmetricKey: @unchecked Sendable {
     /// The key bytes.
-    let bytes: SecureBytes
+    package let bytes: SecureBytes
 
     package init(_ bytes: consuming SecureBytes) {
         self.bytes = bytes
     }
 
     /// Calls `body` with the key's bytes.
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try bytes.withUnsafeBytes(body)
     }
 }
