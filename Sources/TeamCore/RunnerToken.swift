@@ -100,6 +100,7 @@ package struct RunnerToken: ~Copyable {
     }
 }
 
+/// Trimming a token read from a file or the environment.
 extension String {
     /// The string without leading and trailing ASCII spaces, tabs and line ends (a token
     /// read from a file usually ends with a newline).

@@ -10,14 +10,21 @@ import KCTestSupport
 @Suite struct CheckpointTests {
     /// A private home, a member's checkpoint key and a path in a folder not made yet.
     struct Fixture {
+        /// The private home (removed at the end).
         let home: KCHome
+        /// The member whose seed keys the checkpoint.
         let keys: MemberKeys
+        /// The checkpoint key of that seed.
         let key: SymmetricKey
+        /// A keychain id starting with de ad be ef (so the file name is known).
         let keychainID: [UInt8] = [0xde, 0xad, 0xbe, 0xef] + Sodium.randomBytes(28)
+        /// The checkpoint's path under `home/state/kc`.
         let path: String
+        /// A checkpoint to write.
         let sample = Checkpoint(generation: 42, head: Sodium.randomBytes(32), setDigest: Sodium.randomBytes(32), count: 7,
                                 keyGeneration: 3, time: 1_795_000_000)
 
+        /// A new home and member.
         init() throws {
             home = try KCHome()
             keys = try MemberKeys.generate()
@@ -25,14 +32,17 @@ import KCTestSupport
             path = Checkpoint.path(stateDirectory: home.directory + "/state/kc", name: "infra", keychainID: keychainID)
         }
 
+        /// The file's bytes.
         var bytes: [UInt8] { get throws { Array(try Data(contentsOf: URL(fileURLWithPath: path))) } }
 
+        /// Overwrites the file in place (mode 0600), as another program of the user could.
         func overwrite(_ bytes: [UInt8]) throws {
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         }
     }
 
+    /// The error a call throws (nil when it does not throw).
     static func failure(_ body: () throws -> Void) -> KeychainError? {
         do { try body(); return nil } catch let e as KeychainError { return e } catch { return nil }
     }

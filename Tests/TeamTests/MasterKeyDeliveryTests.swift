@@ -8,15 +8,24 @@ import TeamCore
 @Suite struct MasterKeyDeliveryTests {
     /// A keychain with one admin and one member at key generation 3, and a wrap of its MK.
     struct Team {
+        /// The keychain id.
         let keychainID = Sodium.randomBytes(32)
+        /// The key generation of the wrap.
         let generation: UInt32 = 3
+        /// The admin who wraps.
         let admin: MemberKeys
+        /// The member the MK is wrapped to.
         let member: MemberKeys
+        /// The MK.
         let masterKey: SymmetricKey
+        /// The MK's commitment, as the key generation record carries it.
         let commitment: [UInt8]
+        /// The wrap's sealed box.
         let sealed: [UInt8]
+        /// The admin's signature of the wrap.
         let signature: [UInt8]
 
+        /// A new team and wrap.
         init() throws {
             admin = try MemberKeys.generate()
             member = try MemberKeys.generate()
@@ -40,7 +49,9 @@ import TeamCore
         var masterKeyBytes: [UInt8] { masterKey.bytes.withUnsafeBytes { Array($0) } }
     }
 
+    /// The message of a wrap no admin signed (key generation 3).
     static let unsigned = "the master key wrap for you (key generation 3) is not signed by an admin of the keychain: the server substituted it"
+    /// The message of an MK other than the committed one (key generation 3).
     static let notCommitted = "the master key you were sent (key generation 3) is not the one the admins committed to: the server substituted it"
 
     /// The error a call throws (nil when it does not throw).

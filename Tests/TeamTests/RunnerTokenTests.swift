@@ -7,6 +7,7 @@ import TeamCore
 /// same membership, has the documented layout (decoded by Python), and anything else is
 /// refused without being repeated in the message.
 @Suite struct RunnerTokenTests {
+    /// The DSN of the tokens.
     static let dsn = "postgresql://ci@db.internal:5432/kc?sslmode=verify-full"
 
     @Test func aTokenRoundTrips() throws {

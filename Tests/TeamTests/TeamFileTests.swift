@@ -8,22 +8,30 @@ import KCTestSupport
 /// sealed so that the seed opens only with the team password and only while every other
 /// field is what was written.
 @Suite struct TeamFileTests {
+    /// The team password of the fixtures.
     static let password = "team password"
 
     /// A private home, a member and a team file path in a folder that does not exist yet.
     struct Fixture {
+        /// The private home (removed at the end).
         let home: KCHome
+        /// The team file's path, in folders not made yet.
         let path: String
+        /// This device's member keys.
         let keys: MemberKeys
+        /// The keychain id.
         let keychainID = Sodium.randomBytes(32)
+        /// The DSN.
         let dsn = "postgresql://kc@db.internal/kc?sslmode=verify-full"
 
+        /// A new home and member.
         init() throws {
             home = try KCHome()
             path = home.directory + "/data/kc/teams/infra.team"
             keys = try MemberKeys.generate()
         }
 
+        /// Creates the team file (INTERACTIVE Argon2id, for speed).
         @discardableResult
         func create(insecureTransport: Bool = false) throws -> TeamFile {
             try TeamFile.create(at: path, teamName: "infra", keychainID: keychainID, dsn: dsn, memberID: keys.memberID,
@@ -31,6 +39,7 @@ import KCTestSupport
                                 password: SecureBytes(copying: Array(TeamFileTests.password.utf8)), profile: .interactive)
         }
 
+        /// The file's bytes.
         var bytes: [UInt8] { get throws { Array(try Data(contentsOf: URL(fileURLWithPath: path))) } }
 
         /// Overwrites the file in place (its mode stays 0600).
@@ -40,8 +49,10 @@ import KCTestSupport
         }
     }
 
+    /// A password as secure bytes.
     static func password(_ text: String = password) throws -> SecureBytes { try SecureBytes(copying: Array(text.utf8)) }
 
+    /// The permission bits of a path.
     static func mode(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
     }
