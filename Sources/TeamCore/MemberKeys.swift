@@ -168,7 +168,7 @@ package final class MemberKeys: @unchecked Sendable {
     }
 
     /// Lower-case hex of bytes.
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
