@@ -13,7 +13,9 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git oathtool
 # has the EFF word list that kc generate --words is checked against.
 # The clipboard tests copy on a private X server (Xvfb) with xclip and xsel, on a headless
 # Wayland compositor (sway, which has the data-control protocol wl-copy uses), and in tmux.
-TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring python3-pytest python3-pip \
+# Team keychains' vectors are recomputed with Python's hashlib and python3-cryptography
+# (X25519, Ed25519, ChaCha20), independently of libsodium.
+TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring python3-pytest python3-pip python3-cryptography \
 	golang-docker-credential-helpers diceware \
 	gcc libc6-dev make libsecret-1-dev \
 	xvfb xclip xsel tmux sway wl-clipboard

@@ -2,13 +2,16 @@ internal import CSodium
 
 /// XChaCha20-Poly1305-IETF with a random 24-byte nonce stored before the ciphertext
 /// (`docs/format.md` §3): `box = nonce(24) ‖ ciphertext ‖ tag(16)`.
-enum AEAD {
-    static let keyBytes = 32
-    static let nonceBytes = 24
-    static let tagBytes = 16
+package enum AEAD {
+    /// The key's length in bytes.
+    package static let keyBytes = 32
+    /// The nonce's length in bytes (stored before the ciphertext).
+    package static let nonceBytes = 24
+    /// The tag's length in bytes (stored after the ciphertext).
+    package static let tagBytes = 16
 
     /// Seals `plaintext` under `key` bound to `ad`.
-    static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, ad: [UInt8]) -> [UInt8] {
+    package static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, ad: [UInt8]) -> [UInt8] {
         var box = [UInt8](repeating: 0, count: nonceBytes + plaintext.count + tagBytes)
         let nonce = Sodium.randomBytes(nonceBytes)
         box.withUnsafeMutableBytes { out in
@@ -30,14 +33,14 @@ enum AEAD {
     }
 
     /// Seals a `SecureBytes` plaintext.
-    static func seal(_ plaintext: borrowing SecureBytes, key: SymmetricKey, ad: [UInt8]) -> [UInt8] {
+    package static func seal(_ plaintext: borrowing SecureBytes, key: SymmetricKey, ad: [UInt8]) -> [UInt8] {
         plaintext.withUnsafeBytes { seal($0, key: key, ad: ad) }
     }
 
     /// Opens a box into scratch secure memory.
     /// - Throws: `errSecDecode` when the box is short, was sealed under another key or
     ///   associated data, or was modified.
-    static func open(_ box: [UInt8], key: SymmetricKey, ad: [UInt8], what: String) throws -> SecureBytes {
+    package static func open(_ box: [UInt8], key: SymmetricKey, ad: [UInt8], what: String) throws -> SecureBytes {
         guard box.count >= nonceBytes + tagBytes else {
             throw KeychainError(errSecDecode, "\(what) is truncated: the keychain is damaged or was tampered with")
         }

@@ -1,7 +1,7 @@
 /// Reads what `ByteWriter` wrote, never past the end: every read returns nil on a short input.
 package struct ByteReader {
     private let bytes: [UInt8]
-    private(set) var offset = 0
+    package private(set) var offset = 0
 
     package init(_ bytes: [UInt8]) { self.bytes = bytes }
 

@@ -11,10 +11,14 @@ package struct KDFParameters: Equatable, Sendable {
     static let minOps: UInt64 = 2, maxOps: UInt64 = 16
     static let minMem: UInt64 = 64 << 20, maxMem: UInt64 = 1 << 30
 
-    var algorithm: UInt32
-    var opslimit: UInt64
-    var memlimit: UInt64
-    var salt: [UInt8]
+    /// The algorithm (2 = Argon2id13, the only one).
+    package var algorithm: UInt32
+    /// Argon2's number of passes.
+    package var opslimit: UInt64
+    /// Argon2's memory in bytes.
+    package var memlimit: UInt64
+    /// The 16-byte random salt.
+    package var salt: [UInt8]
 
     /// Fresh parameters for a profile, with a new random salt.
     package init(profile: KDFProfile) {
@@ -35,7 +39,7 @@ package struct KDFParameters: Equatable, Sendable {
     }
 
     /// The profile these parameters correspond to, if any.
-    var profile: KDFProfile? {
+    package var profile: KDFProfile? {
         KDFProfile.allCases.first { p in
             let q = KDFParameters(profile: p)
             return q.opslimit == opslimit && q.memlimit == memlimit

@@ -3,7 +3,7 @@
 /// alive until it finishes; the bytes are wiped when the last reference goes.
 package final class SymmetricKey: @unchecked Sendable {
     /// The key bytes.
-    let bytes: SecureBytes
+    package let bytes: SecureBytes
 
     package init(_ bytes: consuming SecureBytes) {
         self.bytes = bytes

@@ -1,0 +1,139 @@
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What this device last verified of a team keychain's log (`docs/format.md` §9.6): the
+/// generation and hash of the newest entry, the set hash and item count after it, the key
+/// generation and the time of the newest signed entry or heartbeat. A head older than the
+/// checkpoint is a rollback, the same generation with another hash a fork, and an old
+/// `time` a freeze.
+///
+/// Stored in `$XDG_STATE_HOME/kc/NAME-<first 8 hex of the keychain id>.checkpoint` (else
+/// `~/.local/state/kc`), 0600, replaced atomically, and MAC'd with a key derived from the
+/// member seed, so that another program of this user cannot move it back unnoticed
+/// (deleting it is noticed only as a first join: the full verification scan).
+///
+///     let key = try Checkpoint.key(seed: keys.seed)
+///     let path = Checkpoint.path(stateDirectory: Checkpoint.stateDirectory, name: "infra", keychainID: id)
+///     if let last = try Checkpoint.read(at: path, key: key) { … }
+///     try Checkpoint(generation: 42, head: h, setDigest: d, count: 7, keyGeneration: 1, time: now).write(to: path, key: key)
+package struct Checkpoint: Sendable, Equatable {
+    /// The first four bytes of a checkpoint file.
+    static let magic = Array("KCCP".utf8)
+    /// The version this kc writes and reads.
+    static let version: UInt32 = 1
+    /// The label of the MAC key and of the MAC's input.
+    static let label = "kc team checkpoint v1"
+    /// The MAC's length.
+    static let macBytes = 32
+
+    /// The generation of the newest verified log entry.
+    package var generation: UInt64
+    /// The hash of that entry (the head).
+    package var head: [UInt8]
+    /// The set hash (`LtHash.digest`) after it.
+    package var setDigest: [UInt8]
+    /// The number of items after it.
+    package var count: UInt64
+    /// The key generation in force.
+    package var keyGeneration: UInt32
+    /// The time (seconds since 1970) of the newest signed entry or heartbeat seen.
+    package var time: UInt64
+
+    /// A checkpoint of the given values.
+    package init(generation: UInt64, head: [UInt8], setDigest: [UInt8], count: UInt64, keyGeneration: UInt32, time: UInt64) {
+        self.generation = generation
+        self.head = head
+        self.setDigest = setDigest
+        self.count = count
+        self.keyGeneration = keyGeneration
+        self.time = time
+    }
+
+    // MARK: Where
+
+    /// `$XDG_STATE_HOME/kc` (an absolute one), else `$HOME/.local/state/kc`.
+    package static var stateDirectory: String {
+        if let xdg = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") { return xdg + "/kc" }
+        return (getenv("HOME").map { String(cString: $0) } ?? "/") + "/.local/state/kc"
+    }
+
+    /// `stateDirectory/NAME-<first 8 hex digits of the keychain id>.checkpoint`.
+    package static func path(stateDirectory: String, name: String, keychainID: [UInt8]) -> String {
+        stateDirectory + "/" + name + "-" + MemberKeys.hex(Array(keychainID.prefix(4))) + ".checkpoint"
+    }
+
+    // MARK: Key
+
+    /// The MAC key: BLAKE2b-256 keyed with the member seed of `"kc team checkpoint v1"`.
+    /// - Throws: `errSecParam` for a seed that is not 32 bytes; `errSecAllocate` when secure
+    ///   memory cannot be had.
+    package static func key(seed: borrowing SecureBytes) throws -> SymmetricKey {
+        guard seed.count == MemberKeys.seedBytes else {
+            throw KeychainError(errSecParam, "a member seed has 32 bytes, not \(seed.count)")
+        }
+        var derived = seed.withUnsafeBytes { Hashing.blake2b(Array(label.utf8), key: $0, length: 32) }
+        defer { Sodium.wipe(&derived) }
+        return SymmetricKey(try SecureBytes(copying: derived, guarded: true))
+    }
+
+    // MARK: Bytes
+
+    /// `magic ‖ u32 version ‖ u64 generation ‖ lp(head) ‖ lp(set_digest) ‖ u64 count ‖
+    /// u32 key_generation ‖ u64 time`.
+    private var body: [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        w.raw(Self.magic)
+        w.u32(Self.version)
+        w.u64(generation)
+        w.lengthPrefixed(head)
+        w.lengthPrefixed(setDigest)
+        w.u64(count)
+        w.u32(keyGeneration)
+        w.u64(time)
+        return w.bytes
+    }
+
+    /// BLAKE2b-256 keyed with the checkpoint key of `label("kc team checkpoint v1") ‖ body`.
+    private static func mac(_ body: [UInt8], key: SymmetricKey) -> [UInt8] {
+        var w = ByteWriter(capacity: body.count + 32)
+        w.label(label)
+        w.raw(body)
+        return Hashing.mac(w.bytes, key: key, length: macBytes)
+    }
+
+    // MARK: Read and write
+
+    /// Reads a checkpoint; nil when there is none.
+    /// - Throws: `errSecDecode` when its MAC does not verify ("altered") or it is not a
+    ///   checkpoint; `errSecParam` for a link or a file others can read.
+    package static func read(at path: String, key: SymmetricKey) throws -> Checkpoint? {
+        guard let bytes = try PrivateFiles.read(path) else { return nil }
+        guard bytes.count > macBytes else {
+            throw KeychainError(errSecDecode, "the checkpoint \(path) is truncated: it was altered")
+        }
+        let body = Array(bytes[..<(bytes.count - macBytes)])
+        let stored = Array(bytes[(bytes.count - macBytes)...])
+        guard Sodium.constantTimeEqual(mac(body, key: key), stored) else {
+            throw KeychainError(errSecDecode, "the checkpoint \(path) was altered (its MAC does not verify)",
+                                hint: "remove it to verify the whole keychain again, if you know why it changed")
+        }
+        var r = ByteReader(body)
+        guard r.raw(magic.count) == magic, r.u32() == version, let generation = r.u64(),
+              let head = r.lengthPrefixed(max: 64), let setDigest = r.lengthPrefixed(max: 64),
+              let count = r.u64(), let keyGeneration = r.u32(), let time = r.u64(), r.isAtEnd else {
+            throw KeychainError(errSecDecode, "the checkpoint \(path) is not one this kc can read")
+        }
+        return Checkpoint(generation: generation, head: head, setDigest: setDigest, count: count,
+                          keyGeneration: keyGeneration, time: time)
+    }
+
+    /// Writes the checkpoint atomically: a new 0600 file, flushed, renamed over the old one,
+    /// the folder flushed; the folder (0700) is made when missing.
+    /// - Throws: `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
+    package func write(to path: String, key: SymmetricKey) throws {
+        let body = self.body
+        try PrivateFiles.replace(path, bytes: body + Self.mac(body, key: key))
+    }
+}

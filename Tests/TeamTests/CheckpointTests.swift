@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import KeychainCore
+import TeamCore
+import KCTestSupport
+
+/// The checkpoint of a team keychain (`docs/format.md` §9.6): private, replaced atomically,
+/// and refused when any byte of it changed (a program of this user moving it back would
+/// hide a rollback).
+@Suite struct CheckpointTests {
+    /// A private home, a member's checkpoint key and a path in a folder not made yet.
+    struct Fixture {
+        /// The private home (removed at the end).
+        let home: KCHome
+        /// The member whose seed keys the checkpoint.
+        let keys: MemberKeys
+        /// The checkpoint key of that seed.
+        let key: SymmetricKey
+        /// A keychain id starting with de ad be ef (so the file name is known).
+        let keychainID: [UInt8] = [0xde, 0xad, 0xbe, 0xef] + Sodium.randomBytes(28)
+        /// The checkpoint's path under `home/state/kc`.
+        let path: String
+        /// A checkpoint to write.
+        let sample = Checkpoint(generation: 42, head: Sodium.randomBytes(32), setDigest: Sodium.randomBytes(32), count: 7,
+                                keyGeneration: 3, time: 1_795_000_000)
+
+        /// A new home and member.
+        init() throws {
+            home = try KCHome()
+            keys = try MemberKeys.generate()
+            key = try Checkpoint.key(seed: keys.seed)
+            path = Checkpoint.path(stateDirectory: home.directory + "/state/kc", name: "infra", keychainID: keychainID)
+        }
+
+        /// The file's bytes.
+        var bytes: [UInt8] { get throws { Array(try Data(contentsOf: URL(fileURLWithPath: path))) } }
+
+        /// Overwrites the file in place (mode 0600), as another program of the user could.
+        func overwrite(_ bytes: [UInt8]) throws {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+    }
+
+    /// The error a call throws (nil when it does not throw).
+    static func failure(_ body: () throws -> Void) -> KeychainError? {
+        do { try body(); return nil } catch let e as KeychainError { return e } catch { return nil }
+    }
+
+    @Test func theFileIsNamedAfterTheTeamAndTheStartOfTheID() throws {
+        let f = try Fixture()
+        #expect(f.path == f.home.directory + "/state/kc/infra-deadbeef.checkpoint")
+        let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 + "/kc" : nil }
+        #expect(Checkpoint.stateDirectory == state ?? (ProcessInfo.processInfo.environment["HOME"] ?? "/") + "/.local/state/kc")
+    }
+
+    @Test func aCheckpointRoundTripsAndIsReplaced() throws {
+        let f = try Fixture()
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == nil)
+        try f.sample.write(to: f.path, key: f.key)
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == f.sample)
+        var next = f.sample
+        next.generation = 43
+        next.time += 60
+        try next.write(to: f.path, key: f.key)
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == next)
+        // The same seed gives the same key (a restarted agent reads its checkpoint).
+        let again = try Checkpoint.key(seed: MemberKeys(seed: f.keys.seed).seed)
+        #expect(try Checkpoint.read(at: f.path, key: again) == next)
+        // No temporary file is left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.home.directory + "/state/kc") == ["infra-deadbeef.checkpoint"])
+    }
+
+    @Test func theFileIsPrivateInAPrivateFolder() throws {
+        let f = try Fixture()
+        try f.sample.write(to: f.path, key: f.key)
+        let mode = { (path: String) in (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue }
+        #expect(try mode(f.path) == 0o600)
+        #expect(try mode(f.home.directory + "/state/kc") == 0o700)
+        try f.sample.write(to: f.path, key: f.key)
+        #expect(try mode(f.path) == 0o600)
+    }
+
+    /// Every byte is covered by the MAC: each one changed in turn is refused.
+    @Test func changingAnyByteIsRefusedAsAltered() throws {
+        let f = try Fixture()
+        try f.sample.write(to: f.path, key: f.key)
+        let original = try f.bytes
+        for i in original.indices {
+            var edited = original
+            edited[i] ^= 0x01
+            try f.overwrite(edited)
+            let e = Self.failure { _ = try Checkpoint.read(at: f.path, key: f.key) }
+            #expect(e?.status == errSecDecode, "byte \(i)")
+            #expect(e?.message == "the checkpoint \(f.path) was altered (its MAC does not verify)", "byte \(i)")
+        }
+        try f.overwrite(Array(original.dropLast()))
+        #expect(Self.failure { _ = try Checkpoint.read(at: f.path, key: f.key) }?.status == errSecDecode)
+        try f.overwrite([])
+        #expect(Self.failure { _ = try Checkpoint.read(at: f.path, key: f.key) }?.status == errSecDecode)
+    }
+
+    /// Another member's checkpoint (another seed's key) is not this one's.
+    @Test func aCheckpointUnderAnotherKeyIsRefused() throws {
+        let f = try Fixture()
+        try f.sample.write(to: f.path, key: f.key)
+        let other = try Checkpoint.key(seed: MemberKeys.generate().seed)
+        #expect(Self.failure { _ = try Checkpoint.read(at: f.path, key: other) }?.status == errSecDecode)
+    }
+
+    /// The layout and the MAC key are the documented ones: Python's hashlib recomputes the
+    /// key from the seed and the MAC of the file's body.
+    @Test func theKeyAndMACAreTheDocumentedOnes() throws {
+        let f = try Fixture()
+        try f.sample.write(to: f.path, key: f.key)
+        let seedHex = f.keys.seed.withUnsafeBytes { Hex.encode(Array($0)) }
+        let python = """
+        import hashlib, struct, sys
+        seed, data = bytes.fromhex(sys.argv[1]), open(sys.argv[2], "rb").read()
+        key = hashlib.blake2b(b"kc team checkpoint v1", key=seed, digest_size=32).digest()
+        label = b"kc team checkpoint v1"
+        body, mac = data[:-32], data[-32:]
+        assert hashlib.blake2b(bytes([len(label)]) + label + body, key=key, digest_size=32).digest() == mac
+        assert body[:4] == b"KCCP" and struct.unpack(">I", body[4:8])[0] == 1
+        gen, = struct.unpack(">Q", body[8:16]); n, = struct.unpack(">I", body[16:20]); head = body[20:20 + n]; o = 20 + n
+        n, = struct.unpack(">I", body[o:o + 4]); digest = body[o + 4:o + 4 + n]; o += 4 + n
+        count, keygen, time = struct.unpack(">QIQ", body[o:])
+        print(gen, head.hex(), digest.hex(), count, keygen, time)
+        """
+        let out = try PythonReference.run(python, [seedHex, f.path])
+        #expect(out == "42 \(Hex.encode(f.sample.head)) \(Hex.encode(f.sample.setDigest)) 7 3 1795000000")
+    }
+}
