@@ -22,12 +22,12 @@ package enum TeamAdmin {
                                profile: KDFProfile, insecureTransport: Bool) throws -> Created {
         try TeamName.validate(name)
         try Sodium.ensureReady()
-        let path = TeamPaths.teamFile(name)
+        let path = TeamFile.path(name: name)
         try requireNoTeamFile(path, name: name)
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecureTransport)
         let member = try MemberKeys.generate()
         let id = try createOnServer(name: name, dsn: dsn, memberName: memberName, member: member)
-        try TeamFile.create(at: path, name: name, keychainID: id, dsn: dsn, memberID: member.memberID,
+        try TeamFile.create(at: path, teamName: name, keychainID: id, dsn: dsn, memberID: member.memberID,
                             insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
         return Created(join: JoinString(keychainID: id, dsn: dsn), fingerprint: member.fingerprint)
     }
@@ -72,10 +72,10 @@ package enum TeamAdmin {
         let genesis = try requestToJoin(join, memberName: memberName, member: member) { genesis in
             let name = localName ?? genesis.name
             try TeamName.validate(name)
-            try requireNoTeamFile(TeamPaths.teamFile(name), name: name)
+            try requireNoTeamFile(TeamFile.path(name: name), name: name)
         }
         let name = localName ?? genesis.name
-        try TeamFile.create(at: TeamPaths.teamFile(name), name: name, keychainID: join.keychainID, dsn: join.dsn, memberID: member.memberID,
+        try TeamFile.create(at: TeamFile.path(name: name), teamName: name, keychainID: join.keychainID, dsn: join.dsn, memberID: member.memberID,
                             insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
         return (name, member.fingerprint)
     }
@@ -125,12 +125,12 @@ package enum TeamAdmin {
     /// Adds a CI runner `memberName` with `role`, valid until `expires` (Unix time, 0 for
     /// never): a new seed, delivered only inside the token this answers (`kcr1:…`).
     package static func addRunner(_ opened: TeamKeychains.Opened, teamName: String, memberName: String, role: MemberRole,
-                                  expires: UInt64, dsn: String) throws -> RunnerToken {
+                                  expires: UInt64, dsn: String) throws -> String {
         let keys = try MemberKeys.generate()
         let record = MemberRecord(name: memberName, role: role, boxPublicKey: keys.boxPublicKey, signPublicKey: keys.signPublicKey,
                                   expires: expires, isRunner: true)
         try changeRoster(opened, rekey: false) { roster in try Roster(roster.members + [record]) }
-        return try RunnerToken(keychainID: opened.authority.keychainID, seed: keys.seed.copy(prefix: keys.seed.count), name: teamName, dsn: dsn)
+        return try RunnerToken.encode(keychainID: opened.authority.keychainID, seed: keys.seed, teamName: teamName, dsn: dsn)
     }
 
     /// Removes the member `memberName` and re-keys: the members who remain get a new master

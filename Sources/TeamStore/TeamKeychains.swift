@@ -28,18 +28,19 @@ public enum TeamKeychains {
         let isToken = secret.withUnsafeBytes { $0.starts(with: Array("kcr1:".utf8)) }
         let member: MemberKeys, keychainID: [UInt8], dsn: String, insecure: Bool
         if isToken {
-            let bytes: [UInt8] = secret.withUnsafeBytes { Array($0) }
-            let token = try RunnerToken.parse(bytes)
-            guard token.name == name else {
-                throw KeychainError(errSecParam, "the runner token is for team:\(token.name), not team:\(name)")
+            var bytes: [UInt8] = secret.withUnsafeBytes { Array($0) }
+            defer { Sodium.wipe(&bytes) }
+            let token = try RunnerToken.parse(String(decoding: bytes, as: UTF8.self))
+            guard token.teamName == name else {
+                throw KeychainError(errSecParam, "the runner token is for team:\(token.teamName), not team:\(name)")
             }
             keychainID = token.keychainID
             dsn = token.dsn
             insecure = false
             member = try MemberKeys(seed: token.seed.copy(prefix: token.seed.count))
         } else {
-            let file = try TeamFile.read(at: TeamPaths.teamFile(name))
-            guard file.name == name else { throw KeychainError(errSecDecode, "the team file of \(name) names another team (\(file.name))") }
+            let file = try TeamFile.read(at: TeamFile.path(name: name))
+            guard file.teamName == name else { throw KeychainError(errSecDecode, "the team file of \(name) names another team (\(file.teamName))") }
             keychainID = file.keychainID
             dsn = file.dsn
             insecure = file.insecureTransport

@@ -39,9 +39,9 @@ struct AddRunner: ParsableCommand {
         let until = try expires.map { try TeamAuthority.now + Self.seconds($0) } ?? 0
         let name = try teamName(keychain)
         let opened = try openTeam(name, password)
-        let file = try TeamFile.read(at: TeamPaths.teamFile(name))
+        let file = try TeamFile.read(at: TeamFile.path(name: name))
         let token = try TeamAdmin.addRunner(opened, teamName: name, memberName: member, role: role, expires: until, dsn: file.dsn)
-        var text = token.encoded
+        var text = Array(token.utf8)
         defer { Sodium.wipe(&text) }
         text.append(0x0a)
         _ = text.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
