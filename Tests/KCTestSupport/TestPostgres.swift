@@ -30,6 +30,13 @@ public final class TestPostgres: Sendable {
 
     private init() {}
 
+    /// A cluster of its own, for a test that restarts or stops the server (the shared one
+    /// serves tests running in parallel); started on first use, stopped at process exit.
+    public static func dedicated() -> TestPostgres { TestPostgres() }
+
+    /// Every cluster started in this process, stopped at exit.
+    private static let started = Mutex<[Cluster]>([])
+
     /// The cluster, started on the first call.
     /// - Throws: what initdb or pg_ctl printed when it cannot start (the same error on every call).
     private func cluster() throws -> Cluster {
@@ -40,7 +47,13 @@ public final class TestPostgres: Sendable {
                 started = .failure(KeychainError(errSecIO, "the test PostgreSQL cluster did not start: \(error)"))
             }
             s = started
-            if case .success = started { atexit { TestPostgres.shared.stopAtExit() } }
+            if case .success(let c) = started {
+                let first = Self.started.withLock { list in
+                    list.append(c)
+                    return list.count == 1
+                }
+                if first { atexit { TestPostgres.stopAllAtExit() } }
+            }
             return started
         }
         return try result.get()
@@ -174,11 +187,12 @@ public final class TestPostgres: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Stops the cluster and removes its folder (at process exit).
-    private func stopAtExit() {
-        guard case .success(let c)? = state.withLock({ $0 }) else { return }
-        _ = try? Spawn.run(c.runAs + [c.bin + "/pg_ctl", "-D", c.data, "-w", "-t", "30", "-m", "immediate", "stop"],
-                           environment: Self.environment, timeout: 40)
-        try? FileManager.default.removeItem(atPath: c.folder)
+    /// Stops every cluster and removes its folder (at process exit).
+    private static func stopAllAtExit() {
+        for c in started.withLock({ $0 }) {
+            _ = try? Spawn.run(c.runAs + [c.bin + "/pg_ctl", "-D", c.data, "-w", "-t", "30", "-m", "immediate", "stop"],
+                               environment: environment, timeout: 40)
+            try? FileManager.default.removeItem(atPath: c.folder)
+        }
     }
 }

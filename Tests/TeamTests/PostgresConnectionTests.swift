@@ -187,3 +187,22 @@ import TeamStore
         #expect(Self.status { _ = try PostgresConnection(dsn: "postgresql://a@b:notaport:x/y") } != 0)
     }
 }
+
+/// A server restart (on a cluster of its own: the shared one serves parallel tests).
+@Suite struct PostgresRestartTests {
+    @Test func aRestartedServerIsLostThenReachedAgain() throws {
+        let cluster = TestPostgres.dedicated()
+        let dsn = try cluster.newDatabase()
+        let c = try PostgresConnection(dsn: dsn)
+        try c.execute("CREATE TABLE r (x bigint)")
+        try c.execute("INSERT INTO r VALUES (1)")
+        try cluster.restart()
+        var status: OSStatus?
+        do { try c.execute("SELECT count(*)::bigint FROM r") } catch let e as KeychainError { status = e.status }
+        #expect(status == errSecNotAvailable)
+        #expect(c.isBroken)
+        try c.reconnect()
+        #expect(try c.execute("SELECT count(*)::bigint FROM r").int64(0, 0) == 1, "a committed row survives the restart")
+        #expect(try cluster.port() != TestPostgres.shared.port())
+    }
+}
