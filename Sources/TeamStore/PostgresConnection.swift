@@ -240,6 +240,19 @@ package final class PostgresConnection {
         return out
     }
 
+    /// libpq's defaults for what a DSN leaves out (`PQconndefaults`: the PG* variables).
+    static func defaults() -> [String: String] {
+        guard let options = PQconndefaults() else { return [:] }
+        defer { PQconninfoFree(options) }
+        var out: [String: String] = [:]
+        var p = options
+        while let keyword = p.pointee.keyword {
+            if let value = p.pointee.val, value.pointee != 0 { out[String(cString: keyword)] = String(cString: value) }
+            p += 1
+        }
+        return out
+    }
+
     /// host:port/dbname of parsed options, for messages.
     static func describe(_ options: [String: String]) -> String {
         let host = options["host"] ?? options["hostaddr"] ?? "(local socket)"
@@ -252,8 +265,9 @@ package final class PostgresConnection {
     /// a host other than the loopback address or a Unix socket needs `sslmode=verify-full`
     /// (or verify-ca) unless `insecureAllowed` (`--insecure-transport`).
     /// - Throws: errSecParam naming both ways out.
+    /// What the DSN leaves out is libpq's default (`PGHOST`, `PGSSLMODE`, …), checked too.
     package static func checkTransport(dsn: String, insecureAllowed: Bool) throws {
-        let options = try parse(dsn)
+        let options = defaults().merging(try parse(dsn)) { _, given in given }
         if insecureAllowed { return }
         let mode = options["sslmode"] ?? "prefer"
         if mode == "verify-full" || mode == "verify-ca" { return }
