@@ -41,7 +41,15 @@ package final class PostgresItemStore: ItemStore {
             }
             return try body()
         }
-        try connection.begin(readOnlySnapshot: !write)
+        // A connection the server dropped (a restart, an idle timeout) is found out by the
+        // first statement: BEGIN changes nothing, so it is safe to connect again and repeat.
+        do {
+            if connection.isBroken { try connection.reconnect() }
+            try connection.begin(readOnlySnapshot: !write)
+        } catch let e as KeychainError where e.status == errSecNotAvailable && connection.isBroken {
+            try connection.reconnect()
+            try connection.begin(readOnlySnapshot: !write)
+        }
         nestedReadOnly = !write
         do {
             let result = try body()

@@ -205,4 +205,18 @@ import TeamStore
         #expect(try c.execute("SELECT count(*)::bigint FROM r").int64(0, 0) == 1, "a committed row survives the restart")
         #expect(try cluster.port() != TestPostgres.shared.port())
     }
+
+    @Test func aStoreReconnectsAtTheStartOfATransaction() throws {
+        let cluster = TestPostgres.dedicated()
+        let store = try PostgresItemStoreTests.makeStore(dsn: try cluster.newDatabase(), keychainID: [UInt8](repeating: 0x44, count: 32))
+        let row = ItemRow(itemID: [1], classCode: "genp", rowVersion: 1, primaryKey: [2], indexes: [:], wrappedKey: [3], metadata: [4], data: [5])
+        _ = try store.transaction(write: true) { try store.insert(row) }
+        try cluster.restart()
+        // The connection is dead but libpq does not know yet: the BEGIN finds out, and the
+        // store connects again and goes on.
+        var seen = 0
+        try store.transaction(write: false) { try store.forEachRow(.all, includeData: true) { _ in seen += 1; return true } }
+        #expect(seen == 1)
+        #expect(!store.connection.isBroken)
+    }
 }
