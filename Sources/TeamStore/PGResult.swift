@@ -74,10 +74,12 @@ package struct PGResult: Sendable {
         }
     }
 
+    /// The error for an answer kc never asks for (`what` names it; never a value).
     static func malformed(_ what: String) -> KeychainError {
         KeychainError(errSecIO, "the PostgreSQL server answered \(what), which kc never asks for")
     }
 
+    /// The value at `row`, `column`; nil for NULL or out of range.
     private func cell(_ row: Int, _ column: Int) -> PGValue? {
         guard row >= 0, row < cells.count, column >= 0, column < cells[row].count else { return nil }
         return cells[row][column]

@@ -150,6 +150,7 @@ package final class PostgresConnection {
 
     // MARK: - Plumbing
 
+    /// libpq's connection when it is up. - Throws: errSecNotAvailable when it is lost.
     private func live() throws -> OpaquePointer {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             lastSQLState = "08003"

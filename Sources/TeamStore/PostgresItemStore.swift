@@ -13,6 +13,7 @@ package final class PostgresItemStore: ItemStore {
     /// What messages call the keychain: "team:NAME".
     package let label: String
 
+    /// The blind-index columns, `i_<rawValue>` in `IndexColumn.allCases` order.
     private static let indexSQL = IndexColumn.allCases.map { "i_\($0.rawValue)" }
     /// The columns of `forEachRow`, data last but one and the pairs (length-prefixed,
     /// sorted by bytes) last.
@@ -68,6 +69,7 @@ package final class PostgresItemStore: ItemStore {
 
     // MARK: - The header lives in the log
 
+    /// What the header methods throw: a team keychain keeps no header records here.
     private func headerIsTheLog() -> KeychainError {
         KeychainError(errSecUnimplemented, "a team keychain's header is its signed log")
     }
@@ -159,12 +161,12 @@ package final class PostgresItemStore: ItemStore {
         return out
     }
 
+    /// The error for a pair column that is not a run of (length, bytes).
     private static func malformedPairs(_ label: String) -> KeychainError {
         KeychainError(errSecDecode, "the Secret Service pairs of a row of \(label) are malformed")
     }
 
-    /// The parameters $2… of a row's columns after keychain_id, in the order of
-    /// `rowColumnsSQL`.
+    /// The parameters of a row's columns after keychain_id, in the order of `rowColumnsSQL`.
     private func values(_ row: ItemRow) throws -> [PGValue?] {
         guard let version = Int64(exactly: row.rowVersion) else {
             throw KeychainError(errSecParam, "row version \(row.rowVersion) is out of range")
@@ -174,6 +176,7 @@ package final class PostgresItemStore: ItemStore {
             + [.bytes(row.wrappedKey), .bytes(row.metadata), row.data.map { .bytes($0) }, .int64(Int64(row.protection.rawValue))]
     }
 
+    /// The columns `values(_:)` fills, in its order.
     private static let rowColumnsSQL = "item_id, class, row_version, pk, " + indexSQL.joined(separator: ", ") + ", wrapped_key, metadata, data, pclass"
 
     package func insert(_ row: ItemRow) throws -> Int64 {

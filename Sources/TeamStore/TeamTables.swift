@@ -16,6 +16,7 @@ package final class TeamTables {
         self.keychainID = keychainID
     }
 
+    /// The keychain id as a parameter.
     private var id: PGValue { .bytes(keychainID) }
 
     /// A value the server answered that kc never writes.
@@ -23,6 +24,7 @@ package final class TeamTables {
         KeychainError(errSecIO, "the PostgreSQL server answered a malformed \(what) for the team keychain")
     }
 
+    /// A generation as a bigint parameter. - Throws: errSecParam above Int64.max.
     private static func int64(_ v: UInt64) throws -> PGValue {
         guard let x = Int64(exactly: v) else { throw KeychainError(errSecParam, "generation \(v) is out of range") }
         return .int64(x)
@@ -45,8 +47,10 @@ package final class TeamTables {
         }
     }
 
+    /// The columns `decodeHead` reads, in its order.
     private static let headColumns = "generation, key_gen, head, schema_version, min_writer_version"
 
+    /// The head in the first row of `r`; nil when there is no row. - Throws: errSecIO.
     private func decodeHead(_ r: PGResult) throws -> TeamHead? {
         guard r.rowCount > 0 else { return nil }
         guard let generation = r.int64(0, 0).flatMap({ UInt64(exactly: $0) }), let keyGen = r.int64(0, 1).flatMap({ UInt32(exactly: $0) }),

@@ -111,12 +111,15 @@ public final class TestPostgres: Sendable {
 
     // MARK: - Starting and stopping
 
+    /// The environment of every child: no PATH search beyond the system's, the C locale.
     private static let environment = ["PATH": "/usr/bin:/bin", "LC_ALL": "C", "PGCONNECT_TIMEOUT": "10"]
 
+    /// The server's settings: a throwaway cluster (no fsync), on 127.0.0.1 only.
     private static func serverOptions(_ port: Int, _ data: String) -> String {
         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories=\(data) -c max_connections=200"
     }
 
+    /// The server's log, to show with a failure.
     private static func log(_ folder: String) -> String {
         (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)).map { "\n--- server.log ---\n" + $0 } ?? ""
     }
@@ -132,6 +135,7 @@ public final class TestPostgres: Sendable {
         throw KeychainError(errSecIO, "no PostgreSQL server in \(root): the team tests need one (apt-get install postgresql; make test-deps installs it)")
     }
 
+    /// initdb and pg_ctl start, as postgres when run as root.
     private static func start() throws -> Cluster {
         let bin = try findBin()
         var template = Array("/tmp/kc-pg-XXXXXX".utf8CString)
@@ -171,6 +175,7 @@ public final class TestPostgres: Sendable {
         throw KeychainError(errSecIO, failures.joined(separator: "\n"))
     }
 
+    /// A port of 127.0.0.1 nobody listens on now.
     private static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw KeychainError(errSecIO, "socket failed: errno \(errno)") }
