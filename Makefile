@@ -1,7 +1,8 @@
 # kc: build, test, install. Every target installs the system packages it needs.
 PREFIX ?= /usr/local
 SWIFT ?= swift
-APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev
+# libpq-dev: the PostgreSQL client of team keychains, linked into kc-team only (never kc).
+APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev libpq-dev
 # The tests also drive sqlite3 (as an attacker editing the file), python3 (a pty), and
 # gpg and pass (a real pass store to import), git (the credential helper over HTTP),
 # oathtool (one-time codes to compare kc totp with).
@@ -11,6 +12,8 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git oathtool
 # from the source Debian's git ships (gcc, libsecret-1-dev); keyring's own backend tests run
 # with pytest, from its sdist that pip downloads from PyPI at test time. Debian's diceware package
 # has the EFF word list that kc generate --words is checked against.
+# The team tests start a throwaway PostgreSQL cluster with Debian's server (postgresql: initdb,
+# pg_ctl, psql under /usr/lib/postgresql/N/bin; its own service is not used).
 # The clipboard tests copy on a private X server (Xvfb) with xclip and xsel, on a headless
 # Wayland compositor (sway, which has the data-control protocol wl-copy uses), and in tmux.
 # Team keychains' vectors are recomputed with Python's hashlib and python3-cryptography
@@ -18,10 +21,12 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git oathtool
 TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring python3-pytest python3-pip python3-cryptography \
 	golang-docker-credential-helpers diceware \
 	gcc libc6-dev make libsecret-1-dev \
-	xvfb xclip xsel tmux sway wl-clipboard
+	xvfb xclip xsel tmux sway wl-clipboard \
+	postgresql
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.
+# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian.
 PROVIDER_FLAGS := -c release --static-swift-stdlib --scratch-path .build/provider
 
 .PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench
@@ -37,7 +42,7 @@ apt_install = missing=""; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-## deps: install libsodium-dev, libsqlite3-dev and pkg-config with apt-get when missing
+## deps: install the build's libraries (libsodium, SQLite, libsystemd, libcrypto, libpq) and pkg-config with apt-get when missing
 deps:
 	@$(call apt_install,dpkg -s,$(APT_PACKAGES))
 
@@ -46,10 +51,11 @@ build: deps
 	$(SWIFT) build
 
 ## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), and
-## the Secret Service provider (static Swift runtime; libsystemd and libcrypto are shared)
+## the Secret Service provider and kc-team (static Swift runtime; libsystemd, libcrypto and libpq are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-team
 
 ## test-deps: what the tests run besides kc
 test-deps: deps
@@ -74,6 +80,7 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-secret-service"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-team" "$(DESTDIR)$(PREFIX)/bin/kc-team"
 	install -d "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/lib/systemd/user"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/org.freedesktop.secrets.service > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"
@@ -89,7 +96,7 @@ install: release
 
 uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
-	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
+	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-team" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
 	  "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \

@@ -1,0 +1,286 @@
+import KeychainCore
+
+/// `ItemStore` on the PostgreSQL tables of one team keychain (`kc_items`, `kc_pairs`),
+/// with the semantics of `SQLiteItemStore` (the conformance tests run both): rows in
+/// `seq` order, pairs read back sorted by bytes, a duplicate primary key is
+/// errSecDuplicateItem. Every statement filters on the keychain's id. The header of a
+/// team keychain is its signed log (`TeamTables`), not a record here.
+package final class PostgresItemStore: ItemStore {
+    /// The connection every statement goes through.
+    package let connection: PostgresConnection
+    /// The team keychain's id (BLAKE2b-256 of its genesis record).
+    package let keychainID: [UInt8]
+    /// What messages call the keychain: "team:NAME".
+    package let label: String
+
+    /// The blind-index columns, `i_<rawValue>` in `IndexColumn.allCases` order.
+    private static let indexSQL = IndexColumn.allCases.map { "i_\($0.rawValue)" }
+    /// The columns of `forEachRow`, data last but one and the pairs (length-prefixed,
+    /// sorted by bytes) last.
+    private static func columns(includeData: Bool) -> String {
+        "seq, item_id, class, row_version, pk, " + indexSQL.joined(separator: ", ") + ", wrapped_key, metadata, pclass, "
+            + (includeData ? "data" : "CASE WHEN data IS NULL THEN NULL ELSE ''::bytea END")
+            + ", (SELECT string_agg(int4send(length(p.fp)) || p.fp, ''::bytea ORDER BY p.fp) FROM kc_pairs p"
+            + " WHERE p.keychain_id = kc_items.keychain_id AND p.item_id = kc_items.item_id)"
+    }
+
+    /// A store over `connection` for the keychain `keychainID`, named `label` in messages.
+    package init(connection: PostgresConnection, keychainID: [UInt8], label: String) {
+        self.connection = connection
+        self.keychainID = keychainID
+        self.label = label
+    }
+
+    // MARK: - Transactions
+
+    package func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
+        // Nested calls run inside the open transaction (a write inside a read-only
+        // snapshot cannot: the caller's mistake, said as such).
+        if connection.inTransaction {
+            if write && nestedReadOnly {
+                throw KeychainError(errSecInternalError, "a write was started inside a read-only transaction of \(label)")
+            }
+            return try body()
+        }
+        // A connection the server dropped (a restart, an idle timeout) is found out by the
+        // first statement: BEGIN changes nothing, so it is safe to connect again and repeat.
+        do {
+            if connection.isBroken { try connection.reconnect() }
+            try connection.begin(readOnlySnapshot: !write)
+        } catch let e as KeychainError where e.status == errSecNotAvailable && connection.isBroken {
+            try connection.reconnect()
+            try connection.begin(readOnlySnapshot: !write)
+        }
+        nestedReadOnly = !write
+        do {
+            let result = try body()
+            try connection.commit()
+            return result
+        } catch {
+            connection.rollback()
+            throw error
+        }
+    }
+
+    /// Whether the transaction this store opened is a read-only snapshot.
+    private var nestedReadOnly = false
+
+    package func withBulkCache<T>(_ body: () throws -> T) throws -> T { try body() }
+
+    // MARK: - The header lives in the log
+
+    /// What the header methods throw: a team keychain keeps no header records here.
+    private func headerIsTheLog() -> KeychainError {
+        KeychainError(errSecUnimplemented, "a team keychain's header is its signed log")
+    }
+
+    package func readKeychainRecord() throws -> KeychainRecord { throw headerIsTheLog() }
+    package func writeKeychainRecord(_ record: KeychainRecord) throws { throw headerIsTheLog() }
+    package func readState() throws -> StateRecord { throw headerIsTheLog() }
+    package func writeState(_ state: StateRecord) throws { throw headerIsTheLog() }
+
+    // MARK: - Rows
+
+    package func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
+        let columns = Self.columns(includeData: includeData)
+        let id = PGValue.bytes(keychainID)
+        let result: PGResult
+        switch lookup {
+        case .itemID(let itemID):
+            result = try connection.executePrepared(includeData ? "kc_row_by_id" : "kc_row_by_id_nodata",
+                                                    "SELECT \(columns) FROM kc_items WHERE keychain_id = $1 AND item_id = $2", [id, .bytes(itemID)])
+        // Fingerprints are keyed per class: no filter on the class (as SQLiteItemStore).
+        case .primaryKey(let pk):
+            result = try connection.executePrepared(includeData ? "kc_row_by_pk" : "kc_row_by_pk_nodata",
+                                                    "SELECT \(columns) FROM kc_items WHERE keychain_id = $1 AND pk = $2", [id, .bytes(pk)])
+        case .indexes(let conditions):
+            let whereSQL = conditions.enumerated().map { "i_\($0.element.0.rawValue) = $\($0.offset + 2)" }
+            let sql = "SELECT \(columns) FROM kc_items WHERE " + (["keychain_id = $1"] + whereSQL).joined(separator: " AND ") + " ORDER BY seq"
+            result = try connection.execute(sql, [id] + conditions.map { .bytes($0.1) })
+        case .pairs(let fingerprints, let conditions):
+            // No fingerprint matches nothing (SQLite's pair lookup has no driving pair then).
+            guard !fingerprints.isEmpty else { return }
+            var clauses = ["keychain_id = $1"], params: [PGValue?] = [id]
+            for fp in fingerprints {
+                params.append(.bytes(fp))
+                clauses.append("EXISTS (SELECT 1 FROM kc_pairs p WHERE p.keychain_id = $1 AND p.item_id = kc_items.item_id AND p.fp = $\(params.count))")
+            }
+            for (column, value) in conditions {
+                params.append(.bytes(value))
+                clauses.append("i_\(column.rawValue) = $\(params.count)")
+            }
+            result = try connection.execute("SELECT \(columns) FROM kc_items WHERE " + clauses.joined(separator: " AND ") + " ORDER BY seq", params)
+        case .scan(let classCode):
+            result = try connection.execute("SELECT \(columns) FROM kc_items WHERE keychain_id = $1 AND class = $2 ORDER BY seq", [id, .text(classCode)])
+        case .all:
+            result = try connection.execute("SELECT \(columns) FROM kc_items WHERE keychain_id = $1 ORDER BY seq", [id])
+        }
+        for r in 0..<result.rowCount {
+            guard try body(try row(result, r, includeData: includeData)) else { break }
+        }
+    }
+
+    /// Row `r` of a `forEachRow` answer.
+    /// - Throws: errSecDecode for a value kc never writes (as SQLiteItemStore).
+    private func row(_ result: PGResult, _ r: Int, includeData: Bool) throws -> ItemRow {
+        var indexes: [IndexColumn: [UInt8]] = [:]
+        for (i, column) in IndexColumn.allCases.enumerated() {
+            if let v = result.bytes(r, 5 + i) { indexes[column] = v }
+        }
+        let base = 5 + IndexColumn.allCases.count
+        guard let seq = result.int64(r, 0), let itemID = result.bytes(r, 1), let classCode = result.text(r, 2),
+              let version = result.int64(r, 3).flatMap({ UInt64(exactly: $0) }), let pk = result.bytes(r, 4),
+              let wrapped = result.bytes(r, base), let meta = result.bytes(r, base + 1), let pclass = result.int64(r, base + 2)
+        else {
+            throw KeychainError(errSecDecode, "a row of \(label) is malformed: the keychain is damaged or was tampered with")
+        }
+        let data = result.bytes(r, base + 3)
+        // Sealed data is never empty (nonce and tag alone are 40 bytes).
+        if includeData, let data, data.isEmpty {
+            throw KeychainError(errSecDecode, "a row of \(label) has an empty data column: the keychain is damaged or was tampered with")
+        }
+        guard let protection = UInt8(exactly: pclass).flatMap(ProtectionClass.init(rawValue:)) else {
+            throw KeychainError(errSecDecode, "a row of \(label) has an unknown protection class: the keychain was tampered with")
+        }
+        return ItemRow(seq: seq, itemID: itemID, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
+                       pairs: try Self.pairs(result.bytes(r, base + 4) ?? [], label: label), wrappedKey: wrapped, metadata: meta,
+                       data: data, protection: protection)
+    }
+
+    /// The fingerprints of a row's pair column: (u32 big-endian length, bytes)…
+    private static func pairs(_ packed: [UInt8], label: String) throws -> [[UInt8]] {
+        var out: [[UInt8]] = [], i = 0
+        while i < packed.count {
+            guard i + 4 <= packed.count else { throw malformedPairs(label) }
+            let n = packed[i..<(i + 4)].reduce(0) { ($0 << 8) | Int($1) }
+            i += 4
+            guard n >= 0, i + n <= packed.count else { throw malformedPairs(label) }
+            out.append(Array(packed[i..<(i + n)]))
+            i += n
+        }
+        return out
+    }
+
+    /// The error for a pair column that is not a run of (length, bytes).
+    private static func malformedPairs(_ label: String) -> KeychainError {
+        KeychainError(errSecDecode, "the Secret Service pairs of a row of \(label) are malformed")
+    }
+
+    /// The parameters of a row's columns after keychain_id, in the order of `rowColumnsSQL`.
+    private func values(_ row: ItemRow) throws -> [PGValue?] {
+        guard let version = Int64(exactly: row.rowVersion) else {
+            throw KeychainError(errSecParam, "row version \(row.rowVersion) is out of range")
+        }
+        return [.bytes(row.itemID), .text(row.classCode), .int64(version), .bytes(row.primaryKey)]
+            + IndexColumn.allCases.map { c in row.indexes[c].map { .bytes($0) } }
+            + [.bytes(row.wrappedKey), .bytes(row.metadata), row.data.map { .bytes($0) }, .int64(Int64(row.protection.rawValue))]
+    }
+
+    /// The columns `values(_:)` fills, in its order.
+    private static let rowColumnsSQL = "item_id, class, row_version, pk, " + indexSQL.joined(separator: ", ") + ", wrapped_key, metadata, data, pclass"
+
+    package func insert(_ row: ItemRow) throws -> Int64 {
+        let params = [PGValue.bytes(keychainID)] + (try values(row))
+        let placeholders = (1...params.count).map { "$\($0)" }.joined(separator: ", ")
+        // ON CONFLICT DO NOTHING: a duplicate is an answer, not an error that would abort
+        // the caller's transaction (SQLite's transaction survives one).
+        let result = try connection.executePrepared("kc_insert_row",
+            "INSERT INTO kc_items (keychain_id, \(Self.rowColumnsSQL)) VALUES (\(placeholders)) ON CONFLICT DO NOTHING RETURNING seq", params)
+        guard result.rowCount == 1 else {
+            throw KeychainError(errSecDuplicateItem, "the item already exists in \(label)")
+        }
+        guard let seq = result.int64(0, 0) else { throw PGResult.malformed("no seq for a new row") }
+        try insertPairs(row.pairs, itemID: row.itemID)
+        return seq
+    }
+
+    package func replace(_ row: ItemRow) throws {
+        var params: [PGValue?] = [.bytes(keychainID)] + (try values(row)) + [.int64(row.seq)]
+        let columns = (["class", "row_version", "pk"] + Self.indexSQL + ["wrapped_key", "metadata", "data", "pclass"])
+        let sets = columns.enumerated().map { "\($0.element) = $\($0.offset + 3)" }.joined(separator: ", ")
+        // A primary key another row holds is refused before the UPDATE, so that the unique
+        // constraint (whose error would abort the transaction) is the guard of last resort.
+        let seqParam = params.count
+        let sql = "UPDATE kc_items SET \(sets) WHERE keychain_id = $1 AND item_id = $2 AND seq = $\(seqParam)"
+            + " AND NOT EXISTS (SELECT 1 FROM kc_items o WHERE o.keychain_id = $1 AND o.pk = $5 AND o.item_id <> $2)"
+        let result = try connection.executePrepared("kc_replace_row", sql, params)
+        if result.affectedRows != 1 {
+            let taken = try connection.execute("SELECT 1 FROM kc_items WHERE keychain_id = $1 AND pk = $2 AND item_id <> $3",
+                                               [.bytes(keychainID), .bytes(row.primaryKey), .bytes(row.itemID)])
+            if taken.rowCount > 0 { throw KeychainError(errSecDuplicateItem, "the item already exists in \(label)") }
+            throw KeychainError(errSecItemNotFound, "the item changed or vanished during the update")
+        }
+        params.removeAll()
+        try connection.execute("DELETE FROM kc_pairs WHERE keychain_id = $1 AND item_id = $2", [.bytes(keychainID), .bytes(row.itemID)])
+        try insertPairs(row.pairs, itemID: row.itemID)
+    }
+
+    /// Writes the pair rows of the item `itemID`, in one statement.
+    private func insertPairs(_ pairs: [[UInt8]], itemID: [UInt8]) throws {
+        guard !pairs.isEmpty else { return }
+        var params: [PGValue?] = [.bytes(keychainID), .bytes(itemID)]
+        var tuples: [String] = []
+        for fp in pairs {
+            params.append(.bytes(fp))
+            tuples.append("($1, $\(params.count), $2)")
+        }
+        try connection.execute("INSERT INTO kc_pairs (keychain_id, fp, item_id) VALUES " + tuples.joined(separator: ", "), params)
+    }
+
+    package func delete(itemID: [UInt8]) throws {
+        try connection.execute("DELETE FROM kc_pairs WHERE keychain_id = $1 AND item_id = $2", [.bytes(keychainID), .bytes(itemID)])
+        try connection.execute("DELETE FROM kc_items WHERE keychain_id = $1 AND item_id = $2", [.bytes(keychainID), .bytes(itemID)])
+    }
+
+    // MARK: - Change and integrity
+
+    /// The keychain's generation: it moves with every committed write (this connection's
+    /// own included), -1 when the keychain row is gone.
+    package func changeStamp() throws -> ChangeStamp {
+        let r = try connection.executePrepared("kc_generation", "SELECT generation FROM kc_keychains WHERE keychain_id = $1", [.bytes(keychainID)])
+        return ChangeStamp(others: r.int64(0, 0) ?? -1, files: [])
+    }
+
+    package func isStillTheOpenedFile() -> Bool { true }
+
+    package func forEachIndexEntry(_ index: StoreIndex, _ body: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let sql: String
+        switch index {
+        case .itemID: sql = "SELECT seq, item_id FROM kc_items WHERE keychain_id = $1 ORDER BY item_id"
+        case .primaryKey: sql = "SELECT seq, pk FROM kc_items WHERE keychain_id = $1 ORDER BY pk"
+        case .column(let c):
+            sql = "SELECT seq, i_\(c.rawValue) FROM kc_items WHERE keychain_id = $1 AND i_\(c.rawValue) IS NOT NULL ORDER BY i_\(c.rawValue), seq"
+        case .pairTable:
+            sql = "SELECT i.seq, p.fp FROM kc_pairs p JOIN kc_items i ON i.keychain_id = p.keychain_id AND i.item_id = p.item_id WHERE p.keychain_id = $1 ORDER BY i.seq, p.fp"
+        case .pairIndex:
+            sql = "SELECT i.seq, p.fp FROM kc_pairs p JOIN kc_items i ON i.keychain_id = p.keychain_id AND i.item_id = p.item_id WHERE p.keychain_id = $1 ORDER BY p.fp, i.seq"
+        }
+        let result = try connection.execute(sql, [.bytes(keychainID)])
+        for r in 0..<result.rowCount {
+            guard let seq = result.int64(r, 0), let value = result.bytes(r, 1) else {
+                throw KeychainError(errSecDecode, "an index of \(label) holds a value of a type kc never writes")
+            }
+            try value.withUnsafeBytes { try body(seq, $0) }
+        }
+    }
+
+    package func structuralProblems() throws -> String? {
+        do {
+            try PostgresSchema.check(connection)
+            return nil
+        } catch let e as KeychainError where e.status == errSecDecode || e.status == errSecWrongSecVersion {
+            return e.message
+        }
+    }
+
+    package func compactLog() throws {}
+
+    package func copy(toNewFile path: String) throws -> any ItemStore {
+        throw KeychainError(errSecUnimplemented, "\(label) cannot be copied into a file",
+                            hint: "back up a team keychain with pg_dump; docs/team.md")
+    }
+
+    package func freshConnection() throws -> (any ItemStore)? {
+        PostgresItemStore(connection: try PostgresConnection(dsn: connection.dsn), keychainID: keychainID, label: label)
+    }
+}
