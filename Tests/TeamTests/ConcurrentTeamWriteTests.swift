@@ -10,7 +10,7 @@ import KCTestSupport
 @Suite struct ConcurrentTeamWriteTests {
     @Test func eightWritersTimesFiftyAddsLeaveFourHundredItemsAndALogThatVerifies() throws {
         let team = try TeamFixture()
-        let writers = try (0..<8).map { try team.addMember("writer-\($0)") }
+        nonisolated(unsafe) let writers = try (0..<8).map { try team.addMember("writer-\($0)") }
         let failures = Failures()
         DispatchQueue.concurrentPerform(iterations: 8) { w in
             for i in 0..<50 {
@@ -30,7 +30,7 @@ import KCTestSupport
 
     @Test func aRaceOnOnePrimaryKeyHasExactlyOneWinner() throws {
         let team = try TeamFixture()
-        let writers = try (0..<8).map { try team.addMember("racer-\($0)") }
+        nonisolated(unsafe) let writers = try (0..<8).map { try team.addMember("racer-\($0)") }
         let statuses = Failures()
         DispatchQueue.concurrentPerform(iterations: 8) { w in
             let s = status { try writers[w].keychain.add(genp([kSecAttrService: "same", kSecAttrAccount: "key", kSecValueData: Data("from-\(w)".utf8)])) }

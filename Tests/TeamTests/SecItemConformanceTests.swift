@@ -11,7 +11,7 @@ import KCTestSupport
     /// One scenario: SecItem calls on a keychain, writing what each answered.
     typealias Scenario = (Keychain, inout [String]) throws -> Void
 
-    static let scenarios: [(String, Scenario)] = [
+    nonisolated(unsafe) static let scenarios: [(String, Scenario)] = [
         ("add, find, duplicate, update, delete", { k, out in
             out.append(describe { try k.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("tok".utf8)])) })
             out.append(describe { try k.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("other".utf8)])) })
