@@ -148,7 +148,7 @@ public struct RunnerToken: ~Copyable {
             }
             let nameRange = try field()
             let dsnRange = try field()
-            guard at == bytes.count else { throw malformed("\(bytes.count - at) bytes follow its DSN") }
+            guard at == bytes.count else { throw malformed("something follows its DSN (\(bytes.count - at) bytes)") }
             guard let name = String(validating: bytes[nameRange], as: UTF8.self) else { throw malformed("its team name is not UTF-8") }
             return (Array(bytes[1..<(1 + idLength)]), (1 + idLength)..<(1 + idLength + seedLength), name, dsnRange)
         }
