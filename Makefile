@@ -50,8 +50,8 @@ deps:
 build: deps
 	$(SWIFT) build
 
-## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), and
-## the Secret Service provider and kc-team (static Swift runtime; libsystemd, libcrypto and libpq are shared)
+## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), the
+## Secret Service provider and kc-team (static Swift runtime; libsystemd, libcrypto and libpq are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service

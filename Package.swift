@@ -6,7 +6,9 @@ import PackageDescription
 //
 //   kc (executable) ──► KeychainClient ──► AgentWire ──► POSIXSupport ──► KeychainCore ──► CSodium, CSQLite
 //        │      └─────► KeychainAgent ───┘      (only Commands/Agent.swift imports KeychainAgent)
-//        └────────────► KeychainFormats ──────────────► POSIXSupport
+//        ├────────────► KeychainFormats ──────────────► POSIXSupport
+//        └────────────► TeamCore (runner tokens) ─────► KeychainCore
+//   kc-team ──────────► KeychainAgent, KeychainClient, TeamStore ──► TeamCore, CPostgres (libpq)
 //   Security ─────────► KeychainClient
 //   kc-secret-service ► SecretService ──► KeychainClient, CSystemd (sd-bus), COpenSSL (libcrypto)
 let package = Package(
@@ -21,6 +23,9 @@ let package = Package(
         // The freedesktop.org Secret Service provider (docs/secret-service.md), installed
         // beside kc; `kc secret-service` execs it, so kc itself links no D-Bus.
         .executable(name: "kc-secret-service", targets: ["kc-secret-service"]),
+        // Team keychains on PostgreSQL (docs/team.md): the team agent and the team commands,
+        // installed beside kc; `kc team` execs it, so kc itself links no libpq.
+        .executable(name: "kc-team", targets: ["kc-team"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -123,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "kc",
             dependencies: [
-                "KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats",
+                "KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "TeamCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

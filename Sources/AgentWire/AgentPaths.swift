@@ -8,12 +8,29 @@ import Glibc
 /// `$XDG_RUNTIME_DIR/kc`, else `/tmp/kc-$UID`. The folder must be a real folder (not a
 /// symbolic link) owned by this user with mode 0700; both sides check, since the /tmp
 /// fallback can be created first by anyone.
+///
+/// Two agents share the folder: the file agent (`kc agent`: `agent.sock`, `agent.lock`) and
+/// the team agent (`kc-team agent`: `team-agent.sock`, `team-agent.lock`), which holds team
+/// keychains (`-k team:NAME`).
 public struct AgentPaths: Sendable {
     /// The socket folder.
     public let directory: String
+    /// The agent's name in the folder: the socket is `NAME.sock`, the lock `NAME.lock`.
+    public let name: String
 
-    /// The folder chosen by the environment.
+    /// The file agent's name (`kc agent`).
+    public static let fileAgentName = "agent"
+    /// The team agent's name (`kc-team agent`).
+    public static let teamAgentName = "team-agent"
+
+    /// The file agent in the folder chosen by the environment.
     public init() {
+        self.init(name: Self.fileAgentName)
+    }
+
+    /// The agent `name` in the folder chosen by the environment.
+    public init(name: String) {
+        self.name = name
         if let dir = getenv("KC_AGENT_DIR").map({ String(cString: $0) }), dir.hasPrefix("/") {
             directory = dir
         } else if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
@@ -23,13 +40,25 @@ public struct AgentPaths: Sendable {
         }
     }
 
-    /// A given folder (tests).
-    public init(directory: String) { self.directory = directory }
+    /// The agent `name` (the file agent by default) in a given folder (tests).
+    public init(directory: String, name: String = AgentPaths.fileAgentName) {
+        self.directory = directory
+        self.name = name
+    }
+
+    /// The team agent in the folder chosen by the environment.
+    public static var team: AgentPaths { AgentPaths(name: teamAgentName) }
+
+    /// The team agent in this agent's folder.
+    public var teamAgent: AgentPaths { AgentPaths(directory: directory, name: Self.teamAgentName) }
+
+    /// Whether these are the team agent's paths.
+    public var isTeam: Bool { name == Self.teamAgentName }
 
     /// The socket.
-    public var socket: String { directory + "/agent.sock" }
-    /// The lock file held by the one running agent.
-    package var lockFile: String { directory + "/agent.lock" }
+    public var socket: String { directory + "/" + name + ".sock" }
+    /// The lock file held by the one running agent of this name.
+    package var lockFile: String { directory + "/" + name + ".lock" }
 
     /// Checks the folder; with `create`, makes it (0700) when missing.
     /// - Throws: errSecParam when it is a symbolic link, someone else's, or open to others;

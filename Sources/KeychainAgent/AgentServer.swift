@@ -55,9 +55,36 @@ public final class AgentServer {
     /// Set by SIGTERM/SIGINT/SIGHUP.
     nonisolated(unsafe) static var signalled: Int32 = 0
 
+    /// Opens the keychain an unlock names, with its password, refusing one older than the
+    /// generation this agent has seen of it.
+    public typealias Opener = (_ path: String, _ password: borrowing SecureBytes, _ minimumGeneration: UInt64) throws -> Keychain
+
+    /// How this agent opens keychains: keychain files for `kc agent`, team keychains for
+    /// `kc-team agent`.
+    private let opener: Opener
+    /// Whether this agent holds keychain files (absolute paths, kept passwords), as `kc agent`
+    /// does; a team agent's keychains are `team:NAME` strings its opener checks.
+    private let servesFiles: Bool
+
+    /// The file agent, `kc agent`: keychain files by absolute path.
     public init(paths: AgentPaths = AgentPaths(), grace: Double = 60) {
         self.paths = paths
         self.grace = grace
+        opener = { path, password, minimumGeneration in
+            try Keychain.open(at: path, password: password, minimumGeneration: minimumGeneration)
+        }
+        servesFiles = true
+    }
+
+    /// An agent whose keychains `opener` opens (the team agent: `team:NAME` paths, taken as
+    /// they are, never resolved as files; the opener refuses what it does not know). It
+    /// serves the same protocol with the same locking, expiry and proofs as the file agent,
+    /// but never opens a file itself: a kept password (`unlockWithKept`) is refused.
+    public init(paths: AgentPaths, grace: Double = 60, opener: @escaping Opener) {
+        self.paths = paths
+        self.grace = grace
+        self.opener = opener
+        servesFiles = false
     }
 
     /// The grace period, bounded to 0 s – 1 day whatever the environment said.
@@ -193,6 +220,9 @@ public final class AgentServer {
             // typed for this one request (one Argon2 derivation, one request at a time).
             return try perform(request, on: path, presence: UserPresence(password: proof))
         case .unlockWithKept(let kept):
+            guard servesFiles else {
+                throw KeychainError(errSecParam, "this agent holds team keychains: it keeps no keychain file's password")
+            }
             guard let holder = entries[kept.holder], !holder.locked else { return AgentReply.notHeld.frame() }
             holder.idleDeadline = .after(seconds: Double(holder.idleTimeout))
             try unlock(kept, keptIn: holder.keychain)
@@ -291,13 +321,13 @@ public final class AgentServer {
     }
 
     private func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
-        guard path.hasPrefix("/") else { throw KeychainError(errSecParam, "the agent takes absolute keychain paths") }
+        guard path.hasPrefix("/") || !servesFiles else { throw KeychainError(errSecParam, "the agent takes absolute keychain paths") }
         guard idle <= Keychain.maxTimeout, maximum <= Keychain.maxTimeout else {
             throw KeychainError(errSecParam, "timeouts are at most \(Keychain.maxTimeout) seconds (one year)")
         }
         let previous = entries[path]?.keychain
         let known = try previous.map { generations[try $0.keychainID()] ?? $0.generation } ?? 0
-        let keychain = try Keychain.open(at: path, password: password, minimumGeneration: known)
+        let keychain = try opener(path, password, known)
         let id = try keychain.keychainID()
         if let seen = generations[id], keychain.generation < seen {
             throw KeychainError(errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",

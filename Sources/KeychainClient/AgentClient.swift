@@ -44,6 +44,24 @@ public struct AgentClient: Sendable {
 
     public init(paths: AgentPaths = AgentPaths()) { self.paths = paths }
 
+    /// The team agent's program, installed beside kc (`make install`).
+    public static let teamProgramName = "kc-team"
+
+    /// The client of the team agent (`kc-team agent`, `team-agent.sock` in the same folder),
+    /// which alone holds team keychains. It is another program than kc: when this client
+    /// compares the agent with a program (kc itself, or a front end installed beside kc),
+    /// the team agent is compared with `kc-team` installed beside this one. An unsafe
+    /// folder is always refused: a team keychain is never opened in this process instead.
+    public var teamAgent: AgentClient {
+        guard !paths.isTeam else { return self }
+        var team = AgentClient(paths: paths.teamAgent)
+        team.timeout = timeout
+        if isKC || agentProgram != nil {
+            team.agentProgram = Self.besideOwnExecutable(Self.teamProgramName)
+        }
+        return team
+    }
+
     /// This very program (`/proc/self/exe`), which `unlock` starts as the agent, so the
     /// agent always matches its client.
     public static var ownExecutable: String {
@@ -62,6 +80,10 @@ public struct AgentClient: Sendable {
 
     /// The only variables the agent inherits: never a password.
     public static let agentEnvironment = ["HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"]
+
+    /// The variables the team agent inherits: the file agent's, and where it keeps its
+    /// checkpoints (`$XDG_STATE_HOME/kc`). Never a password or a runner token.
+    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME"]
 
     /// Connects to the running agent, or nil when none runs.
     /// - Throws: errSecParam when the folder is unsafe or the agent is another user's.

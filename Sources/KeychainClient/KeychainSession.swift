@@ -26,10 +26,14 @@ public final class KeychainSession: @unchecked Sendable {
     /// nobody can answer, errSecUserCanceled when the user declines).
     public typealias PresenceProvider = (_ prompt: PresencePrompt) throws -> SecureBytes
 
-    /// The keychain file's real, absolute path (the agent's key for it).
+    /// The keychain file's real, absolute path (the agent's key for it); for a team
+    /// keychain its location `team:NAME`.
     public let path: String
-    /// How the agent is reached.
+    /// How the agent is reached (the team agent for a team keychain).
     public let agent: AgentClient
+    /// For a team keychain, its name: it is reached only through the team agent, never
+    /// opened in this process.
+    public let teamName: String?
     private let password: PasswordProvider
     private let lock = SessionLock()
     /// The keychain opened in this process; while nil, every request goes to the agent first.
@@ -39,13 +43,27 @@ public final class KeychainSession: @unchecked Sendable {
     public var presence: PresenceProvider?
 
     /// A session on the existing keychain at `path` (made absolute and real here).
+    ///
+    /// A team location, `team:NAME` (`KeychainLocation.teamName`), is kept as it is and
+    /// reached through the team agent only (`AgentClient.teamAgent`): `password` is never
+    /// called for it. Whether it exists is settled when the team agent does not hold it
+    /// (see `opened`), so a runner without a team file pays no extra round trip.
     /// - Throws: errSecNoSuchKeychain when there is no file there; the error's hint is
-    ///   `missingHint` (how this front end creates or chooses a keychain).
+    ///   `missingHint` (how this front end creates or chooses a keychain). errSecParam for
+    ///   `team:` and a malformed name.
     public init(path: String, agent: AgentClient, missingHint: String? = nil, password: @escaping PasswordProvider) throws {
+        if let name = try KeychainLocation.teamName(path) {
+            self.path = path
+            self.agent = agent.teamAgent
+            self.password = { path in throw KeychainError(errSecInteractionNotAllowed, "the team keychain \(path) is locked") }
+            teamName = name
+            return
+        }
         try Self.requireExisting(path, hint: missingHint ?? "create it with `kc create \(path)`")
         self.path = KeychainLocation.realPath(path)
         self.agent = agent
         self.password = password
+        teamName = nil
     }
 
     /// A session on a keychain this process has just opened or created; the agent is never asked.
@@ -54,6 +72,22 @@ public final class KeychainSession: @unchecked Sendable {
         self.agent = agent
         password = { path in throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked") }
         local = keychain
+        teamName = nil
+    }
+
+    /// Why a team keychain the team agent does not hold cannot be used: no team file on
+    /// this device (errSecNoSuchKeychain), else locked (errSecInteractionNotAllowed). It is
+    /// never opened here and no password is asked for: `kc unlock -k team:NAME` hands it
+    /// to the team agent.
+    public static func teamUnavailable(_ name: String) -> KeychainError {
+        let location = KeychainLocation.teamPrefix + name
+        guard exists(KeychainLocation.teamFile(name)) else {
+            return KeychainError(errSecNoSuchKeychain,
+                                 "no team keychain \(location) on this device (no \(KeychainLocation.teamFile(name)), and the team agent does not hold it)",
+                                 hint: "join it with `kc team join`, create it with `kc team create`, or on a CI runner unlock it with `kc unlock --team-token-file FILE`")
+        }
+        return KeychainError(errSecInteractionNotAllowed, "the team keychain \(location) is locked",
+                             hint: "unlock it with `kc unlock -k \(location)` (a CI runner: `kc unlock --team-token-file FILE`)")
     }
 
     /// Whether anything exists at `path` (a dangling link counts: opening it will say why).
@@ -110,6 +144,9 @@ public final class KeychainSession: @unchecked Sendable {
             let keychain: Keychain
             do {
                 keychain = try opened()
+            } catch let error as KeychainError where tooLarge && teamName != nil && error.status == errSecInteractionNotAllowed {
+                throw KeychainError(errSecDataTooLarge, "this request is larger than one agent message, and a team keychain is reached only through its agent",
+                                    hint: "import the file in parts")
             } catch let error as KeychainError where tooLarge && error.status == errSecInteractionNotAllowed {
                 throw KeychainError(errSecInteractionNotAllowed,
                                     "this request is larger than one agent message, so it runs here and needs the keychain's password",
@@ -120,8 +157,10 @@ public final class KeychainSession: @unchecked Sendable {
     }
 
     /// The keychain opened here (asking for its password) once. Called under the lock.
+    /// A team keychain is never opened here: `teamUnavailable` says why it cannot be had.
     private func opened() throws -> Keychain {
         if let local { return local }
+        if let teamName { throw Self.teamUnavailable(teamName) }
         let secret = try password(path)
         let keychain = try Keychain.open(at: path, password: secret)
         local = keychain

@@ -1,113 +1,181 @@
-import KeychainCore
 internal import CSodium
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// A CI runner's whole membership in one string (`docs/format.md` §9.2): the keychain id, the
-/// member seed, the team name and the DSN, so that a runner needs no team file and no
-/// password. What `kc team add-runner` prints once, for the CI secret store:
+/// A CI runner's token for a team keychain (docs/team.md): everything the runner needs,
+/// in one line for a CI secret store,
 ///
-///     kcr1:<base64url, no padding, of u8 1 ‖ keychain_id[32] ‖ seed[32] ‖
-///                                     u16be len ‖ team name ‖ u16be len ‖ dsn>
+///     kcr1:<base64url, no padding, of
+///           u8 1 ‖ keychain_id[32] ‖ seed[32] ‖ u16be len ‖ team name ‖ u16be len ‖ dsn>
 ///
-///     let token = try RunnerToken.parse(environmentValue)
-///     let keys = try MemberKeys(seed: token.seed)
+/// `kc unlock --team-token-file FILE` (or `KC_TEAM_TOKEN`) reads it, takes the team name
+/// out of it and hands the whole token to the team agent as the keychain's password.
 ///
-/// The token is a secret (it holds the seed); the decoded bytes are wiped after parsing,
-/// but the string a caller passes in is the caller's to scrub.
-package struct RunnerToken: ~Copyable {
-    /// The token's prefix.
-    package static let prefix = "kcr1:"
-    /// The version byte after the prefix.
-    static let version: UInt8 = 1
+/// The token holds the runner's member seed and a DSN that may carry its database
+/// password: both stay in `SecureBytes`, and so does the encoded text.
+///
+///     let token = try RunnerToken.parse(secretBytes)
+///     print(token.name)   // "infra": the keychain is team:infra
+public struct RunnerToken: ~Copyable {
+    /// The text every token starts with.
+    public static let prefix = "kcr1:"
+    /// The version byte of the format above.
+    public static let version: UInt8 = 1
+    /// The length of a keychain id and of a seed.
+    public static let idLength = 32
+    public static let seedLength = 32
 
-    /// The keychain id (32 bytes) the runner's checks pin.
-    package let keychainID: [UInt8]
-    /// The runner's 32-byte member seed.
-    package let seed: SecureBytes
-    /// The team keychain's name (`team:NAME`).
-    package let teamName: String
-    /// The PostgreSQL connection string.
-    package let dsn: String
+    /// The keychain's id (BLAKE2b-256 of its genesis record): public, pins the keychain.
+    public let keychainID: [UInt8]
+    /// The runner's 32-byte member seed (its X25519 and Ed25519 keys derive from it).
+    public let seed: SecureBytes
+    /// The team name, as in `team:NAME`.
+    public let name: String
+    /// The PostgreSQL connection string (no NUL byte), which may hold the runner role's
+    /// password.
+    public let dsn: SecureBytes
 
-    /// Parses a token.
-    /// - Throws: `errSecParam` when it is not a kc runner token (the message never repeats it).
-    package static func parse(_ token: String) throws -> RunnerToken {
-        let malformed = KeychainError(errSecParam, "the team token is not a kc runner token (kcr1:…)",
-                                      hint: "copy the whole line `kc team add-runner` printed")
-        let text = token.trimmingASCIIWhitespace
-        guard text.hasPrefix(prefix) else { throw malformed }
-        let encoded = Array(text.utf8.dropFirst(prefix.utf8.count))
-        try Sodium.ensureReady()
-        var decoded = [UInt8](repeating: 0, count: encoded.count)
-        defer { Sodium.wipe(&decoded) }
-        var length = 0
-        let rc = encoded.withUnsafeBufferPointer { e in
-            decoded.withUnsafeMutableBufferPointer { d in
-                e.withMemoryRebound(to: CChar.self) { chars -> Int32 in
-                    guard let out = d.baseAddress else { return -1 }
-                    return sodium_base642bin(out, d.count, chars.baseAddress, chars.count, nil, &length, nil,
-                                             sodium_base64_VARIANT_URLSAFE_NO_PADDING)
-                }
-            }
+    /// A token from its parts.
+    /// - Throws: errSecParam when the id or seed is not 32 bytes, the name is not a team
+    ///   name (`TeamName.validate`), or the DSN is empty, longer than 65,535 bytes or holds
+    ///   a NUL byte.
+    public init(keychainID: [UInt8], seed: consuming SecureBytes, name: String, dsn: consuming SecureBytes) throws {
+        guard keychainID.count == Self.idLength else {
+            throw KeychainError(errSecParam, "a keychain id is \(Self.idLength) bytes, not \(keychainID.count)")
         }
-        guard rc == 0, length >= 1 + 32 + 32 + 2 + 1 + 2 + 1, decoded[0] == version else { throw malformed }
-        let keychainID = Array(decoded[1..<33])
-        let seed = try SecureBytes(count: MemberKeys.seedBytes, guarded: true)
-        seed.withUnsafeMutableBytes { s in
-            for i in 0..<MemberKeys.seedBytes { s[i] = decoded[33 + i] }
+        guard seed.count == Self.seedLength else {
+            throw KeychainError(errSecParam, "a member seed is \(Self.seedLength) bytes, not \(seed.count)")
         }
-        var offset = 65
-        func field() -> String? {
-            guard length - offset >= 2 else { return nil }
-            let n = Int(decoded[offset]) << 8 | Int(decoded[offset + 1])
-            guard length - offset - 2 >= n else { return nil }
-            defer { offset += 2 + n }
-            return String(validating: decoded[(offset + 2)..<(offset + 2 + n)], as: UTF8.self)
-        }
-        guard let name = field(), (try? TeamName.validate(name)) != nil, let dsn = field(), !dsn.isEmpty, offset == length else {
-            throw malformed
-        }
-        return RunnerToken(keychainID: keychainID, seed: seed, teamName: name, dsn: dsn)
+        try TeamName.validate(name)
+        guard name.utf8.count <= Int(UInt16.max) else { throw KeychainError(errSecParam, "the team name is too long") }
+        try Self.checkDSN(dsn)
+        self.keychainID = keychainID
+        self.seed = seed
+        self.name = name
+        self.dsn = dsn
     }
 
-    /// The token of a runner.
-    /// - Throws: `errSecParam` for an id or seed of the wrong length, a bad team name or a
-    ///   DSN longer than 65,535 bytes.
-    package static func encode(keychainID: [UInt8], seed: borrowing SecureBytes, teamName: String, dsn: String) throws -> String {
-        try TeamName.validate(teamName)
-        guard keychainID.count == 32, seed.count == MemberKeys.seedBytes, !dsn.isEmpty, dsn.utf8.count <= Int(UInt16.max) else {
-            throw KeychainError(errSecParam, "a runner token needs a 32-byte keychain id and seed and a DSN of 1 to 65535 bytes")
+    /// The token's text, `kcr1:…` (no newline), in secure memory.
+    public func encoded() throws -> SecureBytes {
+        let nameBytes = Array(name.utf8)
+        let length = 1 + Self.idLength + Self.seedLength + 2 + nameBytes.count + 2 + dsn.count
+        let binary = try SecureBytes(count: length)
+        binary.withUnsafeMutableBytes { out in
+            var at = 0
+            func put(_ bytes: UnsafeRawBufferPointer) {
+                guard let base = bytes.baseAddress, bytes.count > 0, let target = out.baseAddress else { return }
+                (target + at).copyMemory(from: base, byteCount: bytes.count)
+                at += bytes.count
+            }
+            func putLength(_ n: Int) {
+                out[at] = UInt8(truncatingIfNeeded: n >> 8)
+                out[at + 1] = UInt8(truncatingIfNeeded: n)
+                at += 2
+            }
+            out[at] = Self.version
+            at += 1
+            keychainID.withUnsafeBytes { put($0) }
+            seed.withUnsafeBytes { put($0) }
+            putLength(nameBytes.count)
+            nameBytes.withUnsafeBytes { put($0) }
+            putLength(dsn.count)
+            dsn.withUnsafeBytes { put($0) }
         }
-        try Sodium.ensureReady()
-        var raw: [UInt8] = [version] + keychainID
-        defer { Sodium.wipe(&raw) }
-        seed.withUnsafeBytes { raw.append(contentsOf: $0) }
-        for text in [teamName, dsn] {
-            let utf8 = Array(text.utf8)
-            raw.append(UInt8(utf8.count >> 8))
-            raw.append(UInt8(truncatingIfNeeded: utf8.count))
-            raw.append(contentsOf: utf8)
-        }
-        let variant = sodium_base64_VARIANT_URLSAFE_NO_PADDING
-        var out = [CChar](repeating: 0, count: sodium_base64_encoded_len(raw.count, variant))
-        defer { out.withUnsafeMutableBytes { if let base = $0.baseAddress { sodium_memzero(base, $0.count) } } }
-        _ = out.withUnsafeMutableBufferPointer { o in
-            raw.withUnsafeBufferPointer { r in
-                if let base = o.baseAddress { _ = sodium_bin2base64(base, o.count, r.baseAddress, r.count, variant) }
+        let prefix = Array(Self.prefix.utf8)
+        // The base64 text with its terminating NUL, then the prefix before it.
+        let capacity = (length + 2) / 3 * 4 + 1
+        let text = try SecureBytes(count: capacity)
+        let written = binary.withUnsafeBytes { source in
+            text.withUnsafeMutableBytes { out -> Int in
+                guard let target = out.baseAddress?.assumingMemoryBound(to: CChar.self),
+                      let from = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+                _ = sodium_bin2base64(target, out.count, from, source.count, sodium_base64_VARIANT_URLSAFE_NO_PADDING)
+                return strlen(target)
             }
         }
-        let encoded = String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return prefix + encoded
+        let token = try SecureBytes(count: prefix.count + written)
+        token.withUnsafeMutableBytes { out in
+            for (i, byte) in prefix.enumerated() { out[i] = byte }
+            text.withUnsafeBytes { encoded in
+                for i in 0..<written { out[prefix.count + i] = encoded[i] }
+            }
+        }
+        return token
     }
-}
 
-/// Trimming a token read from a file or the environment.
-extension String {
-    /// The string without leading and trailing ASCII spaces, tabs and line ends (a token
-    /// read from a file usually ends with a newline).
-    fileprivate var trimmingASCIIWhitespace: String {
-        let utf8 = Array(self.utf8)
-        let space: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }
-        guard let first = utf8.firstIndex(where: { !space($0) }), let last = utf8.lastIndex(where: { !space($0) }) else { return "" }
-        return String(decoding: utf8[first...last], as: UTF8.self)
+    /// Reads a token's text (`kcr1:…`, nothing before or after it).
+    /// - Throws: errSecParam, saying what is wrong (never quoting the token): not starting
+    ///   with `kcr1:`, not base64url without padding, another version, too short, a name that
+    ///   is not a team name, a malformed DSN, or bytes after the DSN.
+    public static func parse(_ text: borrowing SecureBytes) throws -> RunnerToken {
+        let prefix = Array(Self.prefix.utf8)
+        let hasPrefix = text.withUnsafeBytes { bytes in
+            bytes.count >= prefix.count && prefix.indices.allSatisfy { bytes[$0] == prefix[$0] }
+        }
+        guard hasPrefix else { throw malformed("it does not start with \(Self.prefix)") }
+        let encodedLength = text.count - prefix.count
+        let binary = try SecureBytes(count: encodedLength / 4 * 3 + 3)
+        var decoded = 0
+        let rc = text.withUnsafeBytes { bytes in
+            binary.withUnsafeMutableBytes { out -> Int32 in
+                guard let target = out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                      let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return -1 }
+                // No `b64_end`: anything that is not base64url (padding, a space, a newline
+                // left in) fails the whole decoding, as do non-zero unused bits.
+                return sodium_base642bin(target, out.count, base + prefix.count, encodedLength, nil, &decoded, nil,
+                                         sodium_base64_VARIANT_URLSAFE_NO_PADDING)
+            }
+        }
+        guard rc == 0, encodedLength > 0 else { throw malformed("what follows \(Self.prefix) is not base64url without padding") }
+        // The fields, as ranges of `binary`: the seed and the DSN are copied out only into
+        // secure memory.
+        let fields: (id: [UInt8], seed: Range<Int>, name: String, dsn: Range<Int>) = try binary.withUnsafeBytes { all in
+            let bytes = UnsafeRawBufferPointer(rebasing: all[0..<decoded])
+            guard bytes.count >= 1 else { throw malformed("it is empty") }
+            guard bytes[0] == Self.version else {
+                throw malformed("it is version \(bytes[0]), this kc reads version \(Self.version)")
+            }
+            var at = 1 + idLength + seedLength
+            /// The next length-prefixed field's range.
+            func field() throws -> Range<Int> {
+                guard at + 2 <= bytes.count else { throw malformed("it is too short") }
+                let n = Int(bytes[at]) << 8 | Int(bytes[at + 1])
+                guard at + 2 + n <= bytes.count else { throw malformed("it is too short") }
+                defer { at += 2 + n }
+                return (at + 2)..<(at + 2 + n)
+            }
+            let nameRange = try field()
+            let dsnRange = try field()
+            guard at == bytes.count else { throw malformed("something follows its DSN (\(bytes.count - at) bytes)") }
+            guard let name = String(validating: bytes[nameRange], as: UTF8.self) else { throw malformed("its team name is not UTF-8") }
+            return (Array(bytes[1..<(1 + idLength)]), (1 + idLength)..<(1 + idLength + seedLength), name, dsnRange)
+        }
+        do {
+            try TeamName.validate(fields.name)
+        } catch let error as KeychainError {
+            throw malformed("its team name: \(error.message)")
+        }
+        let seed = try binary.withUnsafeBytes { try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[fields.seed]), guarded: true) }
+        let dsn = try binary.withUnsafeBytes { try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[fields.dsn])) }
+        do {
+            try checkDSN(dsn)
+        } catch let error as KeychainError {
+            throw malformed(error.message)
+        }
+        return try RunnerToken(keychainID: fields.id, seed: seed, name: fields.name, dsn: dsn)
+    }
+
+    /// errSecParam for a token that cannot be read.
+    private static func malformed(_ why: String) -> KeychainError {
+        KeychainError(errSecParam, "the runner token is malformed: \(why)",
+                      hint: "give the whole kcr1:… line `kc team add-runner` printed")
+    }
+
+    /// Checks a DSN: 1 to 65,535 bytes without a NUL byte (libpq takes a C string).
+    private static func checkDSN(_ dsn: borrowing SecureBytes) throws {
+        let ok = dsn.withUnsafeBytes { bytes in (1...Int(UInt16.max)).contains(bytes.count) && !bytes.contains(0) }
+        guard ok else { throw KeychainError(errSecParam, "the DSN is empty, longer than 65,535 bytes or holds a NUL byte") }
     }
 }

@@ -125,12 +125,14 @@ package enum TeamAdmin {
     /// Adds a CI runner `memberName` with `role`, valid until `expires` (Unix time, 0 for
     /// never): a new seed, delivered only inside the token this answers (`kcr1:…`).
     package static func addRunner(_ opened: TeamKeychains.Opened, teamName: String, memberName: String, role: MemberRole,
-                                  expires: UInt64, dsn: String) throws -> String {
+                                  expires: UInt64, dsn: String) throws -> SecureBytes {
         let keys = try MemberKeys.generate()
         let record = MemberRecord(name: memberName, role: role, boxPublicKey: keys.boxPublicKey, signPublicKey: keys.signPublicKey,
                                   expires: expires, isRunner: true)
         try changeRoster(opened, rekey: false) { roster in try Roster(roster.members + [record]) }
-        return try RunnerToken.encode(keychainID: opened.authority.keychainID, seed: keys.seed, teamName: teamName, dsn: dsn)
+        let token = try RunnerToken(keychainID: opened.authority.keychainID, seed: keys.seed.copy(prefix: keys.seed.count), name: teamName,
+                                    dsn: SecureBytes(copying: Array(dsn.utf8)))
+        return try token.encoded()
     }
 
     /// Removes the member `memberName` and re-keys: the members who remain get a new master

@@ -28,14 +28,12 @@ public enum TeamKeychains {
         let isToken = secret.withUnsafeBytes { $0.starts(with: Array("kcr1:".utf8)) }
         let member: MemberKeys, keychainID: [UInt8], dsn: String, insecure: Bool
         if isToken {
-            var bytes: [UInt8] = secret.withUnsafeBytes { Array($0) }
-            defer { Sodium.wipe(&bytes) }
-            let token = try RunnerToken.parse(String(decoding: bytes, as: UTF8.self))
-            guard token.teamName == name else {
-                throw KeychainError(errSecParam, "the runner token is for team:\(token.teamName), not team:\(name)")
+            let token = try RunnerToken.parse(secret)
+            guard token.name == name else {
+                throw KeychainError(errSecParam, "the runner token is for team:\(token.name), not team:\(name)")
             }
             keychainID = token.keychainID
-            dsn = token.dsn
+            dsn = token.dsn.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             insecure = false
             member = try MemberKeys(seed: token.seed.copy(prefix: token.seed.count))
         } else {

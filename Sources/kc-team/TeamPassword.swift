@@ -27,10 +27,10 @@ struct TeamPassword: ParsableArguments {
             return try Self.firstLine(fd)
         }
         if passwordStdin { return try Self.firstLine(0) }
-        if let raw = getenv("KC_PASSWORD") {
-            let count = strlen(raw)
-            defer { memset(raw, 0, count); unsetenv("KC_PASSWORD") }
-            return try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: count))
+        if var kept = Self.environmentPassword {
+            Self.environmentPassword = nil
+            defer { Sodium.wipe(&kept) }
+            return try SecureBytes(copying: kept)
         }
         guard TerminalPrompt.isAvailable else {
             throw KeychainError(errSecInteractionNotAllowed, "no terminal to ask for the team password on",
@@ -43,6 +43,22 @@ struct TeamPassword: ParsableArguments {
         }
         guard first.count > 0 else { throw KeychainError(errSecParam, "the team password is empty") }
         return first
+    }
+
+    /// $KC_PASSWORD, taken out of the environment at start-up (`takeEnvironment`).
+    nonisolated(unsafe) static var environmentPassword: [UInt8]?
+
+    /// Takes $KC_PASSWORD and wipes it, $KC_NEW_PASSWORD and $KC_TEAM_TOKEN out of the
+    /// environment, as kc does at start-up: `kc team` execs this program with kc's
+    /// environment as it was given.
+    static func takeEnvironment() {
+        for name in ["KC_PASSWORD", "KC_NEW_PASSWORD", "KC_TEAM_TOKEN"] {
+            guard let raw = getenv(name) else { continue }
+            let count = strlen(raw)
+            if name == "KC_PASSWORD" { environmentPassword = Array(UnsafeRawBufferPointer(start: raw, count: count)) }
+            memset(raw, 0, count)
+            unsetenv(name)
+        }
     }
 
     /// The first line of `fd` (at most 64 KiB), without its newline.

@@ -1,14 +1,32 @@
 import ArgumentParser
 import KeychainCore
-import TeamStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // kc-team: team keychains on PostgreSQL (docs/team.md). `kc team …` execs it; it is its own
 // program so that the `kc` client links no PostgreSQL client.
-struct Team: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "kc team",
-        abstract: "Team keychains on PostgreSQL.",
-        subcommands: [Create.self, Join.self, Add.self, AddRunner.self, Remove.self, Members.self, Head.self, Verify.self, Heartbeat.self]
-    )
+
+// Every file it creates is private; no core dump can hold a key.
+umask(0o077)
+ProcessHardening.disableCoreDumps()
+// Secrets kc passed through its exec leave the environment before anything runs.
+TeamPassword.takeEnvironment()
+do {
+    var command = try KCTeam.parseAsRoot()
+    try command.run()
+    exit(0)
+} catch let error as KeychainError {
+    TeamReport.fail(error)
+} catch {
+    let code = KCTeam.exitCode(for: error)
+    let message = KCTeam.fullMessage(for: error)
+    if code == .success {
+        // Help: on stdout.
+        if !message.isEmpty { TeamReport.write(1, message + "\n") }
+        exit(0)
+    }
+    TeamReport.write(2, message + "\n")
+    // Usage errors exit 2, as kc's (ArgumentParser's default is 64).
+    exit(code == .validationFailure ? 2 : code.rawValue)
 }
-Team.main()

@@ -45,7 +45,7 @@ struct KC: ParsableCommand {
         `kc error CODE` prints any status's message; docs/errors.md lists them all.
         """,
         version: "kc \(version) (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))",
-        subcommands: [Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self, ErrorCommand.self, Agent.self]
+        subcommands: [Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self, TeamCommand.self, ErrorCommand.self, Agent.self]
     )
 
     /// ArgumentParser answers `--generate-completion-script SHELL` itself, before parsing
@@ -56,6 +56,12 @@ struct KC: ParsableCommand {
     var generateCompletionScript: String?
 
     static func main() {
+        // `kc team …` is kc-team's: exec'd before kc takes KC_PASSWORD and KC_TEAM_TOKEN out
+        // of the environment, so kc-team gets them as kc was given them.
+        let all = CommandLine.arguments
+        if all.count > 2, all[1] == TeamCommand.word, !["--help", "-h"].contains(all[2]) {
+            do { try TeamCommand.exec(all.dropFirst(2)) } catch let error as KeychainError { Report.fail(error) } catch { Startup.exit(1) }
+        }
         Startup.prepare()
         do {
             try Startup.checkArgumentsAreUTF8()

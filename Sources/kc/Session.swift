@@ -68,16 +68,40 @@ enum Session {
     }
 
     /// Opens an existing keychain in this process with its password (commands that need
-    /// the password itself: passwd, settings).
+    /// the password itself: passwd, settings). - Throws: errSecParam for a team keychain,
+    /// which is never opened in kc.
     static func openWithPassword(_ options: KeychainChoice) throws -> Keychain {
         let path = options.path
+        if KeychainLocation.isTeam(path) {
+            throw KeychainError(errSecParam, "\(path) is a team keychain: it has no keychain password or settings of its own here",
+                                hint: "team keychains are managed with `kc team` (kc team --help)")
+        }
         try checkExists(path)
         let password = try PasswordSource.current(options, path: path)
         return try Keychain.open(at: KeychainLocation.realPath(path), password: password)
     }
 
-    /// A clear message for a missing keychain before any password is asked for.
+    /// A clear message for a missing keychain before any password is asked for. A team
+    /// keychain (`team:NAME`) exists when this device has its team file or the team agent
+    /// holds it (a CI runner has no team file). - Throws: errSecParam for a malformed team
+    /// name; errSecNoSuchKeychain.
     static func checkExists(_ path: String) throws {
+        if let name = try KeychainLocation.teamName(path) {
+            if KeychainSession.exists(KeychainLocation.teamFile(name)) { return }
+            if try teamAgent().status()?.contains(where: { $0.path == path }) == true { return }
+            throw KeychainSession.teamUnavailable(name)
+        }
         try KeychainSession.requireExisting(path, hint: missingHint(path))
     }
+
+    /// The client of the team agent (`kc-team agent`), compared with the kc-team installed
+    /// beside this kc before anything secret goes to it.
+    static func teamAgent() -> AgentClient {
+        var client = AgentClient()
+        client.isKC = true
+        return client.teamAgent
+    }
+
+    /// Every agent kc has: the file agent and the team agent (`kc lock --all`, `kc agent --stop`).
+    static func allAgents() -> [AgentClient] { [AgentClient(), teamAgent()] }
 }

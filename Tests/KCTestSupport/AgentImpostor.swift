@@ -77,8 +77,11 @@ public enum AgentImpostor {
     ///   - operationReply: the ValueCodec bytes an operation is answered with.
     ///   - operationReplyType: that reply's type (0x80 "ok"; 0x83 "presence required").
     ///   - version: the protocol version to speak (`AgentProtocol.version`).
+    ///   - socket: the socket's name in the agent folder: the file agent's, or
+    ///     `team-agent.sock` to pose as the team agent.
     public static func start(_ h: KCHome, kind: Kind = .dumpable, holds: String? = nil, operationReply: [UInt8]? = nil,
-                             operationReplyType: UInt8 = 0x80, version: UInt16, asUser: String = "") throws -> String {
+                             operationReplyType: UInt8 = 0x80, version: UInt16, asUser: String = "",
+                             socket: String = "agent.sock") throws -> String {
         let dir = h.directory + "/agent"
         if !FileManager.default.fileExists(atPath: dir) {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -91,7 +94,7 @@ public enum AgentImpostor {
         let status = holds.map { $0.isEmpty ? "+" : $0 } ?? "-"
         let reply = operationReply.map { $0.map { String(format: "%02x", $0) }.joined() } ?? "-"
         let out = try Spawn.run(["/bin/sh", "-c", """
-            \(asUser) nohup python3 '\(file)' '\(dir)/agent.sock' '\(log)' \(kind.rawValue) '\(status)' '\(reply)' \(version) \(operationReplyType) >/dev/null 2>&1 &
+            \(asUser) nohup python3 '\(file)' '\(dir)/\(socket)' '\(log)' \(kind.rawValue) '\(status)' '\(reply)' \(version) \(operationReplyType) >/dev/null 2>&1 &
             for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
             """], environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0, "the impostor did not start: \(out.stderr)")

@@ -17,7 +17,7 @@ import Testing
         "KeychainClient": ["KeychainCore", "POSIXSupport", "AgentWire"],
         "KeychainFormats": ["KeychainCore", "POSIXSupport"],
         "Security": ["KeychainCore", "KeychainClient"],
-        "kc": ["KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "ArgumentParser"],
+        "kc": ["KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "TeamCore", "ArgumentParser"],
         "kc-loadgen": ["KeychainCore"],
         "kc-bench": ["KeychainCore"],
         "KeychainFuzz": ["KeychainCore", "AgentWire"],
@@ -31,7 +31,7 @@ import Testing
     /// Modules of the toolchain any target may import.
     static let system: Set<String> = ["Glibc", "Foundation", "FoundationEssentials", "Synchronization", "Dispatch", "Testing"]
     /// The targets linked into the `kc` binary, which must start fast.
-    static let inKC: Set<String> = ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "kc"]
+    static let inKC: Set<String> = ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore", "kc"]
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 

@@ -83,11 +83,14 @@ import KCTestSupport
             #expect(try h.kc(["unlock", "-k", keychain], password: KCHome.password).status == 0)
         }
         try FileManager.default.createDirectory(atPath: h.directory + "/backups", withIntermediateDirectories: true)
+        // A team keychain this device joined (its team file; kc looks at nothing else).
+        try FileManager.default.createDirectory(atPath: h.directory + "/data/kc/teams", withIntermediateDirectories: true)
+        try Data("team file".utf8).write(to: URL(fileURLWithPath: h.directory + "/data/kc/teams/infra.team"))
 
         let (offers, _) = try complete(h, [
             "kc find -s ", "kc find -s git", "kc find -s github.com -a ", "kc delete -a ",
             "kc find --class internet -s ", "kc find -k work -s ", "kc find -k ", "kc update -k w",
-            "kc read --allow-keychain ", "kc find -k ~/ba", "kc backup -k ./da",
+            "kc read --allow-keychain ", "kc find -k ~/ba", "kc backup -k ./da", "kc find -k te",
         ])
         #expect(offers["kc find -s "] == ["evil $(touch \(pwned)) `touch \(pwned)`", "github.com", "gitlab.com"])
         #expect(!FileManager.default.fileExists(atPath: pwned), "a service name never runs as a command")
@@ -96,9 +99,10 @@ import KCTestSupport
         #expect(offers["kc delete -a "] == ["alice", "bob", "carol", "dave"])
         #expect(offers["kc find --class internet -s "] == ["example.com"], "servers, for internet passwords")
         #expect(offers["kc find -k work -s "] == ["work-svc"], "from the keychain -k chooses")
-        #expect(offers["kc find -k "] == ["login", "work"])
+        #expect(offers["kc find -k "] == ["login", "team:infra", "work"])
+        #expect(offers["kc find -k te"] == ["team:infra"], "team keychains as -k team:NAME")
         #expect(offers["kc update -k w"] == ["work"])
-        #expect(offers["kc read --allow-keychain "] == ["login", "work"])
+        #expect(offers["kc read --allow-keychain "] == ["login", "team:infra", "work"])
         #expect(offers["kc find -k ~/ba"] == ["~/backups/"])
         #expect(offers["kc backup -k ./da"] == ["./data/"])
         let everything = offers.values.joined().joined(separator: "\n")

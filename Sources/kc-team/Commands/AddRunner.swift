@@ -41,9 +41,8 @@ struct AddRunner: ParsableCommand {
         let opened = try openTeam(name, password)
         let file = try TeamFile.read(at: TeamFile.path(name: name))
         let token = try TeamAdmin.addRunner(opened, teamName: name, memberName: member, role: role, expires: until, dsn: file.dsn)
-        var text = Array(token.utf8)
+        var text: [UInt8] = token.withUnsafeBytes { Array($0) } + [0x0a]
         defer { Sodium.wipe(&text) }
-        text.append(0x0a)
         _ = text.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         note("added runner \(member) (\(role.name)\(until == 0 ? "" : ", expires at \(until)")) to team:\(name); store the token in your CI's secret store")
     }

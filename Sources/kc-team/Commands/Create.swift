@@ -51,8 +51,7 @@ func defaultMemberName() -> String {
     return user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// A line on standard error, `kc: …`.
+/// A line on standard error, `kc-team: …`.
 func note(_ line: String) {
-    var text = Array("kc: \(line)\n".utf8)
-    _ = text.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    TeamReport.write(2, "kc-team: \(TeamReport.escaped(line))\n")
 }

@@ -16,18 +16,21 @@ struct Agent: ParsableCommand {
         and answers the other commands on a private socket ($XDG_RUNTIME_DIR/kc,
         else /tmp/kc-UID; KC_AGENT_DIR overrides). `kc unlock` starts it when
         none runs; with nothing unlocked it exits after 60 s (KC_AGENT_GRACE).
+        Team keychains have their own agent, kc-team agent, on the socket
+        team-agent.sock in the same folder.
 
         Examples:
-          kc agent --stop     # every keychain locks: the agent wipes its keys
+          kc agent --stop     # every keychain locks: both agents wipe their keys
         """
     )
 
-    @Flag(help: "Stop the running agent; every key is wiped.")
+    @Flag(help: "Stop the running agents (the team agent too); every key is wiped.")
     var stop = false
 
     func run() throws {
         if stop {
-            try AgentClient().stop()
+            // The team agent too (kc-team agent): every key goes.
+            for client in Session.allAgents() { try client.stop() }
             return
         }
         AgentProcess.detach()

@@ -41,6 +41,10 @@ struct Backup: ParsableCommand {
         let handle = try Session.open(keychain.choice)
         // Absolute: the agent, which may make the copy, has another working folder.
         var target = KeychainLocation.resolve(destination)
+        if KeychainLocation.isTeam(target) {
+            throw KeychainError(errSecParam, "DEST \(target) is a team keychain; a backup is a file",
+                                hint: "give a path (with a / or ending in .keychain-db), e.g. ./\(destination).keychain-db")
+        }
         if !target.hasPrefix("/") {
             guard let cwd = getcwd(nil, 0) else { throw KeychainError(errSecIO, "cannot read the current folder") }
             target = String(cString: cwd) + "/" + target

@@ -26,6 +26,10 @@ struct Create: ParsableCommand {
 
     func run() throws {
         let path = target.map { KeychainLocation.resolve($0) } ?? keychain.path
+        if KeychainLocation.isTeam(path) {
+            throw KeychainError(errSecParam, "\(path) is a team keychain: kc create makes keychain files",
+                                hint: "create a team keychain with `kc team create`")
+        }
         if KeychainSession.exists(path) {
             throw KeychainError(errSecDuplicateKeychain, "\(path) already exists", hint: "choose another path or name")
         }

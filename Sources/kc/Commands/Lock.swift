@@ -13,7 +13,8 @@ struct Lock: ParsableCommand {
         discussion: """
         Examples:
           kc lock
-          kc lock --all
+          kc lock --all            # team keychains too
+          kc lock -k team:infra    # in the team agent
 
         After it, commands need the password again (exit 36 when they cannot
         ask). Items added with --accessible after-first-unlock stay readable
@@ -25,16 +26,18 @@ struct Lock: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Flag(help: "Lock every keychain the agent holds.")
+    @Flag(help: "Lock every keychain the agents hold (the team agent's too).")
     var all = false
 
     func run() throws {
-        let client = AgentClient()
         if all {
-            try client.lock(path: nil)
+            // Both agents: the file agent and the team agent.
+            for client in Session.allAgents() { try client.lock(path: nil) }
         } else {
-            try Session.checkExists(keychain.path)
-            try client.lock(path: KeychainLocation.realPath(keychain.path))
+            let path = keychain.path
+            try Session.checkExists(path)
+            let client = KeychainLocation.isTeam(path) ? Session.teamAgent() : AgentClient()
+            try client.lock(path: KeychainLocation.realPath(path))
         }
     }
 }

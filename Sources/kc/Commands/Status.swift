@@ -15,7 +15,9 @@ struct Status: ParsableCommand {
           kc status
           kc status -k work     # one keychain: unlocked (for how long) or locked
           kc status --json
+          kc status -k team:infra
 
+        Team keychains, held by the team agent, are listed as team:NAME.
         Asking does not reset any idle timer. With -k, a keychain that does not
         exist is exit 50; a locked one is exit 0 and prints "locked" (JSON: an
         empty list).
@@ -23,7 +25,7 @@ struct Status: ParsableCommand {
     )
 
     @Option(name: [.customShort("k"), .long], parsing: .unconditional, help: ArgumentHelp(
-        "Only this keychain: a path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db.", valueName: "path|name"))
+        "Only this keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME.", valueName: "path|name"))
     var keychain: String?
 
     @Flag(help: "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
@@ -34,7 +36,10 @@ struct Status: ParsableCommand {
     }
 
     func run() throws {
+        // The file agent's keychains, then the team agent's (`team:NAME`).
         var list = try AgentClient().status() ?? []
+        let team = try Session.teamAgent().status()
+        list += team ?? []
         var chosen: String?
         if let keychain {
             let path = KeychainChoice(keychain: keychain).path
@@ -52,12 +57,15 @@ struct Status: ParsableCommand {
         }
         if list.isEmpty {
             Report.out(chosen.map { "\($0): locked\n" } ?? "no keychain is unlocked\n")
-            return
         }
         for e in list {
             let idle = e.idle, maximum = e.maximum
             Report.out("\(e.path): unlocked, locks in \(Self.duration(min(idle, maximum)))"
                        + " (idle \(Self.duration(idle)), at most \(Self.duration(maximum)))\n")
+        }
+        // A running team agent is said even when it holds nothing (it exits after its grace).
+        if chosen == nil, let team, team.isEmpty {
+            Report.out("the team agent (kc-team agent) runs and holds no team keychain\n")
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import KeychainCore
 import KeychainClient
+import TeamCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,20 @@ struct Unlock: ParsableCommand {
         The password goes only to the real kc agent: the same program as this
         kc, not traced, run by you; otherwise kc sends nothing and exits 22
         (errSecCSReqFailed).
+
+        A team keychain (-k team:NAME) goes to the team agent, kc-team agent
+        (started when none runs), with this device's team password. A CI
+        runner gives its token instead: --team-token-file FILE, or the variable
+        KC_TEAM_TOKEN (read once, removed from the environment, never passed to
+        a child); the token names its team, so -k is not needed:
+          kc unlock --team-token-file "$RUNNER_TOKEN_FILE"
+          kc find -k team:infra -s deploy -w
         """
     )
+
+    @Option(name: .customLong("team-token-file"), parsing: .unconditional, help: ArgumentHelp(
+        "Unlock the team keychain of a CI runner's token (kcr1:...) read from this file (else $KC_TEAM_TOKEN).", valueName: "path"))
+    var teamTokenFile: String?
 
     @OptionGroup var keychain: KeychainOptions
 
@@ -35,10 +48,20 @@ struct Unlock: ParsableCommand {
 
     func validate() throws {
         try validateTimeouts(("--timeout", timeout), ("--max", max))
+        if teamTokenFile != nil && (keychain.passwordStdin || keychain.passwordFile != nil) {
+            throw ValidationError("--team-token-file is the team keychain's secret: give no password with it")
+        }
+        if teamTokenFile?.isEmpty == true { throw ValidationError("--team-token-file is empty: give the token's file") }
     }
 
     func run() throws {
+        if let token = try runnerToken() {
+            return try unlockTeam(token: token)
+        }
         let chosen = keychain.path
+        if let name = try KeychainLocation.teamName(chosen) {
+            return try unlockTeam(name: name)
+        }
         try Session.checkExists(chosen)
         let path = KeychainLocation.realPath(chosen)
         if let held = try alreadyHeld(path) {
@@ -55,7 +78,7 @@ struct Unlock: ParsableCommand {
     /// agent already has: the keychain is held, no timer is being changed, and the password
     /// would come from a prompt. A password given by a script (stdin, a file, KC_PASSWORD)
     /// is still checked and the keychain unlocked again, as before.
-    private func alreadyHeld(_ path: String) throws -> (idle: Int, maximum: Int)? {
+    private func alreadyHeld(_ path: String, by agent: AgentClient? = nil) throws -> (idle: Int, maximum: Int)? {
         let choice = keychain.choice
         guard timeout == nil, max == nil, !choice.passwordStdin, choice.passwordFile == nil,
               PasswordSource.environmentPassword == nil else { return nil }
@@ -63,7 +86,62 @@ struct Unlock: ParsableCommand {
         // not silence the unlock that would have refused it (exit 22).
         var client = AgentClient()
         client.isKC = true
-        guard let held = try? client.checkedStatus()?.first(where: { $0.path == path }) else { return nil }
+        guard let held = try? (agent ?? client).checkedStatus()?.first(where: { $0.path == path }) else { return nil }
         return (held.idle, held.maximum)
+    }
+
+    /// The runner token to unlock with: --team-token-file, else $KC_TEAM_TOKEN unless -k or
+    /// $KC_KEYCHAIN chose a keychain file; nil when there is none.
+    /// - Throws: errSecParam when --team-token-file is given with a keychain file's -k.
+    private func runnerToken() throws -> SecureBytes? {
+        let choice = keychain.choice
+        if let file = teamTokenFile {
+            if choice.isExplicit, !KeychainLocation.isTeam(choice.path) {
+                throw KeychainError(errSecParam, "--team-token-file unlocks a team keychain, but -k or KC_KEYCHAIN chose \(choice.path)",
+                                    hint: "leave -k out (the token names its team), or give -k team:NAME")
+            }
+            return try Readers.droppingOneNewline(Readers.readFile(file, limit: Self.maxToken, what: "runner token file", warnIfShared: true))
+        }
+        guard PasswordSource.environmentTeamToken != nil, !choice.isExplicit || KeychainLocation.isTeam(choice.path) else { return nil }
+        return PasswordSource.environmentTeamToken.take()
+    }
+
+    /// The longest runner token read: its DSN is at most 64 KiB, base64 a third more.
+    static let maxToken = 96 * 1024
+
+    /// Hands a runner token to the team agent for the team it names (which -k, when given,
+    /// must name too).
+    private func unlockTeam(token: borrowing SecureBytes) throws {
+        let name = try RunnerToken.parse(token).name
+        let location = KeychainLocation.teamPrefix + name
+        let chosen = keychain.choice
+        if chosen.isExplicit, let asked = try KeychainLocation.teamName(chosen.path), asked != name {
+            throw KeychainError(errSecParam, "the runner token is for \(location), not \(chosen.path)",
+                                hint: "leave -k out: the token names its team")
+        }
+        try sendTeamUnlock(location, secret: token)
+    }
+
+    /// Unlocks the team keychain `team:NAME` in the team agent with this device's team
+    /// password (no prompt when the agent already holds it, as for a keychain file).
+    private func unlockTeam(name: String) throws {
+        let location = KeychainLocation.teamPrefix + name
+        try Session.checkExists(location)
+        if let held = try alreadyHeld(location, by: Session.teamAgent()) {
+            let locksIn = Status.duration(min(held.idle, held.maximum))
+            Report.note("\(location) is already unlocked; it locks in \(locksIn) (idle \(Status.duration(held.idle)), at most \(Status.duration(held.maximum)))")
+            Report.note("hint: `kc lock -k \(location)` first to unlock it again with its password, or give --timeout / --max to change the timers")
+            return
+        }
+        let password = try PasswordSource.team(keychain.choice, location: location)
+        try sendTeamUnlock(location, secret: password)
+    }
+
+    /// The unlock request for a team keychain, to the team agent (`kc-team agent`, beside
+    /// this kc, started when none runs).
+    private func sendTeamUnlock(_ location: String, secret: borrowing SecureBytes) throws {
+        let program = try TeamCommand.program()
+        try Session.teamAgent().unlock(path: location, password: secret, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0,
+                                       executable: program, environment: AgentClient.teamAgentEnvironment)
     }
 }

@@ -11,10 +11,29 @@ enum PasswordSource {
     /// made by `keepForSecondKeychain`.
     nonisolated(unsafe) static var environmentSecondPassword: SecureBytes?
 
-    /// Reads and wipes the password variables (see `Environment.takeSecret`).
+    /// $KC_TEAM_TOKEN (a CI runner's token, `kcr1:…`), taken out of the environment at
+    /// start-up like $KC_PASSWORD; only `kc unlock` uses it.
+    nonisolated(unsafe) static var environmentTeamToken: SecureBytes?
+
+    /// Reads and wipes the password variables and the runner token (see `Environment.takeSecret`).
     static func captureEnvironment() {
         environmentPassword = try? Environment.takeSecret("KC_PASSWORD")
         environmentNewPassword = try? Environment.takeSecret("KC_NEW_PASSWORD")
+        environmentTeamToken = try? Environment.takeSecret("KC_TEAM_TOKEN")
+    }
+
+    /// The password of the team keychain `location` (`team:NAME`), for `kc unlock`: the
+    /// same sources as a keychain's (--password-stdin, --password-file, $KC_PASSWORD, a
+    /// prompt naming it as a team keychain).
+    static func team(_ options: KeychainChoice, location: String) throws -> SecureBytes {
+        if let explicit = try explicit(options) { return explicit }
+        if let env = environmentPassword.take() { return env }
+        guard Terminal.isAvailable else {
+            throw KeychainError(errSecInteractionNotAllowed,
+                                "the team keychain \(location) is locked and there is no terminal to ask for its password",
+                                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin; a CI runner gives its token: --team-token-file FILE or KC_TEAM_TOKEN")
+        }
+        return try Terminal.readSecret(prompt: "Password for team keychain \(location): ")
     }
 
     /// The password of an existing keychain. - Parameter lockedHint: what to suggest when

@@ -24,7 +24,8 @@ enum CompletionCandidates {
     }
 
     /// `-k`: the names of the keychains in the data folder (`NAME` for
-    /// `NAME.keychain-db`), and, once the word looks like a path (`/`, `.` or `~` in it),
+    /// `NAME.keychain-db`), the team keychains this device has joined (`team:NAME` for
+    /// `teams/NAME.team`), and, once the word looks like a path (`/`, `.` or `~` in it),
     /// the files and folders it may name.
     static func keychains(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
         let typed = CompletionWords.unquoted(prefix)
@@ -33,6 +34,9 @@ enum CompletionCandidates {
             out += entries(of: KeychainLocation.directory).filter { !$0.isFolder && $0.name.hasSuffix(".keychain-db") }
                 .map { String($0.name.dropLast(".keychain-db".count)) }
                 .filter { $0.hasPrefix(typed) && !$0.isEmpty }
+            out += entries(of: KeychainLocation.directory + "/teams").filter { !$0.isFolder && $0.name.hasSuffix(".team") }
+                .map { KeychainLocation.teamPrefix + $0.name.dropLast(".team".count) }
+                .filter { $0.hasPrefix(typed) && (try? KeychainLocation.teamName($0)) != nil }
         }
         if typed.contains("/") || typed.hasPrefix(".") || typed.hasPrefix("~") {
             out += paths(completing: typed)
@@ -64,7 +68,8 @@ enum CompletionCandidates {
         let named = line.value(of: ["-k", "--keychain"])
         if named == "" { return [] }
         let path = KeychainLocation.realPath(KeychainChoice(keychain: named.map(expandingTilde)).path)
-        var agent = AgentClient()
+        // A team keychain's attributes come from the team agent (no secret is asked for).
+        var agent = KeychainLocation.isTeam(path) ? AgentClient().teamAgent : AgentClient()
         agent.timeout = agentTimeout
         guard case .result(let reply)? = try? agent.perform(path: path, .copyMatching(query)),
               let found = try? reply.value() else { return [] }

@@ -7,7 +7,7 @@ import Glibc
 /// Which keychain a command uses and where its password comes from.
 struct KeychainOptions: ParsableArguments {
     @Option(name: [.customShort("k"), .long], parsing: .unconditional, help: ArgumentHelp(
-        "The keychain: a path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db. Default: $KC_KEYCHAIN, else login.",
+        "The keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME (a team keychain). Default: $KC_KEYCHAIN, else login.",
         valueName: "path|name"), completion: .custom { CompletionCandidates.keychains($0, $1, $2) })
     var keychain: String?
 

@@ -18,7 +18,7 @@ enum ValueOptions {
         "--data-file", "--secret", "--kdf", "--new-label", "--new-kind", "--new-comment", "--new-account",
         "--new-service", "--format", "-o", "--output", "-i", "--input", "--env", "--env-file", "--to", "--prompt", "--clip",
         "--length", "--charset", "--require", "--exclude", "--words", "--separator", "--count", "--generate",
-        "--accessible", "--new-accessible",
+        "--accessible", "--new-accessible", "--team-token-file",
         // kc add --totp: the seed's parameters.
         "--algorithm", "--digits", "--period", "--counter",
     ]
