@@ -61,6 +61,7 @@ package struct LtHash: Equatable, Sendable {
         guard bytes.count == Self.byteCount else {
             throw KeychainError(errSecDecode, "a set hash state has \(Self.byteCount) bytes, not \(bytes.count)")
         }
+        try Sodium.ensureReady()
         lanes = (0..<Self.laneCount).map { UInt16(bytes[2 * $0]) | UInt16(bytes[2 * $0 + 1]) << 8 }
     }
 
