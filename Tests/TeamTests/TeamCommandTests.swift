@@ -32,7 +32,8 @@ import KCTestSupport
         let dsn = try TestPostgres.shared.newDatabase()
         let (admin, join) = try Self.admin(dsn)
         try Self.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "deploy-token"])
-        #expect(try Self.run(admin, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"]).stdout == "deploy-token\n")
+        let found = try Self.run(admin, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"])
+        #expect(found.stdout == "deploy-token", "\(found.stdout) \(found.stderr)")
         // A second device joins, prints its fingerprint; the admin adds it with it.
         let bob = try KCHome()
         let joined = try Self.run(bob, ["team", "join", join, "--member", "bob-laptop", "--kdf", "interactive"])
@@ -42,9 +43,10 @@ import KCTestSupport
         try Self.run(bob, ["unlock", "-k", "team:infra"], expect: Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)))
         try Self.run(admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra", "--role", "writer"])
         try Self.run(bob, ["unlock", "-k", "team:infra"])
-        #expect(try Self.run(bob, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"]).stdout == "deploy-token\n")
+        #expect(try Self.run(bob, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"]).stdout == "deploy-token")
         try Self.run(bob, ["add", "-k", "team:infra", "-s", "db", "-a", "app", "-w", "db-password"])
-        #expect(try Self.run(admin, ["read", "kc://db/app?keychain=team:infra"]).stdout.hasPrefix("db-password"))
+        let read = try Self.run(admin, ["read", "-k", "team:infra", "kc://db/app"])
+        #expect(read.stdout.hasPrefix("db-password"), "\(read.stdout) \(read.stderr)")
         let members = try Self.run(admin, ["team", "members", "-k", "team:infra"]).stdout
         #expect(members.contains("bob-laptop  writer  \(fingerprint)"))
         // The admin removes bob: re-key; bob's agent reads nothing new.
@@ -69,7 +71,7 @@ import KCTestSupport
         try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
         try Self.run(runner, ["unlock", "--team-token-file", tokenFile], password: nil)
         let env = ["KC_KEYCHAIN": "team:infra"]
-        #expect(try Self.run(runner, ["find", "-s", "deploy", "-a", "ci", "-w"], password: nil, extra: env).stdout == "deploy-token\n")
+        #expect(try Self.run(runner, ["find", "-s", "deploy", "-a", "ci", "-w"], password: nil, extra: env).stdout == "deploy-token")
         let run = try Self.run(runner, ["run", "--no-masking", "--env", "TOKEN=kc://deploy/ci", "--", "/bin/sh", "-c", "echo \"$TOKEN\"; env"], password: nil, extra: env)
         #expect(run.stdout.hasPrefix("deploy-token\n"))
         #expect(!run.stdout.contains("kcr1:"), "the runner token never reaches a child process")

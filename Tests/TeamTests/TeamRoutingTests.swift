@@ -13,7 +13,7 @@ import KCTestSupport
     static func token(_ name: String = "infra") throws -> String {
         let token = try RunnerToken(keychainID: [UInt8](repeating: 7, count: 32),
                                     seed: SecureBytes(copying: [UInt8](repeating: 9, count: 32)), name: name,
-                                    dsn: SecureBytes(copying: Array("postgresql://ci:runner-db-pw@127.0.0.1/kc".utf8)))
+                                    dsn: SecureBytes(copying: Array("postgresql://ci:runner-db-pw@127.0.0.1:1/kc".utf8)))
         return try token.encoded().withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -92,23 +92,22 @@ import KCTestSupport
     }
 
     /// `kc unlock -k team:NAME` starts `kc-team agent` and hands it the password; the team
-    /// agent's opener answers. Until TeamKeychains.open is written that answer is its
-    /// errSecUnimplemented (exit 252): proof that the request went all the way. (The lead
-    /// changes this test when open works.)
-    @Test func unlockReachesTheTeamAgentWhichAnswersUnimplementedUntilOpenIsWritten() throws {
+    /// agent's opener answers: here it reads the device's team file, which is not one
+    /// (exit 93, errSecDecode), proof that the request went all the way to `TeamKeychains.open`.
+    @Test func unlockReachesTheTeamAgentWhoseOpenerReadsTheTeamFile() throws {
         let t = try TeamHome()
         try t.makeTeamFile("infra")
         let out = try t.kc(["unlock", "-k", "team:infra"], password: KCHome.password)
-        #expect(out.status == 252, "\(out.stderr)")
-        #expect(out.stderr.contains("team keychains are being built"), "the team agent's answer: \(out.stderr)")
+        #expect(out.status == 93, "\(out.stderr)")
+        #expect(out.stderr.contains("team file"), "the team agent's answer: \(out.stderr)")
         let pid = try #require(t.teamAgentPID(), "kc unlock started the team agent")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe") == TeamHome.teamProgram)
         #expect(!FileManager.default.fileExists(atPath: t.fileSocket), "the file agent was not involved")
         // On a terminal: the prompt names the team keychain, the typing is not echoed.
         let s = try t.onTerminal(["unlock", "-k", "team:infra"], answers: [["Password for team keychain team:infra: ", "typed-team-pw\n"]])
-        #expect(s.status == 252, "\(s.screen)")
+        #expect(s.status == 93, "\(s.screen)")
         #expect(s.echo_off == [true] && !s.screen.contains("typed-team-pw"), "\(s.screen)")
-        #expect(s.screen.contains("team keychains are being built"), "\(s.screen)")
+        #expect(s.screen.contains("team file"), "\(s.screen)")
     }
 
     /// A runner token (`--team-token-file`, `KC_TEAM_TOKEN`) unlocks the team it names:
@@ -120,12 +119,12 @@ import KCTestSupport
         try Data((token + "\n").utf8).write(to: URL(fileURLWithPath: file))
         chmod(file, 0o600)
         var out = try t.kc(["unlock", "--team-token-file", file])
-        #expect(out.status == 252 && out.stderr.contains("team keychains are being built"), "\(out.stderr)")
+        #expect(out.status == 53 && out.stderr.contains("cannot reach the PostgreSQL server"), "\(out.stderr)")
         #expect(t.teamAgentPID() != nil, "the team agent was started")
         out = try t.kc(["unlock"], extra: ["KC_TEAM_TOKEN": token])
-        #expect(out.status == 252 && out.stderr.contains("team keychains are being built"), "\(out.stderr)")
+        #expect(out.status == 53 && out.stderr.contains("cannot reach the PostgreSQL server"), "\(out.stderr)")
         out = try t.kc(["unlock", "-k", "team:infra"], extra: ["KC_TEAM_TOKEN": token])
-        #expect(out.status == 252 && out.stderr.contains("team keychains are being built"), "\(out.stderr)")
+        #expect(out.status == 53 && out.stderr.contains("cannot reach the PostgreSQL server"), "\(out.stderr)")
         // A token for another team than -k names; a token with a keychain file's -k.
         out = try t.kc(["unlock", "-k", "team:other", "--team-token-file", file])
         #expect(out.status == 206 && out.stderr.contains("the runner token is for team:infra, not team:other"), "\(out.stderr)")

@@ -26,6 +26,7 @@ struct TeamHome {
         let folder = home.directory + "/data/kc/teams"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try Data("not a real team file\n".utf8).write(to: URL(fileURLWithPath: folder + "/\(name).team"))
+        chmod(folder + "/\(name).team", 0o600)
     }
 
     /// Runs kc with this home's environment.
