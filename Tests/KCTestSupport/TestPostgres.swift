@@ -99,6 +99,21 @@ public final class TestPostgres: Sendable {
     }
 
     /// Restarts the server (`pg_ctl restart -m fast`): every connection is cut.
+    /// What the server has logged so far (its `server.log`).
+    public func serverLog() throws -> String {
+        (try? String(contentsOfFile: try cluster().folder + "/server.log", encoding: .utf8)) ?? ""
+    }
+
+    /// `pg_dump` of one database, as the postgres superuser (what a backup would hold).
+    public func dump(database: String) throws -> String {
+        let c = try cluster()
+        let db = database.contains("/") ? Self.databaseName(of: database) : database
+        let out = try Spawn.run([c.bin + "/pg_dump", "-h", "127.0.0.1", "-p", String(c.port), "-U", "postgres", db],
+                                environment: Self.environment, timeout: 60)
+        guard out.status == 0 else { throw KeychainError(errSecIO, "pg_dump failed (\(out.status)): \(out.stderr)") }
+        return out.stdout
+    }
+
     public func restart() throws {
         let c = try cluster()
         let out = try Spawn.run(c.runAs + [c.bin + "/pg_ctl", "-D", c.data, "-w", "-t", "60", "-m", "fast",

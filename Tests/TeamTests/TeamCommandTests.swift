@@ -81,3 +81,36 @@ import KCTestSupport
         #expect(try Self.run(admin, ["team", "verify", "-k", "team:infra"]).stdout.contains("1 items"))
     }
 }
+
+/// Eight devices, each with its own team agent, add fifty items each at once through `kc
+/// add`: 400 items, and the log verifies (issue 20, "Concurrency").
+@Suite struct TeamAgentsConcurrencyTests {
+    @Test func eightAgentsTimesFiftyAddsLeaveFourHundredItems() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let (admin, join) = try TeamCommandTests.admin(dsn)
+        var homes: [KCHome] = []
+        for i in 0..<8 {
+            let home = try KCHome()
+            let joined = try TeamCommandTests.run(home, ["team", "join", join, "--member", "device-\(i)", "--kdf", "interactive"])
+            try TeamCommandTests.run(admin, ["team", "add", "device-\(i)", "--key", joined.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "-k", "team:infra"])
+            try TeamCommandTests.run(home, ["unlock", "-k", "team:infra"])
+            homes.append(home)
+        }
+        nonisolated(unsafe) let devices = homes
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 8) { d in
+            for i in 0..<50 {
+                do {
+                    let out = try devices[d].kc(["add", "-k", "team:infra", "-s", "d\(d)", "-a", "i\(i)", "-w", "s-\(d)-\(i)"])
+                    if out.status != 0 { failures.append("device \(d) item \(i): exit \(out.status) \(out.stderr)") }
+                } catch {
+                    failures.append("device \(d) item \(i): \(error)")
+                }
+            }
+        }
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(3))")
+        #expect(try TeamCommandTests.run(admin, ["team", "verify", "-k", "team:infra"]).stdout.contains("400 items"))
+        let listed = try TeamCommandTests.run(homes[3], ["list", "-k", "team:infra"]).stdout
+        #expect(listed.split(separator: "\n").count == 400)
+    }
+}

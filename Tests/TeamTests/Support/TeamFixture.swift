@@ -28,9 +28,9 @@ final class TeamFixture {
         }
     }
 
-    init(name: String = "infra") throws {
+    init(name: String = "infra", cluster: TestPostgres = .shared) throws {
         self.name = name
-        dsn = try TestPostgres.shared.newDatabase()
+        dsn = try cluster.newDatabase()
         folder = NSTemporaryDirectory() + "/kc-team-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keys = try MemberKeys.generate()
