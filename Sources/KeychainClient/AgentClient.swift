@@ -82,8 +82,11 @@ public struct AgentClient: Sendable {
     public static let agentEnvironment = ["HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"]
 
     /// The variables the team agent inherits: the file agent's, and where it keeps its
-    /// checkpoints (`$XDG_STATE_HOME/kc`). Never a password or a runner token.
-    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME"]
+    /// checkpoints (`$XDG_STATE_HOME/kc`), the readers' staleness limit, and libpq's files
+    /// and TLS settings (`.pgpass`, the CA). Never a password (not even `PGPASSWORD`) or a
+    /// runner token.
+    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME", "KC_TEAM_MAX_STALENESS",
+                                                                 "PGPASSFILE", "PGSERVICEFILE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLMODE"]
 
     /// Connects to the running agent, or nil when none runs.
     /// - Throws: errSecParam when the folder is unsafe or the agent is another user's.
