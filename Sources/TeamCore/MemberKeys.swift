@@ -168,16 +168,7 @@ package final class MemberKeys: @unchecked Sendable {
     }
 
     /// Lower-case hex of bytes.
-    package static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    package static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     /// 40 hex digits in groups of 4 joined by `-`.
     private static func group(_ digits: String) -> String {

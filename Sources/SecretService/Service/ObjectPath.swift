@@ -1,3 +1,5 @@
+import KeychainCore
+
 /// The object paths the provider serves (Secret Service specification 0.2, "Object Paths"),
 /// built from ASCII only: a collection's id comes from its keychain's name with every other
 /// byte escaped, an item's from its persistent reference in hex. No attribute value, label
@@ -57,10 +59,7 @@ package enum ObjectPath: Equatable {
     }
 
     /// Lower-case hex.
-    package static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
-    }
+    package static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     /// The bytes of lower-case hex `text`, or nil.
     package static func bytes(fromHex text: String) -> [UInt8]? {

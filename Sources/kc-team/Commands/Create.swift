@@ -24,19 +24,14 @@ struct Create: ParsableCommand {
     var name: String
     @Option(help: ArgumentHelp("The PostgreSQL connection string.", valueName: "DSN"))
     var dsn: String
-    @Option(help: "This device's name in the team (default: USER@HOST).")
-    var member: String?
-    @Option(help: "How hard the team password is stretched: interactive, moderate or sensitive.")
-    var kdf: KDFProfile = .moderate
-    @Flag(help: "Allow a server that is not on this machine without verified TLS.")
-    var insecureTransport = false
+    @OptionGroup var device: DeviceOptions
     @OptionGroup var password: TeamPassword
 
     func run() throws {
         try TeamName.validate(name)
         let secret = try password.read(prompt: "New password for team keychain team:\(name): ", confirm: true)
-        let created = try TeamAdmin.create(name: name, dsn: dsn, memberName: member ?? defaultMemberName(), password: secret,
-                                           profile: kdf, insecureTransport: insecureTransport)
+        let created = try TeamAdmin.create(name: name, dsn: dsn, memberName: device.memberName, password: secret,
+                                           profile: device.kdf, insecureTransport: device.insecureTransport)
         print(created.join.text)
         note("created team:\(name); this device is its admin, fingerprint \(created.fingerprint)")
         note("give the join string above to other devices: kc team join 'kct1:…'")

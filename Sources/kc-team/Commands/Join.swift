@@ -21,21 +21,16 @@ struct Join: ParsableCommand {
 
     @Argument(help: "The join string `kc team create` printed.")
     var joinString: String
-    @Option(help: "This device's name in the team (default: USER@HOST).")
-    var member: String?
     @Option(help: "The name to know the team by here (default: the team's own).")
     var name: String?
-    @Option(help: "How hard the team password is stretched: interactive, moderate or sensitive.")
-    var kdf: KDFProfile = .moderate
-    @Flag(help: "Allow a server that is not on this machine without verified TLS.")
-    var insecureTransport = false
+    @OptionGroup var device: DeviceOptions
     @OptionGroup var password: TeamPassword
 
     func run() throws {
         let join = try JoinString(parsing: joinString)
         let secret = try password.read(prompt: "New password for this device's team key: ", confirm: true)
-        let joined = try TeamAdmin.join(join, memberName: member ?? defaultMemberName(), localName: name, password: secret,
-                                        profile: kdf, insecureTransport: insecureTransport)
+        let joined = try TeamAdmin.join(join, memberName: device.memberName, localName: name, password: secret,
+                                        profile: device.kdf, insecureTransport: device.insecureTransport)
         print(joined.fingerprint)
         note("asked to join team:\(joined.name); an admin adds this device with: kc team add NAME --key \(joined.fingerprint)")
     }

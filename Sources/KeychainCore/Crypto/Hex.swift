@@ -1,4 +1,5 @@
-/// Lower-case hexadecimal, for ids and fingerprints people copy.
+/// Lower-case hexadecimal, for ids and fingerprints people copy: the one encoder kc's
+/// targets share.
 package enum Hex {
     /// `bytes` as lower-case hex digits.
     package static func encode(_ bytes: [UInt8]) -> String {
