@@ -86,7 +86,8 @@ package final class TeamAuthority: HeaderAuthority {
     // MARK: - First open
 
     /// Checks the keychain from its genesis as a first open does: the genesis is the one the
-    /// id names, every roster entry is signed by an admin of the roster before it, the head
+    /// id names, the log is one hash chain from it to the head, every roster entry on that
+    /// chain is signed by an admin of the roster before it, the head
     /// entry is signed by a member allowed to write it, this member's master-key wrap is
     /// signed by an admin and matches the committed key, every row hashes into the head's set
     /// hash, and nothing went back since this member's checkpoint.
@@ -108,14 +109,27 @@ package final class TeamAuthority: HeaderAuthority {
         guard serverHead.schemaVersion <= TeamFormat.version, serverHead.minWriterVersion <= TeamFormat.version else {
             throw KeychainError(errSecWrongSecVersion, "\(label) was written by a newer kc (format \(serverHead.schemaVersion))", hint: "upgrade kc")
         }
-        // The chain of rosters, from the genesis's root admin.
+        // The whole log from the genesis to the head, as one hash chain, and along it the
+        // chain of rosters from the genesis's root admin. An entry's kind is what its signed
+        // bytes say, never the `kind` column: a roster entry (a removal) relabelled, or
+        // deleted, would otherwise drop out of the roster chain while the entries after it
+        // still led to the head (and a removed member could sign the head under the roster
+        // before its removal).
         var current = try Roster([genesis.root])
         var previousRoster = keychainID
         var keyGen: UInt32 = 0
         var lastRoster: LogEntry?
-        for (g, bytes) in try tables.entries(after: 0, kind: 1) where g <= serverHead.generation {
+        var previous = keychainID
+        var last: LogEntry?
+        for (g, bytes) in try tables.entries(after: 0) where g <= serverHead.generation {
             let e = try LogEntry(encoded: bytes, at: g)
-            guard e.kind == .roster, e.generation == g, e.previousRoster == previousRoster else {
+            guard g == (last?.generation ?? 0) + 1, e.generation == g, e.previous == previous else {
+                throw serverError("entry \(g) of the log does not link to the entry before it: entries were hidden, replaced or reordered")
+            }
+            previous = e.hash
+            last = e
+            guard e.kind == .roster else { continue }
+            guard e.previousRoster == previousRoster else {
                 throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
             }
             try checkFormat(e)
@@ -136,12 +150,8 @@ package final class TeamAuthority: HeaderAuthority {
             throw serverError("the log has no roster: entries were hidden")
         }
         // The head entry, signed by someone allowed to write it under the last roster.
-        guard let headBytes = try tables.entry(at: serverHead.generation) else {
-            throw serverError("the head entry (generation \(serverHead.generation)) is missing from the log")
-        }
-        let headEntry = try LogEntry(encoded: headBytes, at: serverHead.generation)
-        guard headEntry.hash == serverHead.head, headEntry.generation == serverHead.generation else {
-            throw serverError("the head does not name the last entry of the log")
+        guard let headEntry = last, headEntry.generation == serverHead.generation, headEntry.hash == serverHead.head else {
+            throw serverError("the head does not name the last entry of the log (generation \(serverHead.generation)): entries were hidden")
         }
         if headEntry.kind == .roster {
             guard headEntry == lastRoster else { throw serverError("the head is a roster entry the roster chain does not end with") }

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import KeychainCore
+import KCTestSupport
+import TeamCore
+@testable import TeamStore
+
+/// A removed member colluding with the server (TEAM.md, "Removing a member = re-key"): it
+/// still holds the old master key and its signing key, and the server holds old dumps. What
+/// it must not get is a remaining member sealing a new secret under the old master key, or
+/// accepting a write it signs after its removal. Real SQL against the real PostgreSQL.
+@Suite struct RemovedMemberAttackTests {
+    /// Every row of the keychain as the server holds it.
+    static func rows(_ team: TeamFixture) throws -> [ItemRow] {
+        let store = PostgresItemStore(connection: try team.server(), keychainID: team.keychainID, label: "attack")
+        var rows: [ItemRow] = []
+        try store.transaction(write: false) {
+            try store.forEachRow(.all, includeData: true) { rows.append($0); return true }
+        }
+        return rows
+    }
+
+    /// The secrets `keys` (a removed member's old keys) can open among the server's rows.
+    static func secretsOpened(_ team: TeamFixture, with keys: KeyHierarchy) throws -> [Data] {
+        try rows(team).compactMap { try? RowCodec(keys: keys).openDataCopy($0) }
+    }
+
+    /// The server hides bob's removal from the first open of carol, who saw it: it relabels
+    /// the removal entry's `kind` column (so the roster query skips it), puts back carol's
+    /// old master-key wrap from a dump, and shows as head a heartbeat bob signs after his
+    /// removal under the old roster, linked to the genuine entry carol's checkpoint names.
+    /// Carol's restarted agent must refuse it: accepting it would have her seal new secrets
+    /// under the master key bob still holds.
+    @Test func aRemovalHiddenFromTheRosterChainIsRefusedAtFirstOpen() throws {
+        let team = try TeamFixture()
+        let bob = try team.addMember("bob")
+        let carol = try team.addMember("carol")
+        _ = try bob.keychain.itemCount()   // bob's view: the roster with carol, key generation 1
+        let bobKeys = try bob.keychain.withTeamKeys { k, _ in k }
+        let server = try team.server()
+        _ = try server.execute("CREATE TABLE old_wraps AS TABLE kc_mk_wraps")   // the old dump
+        try TeamAdmin.remove(team.admin.opened, memberName: "bob")
+        let removal = team.admin.authority.generation
+        _ = try carol.keychain.itemCount()   // carol sees the removal (re-key)
+        try team.admin.keychain.add(genp([kSecAttrService: "after", kSecValueData: Data("x".utf8)]))
+        #expect(try carol.keychain.itemCount() == 1)
+        carol.keychain.lock()   // her checkpoint names the entry after the removal
+
+        let a = team.admin.authority
+        var forged = LogEntry(kind: .heartbeat, generation: a.generation + 1, previous: a.head, keyGeneration: 1, signer: bob.keys.memberID,
+                              time: TeamAuthority.now, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: bob.authority.roster.digest)
+        forged.sign(keychainID: team.keychainID, with: bob.keys)
+        let id = PGValue.bytes(team.keychainID)
+        _ = try server.execute("UPDATE kc_log SET kind = 0 WHERE keychain_id = $1 AND generation = $2", [id, .int64(Int64(removal))])
+        _ = try server.execute("INSERT INTO kc_mk_wraps SELECT * FROM old_wraps ON CONFLICT DO NOTHING")
+        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 2, $3)",
+                               [id, .int64(Int64(forged.generation)), .bytes(forged.encoded)])
+        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2, key_gen = 1 WHERE keychain_id = $3",
+                               [.int64(Int64(forged.generation)), .bytes(forged.hash), id])
+
+        switch Result(catching: { try team.reopen(carol.keys, as: "carol") }) {
+        case .success(let fooled):
+            // What the attack buys: carol's next secret is sealed under the key bob kept.
+            try fooled.keychain.add(genp([kSecAttrService: "new", kSecValueData: Data("s3cret".utf8)]))
+            let stolen = try Self.secretsOpened(team, with: bobKeys)
+            Issue.record("carol accepted a head signed by bob after his removal (key generation \(fooled.authority.keyGeneration)); bob reads \(stolen.count) secret(s)")
+        case .failure(let error):
+            let e = error as? KeychainError
+            #expect(e?.status == errSecInvalidKeychain)
+        }
+        // Deleting the removal entry outright instead of relabelling it is refused too.
+        _ = try server.execute("DELETE FROM kc_log WHERE keychain_id = $1 AND generation = $2", [id, .int64(Int64(removal))])
+        #expect(failure { try team.reopen(carol.keys, as: "carol") }?.status == errSecInvalidKeychain)
+    }
+}
