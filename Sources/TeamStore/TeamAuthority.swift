@@ -278,9 +278,24 @@ package final class TeamAuthority: HeaderAuthority {
 
     // MARK: - Catching up
 
-    /// Brings the view up to the server's head: checks and applies each entry since.
+    /// Brings the view up to the server's head: checks and applies each entry since. All or
+    /// nothing: when an entry fails, the view stays as it was before the call. A view left
+    /// halfway (a re-key entry applied, its rows not yet scanned and its keys not yet handed
+    /// back) would accept the old rows and keep this member sealing under the master key a
+    /// removed member still holds.
     /// - Returns: `keys`, or the new keys after a re-key.
     func catchUp(_ keys: KeyHierarchy) throws -> KeyHierarchy {
+        let saved = (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, ledger, lastTime)
+        do {
+            return try catchUpEntries(keys)
+        } catch {
+            (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, ledger, lastTime) = saved
+            throw error
+        }
+    }
+
+    /// `catchUp`'s work, which may leave the view halfway when it throws.
+    private func catchUpEntries(_ keys: KeyHierarchy) throws -> KeyHierarchy {
         guard let serverHead = try tables.head() else {
             throw serverError("the team keychain is gone from the server")
         }

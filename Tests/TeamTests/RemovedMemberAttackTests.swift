@@ -72,4 +72,36 @@ import TeamCore
         _ = try server.execute("DELETE FROM kc_log WHERE keychain_id = $1 AND generation = $2", [id, .int64(Int64(removal))])
         #expect(failure { try team.reopen(carol.keys, as: "carol") }?.status == errSecInvalidKeychain)
     }
+
+    /// The server makes a member's catch-up fail just after the re-key entry of bob's
+    /// removal (a junk entry after it), then takes the junk back. The member's view must not
+    /// keep half of the catch-up (the new roster and key generation, with the old master key
+    /// still in use): its next secret would be sealed under the key bob kept.
+    @Test func aCatchUpThatFailsAfterARekeyLeavesTheViewAsItWas() throws {
+        let team = try TeamFixture()
+        let bob = try team.addMember("bob")
+        let carol = try team.addMember("carol")
+        try team.admin.keychain.add(genp([kSecAttrService: "before", kSecValueData: Data("1".utf8)]))
+        _ = try bob.keychain.itemCount()
+        #expect(try carol.keychain.itemCount() == 1)
+        let bobKeys = try bob.keychain.withTeamKeys { k, _ in k }
+        try TeamAdmin.remove(team.admin.opened, memberName: "bob")
+        let a = team.admin.authority
+        let removal = a.generation, removalHead = a.head
+        let server = try team.server()
+        let id = PGValue.bytes(team.keychainID)
+        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 0, $3)",
+                               [id, .int64(Int64(removal + 1)), .bytes(Array(repeating: 7, count: 40))])
+        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
+                               [.int64(Int64(removal + 1)), .bytes(Array(repeating: 7, count: 32)), id])
+        #expect(failure { try carol.keychain.itemCount() } != nil)
+        // The genuine head again.
+        _ = try server.execute("DELETE FROM kc_log WHERE keychain_id = $1 AND generation = $2", [id, .int64(Int64(removal + 1))])
+        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
+                               [.int64(Int64(removal)), .bytes(removalHead), id])
+        try carol.keychain.add(genp([kSecAttrService: "after", kSecValueData: Data("s3cret".utf8)]))
+        #expect(carol.authority.keyGeneration == 2)
+        #expect(try Self.secretsOpened(team, with: bobKeys).isEmpty, "bob, removed, opens a secret written after his removal")
+        #expect(try team.admin.keychain.copyMatching(genp([kSecAttrService: "after", kSecReturnData: true])) as? Data == Data("s3cret".utf8))
+    }
 }
