@@ -312,20 +312,26 @@ package final class TeamAuthority: HeaderAuthority {
         }
         var current = keys
         var rescan: LogEntry?
+        var last: LogEntry?
         for (g, bytes) in entries {
             let e = try LogEntry(encoded: bytes, at: g)
             guard e.generation == generation + 1, g == e.generation, e.previous == head else {
                 throw serverError("entry \(g) does not link to the entry before it: entries were replaced, replayed or reordered")
             }
             switch e.kind {
+            // After a re-key every row changed without a change list: the ledger is rebuilt by
+            // the scan below, against the last entry's set hash, so the entries after the
+            // re-key are checked for their signer only.
             case .items:
                 try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                guard rescan == nil else { break }
                 try apply(e.changes, at: g)
                 guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else {
                     throw tampered("entry \(g)'s set hash does not match its changes: the log was edited")
                 }
             case .heartbeat:
                 try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                guard rescan == nil else { break }
                 guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else { throw tampered("heartbeat \(g) names another set of rows") }
             case .roster:
                 try checkFormat(e)
@@ -353,7 +359,7 @@ package final class TeamAuthority: HeaderAuthority {
                     rescan = e
                 } else {
                     guard e.keyGeneration == keyGeneration, e.masterKeyCommitment == commitment,
-                          set.digest == e.setDigest, UInt64(ledger.count) == e.count else {
+                          rescan != nil || (set.digest == e.setDigest && UInt64(ledger.count) == e.count) else {
                         throw serverError("roster entry \(g) changes the keys or rows without a re-key")
                     }
                     guard me != nil else {
@@ -364,10 +370,11 @@ package final class TeamAuthority: HeaderAuthority {
             generation = g
             head = e.hash
             lastTime = e.time
+            last = e
         }
         guard head == serverHead.head else { throw serverError("the head does not name the last entry of the log") }
-        if let rescan {
-            try scanRows(keys: current, expectedDigest: rescan.setDigest, expectedCount: rescan.count, at: rescan.generation)
+        if rescan != nil, let last {
+            try scanRows(keys: current, expectedDigest: last.setDigest, expectedCount: last.count, at: last.generation)
         }
         saveCheckpoint()
         return current

@@ -104,4 +104,25 @@ import TeamCore
         #expect(try Self.secretsOpened(team, with: bobKeys).isEmpty, "bob, removed, opens a secret written after his removal")
         #expect(try team.admin.keychain.copyMatching(genp([kSecAttrService: "after", kSecReturnData: true])) as? Data == Data("s3cret".utf8))
     }
+
+    /// A member whose agent was idle across a removal (re-key) and a later write catches up
+    /// to both at its next request, instead of calling the genuine log tampered.
+    @Test func aMemberIdleAcrossARemovalAndAWriteCatchesUp() throws {
+        let team = try TeamFixture()
+        _ = try team.addMember("bob")
+        let carol = try team.addMember("carol")
+        let dave = try team.addMember("dave")
+        try team.admin.keychain.add(genp([kSecAttrService: "one", kSecValueData: Data("1".utf8)]))
+        #expect(try carol.keychain.itemCount() == 1)
+        #expect(try dave.keychain.itemCount() == 1)
+        try TeamAdmin.remove(team.admin.opened, memberName: "bob")
+        try team.admin.keychain.add(genp([kSecAttrService: "two", kSecValueData: Data("2".utf8)]))
+        try team.admin.keychain.update(genp([kSecAttrService: "one"]), [kSecValueData: Data("1b".utf8)])
+        #expect(try carol.keychain.itemCount() == 2)
+        #expect(try carol.keychain.copyMatching(genp([kSecAttrService: "one", kSecReturnData: true])) as? Data == Data("1b".utf8))
+        #expect(carol.authority.keyGeneration == 2)
+        // Such a catch-up still finds a row the server edited meanwhile.
+        _ = try team.server().execute("UPDATE kc_items SET metadata = set_byte(metadata, 20, get_byte(metadata, 20) # 1) WHERE seq = (SELECT min(seq) FROM kc_items)")
+        #expect(failure { try dave.keychain.itemCount() }?.status == errSecDecode)
+    }
 }
