@@ -241,6 +241,17 @@ package final class PostgresConnection {
         return out
     }
 
+    /// `dsn` without its password, for what kc shows others (the join string): unchanged
+    /// when it has none, else the same options as a keyword/value string (values quoted).
+    /// - Throws: errSecParam for a malformed DSN.
+    package static func withoutPassword(_ dsn: String) throws -> String {
+        var options = try parse(dsn)
+        guard options.removeValue(forKey: "password") != nil else { return dsn }
+        return options.sorted { $0.key < $1.key }.map { key, value in
+            key + "='" + value.replacingAll("\\", with: "\\\\").replacingAll("'", with: "\\'") + "'"
+        }.joined(separator: " ")
+    }
+
     /// libpq's defaults for what a DSN leaves out (`PQconndefaults`: the PG* variables).
     static func defaults() -> [String: String] {
         guard let options = PQconndefaults() else { return [:] }
