@@ -121,12 +121,14 @@ package final class TeamAuthority: HeaderAuthority {
         var lastRoster: LogEntry?
         var previous = keychainID
         var last: LogEntry?
+        var beforeHeadTime: UInt64 = 0
         for (g, bytes) in try tables.entries(after: 0) where g <= serverHead.generation {
             let e = try LogEntry(encoded: bytes, at: g)
             guard g == (last?.generation ?? 0) + 1, e.generation == g, e.previous == previous else {
                 throw serverError("entry \(g) of the log does not link to the entry before it: entries were hidden, replaced or reordered")
             }
             previous = e.hash
+            beforeHeadTime = last?.time ?? 0
             last = e
             guard e.kind == .roster else { continue }
             guard e.previousRoster == previousRoster else {
@@ -156,7 +158,7 @@ package final class TeamAuthority: HeaderAuthority {
         if headEntry.kind == .roster {
             guard headEntry == lastRoster else { throw serverError("the head is a roster entry the roster chain does not end with") }
         } else {
-            try checkWriter(headEntry, roster: current, keyGeneration: keyGen)
+            try checkWriter(headEntry, roster: current, keyGeneration: keyGen, after: beforeHeadTime)
         }
         roster = current
         keyGeneration = keyGen
@@ -229,8 +231,10 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     /// Checks an items or heartbeat entry: signed by a valid member who may write, under the
-    /// key generation and roster in force.
-    private func checkWriter(_ e: LogEntry, roster: Roster, keyGeneration keyGen: UInt32) throws {
+    /// key generation and roster in force. The signer chooses the time it signs, so an
+    /// expiry is also checked against `previousTime`, the time of the entry before: once the
+    /// log shows the expiry passed, a backdated entry of the expired member is refused.
+    private func checkWriter(_ e: LogEntry, roster: Roster, keyGeneration keyGen: UInt32, after previousTime: UInt64) throws {
         try checkFormat(e)
         guard let signer = roster.member(e.signer) else {
             throw serverError("entry \(e.generation) is signed by someone who is not a member: a forged write")
@@ -241,7 +245,7 @@ package final class TeamAuthority: HeaderAuthority {
         guard signer.role.mayWrite else {
             throw serverError("entry \(e.generation) is signed by \(signer.name), a reader, who may not write: a reader (or the server with a reader's key) forged a write")
         }
-        guard signer.isValid(at: e.time) else {
+        guard signer.isValid(at: e.time), signer.isValid(at: previousTime) else {
             throw serverError("entry \(e.generation) is signed by \(signer.name) after its membership expired")
         }
         guard e.keyGeneration == keyGen, e.rosterDigest == roster.digest else {
@@ -323,14 +327,14 @@ package final class TeamAuthority: HeaderAuthority {
             // the scan below, against the last entry's set hash, so the entries after the
             // re-key are checked for their signer only.
             case .items:
-                try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                try checkWriter(e, roster: roster, keyGeneration: keyGeneration, after: lastTime)
                 guard rescan == nil else { break }
                 try apply(e.changes, at: g)
                 guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else {
                     throw tampered("entry \(g)'s set hash does not match its changes: the log was edited")
                 }
             case .heartbeat:
-                try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                try checkWriter(e, roster: roster, keyGeneration: keyGeneration, after: lastTime)
                 guard rescan == nil else { break }
                 guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else { throw tampered("heartbeat \(g) names another set of rows") }
             case .roster:
