@@ -40,6 +40,8 @@ package final class TeamAuthority: HeaderAuthority {
     /// The longest time (seconds) the newest signed entry may be old before reads fail as a
     /// freeze (`KC_TEAM_MAX_STALENESS`); 0: no limit.
     package var maxStaleness: UInt64 = 0
+    /// How many log entries a full verification reads at a time.
+    var logPageSize = 4_096
     private var lastCheckpoint = Deadline.now
 
     /// The write in progress: its changes, and the set and ledger as they will be.
@@ -122,31 +124,38 @@ package final class TeamAuthority: HeaderAuthority {
         var previous = keychainID
         var last: LogEntry?
         var beforeHeadTime: UInt64 = 0
-        for (g, bytes) in try tables.entries(after: 0) where g <= serverHead.generation {
-            let e = try LogEntry(encoded: bytes, at: g)
-            guard g == (last?.generation ?? 0) + 1, e.generation == g, e.previous == previous else {
-                throw serverError("entry \(g) of the log does not link to the entry before it: entries were hidden, replaced or reordered")
+        var after: UInt64 = 0
+        paging: while after < serverHead.generation {
+            let page = try tables.entries(after: after, limit: logPageSize)
+            guard let lastOfPage = page.last?.generation else { break }
+            for (g, bytes) in page {
+                guard g <= serverHead.generation else { break paging }
+                let e = try LogEntry(encoded: bytes, at: g)
+                guard g == (last?.generation ?? 0) + 1, e.generation == g, e.previous == previous else {
+                    throw serverError("entry \(g) of the log does not link to the entry before it: entries were hidden, replaced or reordered")
+                }
+                previous = e.hash
+                beforeHeadTime = last?.time ?? 0
+                last = e
+                guard e.kind == .roster else { continue }
+                guard e.previousRoster == previousRoster else {
+                    throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
+                }
+                try checkFormat(e)
+                guard let signer = current.member(e.signer), signer.role == .admin, signer.isValid(at: e.time),
+                      e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
+                    throw serverError("the roster entry at generation \(g) is not signed by an admin of the roster before it: the member list was forged")
+                }
+                guard let roster = e.roster, e.rosterDigest == roster.digest,
+                      e.keyGeneration == keyGen || e.keyGeneration == keyGen + 1, keyGen > 0 || e.keyGeneration == 1 else {
+                    throw serverError("the roster entry at generation \(g) is inconsistent")
+                }
+                current = roster
+                keyGen = e.keyGeneration
+                previousRoster = e.hash
+                lastRoster = e
             }
-            previous = e.hash
-            beforeHeadTime = last?.time ?? 0
-            last = e
-            guard e.kind == .roster else { continue }
-            guard e.previousRoster == previousRoster else {
-                throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
-            }
-            try checkFormat(e)
-            guard let signer = current.member(e.signer), signer.role == .admin, signer.isValid(at: e.time),
-                  e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
-                throw serverError("the roster entry at generation \(g) is not signed by an admin of the roster before it: the member list was forged")
-            }
-            guard let roster = e.roster, e.rosterDigest == roster.digest,
-                  e.keyGeneration == keyGen || e.keyGeneration == keyGen + 1, keyGen > 0 || e.keyGeneration == 1 else {
-                throw serverError("the roster entry at generation \(g) is inconsistent")
-            }
-            current = roster
-            keyGen = e.keyGeneration
-            previousRoster = e.hash
-            lastRoster = e
+            after = lastOfPage
         }
         guard let lastRoster, let rosterEntryCommitment = Optional(lastRoster.masterKeyCommitment) else {
             throw serverError("the log has no roster: entries were hidden")

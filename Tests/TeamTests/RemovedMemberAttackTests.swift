@@ -73,6 +73,20 @@ import TeamCore
         #expect(failure { try team.reopen(carol.keys, as: "carol") }?.status == errSecInvalidKeychain)
     }
 
+    /// A full verification reads the log a page at a time: every page boundary is still
+    /// one link of the chain, and an entry taken out in the middle is still found.
+    @Test func aFullVerificationPagesThroughTheWholeLog() throws {
+        let team = try TeamFixture()
+        _ = try team.addMember("bob")
+        for i in 0..<5 { try team.admin.keychain.add(genp([kSecAttrService: "s\(i)", kSecValueData: Data("\(i)".utf8)])) }
+        let a = team.admin.authority
+        a.logPageSize = 2
+        #expect(failure { try team.admin.keychain.withTeamKeys { keys, _ in try a.verifyAll(keys: keys) } } == nil)
+        #expect(a.itemCount == 5 && a.generation == 7)
+        _ = try team.server().execute("DELETE FROM kc_log WHERE keychain_id = $1 AND generation = 4", [.bytes(team.keychainID)])
+        #expect(failure { try team.admin.keychain.withTeamKeys { keys, _ in try a.verifyAll(keys: keys) } }?.status == errSecInvalidKeychain)
+    }
+
     /// The server makes a member's catch-up fail just after the re-key entry of bob's
     /// removal (a junk entry after it), then takes the junk back. The member's view must not
     /// keep half of the catch-up (the new roster and key generation, with the old master key
