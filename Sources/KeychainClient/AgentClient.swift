@@ -81,9 +81,10 @@ public struct AgentClient: Sendable {
     /// The only variables the agent inherits: never a password.
     public static let agentEnvironment = ["HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"]
 
-    /// The variables the team agent inherits: the file agent's, and where it keeps its
-    /// checkpoints (`$XDG_STATE_HOME/kc`). Never a password or a runner token.
-    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME"]
+    /// The variables the team agent inherits: the file agent's, where it keeps its
+    /// checkpoints (`$XDG_STATE_HOME/kc`) and the freeze limit it checks every head against
+    /// (`KC_TEAM_MAX_STALENESS`). Never a password or a runner token.
+    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME", "KC_TEAM_MAX_STALENESS"]
 
     /// Connects to the running agent, or nil when none runs.
     /// - Throws: errSecParam when the folder is unsafe or the agent is another user's.
