@@ -227,9 +227,11 @@ package final class PostgresConnection {
     package static func parse(_ dsn: String) throws -> [String: String] {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(dsn, &error) else {
-            let message = error.map { String(cString: $0) }?.trimmedLines ?? "out of memory"
+            // libpq quotes the token it stumbled on, which may be the password: never repeat it.
+            let message = error.map { String(cString: $0) }?.trimmedLines.withoutQuotedParts ?? "out of memory"
             if let error { PQfreemem(error) }
-            throw KeychainError(errSecParam, "the PostgreSQL connection string is malformed: \(message)")
+            throw KeychainError(errSecParam, "the PostgreSQL connection string is malformed: \(message)",
+                                hint: "check the DSN's quoting and percent-encoding (its text is not repeated here: it may hold a password)")
         }
         defer { PQconninfoFree(options) }
         var out: [String: String] = [:]
@@ -317,6 +319,20 @@ extension String {
     var trimmingSpaces: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         return String(String(drop(while: isSpace).reversed()).drop(while: isSpace).reversed())
+    }
+
+    /// Each double-quoted part ("…") replaced by `"…"`.
+    var withoutQuotedParts: String {
+        var out = "", quoted = false
+        for c in self {
+            if c == "\"" {
+                if !quoted { out += "\"…\"" }
+                quoted.toggle()
+            } else if !quoted {
+                out.append(c)
+            }
+        }
+        return out
     }
 
     /// Every occurrence of `needle` replaced by `replacement`.

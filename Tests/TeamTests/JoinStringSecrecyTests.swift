@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeychainCore
 import KCTestSupport
+@testable import TeamStore
 
 /// The join string is "not a secret: share it freely" (docs/team.md), so it must not carry
 /// the database password an admin put in the DSN given to `kc team create`.
@@ -20,5 +21,18 @@ import KCTestSupport
             let bob = try KCHome()
             try TeamCommandTests.run(bob, ["team", "join", join, "--member", "bob", "--kdf", "interactive"])
         }
+    }
+}
+
+/// libpq's parse errors quote the offending token, which may be the password (a runner's
+/// DSN in a CI log, say): kc's message about a malformed DSN must not repeat it.
+@Suite struct MalformedDSNMessageTests {
+    @Test(arguments: ["postgresql://kc:pa%zzss-51@127.0.0.1/kc", "host=127.0.0.1 pa%zzss-51",
+                      "postgresql://kc@127.0.0.1:pa%zzss-51/kc"])
+    func aMalformedDSNIsRefusedWithoutQuotingIt(_ dsn: String) throws {
+        let e = failure { try PostgresConnection.parse(dsn) }
+        #expect(e?.status == errSecParam)
+        #expect(e?.message.contains("pa%zzss") == false, "\(e?.message ?? "")")
+        #expect(e?.message.contains("malformed") == true)
     }
 }
