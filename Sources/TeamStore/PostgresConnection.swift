@@ -227,9 +227,11 @@ package final class PostgresConnection {
     package static func parse(_ dsn: String) throws -> [String: String] {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(dsn, &error) else {
-            let message = error.map { String(cString: $0) }?.trimmedLines ?? "out of memory"
+            // libpq quotes the token it stumbled on, which may be the password: never repeat it.
+            let message = error.map { String(cString: $0) }?.trimmedLines.withoutQuotedParts ?? "out of memory"
             if let error { PQfreemem(error) }
-            throw KeychainError(errSecParam, "the PostgreSQL connection string is malformed: \(message)")
+            throw KeychainError(errSecParam, "the PostgreSQL connection string is malformed: \(message)",
+                                hint: "check the DSN's quoting and percent-encoding (its text is not repeated here: it may hold a password)")
         }
         defer { PQconninfoFree(options) }
         var out: [String: String] = [:]
@@ -239,6 +241,17 @@ package final class PostgresConnection {
             p += 1
         }
         return out
+    }
+
+    /// `dsn` without its password, for what kc shows others (the join string): unchanged
+    /// when it has none, else the same options as a keyword/value string (values quoted).
+    /// - Throws: errSecParam for a malformed DSN.
+    package static func withoutPassword(_ dsn: String) throws -> String {
+        var options = try parse(dsn)
+        guard options.removeValue(forKey: "password") != nil else { return dsn }
+        return options.sorted { $0.key < $1.key }.map { key, value in
+            key + "='" + value.replacingAll("\\", with: "\\\\").replacingAll("'", with: "\\'") + "'"
+        }.joined(separator: " ")
     }
 
     /// libpq's defaults for what a DSN leaves out (`PQconndefaults`: the PG* variables).
@@ -306,6 +319,20 @@ extension String {
     var trimmingSpaces: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         return String(String(drop(while: isSpace).reversed()).drop(while: isSpace).reversed())
+    }
+
+    /// Each double-quoted part ("…") replaced by `"…"`.
+    var withoutQuotedParts: String {
+        var out = "", quoted = false
+        for c in self {
+            if c == "\"" {
+                if !quoted { out += "\"…\"" }
+                quoted.toggle()
+            } else if !quoted {
+                out.append(c)
+            }
+        }
+        return out
     }
 
     /// Every occurrence of `needle` replaced by `replacement`.

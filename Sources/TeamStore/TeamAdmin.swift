@@ -29,7 +29,8 @@ package enum TeamAdmin {
         let id = try createOnServer(name: name, dsn: dsn, memberName: memberName, member: member)
         try TeamFile.create(at: path, teamName: name, keychainID: id, dsn: dsn, memberID: member.memberID,
                             insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
-        return Created(join: JoinString(keychainID: id, dsn: dsn), fingerprint: member.fingerprint)
+        // The join string is shared freely: never with the database password in it.
+        return Created(join: JoinString(keychainID: id, dsn: try PostgresConnection.withoutPassword(dsn)), fingerprint: member.fingerprint)
     }
 
     /// Writes a new team keychain `name` to the server at `dsn` (its schema installed when

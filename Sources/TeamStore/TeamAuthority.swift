@@ -40,6 +40,8 @@ package final class TeamAuthority: HeaderAuthority {
     /// The longest time (seconds) the newest signed entry may be old before reads fail as a
     /// freeze (`KC_TEAM_MAX_STALENESS`); 0: no limit.
     package var maxStaleness: UInt64 = 0
+    /// How many log entries a full verification reads at a time.
+    var logPageSize = 4_096
     private var lastCheckpoint = Deadline.now
 
     /// The write in progress: its changes, and the set and ledger as they will be.
@@ -86,7 +88,8 @@ package final class TeamAuthority: HeaderAuthority {
     // MARK: - First open
 
     /// Checks the keychain from its genesis as a first open does: the genesis is the one the
-    /// id names, every roster entry is signed by an admin of the roster before it, the head
+    /// id names, the log is one hash chain from it to the head, every roster entry on that
+    /// chain is signed by an admin of the roster before it, the head
     /// entry is signed by a member allowed to write it, this member's master-key wrap is
     /// signed by an admin and matches the committed key, every row hashes into the head's set
     /// hash, and nothing went back since this member's checkpoint.
@@ -108,45 +111,63 @@ package final class TeamAuthority: HeaderAuthority {
         guard serverHead.schemaVersion <= TeamFormat.version, serverHead.minWriterVersion <= TeamFormat.version else {
             throw KeychainError(errSecWrongSecVersion, "\(label) was written by a newer kc (format \(serverHead.schemaVersion))", hint: "upgrade kc")
         }
-        // The chain of rosters, from the genesis's root admin.
+        // The whole log from the genesis to the head, as one hash chain, and along it the
+        // chain of rosters from the genesis's root admin. An entry's kind is what its signed
+        // bytes say, never the `kind` column: a roster entry (a removal) relabelled, or
+        // deleted, would otherwise drop out of the roster chain while the entries after it
+        // still led to the head (and a removed member could sign the head under the roster
+        // before its removal).
         var current = try Roster([genesis.root])
         var previousRoster = keychainID
         var keyGen: UInt32 = 0
         var lastRoster: LogEntry?
-        for (g, bytes) in try tables.entries(after: 0, kind: 1) where g <= serverHead.generation {
-            let e = try LogEntry(encoded: bytes, at: g)
-            guard e.kind == .roster, e.generation == g, e.previousRoster == previousRoster else {
-                throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
+        var previous = keychainID
+        var last: LogEntry?
+        var beforeHeadTime: UInt64 = 0
+        var after: UInt64 = 0
+        paging: while after < serverHead.generation {
+            let page = try tables.entries(after: after, limit: logPageSize)
+            guard let lastOfPage = page.last?.generation else { break }
+            for (g, bytes) in page {
+                guard g <= serverHead.generation else { break paging }
+                let e = try LogEntry(encoded: bytes, at: g)
+                guard g == (last?.generation ?? 0) + 1, e.generation == g, e.previous == previous else {
+                    throw serverError("entry \(g) of the log does not link to the entry before it: entries were hidden, replaced or reordered")
+                }
+                previous = e.hash
+                beforeHeadTime = last?.time ?? 0
+                last = e
+                guard e.kind == .roster else { continue }
+                guard e.previousRoster == previousRoster else {
+                    throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
+                }
+                try checkFormat(e)
+                guard let signer = current.member(e.signer), signer.role == .admin, signer.isValid(at: e.time),
+                      e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
+                    throw serverError("the roster entry at generation \(g) is not signed by an admin of the roster before it: the member list was forged")
+                }
+                guard let roster = e.roster, e.rosterDigest == roster.digest,
+                      e.keyGeneration == keyGen || e.keyGeneration == keyGen + 1, keyGen > 0 || e.keyGeneration == 1 else {
+                    throw serverError("the roster entry at generation \(g) is inconsistent")
+                }
+                current = roster
+                keyGen = e.keyGeneration
+                previousRoster = e.hash
+                lastRoster = e
             }
-            try checkFormat(e)
-            guard let signer = current.member(e.signer), signer.role == .admin, signer.isValid(at: e.time),
-                  e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
-                throw serverError("the roster entry at generation \(g) is not signed by an admin of the roster before it: the member list was forged")
-            }
-            guard let roster = e.roster, e.rosterDigest == roster.digest,
-                  e.keyGeneration == keyGen || e.keyGeneration == keyGen + 1, keyGen > 0 || e.keyGeneration == 1 else {
-                throw serverError("the roster entry at generation \(g) is inconsistent")
-            }
-            current = roster
-            keyGen = e.keyGeneration
-            previousRoster = e.hash
-            lastRoster = e
+            after = lastOfPage
         }
         guard let lastRoster, let rosterEntryCommitment = Optional(lastRoster.masterKeyCommitment) else {
             throw serverError("the log has no roster: entries were hidden")
         }
         // The head entry, signed by someone allowed to write it under the last roster.
-        guard let headBytes = try tables.entry(at: serverHead.generation) else {
-            throw serverError("the head entry (generation \(serverHead.generation)) is missing from the log")
-        }
-        let headEntry = try LogEntry(encoded: headBytes, at: serverHead.generation)
-        guard headEntry.hash == serverHead.head, headEntry.generation == serverHead.generation else {
-            throw serverError("the head does not name the last entry of the log")
+        guard let headEntry = last, headEntry.generation == serverHead.generation, headEntry.hash == serverHead.head else {
+            throw serverError("the head does not name the last entry of the log (generation \(serverHead.generation)): entries were hidden")
         }
         if headEntry.kind == .roster {
             guard headEntry == lastRoster else { throw serverError("the head is a roster entry the roster chain does not end with") }
         } else {
-            try checkWriter(headEntry, roster: current, keyGeneration: keyGen)
+            try checkWriter(headEntry, roster: current, keyGeneration: keyGen, after: beforeHeadTime)
         }
         roster = current
         keyGeneration = keyGen
@@ -219,8 +240,10 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     /// Checks an items or heartbeat entry: signed by a valid member who may write, under the
-    /// key generation and roster in force.
-    private func checkWriter(_ e: LogEntry, roster: Roster, keyGeneration keyGen: UInt32) throws {
+    /// key generation and roster in force. The signer chooses the time it signs, so an
+    /// expiry is also checked against `previousTime`, the time of the entry before: once the
+    /// log shows the expiry passed, a backdated entry of the expired member is refused.
+    private func checkWriter(_ e: LogEntry, roster: Roster, keyGeneration keyGen: UInt32, after previousTime: UInt64) throws {
         try checkFormat(e)
         guard let signer = roster.member(e.signer) else {
             throw serverError("entry \(e.generation) is signed by someone who is not a member: a forged write")
@@ -231,7 +254,7 @@ package final class TeamAuthority: HeaderAuthority {
         guard signer.role.mayWrite else {
             throw serverError("entry \(e.generation) is signed by \(signer.name), a reader, who may not write: a reader (or the server with a reader's key) forged a write")
         }
-        guard signer.isValid(at: e.time) else {
+        guard signer.isValid(at: e.time), signer.isValid(at: previousTime) else {
             throw serverError("entry \(e.generation) is signed by \(signer.name) after its membership expired")
         }
         guard e.keyGeneration == keyGen, e.rosterDigest == roster.digest else {
@@ -268,9 +291,24 @@ package final class TeamAuthority: HeaderAuthority {
 
     // MARK: - Catching up
 
-    /// Brings the view up to the server's head: checks and applies each entry since.
+    /// Brings the view up to the server's head: checks and applies each entry since. All or
+    /// nothing: when an entry fails, the view stays as it was before the call. A view left
+    /// halfway (a re-key entry applied, its rows not yet scanned and its keys not yet handed
+    /// back) would accept the old rows and keep this member sealing under the master key a
+    /// removed member still holds.
     /// - Returns: `keys`, or the new keys after a re-key.
     func catchUp(_ keys: KeyHierarchy) throws -> KeyHierarchy {
+        let saved = (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, ledger, lastTime)
+        do {
+            return try catchUpEntries(keys)
+        } catch {
+            (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, ledger, lastTime) = saved
+            throw error
+        }
+    }
+
+    /// `catchUp`'s work, which may leave the view halfway when it throws.
+    private func catchUpEntries(_ keys: KeyHierarchy) throws -> KeyHierarchy {
         guard let serverHead = try tables.head() else {
             throw serverError("the team keychain is gone from the server")
         }
@@ -287,20 +325,26 @@ package final class TeamAuthority: HeaderAuthority {
         }
         var current = keys
         var rescan: LogEntry?
+        var last: LogEntry?
         for (g, bytes) in entries {
             let e = try LogEntry(encoded: bytes, at: g)
             guard e.generation == generation + 1, g == e.generation, e.previous == head else {
                 throw serverError("entry \(g) does not link to the entry before it: entries were replaced, replayed or reordered")
             }
             switch e.kind {
+            // After a re-key every row changed without a change list: the ledger is rebuilt by
+            // the scan below, against the last entry's set hash, so the entries after the
+            // re-key are checked for their signer only.
             case .items:
-                try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                try checkWriter(e, roster: roster, keyGeneration: keyGeneration, after: lastTime)
+                guard rescan == nil else { break }
                 try apply(e.changes, at: g)
                 guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else {
                     throw tampered("entry \(g)'s set hash does not match its changes: the log was edited")
                 }
             case .heartbeat:
-                try checkWriter(e, roster: roster, keyGeneration: keyGeneration)
+                try checkWriter(e, roster: roster, keyGeneration: keyGeneration, after: lastTime)
+                guard rescan == nil else { break }
                 guard set.digest == e.setDigest, UInt64(ledger.count) == e.count else { throw tampered("heartbeat \(g) names another set of rows") }
             case .roster:
                 try checkFormat(e)
@@ -328,7 +372,7 @@ package final class TeamAuthority: HeaderAuthority {
                     rescan = e
                 } else {
                     guard e.keyGeneration == keyGeneration, e.masterKeyCommitment == commitment,
-                          set.digest == e.setDigest, UInt64(ledger.count) == e.count else {
+                          rescan != nil || (set.digest == e.setDigest && UInt64(ledger.count) == e.count) else {
                         throw serverError("roster entry \(g) changes the keys or rows without a re-key")
                     }
                     guard me != nil else {
@@ -339,10 +383,11 @@ package final class TeamAuthority: HeaderAuthority {
             generation = g
             head = e.hash
             lastTime = e.time
+            last = e
         }
         guard head == serverHead.head else { throw serverError("the head does not name the last entry of the log") }
-        if let rescan {
-            try scanRows(keys: current, expectedDigest: rescan.setDigest, expectedCount: rescan.count, at: rescan.generation)
+        if rescan != nil, let last {
+            try scanRows(keys: current, expectedDigest: last.setDigest, expectedCount: last.count, at: last.generation)
         }
         saveCheckpoint()
         return current

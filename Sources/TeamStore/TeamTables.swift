@@ -113,7 +113,20 @@ package final class TeamTables {
             r = try connection.executePrepared("kc_team_entries", "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation",
                                                [id, try Self.int64(generation)])
         }
-        return try (0..<r.rowCount).map { i in
+        return try decodeEntries(r)
+    }
+
+    /// At most `limit` log entries after `generation`, oldest first: a first open pages
+    /// through the whole log with these, holding one page at a time.
+    package func entries(after generation: UInt64, limit: Int) throws -> [(generation: UInt64, entry: [UInt8])] {
+        try decodeEntries(connection.executePrepared("kc_team_entries_page",
+            "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
+            [id, try Self.int64(generation), .int64(Int64(max(limit, 1)))]))
+    }
+
+    /// The (generation, entry) rows of a log query. - Throws: errSecIO for a malformed one.
+    private func decodeEntries(_ r: PGResult) throws -> [(generation: UInt64, entry: [UInt8])] {
+        try (0..<r.rowCount).map { i in
             guard let g = r.int64(i, 0).flatMap({ UInt64(exactly: $0) }), let e = r.bytes(i, 1) else { throw malformed("log entry") }
             return (g, e)
         }

@@ -38,7 +38,7 @@ package struct LogEntry: Equatable, Sendable {
     /// Whether every row was re-sealed (a roster entry that removed a member).
     package var rekeyed: Bool
     /// The hash of the previous roster entry (roster entries; the keychain id for the first):
-    /// a first open checks the chain of rosters without fetching every entry.
+    /// the chain of rosters, checked along the walk of the whole log a first open does.
     package var previousRoster: [UInt8]
     /// The set hash digest (`LtHash.digest`) and item count after this entry.
     package var setDigest: [UInt8]

@@ -17,9 +17,14 @@ struct AddRunner: ParsableCommand {
         the job: kc unlock --team-token-file FILE (or KC_TEAM_TOKEN), then any
         command with -k team:NAME. The token holds the runner's key: whoever
         has it reads the team keychain until the runner is removed or expires.
+        It also holds the DSN the runner connects with: give the runner its own
+        (SELECT-only) role with --dsn; without, the team's DSN goes in without
+        its password.
 
         Examples:
           kc team add-runner ci-prod -k team:infra --role reader --expires 90d
+          kc team add-runner ci-prod -k team:infra \\
+            --dsn 'postgresql://ci_prod:PW@db.internal/kc?sslmode=verify-full'
         """
     )
 
@@ -31,6 +36,8 @@ struct AddRunner: ParsableCommand {
     var expires: String?
     @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
     var keychain: String
+    @Option(help: ArgumentHelp("The runner's own PostgreSQL connection string (default: this device's, without its password).", valueName: "DSN"))
+    var dsn: String?
     @OptionGroup var password: TeamPassword
 
     func run() throws {
@@ -40,7 +47,10 @@ struct AddRunner: ParsableCommand {
         let name = try teamName(keychain)
         let opened = try openTeam(name, password)
         let file = try TeamFile.read(at: TeamFile.path(name: name))
-        let token = try TeamAdmin.addRunner(opened, teamName: name, memberName: member, role: role, expires: until, dsn: file.dsn)
+        // Never this device's database password: a leaked token would carry its role.
+        let runnerDSN = try dsn ?? PostgresConnection.withoutPassword(file.dsn)
+        try PostgresConnection.checkTransport(dsn: runnerDSN, insecureAllowed: false)
+        let token = try TeamAdmin.addRunner(opened, teamName: name, memberName: member, role: role, expires: until, dsn: runnerDSN)
         var text: [UInt8] = token.withUnsafeBytes { Array($0) } + [0x0a]
         defer { Sodium.wipe(&text) }
         _ = text.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
