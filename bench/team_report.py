@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Prints bench/team.sh's results as one Markdown table (bench/report.py's columns), with
+issue 20's targets and whether each is met."""
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+results = sys.argv[1]
+
+
+def load(name):
+    return json.load(open(os.path.join(results, name)))
+
+
+def ms(v):
+    return f"{v:.2f} ms" if v < 100 else f"{v:.0f} ms"
+
+
+def mark(met):
+    return "" if met is None else ("met" if met else "**missed**")
+
+
+rows = []  # (measure, value, p95 or other, ratio, target, met)
+pop = load("team-populate.json")
+n = int(pop["team_populate_items"])
+rows.append((f"team: populate {n:,} items, one signed write (Keychain.addAll)", f"{pop['team_populate_items_per_s']:,.0f} items/s", "", "", "", None))
+
+l = load("team-load.json")
+readers, secs = int(l["readers"]), l["seconds"]
+rows.append((f"team: read through the team agent, {readers} reader threads + {int(l['writers'])} writers, {secs:.0f} s, {n:,} items: p50",
+             ms(l["read_p50_ms"]), f"p99 {ms(l['read_p99_ms'])}", "", "p50 ≤ 5 ms", l["read_p50_ms"] <= 5))
+rows.append(("team: the same reads: p99", ms(l["read_p99_ms"]), f"max {ms(l['read_max_ms'])}", "", "p99 ≤ 15 ms", l["read_p99_ms"] <= 15))
+rows.append((f"team: the same reads: answered, errors ({l['reads_per_s']:,.0f} reads/s; writers: {l['writes_per_s']:,.1f} writes/s, {int(l['write_errors'])} failed)",
+             f"{int(l['read_count']):,}", f"{int(l['read_errors'])} errors", "", "no errors", l["read_errors"] == 0 and l["write_errors"] == 0))
+
+finds = {}
+for r in load("team-find.json")["results"]:
+    t = sorted(r["times"])
+    finds[r["command"]] = (statistics.median(t) * 1000, t[min(len(t) - 1, int(len(t) * 0.95))] * 1000)
+names = list(finds)
+team_find, file_find = finds[names[0]], finds[names[1]]
+rows.append((names[1], ms(file_find[0]), ms(file_find[1]), "", "", None))
+rows.append((names[0], ms(team_find[0]), ms(team_find[1]), f"{team_find[0] / file_find[0]:.2f}× file", "", None))
+
+w = load("team-writes.json")
+rows.append((f"team: adds from {int(w['writers'])} writers (8 members, a connection each), {w['seconds']:.0f} s",
+             f"{w['adds_per_s']:,.0f} adds/s", f"p50 {ms(w['add_p50_ms'])}, p99 {ms(w['add_p99_ms'])}", "",
+             "≥ 1,000 writes/s, no errors", w["adds_per_s"] >= 1000 and w["add_errors"] == 0))
+
+rk, rr = load("team-rekey.json"), load("team-rekey-reader.json")
+rows.append((f"team: remove a member (re-key), {rk['items']:,} items, `kc team remove` whole command", f"{rk['rekey_s']:.2f} s", "", "", "≤ 10 s", rk["rekey_s"] <= 10))
+rows.append((f"team: a reader through the team agent during the re-key ({int(rr['read_count']):,} reads): max latency",
+             ms(rr["read_max_ms"]), f"p99 {ms(rr['read_p99_ms'])}, {int(rr['read_errors'])} errors", "", "answered throughout (no errors)", rr["read_errors"] == 0))
+
+u = load("team-unlock.json")["results"][0]
+t = sorted(u["times"])
+med = statistics.median(t)
+rows.append((f"kc unlock --team-token-file, fresh HOME each run (team agent start, full verify scan), {n:,} items",
+             f"{med:.2f} s", f"max {t[-1]:.2f} s", "", "≤ 1 s", med <= 1))
+
+print("| measure | median | p95 | × | target | |")
+print("|---|---:|---:|---:|---|---|")
+for r in rows:
+    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {mark(r[5])} |")
+
+cpu = next((x.split(":", 1)[1].strip() for x in open("/proc/cpuinfo") if x.startswith("model name")), "?")
+cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+pg = open(os.path.join(results, "postgres-version.txt")).read().strip()
+print(f"\n{datetime.date.today().isoformat()}, {cores} cores, {cpu}; {pg} on 127.0.0.1 (fsync off); "
+      f"release build (static Swift runtime, libpq shared, as the Makefile builds kc-team).")
