@@ -33,7 +33,7 @@ for p in kc kc-team kc-team-bench kc-bench; do swift build "${FLAGS[@]}" --produ
 BIN="$(swift build "${FLAGS[@]}" --show-bin-path)"
 KC=$BIN/kc TB=$BIN/kc-team-bench KCB=$BIN/kc-bench
 
-if [ -n "${BENCH_QUICK:-}" ]; then N=10000; LOAD_S=10; WRITE_S=5; RUNS=50; UNLOCK_RUNS=5; else N=100000; LOAD_S=60; WRITE_S=10; RUNS=200; UNLOCK_RUNS=10; fi
+if [ -n "${BENCH_QUICK:-}" ]; then N=10000; LOAD_S=10; WRITE_S=5; RUNS=50; UNLOCK_RUNS=5; else N=100000; LOAD_S=60; WRITE_S=10; RUNS=100; UNLOCK_RUNS=10; fi
 READERS=${TEAM_READERS:-50}
 
 work=$(mktemp -d)
@@ -64,6 +64,7 @@ trap cleanup EXIT
 "$pg_bin/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE kc" >/dev/null
 DSN="postgresql://postgres@127.0.0.1:$port/kc"
 "$pg_bin/postgres" --version > "$results/postgres-version.txt"
+cat /proc/loadavg > "$results/loadavg-start.txt"
 
 # The admin creates team:bench and adds the runners: a writer to populate, two writers for
 # the load, eight for the write rate, a reader for the readers' agent, one to remove, and
@@ -95,6 +96,13 @@ mid=$((N / 2))
 # 1. Reads through the team agent under load.
 echo "bench: $READERS readers and 2 writers for $LOAD_S s" >&2
 reader "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" "$tokens/load-writer-1" "$tokens/load-writer-2" > "$results/team-load.json"
+# Where that time goes: one reader alone (the round trip), the readers without writers (the
+# agent answers one request at a time), and the two writers at 10 writes/s each.
+echo "bench: the same reads: 1 reader; $READERS without writers; with 2 writers at 10/s each" >&2
+reader "$TB" load bench "$LOAD_S" 1 "$N" "$work/checkpoints" > "$results/team-load-1.json"
+reader "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" > "$results/team-load-nowriters.json"
+reader env KC_TEAM_BENCH_WRITE_PAUSE_MS=100 "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" \
+  "$tokens/load-writer-1" "$tokens/load-writer-2" > "$results/team-load-slow.json"
 
 # The real command, one client: team keychain against file keychain, same kc, same items.
 echo "bench: kc find -w, team and file" >&2
@@ -102,9 +110,28 @@ reader hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/team-find
   -n "kc find -w -k team:bench (team agent), $N items" "$KC find -k team:bench -s svc-$mid -a acct-$mid -w" \
   -n "kc find -w, file keychain (agent), $N items, the same kc" "$KC find -k $work/file.keychain-db -s svc-$mid -a acct-$mid -w" >/dev/null
 
+# Optional: the same file-keychain find with another kc (TEAM_BASELINE_KC, e.g. main's
+# release build), each kc with its own agent, alternating: is kc find -w's start-up unchanged?
+if [ -n "${TEAM_BASELINE_KC:-}" ]; then
+  echo "bench: kc find -w on a file keychain, this kc and $TEAM_BASELINE_KC" >&2
+  in_home home-baseline env KC_PASSWORD=bench "$TEAM_BASELINE_KC" unlock -k "$work/file.keychain-db"
+  for round in 1 2; do
+    if [ "$round" = 1 ]; then first=reader second=baseline; else first=baseline second=reader; fi
+    args=()
+    for who in $first $second; do
+      if [ "$who" = reader ]; then k=$KC; label="this branch"; else k=$TEAM_BASELINE_KC; label="baseline ($TEAM_BASELINE_KC)"; fi
+      args+=(-n "kc find -w, file keychain (agent), $N items, $label"
+             "env HOME=$work/home-$who KC_AGENT_DIR=$work/home-$who/agent $k find -k $work/file.keychain-db -s svc-$mid -a acct-$mid -w")
+    done
+    hyperfine -N --runs "$((RUNS / 2))" --warmup 20 --export-json "$results/team-baseline-$round.json" "${args[@]}" >/dev/null
+  done
+fi
+
 # 2. Eight writers, each its own member and connection.
 echo "bench: 8 writers for $WRITE_S s" >&2
 "$TB" writes "$WRITE_S" "$work/checkpoints" "$tokens"/rate-writer-* > "$results/team-writes.json"
+# One writer alone: the cost of one write, without lost races.
+"$TB" writes "$WRITE_S" "$work/checkpoints" "$tokens"/rate-writer-1 > "$results/team-writes-1.json"
 
 # 3. Removing a member (re-key of every item) while a reader asks the team agent.
 echo "bench: removing a member (re-key)" >&2
@@ -113,7 +140,7 @@ reader "$TB" readers bench "$N" "$work/stop" > "$results/team-rekey-reader.json"
 reader_pid=$!
 sleep 2
 t0=$(date +%s.%N)
-admin team remove removed -k team:bench >/dev/null
+in_home home-admin env KC_PASSWORD=bench /usr/bin/time -f '{"rekey_user_s": %U, "rekey_sys_s": %S, "rekey_wall_s": %e}' -o "$results/team-rekey-cpu.json" "$KC" team remove removed -k team:bench >/dev/null
 t1=$(date +%s.%N)
 sleep 2
 touch "$work/stop"
@@ -132,4 +159,5 @@ hyperfine -N --runs "$UNLOCK_RUNS" --prepare "bash $work/fresh-runner.sh" --expo
   "env HOME=$work/home-ephemeral XDG_DATA_HOME=$work/home-ephemeral/data XDG_STATE_HOME=$work/home-ephemeral/state KC_AGENT_DIR=$work/home-ephemeral/agent $KC unlock --team-token-file $tokens/ephemeral" >/dev/null
 bash "$work/fresh-runner.sh"
 
+cat /proc/loadavg > "$results/loadavg.txt"
 python3 bench/team_report.py "$results"

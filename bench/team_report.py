@@ -36,6 +36,15 @@ rows.append(("team: the same reads: p99", ms(l["read_p99_ms"]), f"max {ms(l['rea
 rows.append((f"team: the same reads: answered, errors ({l['reads_per_s']:,.0f} reads/s; writers: {l['writes_per_s']:,.1f} writes/s, {int(l['write_errors'])} failed)",
              f"{int(l['read_count']):,}", f"{int(l['read_errors'])} errors", "", "no errors", l["read_errors"] == 0 and l["write_errors"] == 0))
 
+for name, what in (("team-load-1.json", "1 reader thread, no writer (one round trip)"),
+                   ("team-load-nowriters.json", f"{readers} reader threads, no writer"),
+                   ("team-load-slow.json", f"{readers} reader threads + 2 writers at 10 writes/s each")):
+    path = os.path.join(results, name)
+    if os.path.exists(path):
+        x = load(name)
+        rows.append((f"team: read through the team agent, {what}: p50 ({x['reads_per_s']:,.0f} reads/s, {int(x['read_errors'])} errors)",
+                     ms(x["read_p50_ms"]), f"p99 {ms(x['read_p99_ms'])}", "", "", None))
+
 finds = {}
 for r in load("team-find.json")["results"]:
     t = sorted(r["times"])
@@ -45,13 +54,38 @@ team_find, file_find = finds[names[0]], finds[names[1]]
 rows.append((names[1], ms(file_find[0]), ms(file_find[1]), "", "", None))
 rows.append((names[0], ms(team_find[0]), ms(team_find[1]), f"{team_find[0] / file_find[0]:.2f}× file", "", None))
 
+pooled = {}
+for round in (1, 2):
+    path = os.path.join(results, f"team-baseline-{round}.json")
+    if os.path.exists(path):
+        for r in load(os.path.basename(path))["results"]:
+            pooled.setdefault(r["command"], []).extend(r["times"])
+if pooled:
+    ours = next(k for k in pooled if "this branch" in k)
+    base = next(k for k in pooled if "baseline" in k)
+    med = {k: statistics.median(v) * 1000 for k, v in pooled.items()}
+    p95 = {k: sorted(v)[min(len(v) - 1, int(len(v) * 0.95))] * 1000 for k, v in pooled.items()}
+    rows.append((base, ms(med[base]), ms(p95[base]), "", "", None))
+    rows.append((ours, ms(med[ours]), ms(p95[ours]), f"{med[ours] / med[base]:.2f}× baseline", "unchanged within noise", None))
+
 w = load("team-writes.json")
 rows.append((f"team: adds from {int(w['writers'])} writers (8 members, a connection each), {w['seconds']:.0f} s",
              f"{w['adds_per_s']:,.0f} adds/s", f"p50 {ms(w['add_p50_ms'])}, p99 {ms(w['add_p99_ms'])}", "",
              "≥ 1,000 writes/s, no errors", w["adds_per_s"] >= 1000 and w["add_errors"] == 0))
 
+one_path = os.path.join(results, "team-writes-1.json")
+if os.path.exists(one_path):
+    w1 = load("team-writes-1.json")
+    rows.append((f"team: adds from 1 writer alone (no lost race), {w1['seconds']:.0f} s", f"{w1['adds_per_s']:,.0f} adds/s",
+                 f"p50 {ms(w1['add_p50_ms'])}, p99 {ms(w1['add_p99_ms'])}", "", "", None))
+
 rk, rr = load("team-rekey.json"), load("team-rekey-reader.json")
 rows.append((f"team: remove a member (re-key), {rk['items']:,} items, `kc team remove` whole command", f"{rk['rekey_s']:.2f} s", "", "", "≤ 10 s", rk["rekey_s"] <= 10))
+cpu_path = os.path.join(results, "team-rekey-cpu.json")
+if os.path.exists(cpu_path):
+    c = load("team-rekey-cpu.json")
+    rows.append(("team: the re-key's CPU time in kc-team (user + system)", f"{c['rekey_user_s'] + c['rekey_sys_s']:.2f} s",
+                 f"of {c['rekey_wall_s']:.2f} s wall", "", "", None))
 rows.append((f"team: a reader through the team agent during the re-key ({int(rr['read_count']):,} reads): max latency",
              ms(rr["read_max_ms"]), f"p99 {ms(rr['read_p99_ms'])}, {int(rr['read_errors'])} errors", "", "answered throughout (no errors)", rr["read_errors"] == 0))
 
@@ -69,5 +103,7 @@ for r in rows:
 cpu = next((x.split(":", 1)[1].strip() for x in open("/proc/cpuinfo") if x.startswith("model name")), "?")
 cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 pg = open(os.path.join(results, "postgres-version.txt")).read().strip()
+loads = [open(os.path.join(results, f)).read().split()[:3] for f in ("loadavg-start.txt", "loadavg.txt") if os.path.exists(os.path.join(results, f))]
+print(f"\nLoad average (1, 5, 15 min) at the start and the end: {' / '.join(', '.join(x) for x in loads)}.")
 print(f"\n{datetime.date.today().isoformat()}, {cores} cores, {cpu}; {pg} on 127.0.0.1 (fsync off); "
       f"release build (static Swift runtime, libpq shared, as the Makefile builds kc-team).")

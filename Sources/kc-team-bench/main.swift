@@ -12,7 +12,8 @@
 //       READERS threads ask the team agent for the secret of a random item of team:NAME
 //       (one KeychainSession request each, svc-I/acct-I with I < COUNT) for SECONDS, while
 //       one thread per TOKEN (another member, writer) adds a new item and updates it
-//       again, over and over. Prints the reads' latencies (p50, p99, max), reads and
+//       again, over and over (with KC_TEAM_BENCH_WRITE_PAUSE_MS=M, pausing M ms before
+//       each add and update pair). Prints the reads' latencies (p50, p99, max), reads and
 //       errors, and the writes done and failed.
 //   kc-team-bench writes SECONDS CHECKPOINTS TOKEN…
 //       one thread per TOKEN (a writer member, its own connection) adds new items for
@@ -178,7 +179,9 @@ func warn(_ message: String) {
 /// Adds items `prefix-N` (and, when `update`, updates each once more) until `flag` stops.
 func writeLoop(_ keychain: Keychain, prefix: String, update: Bool, record: Record, flag: Flag) {
     var n = 0
+    let pause = getenv("KC_TEAM_BENCH_WRITE_PAUSE_MS").flatMap { Double(String(cString: $0)) } ?? 0
     while flag.running {
+        if pause > 0 { usleep(UInt32(pause * 1000)) }
         n += 1
         let service = "\(prefix)-\(n)"
         let start = now()
@@ -232,7 +235,7 @@ do {
         for (i, keychain) in writers.enumerated() {
             let record = writeRecords[i]
             nonisolated(unsafe) let writer = keychain
-            threads.append(spawnThread { writeLoop(writer, prefix: "load-w\(i)", update: true, record: record, flag: flag) })
+            threads.append(spawnThread { writeLoop(writer, prefix: "load-\(getpid())-w\(i)", update: true, record: record, flag: flag) })
         }
         usleep(UInt32(seconds * 1_000_000))
         flag.stop()
@@ -257,7 +260,7 @@ do {
         for (i, keychain) in writers.enumerated() {
             let record = records[i]
             nonisolated(unsafe) let writer = keychain
-            threads.append(spawnThread { writeLoop(writer, prefix: "rate-w\(i)", update: false, record: record, flag: flag) })
+            threads.append(spawnThread { writeLoop(writer, prefix: "rate-\(getpid())-w\(i)", update: false, record: record, flag: flag) })
         }
         usleep(UInt32(seconds * 1_000_000))
         flag.stop()
