@@ -101,6 +101,10 @@ reader "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" "$tokens/l
 echo "bench: the same reads: 1 reader; $READERS without writers; with 2 writers at 10/s each" >&2
 reader "$TB" load bench "$LOAD_S" 1 "$N" "$work/checkpoints" > "$results/team-load-1.json"
 reader "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" > "$results/team-load-nowriters.json"
+# 50 readers that each pause 100 ms between reads (at most 500 reads/s offered, about what
+# 50 `kc find -w` processes could ask of 2 cores), with the two writers at full speed.
+reader env KC_TEAM_BENCH_READ_PAUSE_MS=100 "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" \
+  "$tokens/load-writer-1" "$tokens/load-writer-2" > "$results/team-load-paced.json"
 reader env KC_TEAM_BENCH_WRITE_PAUSE_MS=100 "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" \
   "$tokens/load-writer-1" "$tokens/load-writer-2" > "$results/team-load-slow.json"
 
@@ -150,6 +154,7 @@ python3 -c "import json,sys; print(json.dumps({'rekey_s': float(sys.argv[2]) - f
 # 4. The first unlock of an ephemeral runner: a fresh HOME each run (no checkpoint, so the
 # whole keychain is checked against the signed set hash), its team agent stopped after.
 echo "bench: first unlock of an ephemeral runner" >&2
+admin team verify -k team:bench | grep -o '[0-9]* items' | head -n1 | tr -cd 0-9 > "$results/team-unlock-items.txt"
 cat > "$work/fresh-runner.sh" <<EOF
 HOME=$work/home-ephemeral KC_AGENT_DIR=$work/home-ephemeral/agent "$KC" agent --stop >/dev/null 2>&1
 rm -rf "$work/home-ephemeral"; mkdir -p "$work/home-ephemeral"

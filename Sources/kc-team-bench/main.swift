@@ -14,7 +14,8 @@
 //       one thread per TOKEN (another member, writer) adds a new item and updates it
 //       again, over and over (with KC_TEAM_BENCH_WRITE_PAUSE_MS=M, pausing M ms before
 //       each add and update pair). Prints the reads' latencies (p50, p99, max), reads and
-//       errors, and the writes done and failed.
+//       errors, and the writes done and failed. With KC_TEAM_BENCH_READ_PAUSE_MS=M each
+//       reader pauses M ms before each read (a reader that does other work between reads).
 //   kc-team-bench writes SECONDS CHECKPOINTS TOKEN…
 //       one thread per TOKEN (a writer member, its own connection) adds new items for
 //       SECONDS; prints the total adds per second and the failures.
@@ -134,7 +135,9 @@ func teamSession(_ name: String) throws -> KeychainSession {
 /// Reads random items through `session` while `running()` is true, into `record`.
 func readLoop(_ session: KeychainSession, count: Int, seed: UInt64, record: Record, running: () -> Bool) {
     var rng = seed | 1
+    let pause = getenv("KC_TEAM_BENCH_READ_PAUSE_MS").flatMap { Double(String(cString: $0)) } ?? 0
     while running() {
+        if pause > 0 { usleep(UInt32(pause * 1000)) }
         rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
         let i = Int(rng % UInt64(count))
         let start = now()
