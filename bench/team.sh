@@ -52,7 +52,10 @@ mkdir -p "$pg"
 runas=()
 if [ "$(id -u)" = 0 ]; then chown postgres: "$pg"; runas=(/usr/sbin/runuser -u postgres --); fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+reader_pid=
 cleanup() {
+  # The re-key's reader, if the script stopped before it did.
+  [ -z "$reader_pid" ] || kill "$reader_pid" 2>/dev/null || true
   stop_agents
   "${runas[@]}" "$pg_bin/pg_ctl" -D "$pg/data" -w -t 30 -m fast stop >/dev/null 2>&1 || true
   rm -rf "$work"
