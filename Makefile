@@ -102,8 +102,8 @@ uninstall:
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
 
-## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, and the Secret Service
-## against gnome-keyring (bench/bench.sh)
+## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
+## against gnome-keyring, and team keychains on a throwaway PostgreSQL (bench/bench.sh, bench/team.sh)
 bench: deps
 	bash bench/bench.sh
 

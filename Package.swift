@@ -142,6 +142,12 @@ let package = Package(
             name: "kc-bench",
             dependencies: ["KeychainCore"]
         ),
+        // The team keychain half of `make bench` (bench/team.sh): readers through the team
+        // agent, writers as other members with their own connections; not installed.
+        .executableTarget(
+            name: "kc-team-bench",
+            dependencies: ["KeychainCore", "KeychainClient", "TeamCore", "TeamStore"]
+        ),
         // The decoders of untrusted bytes as fuzz targets (`make fuzz`, FuzzTests); reaches
         // them through `package` access, so nothing of it is in the production library.
         .target(

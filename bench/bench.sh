@@ -257,3 +257,7 @@ rm -f "$work"/pairs.keychain-db*
 KC_PASSWORD=bench "$KCB" pairs "$work/pairs.keychain-db" "$PAIRS_N" > "$results/pairs.jsonl"
 
 python3 bench/report.py "$results"
+
+# Team keychains on PostgreSQL (issue 20): its own cluster, agents and table.
+echo
+bash bench/team.sh

@@ -20,6 +20,7 @@ import Testing
         "kc": ["KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "TeamCore", "ArgumentParser"],
         "kc-loadgen": ["KeychainCore"],
         "kc-bench": ["KeychainCore"],
+        "kc-team-bench": ["KeychainCore", "KeychainClient", "TeamCore", "TeamStore"],
         "KeychainFuzz": ["KeychainCore", "AgentWire"],
         "KCTestSupport": ["KeychainCore", "POSIXSupport"],
         "SecretService": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"],
