@@ -1,5 +1,6 @@
 import KeychainCore
 import TeamCore
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,9 +24,8 @@ extension TeamAuthority {
     @discardableResult
     func changeRoster(keys: KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
                       _ change: (Roster) throws -> Roster) throws -> LogEntry {
-        var attempt = 0
+        let giveUp = Deadline.after(seconds: Self.busyTimeout)
         while true {
-            attempt += 1
             do {
                 var newKeys: KeyHierarchy?
                 var newLedger: [[UInt8]: [UInt8]]?
@@ -93,7 +93,9 @@ extension TeamAuthority {
                 saveCheckpoint(force: true)
                 return entry
             } catch is LostRace {
-                guard attempt < 100 else { throw KeychainError(errSecNotAvailable, "\(label): too many writers at once; nothing was changed", hint: "try again") }
+                guard Deadline.now < giveUp else {
+                    throw KeychainError(errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was changed", hint: "try again")
+                }
                 usleep(UInt32.random(in: 1_000...20_000))
             }
         }

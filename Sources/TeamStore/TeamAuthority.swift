@@ -287,6 +287,9 @@ package final class TeamAuthority: HeaderAuthority {
         if (try? cp.write(to: checkpointPath, key: checkpointKey)) != nil { lastCheckpoint = .now }
     }
 
+    /// How long a write retries lost races before it gives up (a file keychain's busy timeout).
+    static let busyTimeout = 30.0
+
     package static var now: UInt64 { UInt64(max(0, time(nil))) }
 
     // MARK: - Catching up
@@ -435,6 +438,7 @@ package final class TeamAuthority: HeaderAuthority {
 
     package func write<T>(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void, _ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
         var attempt = 0
+        let giveUp = Deadline.after(seconds: Self.busyTimeout)
         while true {
             attempt += 1
             var entry: LogEntry?
@@ -474,8 +478,10 @@ package final class TeamAuthority: HeaderAuthority {
                 saveCheckpoint()
                 return result
             } catch is LostRace {
-                guard attempt < 200 else {
-                    throw KeychainError(errSecNotAvailable, "\(label): too many writers at once; nothing was written", hint: "try again")
+                // As a file keychain waits for its lock: lost races are retried for 30 s, not a
+                // number of times (a writer that keeps losing to a busy one is not an error).
+                guard Deadline.now < giveUp else {
+                    throw KeychainError(errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was written", hint: "try again")
                 }
                 usleep(UInt32.random(in: 200...(2_000 * UInt32(min(attempt, 20)))))
             } catch let error as KeychainError where error.status == errSecNotAvailable && entry != nil {
