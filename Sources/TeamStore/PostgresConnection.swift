@@ -67,7 +67,11 @@ package final class PostgresConnection {
         return conn
     }
 
-    /// Sets FD_CLOEXEC on libpq's socket: no child the agent starts inherits it.
+    /// Sets FD_CLOEXEC on libpq's socket: no child the agent starts inherits it. libpq makes
+    /// the socket itself, without SOCK_CLOEXEC, so it is close-on-exec only from here on; the
+    /// moment before cannot leak either, because every child kc's processes start
+    /// (`DetachedChild`, and the tests' `Spawn`) closes every descriptor from 3 up
+    /// (`CloseOnExec.closeAll`) before it runs anything.
     private static func setCloseOnExec(_ conn: OpaquePointer) {
         let fd = PQsocket(conn)
         guard fd >= 0 else { return }

@@ -11,11 +11,6 @@ import Glibc
 /// item's data key re-wrapped and its metadata and blind indexes re-sealed under it; the
 /// secrets' ciphertexts stay as they are (their data keys do not change).
 extension TeamAuthority {
-    /// A member to deliver the master key to in a roster change.
-    struct Delivery {
-        let record: MemberRecord
-    }
-
     /// Changes the roster as an admin: `change` gets the current roster and answers the new
     /// one. With `rekey`, a new master key and key generation (for a removal); without, the
     /// current master key is delivered to members `change` added.

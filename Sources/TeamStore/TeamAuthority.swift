@@ -462,19 +462,17 @@ package final class TeamAuthority: HeaderAuthority {
                     guard Int(s.itemCount) == pendingCount else {
                         throw KeychainError(errSecInternalError, "\(label): the write's count does not match its row changes")
                     }
-                    var e = LogEntry(kind: .items, generation: generation + 1, previous: head, keyGeneration: keyGeneration,
+                    // An entry that changes no row is a heartbeat (`kc team heartbeat`).
+                    var e = LogEntry(kind: pending.isEmpty ? .heartbeat : .items, generation: generation + 1, previous: head, keyGeneration: keyGeneration,
                                      signer: member.memberID, time: Self.now, changes: pending, setDigest: pendingSet.digest,
                                      count: UInt64(pendingCount), rosterDigest: roster.digest)
                     e.sign(keychainID: keychainID, with: member)
-                    try tables.append(generation: e.generation, kind: Int16(LogEntry.Kind.items.rawValue), entry: e.encoded, newHead: e.hash, keyGeneration: nil)
+                    try tables.append(generation: e.generation, kind: Int16(e.kind.rawValue), entry: e.encoded, newHead: e.hash, keyGeneration: nil)
                     entry = e
-                    // The view moves once the commit is in (below); keep what it moves to.
-                    committedLedger = pendingLedger
-                    committedSet = pendingSet
                     produced = result
                     return result
                 }
-                if let e = entry { advance(to: e) }
+                if let e = entry { try advance(to: e) }
                 saveCheckpoint()
                 return result
             } catch is LostRace {
@@ -488,21 +486,17 @@ package final class TeamAuthority: HeaderAuthority {
                 // The commit's answer was lost with the connection: whether it is in depends
                 // on the server. Reconnect and look for the entry this write signed.
                 guard let e = entry, let produced, try committedAfterReconnect(e) else { throw error }
-                advance(to: e)
+                try advance(to: e)
                 saveCheckpoint()
                 return produced
             }
         }
     }
 
-    private var committedLedger: [[UInt8]: [UInt8]] = [:]
-    private var committedSet = LtHash()
-
-    /// Moves the view past this process's own committed entry.
-    private func advance(to e: LogEntry) {
-        for (id, h) in committedLedger { ledger[id] = h.isEmpty ? nil : h }
-        set = committedSet
-        committedLedger = [:]
+    /// Moves the view past this process's own committed entry, applying its changes as
+    /// those of any other writer's entry are applied.
+    private func advance(to e: LogEntry) throws {
+        try apply(e.changes, at: e.generation)
         generation = e.generation
         head = e.hash
         lastTime = e.time

@@ -205,6 +205,15 @@ func writeLoop(_ keychain: Keychain, prefix: String, update: Bool, record: Recor
     }
 }
 
+/// One thread per writer member running `writeLoop` until `flag` stops, each into its record.
+func startWriters(_ writers: [Keychain], prefix: String, update: Bool, records: [Record], flag: Flag) -> [pthread_t] {
+    writers.enumerated().map { i, keychain in
+        let record = records[i]
+        nonisolated(unsafe) let writer = keychain
+        return spawnThread { writeLoop(writer, prefix: "\(prefix)-\(getpid())-w\(i)", update: update, record: record, flag: flag) }
+    }
+}
+
 let arguments = CommandLine.arguments
 func usage() -> Never {
     fail("usage: kc-team-bench populate CHECKPOINTS TOKEN COUNT | load NAME SECONDS READERS COUNT CHECKPOINTS TOKEN… | writes SECONDS CHECKPOINTS TOKEN… | readers NAME COUNT STOPFILE")
@@ -235,11 +244,7 @@ do {
         for (i, record) in readRecords.enumerated() {
             threads.append(spawnThread { readLoop(session, count: count, seed: UInt64(i + 1) &* 0x9E37_79B9_7F4A_7C15, record: record) { flag.running } })
         }
-        for (i, keychain) in writers.enumerated() {
-            let record = writeRecords[i]
-            nonisolated(unsafe) let writer = keychain
-            threads.append(spawnThread { writeLoop(writer, prefix: "load-\(getpid())-w\(i)", update: true, record: record, flag: flag) })
-        }
+        threads += startWriters(writers, prefix: "load", update: true, records: writeRecords, flag: flag)
         usleep(UInt32(seconds * 1_000_000))
         flag.stop()
         for t in threads { pthread_join(t, nil) }
@@ -259,12 +264,7 @@ do {
         let flag = Flag()
         let records = writers.map { _ in Record() }
         let start = now()
-        var threads: [pthread_t] = []
-        for (i, keychain) in writers.enumerated() {
-            let record = records[i]
-            nonisolated(unsafe) let writer = keychain
-            threads.append(spawnThread { writeLoop(writer, prefix: "rate-\(getpid())-w\(i)", update: false, record: record, flag: flag) })
-        }
+        let threads = startWriters(writers, prefix: "rate", update: false, records: records, flag: flag)
         usleep(UInt32(seconds * 1_000_000))
         flag.stop()
         for t in threads { pthread_join(t, nil) }
