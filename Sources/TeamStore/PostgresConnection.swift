@@ -22,9 +22,15 @@ package final class PostgresConnection {
     private var handle: OpaquePointer?
     /// The statements prepared on this server session (prepared again after a reconnect).
     private var prepared: Set<String> = []
+    /// The names `executeCached` gave to statement texts (kept across reconnects: the
+    /// statement is prepared again under the same name).
+    private var cachedNames: [String: String] = [:]
     /// The SQLSTATE of the last failed statement (nil after a success, "08006" for a lost
     /// connection without an answer): lets callers tell a lost connection from a refusal.
     package private(set) var lastSQLState: String?
+    /// How many statements this connection sent to the server (for tests of how many
+    /// round trips an operation costs).
+    package private(set) var statementsSent = 0
     /// Whether a transaction that `begin` opened is still open.
     package private(set) var inTransaction = false
     /// What messages call the server: host, port and database, never user or password.
@@ -119,6 +125,7 @@ package final class PostgresConnection {
         let conn = try live()
         if !prepared.contains(name) {
             let types = params.map { $0?.typeOID ?? 0 }
+            statementsSent += 1
             let result = PQprepare(conn, name, sql, Int32(params.count), types)
             defer { PQclear(result) }
             try check(result, conn)
@@ -128,6 +135,21 @@ package final class PostgresConnection {
             PQexecPrepared(conn, name, Int32(params.count), values, lengths, formats, 1)
         }
     }
+
+    /// Runs `sql` as a statement prepared once per session under a name of its own: the
+    /// lookups whose text depends on the query (which blind indexes it names) are parsed and
+    /// planned once, as the fixed ones are. Past `cachedLimit` texts, it runs unprepared.
+    @discardableResult
+    package func executeCached(_ sql: String, _ params: [PGValue?]) throws -> PGResult {
+        if let name = cachedNames[sql] { return try executePrepared(name, sql, params) }
+        guard cachedNames.count < Self.cachedLimit else { return try execute(sql, params) }
+        let name = "kc_q\(cachedNames.count)"
+        cachedNames[sql] = name
+        return try executePrepared(name, sql, params)
+    }
+
+    /// How many statement texts `executeCached` prepares at most.
+    private static let cachedLimit = 256
 
     /// Opens a transaction: READ COMMITTED for a write (the compare-and-swap on the
     /// generation orders writers), else a REPEATABLE READ READ ONLY snapshot (one
@@ -149,6 +171,7 @@ package final class PostgresConnection {
     package func rollback() {
         inTransaction = false
         guard let handle, PQstatus(handle) == CONNECTION_OK else { return }
+        statementsSent += 1
         if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
     }
 
@@ -188,6 +211,7 @@ package final class PostgresConnection {
             }
             pointers.removeAll()
         }
+        statementsSent += 1
         let cValues: [UnsafePointer<CChar>?] = pointers.map { $0.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } }
         let result = cValues.withUnsafeBufferPointer { v in
             lengths.withUnsafeBufferPointer { l in

@@ -20,7 +20,10 @@ package final class TeamTables {
     private var id: PGValue { .bytes(keychainID) }
 
     /// A value the server answered that kc never writes.
-    private func malformed(_ what: String) -> KeychainError {
+    private func malformed(_ what: String) -> KeychainError { Self.malformed(what) }
+
+    /// A value the server answered that kc never writes.
+    private static func malformed(_ what: String) -> KeychainError {
         KeychainError(errSecIO, "the PostgreSQL server answered a malformed \(what) for the team keychain")
     }
 
@@ -48,10 +51,11 @@ package final class TeamTables {
     }
 
     /// The columns `decodeHead` reads, in its order.
-    private static let headColumns = "generation, key_gen, head, schema_version, min_writer_version"
+    package static let headColumns = "generation, key_gen, head, schema_version, min_writer_version"
 
-    /// The head in the first row of `r`; nil when there is no row. - Throws: errSecIO.
-    private func decodeHead(_ r: PGResult) throws -> TeamHead? {
+    /// The head in the first columns of the first row of `r`; nil when there is no row.
+    /// - Throws: errSecIO.
+    package static func decodeHead(_ r: PGResult) throws -> TeamHead? {
         guard r.rowCount > 0 else { return nil }
         guard let generation = r.int64(0, 0).flatMap({ UInt64(exactly: $0) }), let keyGen = r.int64(0, 1).flatMap({ UInt32(exactly: $0) }),
               let head = r.bytes(0, 2), let schema = r.int64(0, 3).flatMap({ UInt32(exactly: $0) }),
@@ -62,7 +66,7 @@ package final class TeamTables {
 
     /// The keychain's row; nil when there is no keychain with this id.
     package func head() throws -> TeamHead? {
-        try decodeHead(connection.executePrepared("kc_team_head", "SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1", [id]))
+        try Self.decodeHead(connection.executePrepared("kc_team_head", "SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1", [id]))
     }
 
     /// The keychain's genesis record; nil when there is no keychain with this id.
@@ -86,7 +90,7 @@ package final class TeamTables {
     /// The keychain's row, locked until the transaction ends (`FOR UPDATE`): admin
     /// operations (membership, re-key) hold it so no write interleaves.
     package func lockForAdmin() throws -> TeamHead? {
-        try decodeHead(connection.execute("SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1 FOR UPDATE", [id]))
+        try Self.decodeHead(connection.execute("SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1 FOR UPDATE", [id]))
     }
 
     /// Appends the log entry at `generation` of `kind` (0 items, 1 roster) and moves the
@@ -114,6 +118,14 @@ package final class TeamTables {
                                                [id, try Self.int64(generation)])
         }
         return try decodeEntries(r)
+    }
+
+    /// The log entries after `generation` up to `last`, oldest first (a catch-up to a head
+    /// seen by an earlier statement: the entries up to it were committed with it).
+    package func entries(after generation: UInt64, through last: UInt64) throws -> [(generation: UInt64, entry: [UInt8])] {
+        try decodeEntries(connection.executePrepared("kc_team_entries_through",
+            "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND generation <= $3 ORDER BY generation",
+            [id, try Self.int64(generation), try Self.int64(last)]))
     }
 
     /// At most `limit` log entries after `generation`, oldest first: a first open pages
