@@ -81,6 +81,35 @@ import TeamCore
         #expect(try bob.keychain.count(genp([:])) == 2)
     }
 
+    /// A catch-up that applied an entry and then met a forged one leaves the view as it
+    /// was (the ledger's rows are journalled, not copied): once the server shows the genuine
+    /// log again, the same entries apply cleanly.
+    @Test func aCatchUpThatFailsHalfwayLeavesTheLedgerAsItWas() throws {
+        let team = try TeamFixture()
+        let bob = try team.addMember("bob-laptop")
+        try team.admin.keychain.add(genp([kSecAttrService: "deploy", kSecAttrAccount: "ci", kSecValueData: Data("v1".utf8)]))
+        #expect(try secret(bob, "deploy") == "v1")
+        let before = bob.authority.headText
+        try team.admin.keychain.update(genp([kSecAttrService: "deploy"]), [kSecValueData: Data("v2".utf8)])
+        try team.admin.keychain.add(genp([kSecAttrService: "other", kSecAttrAccount: "ci", kSecValueData: Data("o".utf8)]))
+        let last = Int64(team.admin.authority.generation)
+        let server = try team.server()
+        let where_ = "WHERE keychain_id = $1 AND generation = $2"
+        guard let genuine = try server.execute("SELECT entry FROM kc_log \(where_)", [.bytes(team.keychainID), .int64(last)]).bytes(0, 0) else {
+            Issue.record("no entry at \(last)")
+            return
+        }
+        var forged = genuine
+        forged[forged.count - 1] ^= 1
+        try server.execute("UPDATE kc_log SET entry = $3 \(where_)", [.bytes(team.keychainID), .int64(last), .bytes(forged)])
+        #expect(status { try bob.keychain.copyMatching(genp([kSecAttrService: "deploy", kSecReturnData: true])) } == errSecInvalidKeychain)
+        #expect(bob.authority.headText == before)
+        try server.execute("UPDATE kc_log SET entry = $3 \(where_)", [.bytes(team.keychainID), .int64(last), .bytes(genuine)])
+        #expect(try secret(bob, "deploy") == "v2")
+        #expect(try secret(bob, "other") == "o")
+        #expect(try bob.keychain.check() == 2)
+    }
+
     @Test func readsRacingAWriterSeeOnlyWhatTheLogVouchesFor() throws {
         let team = try TeamFixture()
         let bob = try team.addMember("bob-laptop", role: .reader)
