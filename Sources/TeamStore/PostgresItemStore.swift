@@ -42,6 +42,17 @@ package final class PostgresItemStore: ItemStore {
             }
             return try body()
         }
+        do {
+            return try outermostTransaction(write: write, body)
+        } catch is PostgresConnection.SessionStateLost {
+            // A pool lost a prepared statement under the transaction, which it aborted:
+            // the connection prepares no more statements, and the transaction runs again.
+            return try outermostTransaction(write: write, body)
+        }
+    }
+
+    /// `transaction` when none is open: BEGIN, `body`, COMMIT (ROLLBACK when it throws).
+    private func outermostTransaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
         // A connection the server dropped (a restart, an idle timeout) is found out by the
         // first statement: BEGIN changes nothing, so it is safe to connect again and repeat.
         do {
@@ -134,14 +145,14 @@ package final class PostgresItemStore: ItemStore {
             // with NULL item columns when nothing matched.
             let sql = "WITH h AS (SELECT \(TeamTables.headColumns) FROM kc_keychains WHERE keychain_id = $1)"
                 + " SELECT h.*, \(columns) FROM h LEFT JOIN kc_items ON \(condition) ORDER BY kc_items.seq"
-            let result = try outsideTransaction { try connection.executeCached(sql, params) }
+            let result = try outsideTransaction { try connection.executePrepared(sql, params) }
             try observer(try TeamTables.decodeHead(result))
             for r in 0..<result.rowCount where !result.isNull(r, Self.headColumnCount) {
                 guard try body(try row(result, r, at: Self.headColumnCount, includeData: includeData)) else { break }
             }
             return
         }
-        let result = try connection.executeCached("SELECT \(columns) FROM kc_items WHERE \(condition) ORDER BY seq", params)
+        let result = try connection.executePrepared("SELECT \(columns) FROM kc_items WHERE \(condition) ORDER BY seq", params)
         for r in 0..<result.rowCount {
             guard try body(try row(result, r, at: 0, includeData: includeData)) else { break }
         }
@@ -224,8 +235,7 @@ package final class PostgresItemStore: ItemStore {
         let placeholders = (1...params.count).map { "$\($0)" }.joined(separator: ", ")
         // ON CONFLICT DO NOTHING: a duplicate is an answer, not an error that would abort
         // the caller's transaction (SQLite's transaction survives one).
-        let result = try connection.executePrepared("kc_insert_row",
-            "INSERT INTO kc_items (keychain_id, \(Self.rowColumnsSQL)) VALUES (\(placeholders)) ON CONFLICT DO NOTHING RETURNING seq", params)
+        let result = try connection.executePrepared("INSERT INTO kc_items (keychain_id, \(Self.rowColumnsSQL)) VALUES (\(placeholders)) ON CONFLICT DO NOTHING RETURNING seq", params)
         guard result.rowCount == 1 else {
             throw KeychainError(errSecDuplicateItem, "the item already exists in \(label)")
         }
@@ -243,7 +253,7 @@ package final class PostgresItemStore: ItemStore {
         let seqParam = params.count
         let sql = "UPDATE kc_items SET \(sets) WHERE keychain_id = $1 AND item_id = $2 AND seq = $\(seqParam)"
             + " AND NOT EXISTS (SELECT 1 FROM kc_items o WHERE o.keychain_id = $1 AND o.pk = $5 AND o.item_id <> $2)"
-        let result = try connection.executePrepared("kc_replace_row", sql, params)
+        let result = try connection.executePrepared(sql, params)
         if result.affectedRows != 1 {
             let taken = try connection.execute("SELECT 1 FROM kc_items WHERE keychain_id = $1 AND pk = $2 AND item_id <> $3",
                                                [.bytes(keychainID), .bytes(row.primaryKey), .bytes(row.itemID)])
@@ -277,7 +287,7 @@ package final class PostgresItemStore: ItemStore {
     /// The keychain's generation: it moves with every committed write (this connection's
     /// own included), -1 when the keychain row is gone.
     package func changeStamp() throws -> ChangeStamp {
-        let r = try connection.executePrepared("kc_generation", "SELECT generation FROM kc_keychains WHERE keychain_id = $1", [.bytes(keychainID)])
+        let r = try connection.executePrepared("SELECT generation FROM kc_keychains WHERE keychain_id = $1", [.bytes(keychainID)])
         return ChangeStamp(others: r.int64(0, 0) ?? -1, files: [])
     }
 

@@ -66,7 +66,7 @@ package final class TeamTables {
 
     /// The keychain's row; nil when there is no keychain with this id.
     package func head() throws -> TeamHead? {
-        try Self.decodeHead(connection.executePrepared("kc_team_head", "SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1", [id]))
+        try Self.decodeHead(connection.executePrepared("SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1", [id]))
     }
 
     /// The keychain's genesis record; nil when there is no keychain with this id.
@@ -81,8 +81,7 @@ package final class TeamTables {
     /// `expectedGeneration` to the next. False when another writer moved it first (the
     /// caller rolls back, catches up and retries).
     package func claim(expectedGeneration: UInt64) throws -> Bool {
-        let r = try connection.executePrepared("kc_team_claim",
-            "UPDATE kc_keychains SET generation = generation + 1 WHERE keychain_id = $1 AND generation = $2",
+        let r = try connection.executePrepared("UPDATE kc_keychains SET generation = generation + 1 WHERE keychain_id = $1 AND generation = $2",
             [id, try Self.int64(expectedGeneration)])
         return r.affectedRows == 1
     }
@@ -98,7 +97,7 @@ package final class TeamTables {
     /// - Throws: errSecDuplicateItem when an entry at `generation` exists.
     package func append(generation: UInt64, kind: Int16, entry: [UInt8], newHead: [UInt8], keyGeneration: UInt32?) throws {
         let newKeyGeneration: PGValue? = keyGeneration.map { .int64(Int64($0)) }
-        let r = try connection.executePrepared("kc_team_append", """
+        let r = try connection.executePrepared("""
             WITH l AS (INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, $3, $4) RETURNING 1)
             UPDATE kc_keychains SET head = $5, key_gen = COALESCE($6::bigint, key_gen) WHERE keychain_id = $1 AND EXISTS (SELECT 1 FROM l)
             """, [id, try Self.int64(generation), .int64(Int64(kind)), .bytes(entry), .bytes(newHead), newKeyGeneration])
@@ -114,7 +113,7 @@ package final class TeamTables {
             r = try connection.execute("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND kind = $3 ORDER BY generation",
                                        [id, try Self.int64(generation), .int64(Int64(kind))])
         } else {
-            r = try connection.executePrepared("kc_team_entries", "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation",
+            r = try connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation",
                                                [id, try Self.int64(generation)])
         }
         return try decodeEntries(r)
@@ -123,16 +122,14 @@ package final class TeamTables {
     /// The log entries after `generation` up to `last`, oldest first (a catch-up to a head
     /// seen by an earlier statement: the entries up to it were committed with it).
     package func entries(after generation: UInt64, through last: UInt64) throws -> [(generation: UInt64, entry: [UInt8])] {
-        try decodeEntries(connection.executePrepared("kc_team_entries_through",
-            "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND generation <= $3 ORDER BY generation",
+        try decodeEntries(connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND generation <= $3 ORDER BY generation",
             [id, try Self.int64(generation), try Self.int64(last)]))
     }
 
     /// At most `limit` log entries after `generation`, oldest first: a first open pages
     /// through the whole log with these, holding one page at a time.
     package func entries(after generation: UInt64, limit: Int) throws -> [(generation: UInt64, entry: [UInt8])] {
-        try decodeEntries(connection.executePrepared("kc_team_entries_page",
-            "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
+        try decodeEntries(connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
             [id, try Self.int64(generation), .int64(Int64(max(limit, 1)))]))
     }
 
@@ -210,7 +207,7 @@ package final class TeamTables {
 
     /// The MK of `keyGeneration` sealed to `memberID` and its signature; nil when there is none.
     package func wrap(keyGeneration: UInt32, memberID: [UInt8]) throws -> (sealed: [UInt8], signature: [UInt8])? {
-        let r = try connection.executePrepared("kc_team_wrap", "SELECT sealed, sig FROM kc_mk_wraps WHERE keychain_id = $1 AND key_gen = $2 AND member_id = $3",
+        let r = try connection.executePrepared("SELECT sealed, sig FROM kc_mk_wraps WHERE keychain_id = $1 AND key_gen = $2 AND member_id = $3",
                                                [id, .int64(Int64(keyGeneration)), .bytes(memberID)])
         guard r.rowCount > 0 else { return nil }
         guard let s = r.bytes(0, 0), let g = r.bytes(0, 1) else { throw malformed("master-key wrap") }
