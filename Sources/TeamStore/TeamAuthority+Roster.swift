@@ -96,28 +96,39 @@ extension TeamAuthority {
         }
     }
 
-    /// Re-seals every row under `target` (one statement per row, inside the admin's
-    /// transaction) and answers the new ledger and set hash. The data's ciphertext is
-    /// carried over unchanged.
+    /// How many rows a re-key writes per statement (`PostgresItemStore.replaceResealed`):
+    /// a few megabytes of parameters, few enough round trips not to matter.
+    static let resealBatch = 4_096
+
+    /// Re-seals every row under `target` inside the admin's transaction and answers the new
+    /// ledger and set hash. Every row is first checked against the ledger, as any read
+    /// checks it; its metadata is opened and checked, its data key re-wrapped and its
+    /// metadata and fingerprints re-sealed on every core (`RowResealer`), and the new rows
+    /// are written in batches of `resealBatch`, a statement each. The data's ciphertext
+    /// is carried over unchanged: it is neither fetched nor written.
     private func resealEveryRow(from current: KeyHierarchy, to target: KeyHierarchy, rowVersion: UInt64) throws -> ([[UInt8]: [UInt8]], LtHash) {
-        let from = RowCodec(keys: current), to = RowCodec(keys: target)
+        let resealer = RowResealer(from: RowCodec(keys: current), to: RowCodec(keys: target), rowVersion: rowVersion)
         var rows: [ItemRow] = []
         rows.reserveCapacity(ledger.count)
-        try store.forEachRow(.all, includeData: true) { row in
+        try store.forEachRow(.all, includeData: false) { row in
             try checkRow(row, keys: current)
             rows.append(row)
             return true
         }
+        guard rows.count == ledger.count else { throw tampered("rows changed during the re-key") }
         var newLedger: [[UInt8]: [UInt8]] = [:]
         newLedger.reserveCapacity(rows.count)
         var newSet = LtHash()
-        for row in rows {
-            let item = try from.open(row)
-            let new = try from.rekey(row, attributes: item.attributes, to: to, rowVersion: rowVersion)
-            try store.replace(new)
-            let h = RowHash.of(new)
-            newLedger[new.itemID] = h
-            newSet.add(h)
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let end = min(start + Self.resealBatch, rows.endIndex)
+            let resealed = try resealer.reseal(rows[start..<end])
+            try store.replaceResealed(ArraySlice(resealed.map(\.row)))
+            for r in resealed {
+                newLedger[r.row.itemID] = r.hash
+                newSet.add(r.hash)
+            }
+            start = end
         }
         guard newLedger.count == ledger.count else { throw tampered("rows changed during the re-key") }
         return (newLedger, newSet)
