@@ -8,9 +8,11 @@ extension PostgresItemStore {
     /// and data (a re-key re-wraps data keys and re-seals metadata, never a secret's
     /// ciphertext): every other column is set to what `rows` say, in one UPDATE, and their
     /// pair rows are replaced, in two more statements. The data column is not sent: each
-    /// row must still have data exactly when the new row says so, or nothing is written.
+    /// row must still have data exactly when the new row says so (and data is never
+    /// empty), or nothing is written.
     /// - Throws: errSecItemNotFound when a row is no longer as it was (another id, place,
-    ///   class, or data present where the row has none or the reverse); errSecDuplicateItem
+    ///   class, or data present where the row has none or the reverse); errSecDecode for
+    ///   an empty data column (as a read with the data refuses it); errSecDuplicateItem
     ///   when a primary key is taken (the unique constraint); the connection's errors.
     package func replaceResealed(_ rows: ArraySlice<ItemRow>) throws {
         guard !rows.isEmpty else { return }
@@ -38,6 +40,12 @@ extension PostgresItemStore {
         let result = try connection.executePrepared("kc_reseal_rows", Self.resealSQL, params)
         params.removeAll()
         guard result.affectedRows == rows.count else {
+            // As a read refuses it (`forEachRow` with the data): sealed data is never empty.
+            let empty = try connection.execute("SELECT 1 FROM kc_items WHERE keychain_id = $1 AND item_id = ANY($2::bytea[]) AND length(data) = 0 LIMIT 1",
+                                               [.bytes(keychainID), .byteaArray(ids)])
+            if empty.rowCount > 0 {
+                throw KeychainError(errSecDecode, "a row of \(label) has an empty data column: the keychain is damaged or was tampered with")
+            }
             throw KeychainError(errSecItemNotFound, "\(rows.count - result.affectedRows) of \(rows.count) items of \(label) changed or vanished during the re-key")
         }
         // The pairs' fingerprints are keyed too: the old ones go, the new ones come.
@@ -59,7 +67,7 @@ extension PostgresItemStore {
 
     /// `replaceResealed`'s UPDATE: the rows' new columns as parallel arrays ($2…), joined to
     /// the stored rows by keychain, item id and place, and only where class and the
-    /// presence of data are what the new rows say.
+    /// presence of data are what the new rows say and the data is not empty.
     private static var resealSQL: String {
         let indexes = IndexColumn.allCases.map { "i_\($0.rawValue)" }
         let sets = (["row_version", "pk"] + indexes + ["wrapped_key", "metadata"]).map { "\($0) = u.\($0)" } + ["pclass = u.pclass"]
@@ -70,6 +78,23 @@ extension PostgresItemStore {
         return "UPDATE kc_items AS t SET " + sets.joined(separator: ", ")
             + " FROM unnest(" + arrays.joined(separator: ", ") + ") AS u(" + names.joined(separator: ", ") + ")"
             + " WHERE t.keychain_id = $1 AND t.item_id = u.item_id AND t.seq = u.seq AND t.class = u.class"
-            + " AND (t.data IS NOT NULL) = (u.has_data <> 0)"
+            + " AND (t.data IS NOT NULL) = (u.has_data <> 0) AND coalesce(length(t.data), 1) > 0"
+    }
+
+    /// Runs `body` (statements joining a batch of rows to `kc_items`, as `replaceResealed`)
+    /// with hash and merge joins off for this transaction: the planner, which cannot know
+    /// that a batch is a few thousand rows of a keychain of many, would otherwise hash the
+    /// whole keychain's rows for each batch. The settings are local to the transaction
+    /// (`set_config(…, true)`: nothing stays on a pooled session) and are set back to what
+    /// they were when `body` ends.
+    package func preferringIndexJoins<T>(_ body: () throws -> T) throws -> T {
+        let before = try connection.execute("SELECT current_setting('enable_hashjoin'), current_setting('enable_mergejoin'), "
+                                             + "set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)")
+        guard let hash = before.text(0, 0), let merge = before.text(0, 1) else {
+            throw PGResult.malformed("no planner setting")
+        }
+        let result = try body()
+        try connection.execute("SELECT set_config('enable_hashjoin', $1, true), set_config('enable_mergejoin', $2, true)", [.text(hash), .text(merge)])
+        return result
     }
 }

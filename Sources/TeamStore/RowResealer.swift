@@ -27,10 +27,11 @@ struct RowResealer {
         var hash: [UInt8]
     }
 
-    /// How many threads share the work: the processors online, at least 1, at most 16, and
-    /// no more than one per 64 rows (a small keychain is not worth a thread).
-    static func stripes(for count: Int) -> Int {
-        let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    /// How many threads share the work: the processors online (one fewer when `leaving`
+    /// one to the server, which writes the batch before meanwhile), at least 1, at most
+    /// 16, and no more than one per 64 rows (a small batch is not worth a thread).
+    static func stripes(for count: Int, leavingOne: Bool = false) -> Int {
+        let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - (leavingOne ? 1 : 0)
         return max(1, min(online, 16, count / 64))
     }
 
@@ -75,5 +76,34 @@ struct RowResealer {
         let done = results.compactMap { $0 }
         guard done.count == n else { throw KeychainError(errSecInternalError, "a re-key left \(n - done.count) rows without a result") }
         return done
+    }
+
+    /// Re-seals `rows` on other threads while the caller goes on (writing the batch before,
+    /// which waits on the server: one processor is left to it when the machine has more
+    /// than one); `Pending.wait()` answers what `reseal(_:)` would.
+    func start(_ rows: ArraySlice<ItemRow>) -> Pending {
+        let pending = Pending()
+        pending.group.enter()
+        let stripes = Self.stripes(for: rows.count, leavingOne: true)
+        DispatchQueue.global().async { [self] in
+            pending.result = Result { try reseal(rows, stripes: stripes) }
+            pending.group.leave()
+        }
+        return pending
+    }
+
+    /// A batch being re-sealed in the background.
+    final class Pending: @unchecked Sendable {
+        /// Left when `result` is set; `wait()` reads it only after.
+        fileprivate let group = DispatchGroup()
+        /// The batch's rows or error, set once by the background thread.
+        fileprivate var result: Result<[Resealed], any Error>?
+
+        /// Waits for the batch. - Throws: what `reseal(_:)` threw.
+        func wait() throws -> [Resealed] {
+            group.wait()
+            guard let result else { throw KeychainError(errSecInternalError, "a re-key batch ended without a result") }
+            return try result.get()
+        }
     }
 }

@@ -119,16 +119,25 @@ extension TeamAuthority {
         var newLedger: [[UInt8]: [UInt8]] = [:]
         newLedger.reserveCapacity(rows.count)
         var newSet = LtHash()
-        var start = rows.startIndex
-        while start < rows.endIndex {
-            let end = min(start + Self.resealBatch, rows.endIndex)
-            let resealed = try resealer.reseal(rows[start..<end])
-            try store.replaceResealed(ArraySlice(resealed.map(\.row)))
-            for r in resealed {
-                newLedger[r.row.itemID] = r.hash
-                newSet.add(r.hash)
+        // The next batch is re-sealed while the server writes this one.
+        let batches = stride(from: rows.startIndex, to: rows.endIndex, by: Self.resealBatch).map { $0..<min($0 + Self.resealBatch, rows.endIndex) }
+        var batch = try batches.first.map { try resealer.reseal(rows[$0]) } ?? []
+        var next: RowResealer.Pending?
+        // On an error, no batch goes on being re-sealed after the call.
+        defer { _ = try? next?.wait() }
+        try store.preferringIndexJoins {
+            for k in batches.indices {
+                if k + 1 < batches.count { next = resealer.start(rows[batches[k + 1]]) }
+                try store.replaceResealed(ArraySlice(batch.map(\.row)))
+                for r in batch {
+                    newLedger[r.row.itemID] = r.hash
+                    newSet.add(r.hash)
+                }
+                if let pending = next {
+                    next = nil
+                    batch = try pending.wait()
+                }
             }
-            start = end
         }
         guard newLedger.count == ledger.count else { throw tampered("rows changed during the re-key") }
         return (newLedger, newSet)
