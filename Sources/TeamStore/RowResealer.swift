@@ -49,7 +49,7 @@ struct RowResealer {
         let n = rows.count
         let k = max(1, min(stripes ?? Self.stripes(for: n), max(n, 1)))
         var results = [Resealed?](repeating: nil, count: n)
-        var failures = [(index: Int, error: any Error)?](repeating: nil, count: k)
+        var failures = [(any Error)?](repeating: nil, count: k)
         let base = rows.startIndex
         results.withUnsafeMutableBufferPointer { results in
             failures.withUnsafeMutableBufferPointer { failures in
@@ -64,7 +64,7 @@ struct RowResealer {
                             i += 1
                         }
                     } catch {
-                        failed[s] = (i, error)
+                        failed[s] = error
                     }
                 }
                 if k == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: k, execute: work) }
@@ -72,7 +72,7 @@ struct RowResealer {
         }
         // Stripes are contiguous and in order, so the first stripe that failed holds the
         // first failing row.
-        if let first = failures.lazy.compactMap({ $0 }).first { throw first.error }
+        if let first = failures.lazy.compactMap({ $0 }).first { throw first }
         let done = results.compactMap { $0 }
         guard done.count == n else { throw KeychainError(errSecInternalError, "a re-key left \(n - done.count) rows without a result") }
         return done
