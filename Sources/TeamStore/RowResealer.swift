@@ -27,9 +27,9 @@ struct RowResealer {
         var hash: [UInt8]
     }
 
-    /// How many threads share the work: the processors online (one fewer when `leaving`
-    /// one to the server, which writes the batch before meanwhile), at least 1, at most
-    /// 16, and no more than one per 64 rows (a small batch is not worth a thread).
+    /// How many threads share the work: the processors online (one fewer when `leavingOne`,
+    /// for the server, which writes the batch before meanwhile), at least 1, at most 16,
+    /// and no more than one per 64 rows (a small batch is not worth a thread).
     static func stripes(for count: Int, leavingOne: Bool = false) -> Int {
         let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - (leavingOne ? 1 : 0)
         return max(1, min(online, 16, count / 64))
@@ -53,7 +53,8 @@ struct RowResealer {
         let base = rows.startIndex
         results.withUnsafeMutableBufferPointer { results in
             failures.withUnsafeMutableBufferPointer { failures in
-                // Each stripe writes only its own slots of `out` and `failed`.
+                // Each stripe writes only its own slots of `out` and `failed`; `rows` and the
+                // codecs' keys are only read.
                 nonisolated(unsafe) let out = results, failed = failures
                 let work: @Sendable (Int) -> Void = { s in
                     var i = n * s / k
