@@ -7,7 +7,8 @@
 #   - the real `kc find -w -k team:NAME` (hyperfine, one client) beside the same kc's
 #     `kc find -w` on a file keychain of as many items;
 #   - 8 writers (8 members, each its own connection): adds per second;
-#   - removing a member (re-key) with a reader asking the team agent throughout;
+#   - removing a member (re-key) with a reader asking the team agent throughout: at exactly
+#     N items before the load rows, and again after them;
 #   - the first unlock of an ephemeral runner (fresh HOME each run: full verify scan).
 # BENCH_QUICK=1: 10,000 items and 10 s of load. Prints one Markdown table
 # (bench/team_report.py). Touches nothing outside a temporary folder; stops the agents and
@@ -84,6 +85,7 @@ for i in 1 2; do runner load-writer-$i writer; done
 for i in 1 2 3 4 5 6 7 8; do runner rate-writer-$i writer; done
 runner reader reader
 runner ephemeral reader
+runner removed-first reader
 runner removed reader
 chmod 600 "$tokens"/*
 "$TB" populate "$work/checkpoints" "$tokens/populate" "$N" > "$results/team-populate.json"
@@ -95,6 +97,29 @@ reader "$KC" unlock --team-token-file "$tokens/reader"
 KC_PASSWORD=bench "$KCB" populate "$work/file.keychain-db" "$N" interactive >/dev/null
 reader env KC_PASSWORD=bench "$KC" unlock -k "$work/file.keychain-db"
 mid=$((N / 2))
+
+# Removes the member $1 (a re-key of every item) while a reader thread asks the reader's team
+# agent, from 2 s before to 2 s after; results in team-rekey$2*.json.
+rekey() {
+  local items t0 t1
+  items=$(admin team verify -k team:bench | grep -o '[0-9]* items' | head -n1 | tr -cd 0-9)
+  rm -f "$work/stop"
+  reader "$TB" readers bench "$N" "$work/stop" > "$results/team-rekey$2-reader.json" &
+  reader_pid=$!
+  sleep 2
+  t0=$(date +%s.%N)
+  in_home home-admin env KC_PASSWORD=bench /usr/bin/time -f '{"rekey_user_s": %U, "rekey_sys_s": %S, "rekey_wall_s": %e}' -o "$results/team-rekey$2-cpu.json" "$KC" team remove "$1" -k team:bench >/dev/null
+  t1=$(date +%s.%N)
+  sleep 2
+  touch "$work/stop"
+  wait "$reader_pid"
+  reader_pid=
+  python3 -c "import json,sys; print(json.dumps({'rekey_s': float(sys.argv[2]) - float(sys.argv[1]), 'items': int(sys.argv[3] or 0)}))" "$t0" "$t1" "$items" > "$results/team-rekey$2.json"
+}
+
+# 0. Removing a member (re-key) at exactly $N items, before the load rows add theirs.
+echo "bench: removing a member (re-key) at $N items" >&2
+rekey removed-first -first
 
 # 1. Reads through the team agent under load.
 echo "bench: $READERS readers and 2 writers for $LOAD_S s" >&2
@@ -146,19 +171,10 @@ echo "bench: 8 writers for $WRITE_S s" >&2
 # One writer alone: the cost of one write, without lost races.
 "$TB" writes "$WRITE_S" "$work/checkpoints" "$tokens"/rate-writer-1 > "$results/team-writes-1.json"
 
-# 3. Removing a member (re-key of every item) while a reader asks the team agent.
+# 3. Removing a member again, on the keychain as the rows above left it (their writes added
+# items), while a reader asks the team agent.
 echo "bench: removing a member (re-key)" >&2
-items=$(admin team verify -k team:bench | grep -o '[0-9]* items' | head -n1 | tr -cd 0-9)
-reader "$TB" readers bench "$N" "$work/stop" > "$results/team-rekey-reader.json" &
-reader_pid=$!
-sleep 2
-t0=$(date +%s.%N)
-in_home home-admin env KC_PASSWORD=bench /usr/bin/time -f '{"rekey_user_s": %U, "rekey_sys_s": %S, "rekey_wall_s": %e}' -o "$results/team-rekey-cpu.json" "$KC" team remove removed -k team:bench >/dev/null
-t1=$(date +%s.%N)
-sleep 2
-touch "$work/stop"
-wait "$reader_pid"
-python3 -c "import json,sys; print(json.dumps({'rekey_s': float(sys.argv[2]) - float(sys.argv[1]), 'items': int(sys.argv[3] or 0)}))" "$t0" "$t1" "$items" > "$results/team-rekey.json"
+rekey removed ""
 
 # 4. The first unlock of an ephemeral runner: a fresh HOME each run (no checkpoint, so the
 # whole keychain is checked against the signed set hash), its team agent stopped after.

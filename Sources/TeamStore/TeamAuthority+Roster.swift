@@ -96,28 +96,48 @@ extension TeamAuthority {
         }
     }
 
-    /// Re-seals every row under `target` (one statement per row, inside the admin's
-    /// transaction) and answers the new ledger and set hash. The data's ciphertext is
-    /// carried over unchanged.
+    /// How many rows a re-key writes per statement (`PostgresItemStore.replaceResealed`):
+    /// a few megabytes of parameters, few enough round trips not to matter.
+    static let resealBatch = 4_096
+
+    /// Re-seals every row under `target` inside the admin's transaction and answers the new
+    /// ledger and set hash. Every row is first checked against the ledger, as any read
+    /// checks it; its metadata is opened and checked, its data key re-wrapped and its
+    /// metadata and fingerprints re-sealed on every core (`RowResealer`), and the new rows
+    /// are written in batches of `resealBatch`, a statement each. The data's ciphertext
+    /// is carried over unchanged: it is neither fetched nor written.
     private func resealEveryRow(from current: KeyHierarchy, to target: KeyHierarchy, rowVersion: UInt64) throws -> ([[UInt8]: [UInt8]], LtHash) {
-        let from = RowCodec(keys: current), to = RowCodec(keys: target)
+        let resealer = RowResealer(from: RowCodec(keys: current), to: RowCodec(keys: target), rowVersion: rowVersion)
         var rows: [ItemRow] = []
         rows.reserveCapacity(ledger.count)
-        try store.forEachRow(.all, includeData: true) { row in
+        try store.forEachRow(.all, includeData: false) { row in
             try checkRow(row, keys: current)
             rows.append(row)
             return true
         }
+        guard rows.count == ledger.count else { throw tampered("rows changed during the re-key") }
         var newLedger: [[UInt8]: [UInt8]] = [:]
         newLedger.reserveCapacity(rows.count)
         var newSet = LtHash()
-        for row in rows {
-            let item = try from.open(row)
-            let new = try from.rekey(row, attributes: item.attributes, to: to, rowVersion: rowVersion)
-            try store.replace(new)
-            let h = RowHash.of(new)
-            newLedger[new.itemID] = h
-            newSet.add(h)
+        // The next batch is re-sealed while the server writes this one.
+        let batches = stride(from: rows.startIndex, to: rows.endIndex, by: Self.resealBatch).map { $0..<min($0 + Self.resealBatch, rows.endIndex) }
+        var batch = try batches.first.map { try resealer.reseal(rows[$0]) } ?? []
+        var next: RowResealer.Pending?
+        // On an error, no batch goes on being re-sealed after the call.
+        defer { _ = try? next?.wait() }
+        try store.preferringIndexJoins {
+            for k in batches.indices {
+                if k + 1 < batches.count { next = resealer.start(rows[batches[k + 1]]) }
+                try store.replaceResealed(ArraySlice(batch.map(\.row)))
+                for r in batch {
+                    newLedger[r.row.itemID] = r.hash
+                    newSet.add(r.hash)
+                }
+                if let pending = next {
+                    next = nil
+                    batch = try pending.wait()
+                }
+            }
         }
         guard newLedger.count == ledger.count else { throw tampered("rows changed during the re-key") }
         return (newLedger, newSet)
