@@ -37,7 +37,7 @@ extension PostgresItemStore {
         ]
         params += IndexColumn.allCases.map { c in .byteaArray(rows.map { $0.indexes[c] }) }
         params += [.byteaArray(rows.map(\.wrappedKey)), .byteaArray(rows.map(\.metadata))]
-        let result = try connection.executePrepared("kc_reseal_rows", Self.resealSQL, params)
+        let result = try connection.executePrepared(Self.resealSQL, params)
         params.removeAll()
         guard result.affectedRows == rows.count else {
             // As a read refuses it (`forEachRow` with the data): sealed data is never empty.
@@ -49,8 +49,7 @@ extension PostgresItemStore {
             throw KeychainError(errSecItemNotFound, "\(rows.count - result.affectedRows) of \(rows.count) items of \(label) changed or vanished during the re-key")
         }
         // The pairs' fingerprints are keyed too: the old ones go, the new ones come.
-        try connection.executePrepared("kc_reseal_pairs_delete",
-                                       "DELETE FROM kc_pairs WHERE keychain_id = $1 AND item_id = ANY($2::bytea[])",
+        try connection.executePrepared("DELETE FROM kc_pairs WHERE keychain_id = $1 AND item_id = ANY($2::bytea[])",
                                        [.bytes(keychainID), .byteaArray(ids)])
         var fps: [[UInt8]?] = [], owners: [[UInt8]?] = []
         for row in rows {
@@ -60,8 +59,7 @@ extension PostgresItemStore {
             }
         }
         guard !fps.isEmpty else { return }
-        try connection.executePrepared("kc_reseal_pairs_insert",
-                                       "INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT $1, u.fp, u.item_id FROM unnest($2::bytea[], $3::bytea[]) AS u(fp, item_id)",
+        try connection.executePrepared("INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT $1, u.fp, u.item_id FROM unnest($2::bytea[], $3::bytea[]) AS u(fp, item_id)",
                                        [.bytes(keychainID), .byteaArray(fps), .byteaArray(owners)])
     }
 
