@@ -82,6 +82,11 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     func tampered(_ what: String) -> KeychainError {
+        Self.tampered(label, what)
+    }
+
+    /// `tampered(_:)` for the keychain named `label` (a scan on another thread).
+    static func tampered(_ label: String, _ what: String) -> KeychainError {
         KeychainError(errSecDecode, "\(label): \(what)", hint: "run `kc team verify`; see docs/team.md, \"What the server can and cannot do\"")
     }
 
@@ -103,10 +108,18 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     private func fullVerification() throws -> KeyHierarchy {
+        let snapshot = try exportSnapshot()
         guard let genesisBytes = try tables.genesis(), let serverHead = try tables.head() else {
             throw KeychainError(errSecNoSuchKeychain, "\(label) is not on the server (no keychain with its id)",
                                 hint: "check the DSN, or whether the database was replaced")
         }
+        // The rows are scanned in two parts: one on a second connection, in this
+        // transaction's snapshot, while this one walks the log and then scans the other
+        // (both are checked against the head read here, as one set).
+        let range = try store.seqRange()
+        let split = range.map { $0.lowerBound + ($0.upperBound - $0.lowerBound) / 2 }
+        let capacity = range.map(Self.capacity) ?? 0
+        let parallelScan = snapshot.flatMap { s in split.flatMap { startParallelScan(s, part: .seqNotAtMost($0), capacity: capacity) } }
         let genesis = try Genesis(encoded: genesisBytes, expecting: keychainID)
         guard serverHead.schemaVersion <= TeamFormat.version, serverHead.minWriterVersion <= TeamFormat.version else {
             throw KeychainError(errSecWrongSecVersion, "\(label) was written by a newer kc (format \(serverHead.schemaVersion))", hint: "upgrade kc")
@@ -182,8 +195,18 @@ package final class TeamAuthority: HeaderAuthority {
                                 hint: "an admin issues a new one with `kc team add-runner`")
         }
         let keys = try openMasterKey(generation: keyGen, signedBy: lastRoster)
-        // Every row, against the head's set hash and count.
-        try scanRows(keys: keys, expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
+        // Every row, against the head's set hash and count. A scan the second connection
+        // could not make (or one that failed) is made again on this one, whose error is the
+        // answer.
+        var scanned: ScannedRows
+        if let parallelScan, let split {
+            scanned = try Self.scan(store, part: .seqAtMost(split), capacity: capacity)
+            let other = try (try? parallelScan.join()) ?? Self.scan(store, part: .seqNotAtMost(split))
+            try Self.merge(other, into: &scanned, label: label)
+        } else {
+            scanned = try Self.scan(store, capacity: capacity)
+        }
+        try accept(scanned, expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
         generation = serverHead.generation
         head = serverHead.head
         lastTime = headEntry.time
@@ -204,29 +227,100 @@ package final class TeamAuthority: HeaderAuthority {
         return try KeyHierarchy(master: SymmetricKey(mk), keychainID: keychainID, keyGeneration: keyGen, blindKeyIDs: Schema.blindKeyIDs)
     }
 
-    /// Reads every row, rebuilding the ledger and set hash, and compares them with a signed
-    /// entry's. Each row must also be of the key generation in force (its wrapped key opens
-    /// later; here only its place and hash are checked).
-    private func scanRows(keys: KeyHierarchy, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
-        var newLedger: [[UInt8]: [UInt8]] = [:]
-        newLedger.reserveCapacity(Int(min(expectedCount, 1 << 24)))
-        var newSet = LtHash()
-        try store.forEachRow(.all, includeData: false) { row in
-            let h = RowHash.of(row)
-            guard newLedger.updateValue(h, forKey: row.itemID) == nil else {
-                throw self.tampered("two rows have one item id")
-            }
-            newSet.add(h)
-            return true
+    /// The ledger and set hash of every row, as a scan rebuilt them.
+    struct ScannedRows: Sendable {
+        var ledger: [[UInt8]: [UInt8]]
+        var set: LtHash
+    }
+
+    /// Exports this transaction's snapshot (`pg_export_snapshot`) for a second connection;
+    /// nil when the server refuses (a standby, a pooler): the rows are then scanned on this
+    /// connection. It must be the transaction's first statement: a refusal aborts the
+    /// transaction (no savepoint helps: a subtransaction cannot export), which is then
+    /// begun again, nothing having been read in it.
+    private func exportSnapshot() throws -> String? {
+        let c = store.connection
+        let r: PGResult
+        do {
+            r = try c.execute("SELECT pg_export_snapshot()")
+        } catch let e as KeychainError where e.status != errSecNotAvailable {
+            c.rollback()
+            try c.begin(readOnlySnapshot: true)
+            return nil
         }
-        guard UInt64(newLedger.count) == expectedCount, newSet.digest == expectedDigest else {
-            let what = UInt64(newLedger.count) == expectedCount
+        // Spliced into SET TRANSACTION SNAPSHOT (which takes no parameter): only the
+        // characters of PostgreSQL's snapshot names (hex digits and dashes) are accepted.
+        guard let id = r.text(0, 0), !id.isEmpty, id.utf8.count <= 64,
+              id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) })
+        else { return nil }
+        return id
+    }
+
+    /// Starts the scan of the rows in `part` on a thread with a connection of its own that
+    /// reads `snapshot`; nil when no thread starts.
+    private func startParallelScan(_ snapshot: String, part: PostgresItemStore.ScanPart, capacity: Int) -> BackgroundThread<ScannedRows>? {
+        let dsn = store.connection.dsn, keychainID = keychainID, label = label
+        return try? BackgroundThread {
+            let connection = try PostgresConnection(dsn: dsn)
+            try connection.begin(readOnlySnapshot: true)
+            try connection.execute("SET TRANSACTION SNAPSHOT '\(snapshot)'")
+            let rows = try Self.scan(PostgresItemStore(connection: connection, keychainID: keychainID, label: label), part: part, capacity: capacity)
+            connection.rollback()
+            return rows
+        }
+    }
+
+    /// The ledger capacity to reserve for the rows of `range` of `seq` (unique per row, so
+    /// an upper bound), at most 4 Mi entries (a server's range is a hint, not trusted).
+    static func capacity(_ range: ClosedRange<Int64>) -> Int {
+        Int(min(UInt64(bitPattern: range.upperBound &- range.lowerBound) &+ 1, 1 << 22))
+    }
+
+    /// Reads the rows of `part` of `store` (inside its transaction) and rebuilds their
+    /// ledger and set hash. Each row must also be of the key generation in force (its
+    /// wrapped key opens later; here only its place and hash are checked).
+    /// - Throws: errSecDecode for two rows of one item id or a malformed row.
+    static func scan(_ store: PostgresItemStore, part: PostgresItemStore.ScanPart = .all, capacity: Int = 0) throws -> ScannedRows {
+        var ledger: [[UInt8]: [UInt8]] = [:]
+        ledger.reserveCapacity(capacity)
+        var set = LtHash()
+        try store.forEachRowUnordered(part) { row in
+            let h = RowHash.of(row)
+            guard ledger.updateValue(h, forKey: row.itemID) == nil else {
+                throw tampered(store.label, "two rows have one item id")
+            }
+            set.add(h)
+        }
+        return ScannedRows(ledger: ledger, set: set)
+    }
+
+    /// Adds the rows of another part's scan to `rows`.
+    /// - Throws: errSecDecode when both parts hold one item id.
+    static func merge(_ other: ScannedRows, into rows: inout ScannedRows, label: String) throws {
+        rows.ledger.reserveCapacity(rows.ledger.count + other.ledger.count)
+        for (id, h) in other.ledger {
+            guard rows.ledger.updateValue(h, forKey: id) == nil else { throw tampered(label, "two rows have one item id") }
+        }
+        rows.set.add(other.set)
+    }
+
+    /// Reads every row, rebuilding the ledger and set hash, and compares them with a signed
+    /// entry's.
+    private func scanRows(keys: KeyHierarchy, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
+        try accept(try Self.scan(store), expectedDigest: expectedDigest, expectedCount: expectedCount, at: g)
+    }
+
+    /// Takes `rows` as the view's ledger and set hash when their count and set hash are a
+    /// signed entry's (at generation `g`).
+    private func accept(_ rows: ScannedRows, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
+        guard UInt64(rows.ledger.count) == expectedCount, rows.set.digest == expectedDigest else {
+            let what = UInt64(rows.ledger.count) == expectedCount
                 ? "rows were edited, replayed or swapped"
-                : "the server holds \(newLedger.count) rows where the signed log counts \(expectedCount): rows were deleted or put back"
+                : "the server holds \(rows.ledger.count) rows where the signed log counts \(expectedCount): rows were deleted or put back"
             throw tampered("the items do not match the signed log at generation \(g) (\(what))")
         }
-        ledger = newLedger
-        set = newSet
+        ledger = rows.ledger
+        set = rows.set
     }
 
     /// Refuses an entry of a format this build does not read.

@@ -1,0 +1,111 @@
+import KeychainCore
+
+/// The scan of every row that a first open (and `kc team verify`) checks against the signed
+/// set hash, shaped for that one job (`docs/performance.md`, "Team keychains"):
+/// - the pairs come from a second statement, one ordered read of `kc_pairs`, merged here by
+///   item id, instead of a correlated aggregate per row: that subquery cost about 3 µs a
+///   row, and its cost estimate made PostgreSQL JIT-compile the statement, about 0.5 s of
+///   LLVM at 100,000 rows;
+/// - JIT is off for the transaction (`SET LOCAL jit = off`): for a statement that reads
+///   every row and computes nothing it only adds compile time;
+/// - rows come in no particular order (the set hash and the ledger have none), so the
+///   server reads the table sequentially rather than through the `seq` index;
+/// - values are read in place from libpq's answer (`PGRows`), not copied twice, in batches
+///   of a cursor, the next asked for before this one is hashed.
+///
+/// The rows are the ones `forEachRow(.all, includeData: false)` reads, value for value
+/// (the data column only says whether there is data: empty when there is, nil when not),
+/// so `RowHash.of` hashes them the same; the tests compare the two.
+extension PostgresItemStore {
+    /// How many rows one read of the scan brings at most (a cursor's FETCH): bounds the
+    /// memory of a scan of a large keychain.
+    static let scanBatch = 8_192
+
+    /// Which rows a scan reads: all, or one of two complementary parts split at a `seq`, so
+    /// that two connections scan the keychain in parallel. The second part is the first's
+    /// complement for every row, one whose `seq` were NULL included (which the row decoding
+    /// then refuses), so that no row escapes both.
+    package enum ScanPart: Sendable {
+        case all
+        case seqAtMost(Int64)
+        case seqNotAtMost(Int64)
+
+        /// The condition after `keychain_id = $1`, and its parameters.
+        var condition: (sql: String, params: [PGValue?]) {
+            switch self {
+            case .all: ("", [])
+            case .seqAtMost(let s): (" AND seq <= $2", [.int64(s)])
+            case .seqNotAtMost(let s): (" AND (seq <= $2) IS NOT TRUE", [.int64(s)])
+            }
+        }
+    }
+
+    /// The lowest and highest `seq` of the keychain's rows; nil when it has none.
+    package func seqRange() throws -> ClosedRange<Int64>? {
+        let r = try connection.execute("SELECT min(seq), max(seq) FROM kc_items WHERE keychain_id = $1", [.bytes(keychainID)])
+        guard let low = r.int64(0, 0), let high = r.int64(0, 1), low <= high else { return nil }
+        return low...high
+    }
+
+    /// Calls `body` with every row of the keychain in `part`, without its data, in no set
+    /// order. It must run inside a transaction (`transaction(write:_:)`), whose snapshot it
+    /// reads.
+    /// - Throws: errSecDecode for a malformed row (as `forEachRow`); `body`'s error.
+    package func forEachRowUnordered(_ part: ScanPart = .all, _ body: (ItemRow) throws -> Void) throws {
+        guard connection.inTransaction else {
+            throw KeychainError(errSecInternalError, "the scan of \(label) runs outside a transaction")
+        }
+        try connection.execute("SET LOCAL jit = off")
+        let id = PGValue.bytes(keychainID)
+        // The pairs, by item id, each item's sorted by bytes (as `forEachRow`'s aggregate).
+        var pairs: [[UInt8]: [[UInt8]]] = [:]
+        let p = try connection.executeRows("SELECT item_id, fp FROM kc_pairs WHERE keychain_id = $1 ORDER BY item_id, fp", [id])
+        for r in 0..<p.rowCount {
+            guard let item = p.bytes(r, 0), let fp = p.bytes(r, 1) else {
+                throw KeychainError(errSecDecode, "the Secret Service pairs of a row of \(label) are malformed")
+            }
+            pairs[item, default: []].append(fp)
+        }
+        let columns = "seq, item_id, class, row_version, pk, " + IndexColumn.allCases.map { "i_\($0.rawValue)" }.joined(separator: ", ")
+            + ", wrapped_key, metadata, pclass, data IS NOT NULL"
+        let (condition, params) = part.condition
+        try connection.execute("DECLARE kc_scan NO SCROLL CURSOR FOR SELECT \(columns) FROM kc_items WHERE keychain_id = $1" + condition, [id] + params)
+        // The next batch is asked for before this one is read, so that the server reads it
+        // while this process hashes.
+        let fetch = "FETCH FORWARD \(Self.scanBatch) FROM kc_scan"
+        try connection.sendRowsQuery(fetch)
+        defer { connection.discardRows() }
+        while true {
+            let rows = try connection.receiveRows()
+            let more = rows.rowCount == Self.scanBatch
+            if more { try connection.sendRowsQuery(fetch) }
+            for r in 0..<rows.rowCount {
+                try body(try scannedRow(rows, r, pairs: pairs))
+            }
+            if !more { break }
+        }
+        try connection.execute("CLOSE kc_scan")
+    }
+
+    /// Row `r` of a scan's answer, with its pairs from `pairs`.
+    /// - Throws: errSecDecode for a value kc never writes (as `forEachRow`).
+    private func scannedRow(_ rows: PGRows, _ r: Int, pairs: [[UInt8]: [[UInt8]]]) throws -> ItemRow {
+        var indexes = [IndexColumn: [UInt8]](minimumCapacity: IndexColumn.allCases.count)
+        for (i, column) in IndexColumn.allCases.enumerated() {
+            if let v = rows.bytes(r, 5 + i) { indexes[column] = v }
+        }
+        let base = 5 + IndexColumn.allCases.count
+        guard let seq = rows.int64(r, 0), let itemID = rows.bytes(r, 1), let classCode = rows.text(r, 2),
+              let version = rows.int64(r, 3).flatMap({ UInt64(exactly: $0) }), let pk = rows.bytes(r, 4),
+              let wrapped = rows.bytes(r, base), let meta = rows.bytes(r, base + 1), let pclass = rows.int64(r, base + 2),
+              let hasData = rows.bool(r, base + 3)
+        else {
+            throw KeychainError(errSecDecode, "a row of \(label) is malformed: the keychain is damaged or was tampered with")
+        }
+        guard let protection = UInt8(exactly: pclass).flatMap(ProtectionClass.init(rawValue:)) else {
+            throw KeychainError(errSecDecode, "a row of \(label) has an unknown protection class: the keychain was tampered with")
+        }
+        return ItemRow(seq: seq, itemID: itemID, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
+                       pairs: pairs[itemID] ?? [], wrappedKey: wrapped, metadata: meta, data: hasData ? [] : nil, protection: protection)
+    }
+}
