@@ -19,7 +19,7 @@ import KeychainCore
 extension PostgresItemStore {
     /// How many rows one read of the scan brings at most (a cursor's FETCH): bounds the
     /// memory of a scan of a large keychain.
-    static let scanBatch = 8_192
+    package static let scanBatch = 8_192
 
     /// Which rows a scan reads: all, or one of two complementary parts split at a `seq`, so
     /// that two connections scan the keychain in parallel. The second part is the first's
@@ -51,7 +51,8 @@ extension PostgresItemStore {
     /// order. It must run inside a transaction (`transaction(write:_:)`), whose snapshot it
     /// reads.
     /// - Throws: errSecDecode for a malformed row (as `forEachRow`); `body`'s error.
-    package func forEachRowUnordered(_ part: ScanPart = .all, _ body: (ItemRow) throws -> Void) throws {
+    /// `batch` is how many rows one FETCH brings (tests make it small).
+    package func forEachRowUnordered(_ part: ScanPart = .all, batch: Int = scanBatch, _ body: (ItemRow) throws -> Void) throws {
         guard connection.inTransaction else {
             throw KeychainError(errSecInternalError, "the scan of \(label) runs outside a transaction")
         }
@@ -72,12 +73,13 @@ extension PostgresItemStore {
         try connection.execute("DECLARE kc_scan NO SCROLL CURSOR FOR SELECT \(columns) FROM kc_items WHERE keychain_id = $1" + condition, [id] + params)
         // The next batch is asked for before this one is read, so that the server reads it
         // while this process hashes.
-        let fetch = "FETCH FORWARD \(Self.scanBatch) FROM kc_scan"
+        let batch = max(batch, 1)
+        let fetch = "FETCH FORWARD \(batch) FROM kc_scan"
         try connection.sendRowsQuery(fetch)
         defer { connection.discardRows() }
         while true {
             let rows = try connection.receiveRows()
-            let more = rows.rowCount == Self.scanBatch
+            let more = rows.rowCount == batch
             if more { try connection.sendRowsQuery(fetch) }
             for r in 0..<rows.rowCount {
                 try body(try scannedRow(rows, r, pairs: pairs))

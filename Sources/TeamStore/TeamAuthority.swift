@@ -42,6 +42,9 @@ package final class TeamAuthority: HeaderAuthority {
     package var maxStaleness: UInt64 = 0
     /// How many log entries a full verification reads at a time.
     var logPageSize = 4_096
+    /// How many connections the last full verification scanned the rows on: 2 when the
+    /// second one shared the snapshot, 1 when it could not (tests check both paths).
+    package private(set) var lastScanConnections = 0
     private var lastCheckpoint = Deadline.now
 
     /// The write in progress: its changes, and the set and ledger as they will be.
@@ -201,10 +204,18 @@ package final class TeamAuthority: HeaderAuthority {
         var scanned: ScannedRows
         if let parallelScan, let split {
             scanned = try Self.scan(store, part: .seqAtMost(split), capacity: capacity)
-            let other = try (try? parallelScan.join()) ?? Self.scan(store, part: .seqNotAtMost(split))
+            let other: ScannedRows
+            if let rows = try? parallelScan.join() {
+                other = rows
+                lastScanConnections = 2
+            } else {
+                other = try Self.scan(store, part: .seqNotAtMost(split))
+                lastScanConnections = 1
+            }
             try Self.merge(other, into: &scanned, label: label)
         } else {
             scanned = try Self.scan(store, capacity: capacity)
+            lastScanConnections = 1
         }
         try accept(scanned, expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
         generation = serverHead.generation
