@@ -125,14 +125,18 @@ package final class PostgresConnection {
         return try PGRows(taking: result)
     }
 
-    /// Sends `sql` (no parameters) without waiting for its answer, which `receiveRows`
-    /// then reads: the server works on it while the caller works on the answer before (a
-    /// scan that fetches the next batch of a cursor while it hashes this one).
+    /// Sends `sql` with binary `params` without waiting for its answer, which
+    /// `receiveRows` then reads: the server works on it while the caller works on the
+    /// answer before (a scan that asks for its next piece while it hashes this one).
     /// - Throws: errSecNotAvailable when the connection is lost or cannot send.
-    package func sendRowsQuery(_ sql: String) throws {
+    package func sendRowsQuery(_ sql: String, _ params: [PGValue?] = []) throws {
         let conn = try live()
         guard !awaitingRows else { throw KeychainError(errSecInternalError, "a query was sent to \(serverName) before the answer to the last one was read") }
-        guard PQsendQueryParams(conn, sql, 0, nil, nil, nil, nil, 1) == 1 else {
+        let types = params.map { $0?.typeOID ?? 0 }
+        let sent = withParams(params) { values, lengths, formats in
+            PQsendQueryParams(conn, sql, Int32(params.count), types, values, lengths, formats, 1)
+        }
+        guard sent == 1 else {
             try check(nil, conn)
             return
         }
@@ -232,6 +236,19 @@ package final class PostgresConnection {
     /// Lays `params` out as libpq wants them (all binary), calls `send` and checks its
     /// result, which the caller then owns (and clears).
     private func send(_ params: [PGValue?], _ send: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> OpaquePointer?) throws -> OpaquePointer? {
+        let result = withParams(params, send)
+        do {
+            guard let conn = handle else { throw KeychainError(errSecNotAvailable, "lost the PostgreSQL server \(serverName)") }
+            try check(result, conn)
+            return result
+        } catch {
+            PQclear(result)
+            throw error
+        }
+    }
+
+    /// Lays `params` out as libpq wants them (all binary) for the call of `body`.
+    private func withParams<R>(_ params: [PGValue?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R {
         let buffers: [[UInt8]?] = params.map { $0?.binary }
         let lengths = buffers.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: params.count)
@@ -254,18 +271,10 @@ package final class PostgresConnection {
             pointers.removeAll()
         }
         let cValues: [UnsafePointer<CChar>?] = pointers.map { $0.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } }
-        let result = cValues.withUnsafeBufferPointer { v in
+        return cValues.withUnsafeBufferPointer { v in
             lengths.withUnsafeBufferPointer { l in
-                formats.withUnsafeBufferPointer { f in send(v.baseAddress, l.baseAddress, f.baseAddress) }
+                formats.withUnsafeBufferPointer { f in body(v.baseAddress, l.baseAddress, f.baseAddress) }
             }
-        }
-        do {
-            guard let conn = handle else { throw KeychainError(errSecNotAvailable, "lost the PostgreSQL server \(serverName)") }
-            try check(result, conn)
-            return result
-        } catch {
-            PQclear(result)
-            throw error
         }
     }
 

@@ -8,38 +8,15 @@ import KeychainCore
 ///   LLVM at 100,000 rows;
 /// - JIT is off for the transaction (`SET LOCAL jit = off`): for a statement that reads
 ///   every row and computes nothing it only adds compile time;
-/// - rows come in no particular order (the set hash and the ledger have none), so the
-///   server reads the table sequentially rather than through the `seq` index;
-/// - values are read in place from libpq's answer (`PGRows`), not copied twice, in batches
-///   of a cursor, the next asked for before this one is hashed.
+/// - the rows come in pieces (`ScanPieces`: ranges of `seq`) that two connections in one
+///   snapshot claim in turn, each piece asked for before the last one is hashed; rows come
+///   in no particular order (the set hash and the ledger have none);
+/// - values are read in place from libpq's answer (`PGRows`), not copied twice.
 ///
 /// The rows are the ones `forEachRow(.all, includeData: false)` reads, value for value
 /// (the data column only says whether there is data: empty when there is, nil when not),
 /// so `RowHash.of` hashes them the same; the tests compare the two.
 extension PostgresItemStore {
-    /// How many rows one read of the scan brings at most (a cursor's FETCH): bounds the
-    /// memory of a scan of a large keychain.
-    package static let scanBatch = 8_192
-
-    /// Which rows a scan reads: all, or one of two complementary parts split at a `seq`, so
-    /// that two connections scan the keychain in parallel. The second part is the first's
-    /// complement for every row, one whose `seq` were NULL included (which the row decoding
-    /// then refuses), so that no row escapes both.
-    package enum ScanPart: Sendable {
-        case all
-        case seqAtMost(Int64)
-        case seqNotAtMost(Int64)
-
-        /// The condition after `keychain_id = $1`, and its parameters.
-        var condition: (sql: String, params: [PGValue?]) {
-            switch self {
-            case .all: ("", [])
-            case .seqAtMost(let s): (" AND seq <= $2", [.int64(s)])
-            case .seqNotAtMost(let s): (" AND (seq <= $2) IS NOT TRUE", [.int64(s)])
-            }
-        }
-    }
-
     /// The lowest and highest `seq` of the keychain's rows; nil when it has none.
     package func seqRange() throws -> ClosedRange<Int64>? {
         let r = try connection.execute("SELECT min(seq), max(seq) FROM kc_items WHERE keychain_id = $1", [.bytes(keychainID)])
@@ -47,12 +24,12 @@ extension PostgresItemStore {
         return low...high
     }
 
-    /// Calls `body` with every row of the keychain in `part`, without its data, in no set
-    /// order. It must run inside a transaction (`transaction(write:_:)`), whose snapshot it
-    /// reads.
+    /// Calls `body` with every row of the keychain in the pieces of `pieces` this
+    /// connection claims, without its data, in no set order; another connection in the same
+    /// snapshot may claim the others. It must run inside a transaction
+    /// (`transaction(write:_:)`), whose snapshot it reads.
     /// - Throws: errSecDecode for a malformed row (as `forEachRow`); `body`'s error.
-    /// `batch` is how many rows one FETCH brings (tests make it small).
-    package func forEachRowUnordered(_ part: ScanPart = .all, batch: Int = scanBatch, _ body: (ItemRow) throws -> Void) throws {
+    package func forEachRowUnordered(claiming pieces: ScanPieces, _ body: (ItemRow) throws -> Void) throws {
         guard connection.inTransaction else {
             throw KeychainError(errSecInternalError, "the scan of \(label) runs outside a transaction")
         }
@@ -67,26 +44,23 @@ extension PostgresItemStore {
             }
             pairs[item, default: []].append(fp)
         }
-        let columns = "seq, item_id, class, row_version, pk, " + IndexColumn.allCases.map { "i_\($0.rawValue)" }.joined(separator: ", ")
-            + ", wrapped_key, metadata, pclass, data IS NOT NULL"
-        let (condition, params) = part.condition
-        try connection.execute("DECLARE kc_scan NO SCROLL CURSOR FOR SELECT \(columns) FROM kc_items WHERE keychain_id = $1" + condition, [id] + params)
-        // The next batch is asked for before this one is read, so that the server reads it
-        // while this process hashes.
-        let batch = max(batch, 1)
-        let fetch = "FETCH FORWARD \(batch) FROM kc_scan"
-        try connection.sendRowsQuery(fetch)
+        let select = "SELECT seq, item_id, class, row_version, pk, " + IndexColumn.allCases.map { "i_\($0.rawValue)" }.joined(separator: ", ")
+            + ", wrapped_key, metadata, pclass, data IS NOT NULL FROM kc_items WHERE keychain_id = $1"
+        guard var piece = pieces.claim() else { return }
+        // The next piece is asked for before this one is hashed, so that the server reads
+        // it meanwhile.
+        try connection.sendRowsQuery(select + piece.condition, [id] + piece.params)
         defer { connection.discardRows() }
         while true {
             let rows = try connection.receiveRows()
-            let more = rows.rowCount == batch
-            if more { try connection.sendRowsQuery(fetch) }
+            let next = pieces.claim()
+            if let next { try connection.sendRowsQuery(select + next.condition, [id] + next.params) }
             for r in 0..<rows.rowCount {
                 try body(try scannedRow(rows, r, pairs: pairs))
             }
-            if !more { break }
+            guard let next else { break }
+            piece = next
         }
-        try connection.execute("CLOSE kc_scan")
     }
 
     /// Row `r` of a scan's answer, with its pairs from `pairs`.

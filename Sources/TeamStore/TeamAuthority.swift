@@ -116,13 +116,13 @@ package final class TeamAuthority: HeaderAuthority {
             throw KeychainError(errSecNoSuchKeychain, "\(label) is not on the server (no keychain with its id)",
                                 hint: "check the DSN, or whether the database was replaced")
         }
-        // The rows are scanned in two parts: one on a second connection, in this
-        // transaction's snapshot, while this one walks the log and then scans the other
-        // (both are checked against the head read here, as one set).
+        // The rows are scanned in pieces that two connections claim in turn: a second one,
+        // in this transaction's snapshot, from now on, and this one once it has walked the
+        // log (both are checked against the head read here, as one set).
         let range = try store.seqRange()
-        let split = range.map { $0.lowerBound + ($0.upperBound - $0.lowerBound) / 2 }
+        let pieces = ScanPieces(range: range)
         let capacity = range.map(Self.capacity) ?? 0
-        let parallelScan = snapshot.flatMap { s in split.flatMap { startParallelScan(s, part: .seqNotAtMost($0), capacity: capacity) } }
+        let parallelScan = snapshot.flatMap { startParallelScan($0, pieces: pieces, capacity: capacity) }
         let genesis = try Genesis(encoded: genesisBytes, expecting: keychainID)
         guard serverHead.schemaVersion <= TeamFormat.version, serverHead.minWriterVersion <= TeamFormat.version else {
             throw KeychainError(errSecWrongSecVersion, "\(label) was written by a newer kc (format \(serverHead.schemaVersion))", hint: "upgrade kc")
@@ -150,7 +150,9 @@ package final class TeamAuthority: HeaderAuthority {
                 guard g == (last?.generation ?? 0) + 1, e.generation == g, e.previous == previous else {
                     throw serverError("entry \(g) of the log does not link to the entry before it: entries were hidden, replaced or reordered")
                 }
-                previous = e.hash
+                // The hash of the stored bytes (`LogEntry.hash(encoded:)`), not of the entry
+                // encoded again: one encoding fewer per entry.
+                previous = LogEntry.hash(encoded: bytes)
                 beforeHeadTime = last?.time ?? 0
                 last = e
                 guard e.kind == .roster else { continue }
@@ -168,7 +170,7 @@ package final class TeamAuthority: HeaderAuthority {
                 }
                 current = roster
                 keyGen = e.keyGeneration
-                previousRoster = e.hash
+                previousRoster = previous
                 lastRoster = e
             }
             after = lastOfPage
@@ -177,7 +179,7 @@ package final class TeamAuthority: HeaderAuthority {
             throw serverError("the log has no roster: entries were hidden")
         }
         // The head entry, signed by someone allowed to write it under the last roster.
-        guard let headEntry = last, headEntry.generation == serverHead.generation, headEntry.hash == serverHead.head else {
+        guard let headEntry = last, headEntry.generation == serverHead.generation, previous == serverHead.head else {
             throw serverError("the head does not name the last entry of the log (generation \(serverHead.generation)): entries were hidden")
         }
         if headEntry.kind == .roster {
@@ -201,20 +203,24 @@ package final class TeamAuthority: HeaderAuthority {
         // Every row, against the head's set hash and count. A scan the second connection
         // could not make (or one that failed) is made again on this one, whose error is the
         // answer.
-        var scanned: ScannedRows
-        if let parallelScan, let split {
-            scanned = try Self.scan(store, part: .seqAtMost(split), capacity: capacity)
-            let other: ScannedRows
-            if let rows = try? parallelScan.join() {
-                other = rows
+        var scanned = try Self.scan(store, pieces: pieces, capacity: capacity)
+        if let parallelScan {
+            if let other = try? parallelScan.join() {
+                // The smaller into the larger (both reserved the whole range).
+                if other.ledger.count > scanned.ledger.count {
+                    var larger = other
+                    try Self.merge(scanned, into: &larger, label: label)
+                    scanned = larger
+                } else {
+                    try Self.merge(other, into: &scanned, label: label)
+                }
                 lastScanConnections = 2
             } else {
-                other = try Self.scan(store, part: .seqNotAtMost(split))
+                // The pieces the other connection claimed are lost with it: all again here.
+                scanned = try Self.scan(store, pieces: ScanPieces(range: nil), capacity: capacity)
                 lastScanConnections = 1
             }
-            try Self.merge(other, into: &scanned, label: label)
         } else {
-            scanned = try Self.scan(store, capacity: capacity)
             lastScanConnections = 1
         }
         try accept(scanned, expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
@@ -267,15 +273,15 @@ package final class TeamAuthority: HeaderAuthority {
         return id
     }
 
-    /// Starts the scan of the rows in `part` on a thread with a connection of its own that
+    /// Starts a scan of the pieces it claims on a thread with a connection of its own that
     /// reads `snapshot`; nil when no thread starts.
-    private func startParallelScan(_ snapshot: String, part: PostgresItemStore.ScanPart, capacity: Int) -> BackgroundThread<ScannedRows>? {
+    private func startParallelScan(_ snapshot: String, pieces: ScanPieces, capacity: Int) -> BackgroundThread<ScannedRows>? {
         let dsn = store.connection.dsn, keychainID = keychainID, label = label
         return try? BackgroundThread {
             let connection = try PostgresConnection(dsn: dsn)
             try connection.begin(readOnlySnapshot: true)
             try connection.execute("SET TRANSACTION SNAPSHOT '\(snapshot)'")
-            let rows = try Self.scan(PostgresItemStore(connection: connection, keychainID: keychainID, label: label), part: part, capacity: capacity)
+            let rows = try Self.scan(PostgresItemStore(connection: connection, keychainID: keychainID, label: label), pieces: pieces, capacity: capacity)
             connection.rollback()
             return rows
         }
@@ -287,15 +293,15 @@ package final class TeamAuthority: HeaderAuthority {
         Int(min(UInt64(bitPattern: range.upperBound &- range.lowerBound) &+ 1, 1 << 22))
     }
 
-    /// Reads the rows of `part` of `store` (inside its transaction) and rebuilds their
-    /// ledger and set hash. Each row must also be of the key generation in force (its
-    /// wrapped key opens later; here only its place and hash are checked).
+    /// Reads the rows of the `pieces` this connection claims (inside `store`'s transaction)
+    /// and rebuilds their ledger and set hash. Each row must also be of the key generation
+    /// in force (its wrapped key opens later; here only its place and hash are checked).
     /// - Throws: errSecDecode for two rows of one item id or a malformed row.
-    static func scan(_ store: PostgresItemStore, part: PostgresItemStore.ScanPart = .all, capacity: Int = 0) throws -> ScannedRows {
+    static func scan(_ store: PostgresItemStore, pieces: ScanPieces, capacity: Int = 0) throws -> ScannedRows {
         var ledger: [[UInt8]: [UInt8]] = [:]
         ledger.reserveCapacity(capacity)
         var set = LtHash()
-        try store.forEachRowUnordered(part) { row in
+        try store.forEachRowUnordered(claiming: pieces) { row in
             let h = RowHash.of(row)
             guard ledger.updateValue(h, forKey: row.itemID) == nil else {
                 throw tampered(store.label, "two rows have one item id")
@@ -305,8 +311,8 @@ package final class TeamAuthority: HeaderAuthority {
         return ScannedRows(ledger: ledger, set: set)
     }
 
-    /// Adds the rows of another part's scan to `rows`.
-    /// - Throws: errSecDecode when both parts hold one item id.
+    /// Adds the rows another connection's scan read to `rows`.
+    /// - Throws: errSecDecode when both scans read one item id.
     static func merge(_ other: ScannedRows, into rows: inout ScannedRows, label: String) throws {
         rows.ledger.reserveCapacity(rows.ledger.count + other.ledger.count)
         for (id, h) in other.ledger {
@@ -318,7 +324,7 @@ package final class TeamAuthority: HeaderAuthority {
     /// Reads every row, rebuilding the ledger and set hash, and compares them with a signed
     /// entry's.
     private func scanRows(keys: KeyHierarchy, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
-        try accept(try Self.scan(store), expectedDigest: expectedDigest, expectedCount: expectedCount, at: g)
+        try accept(try Self.scan(store, pieces: ScanPieces(range: nil), capacity: ledger.count), expectedDigest: expectedDigest, expectedCount: expectedCount, at: g)
     }
 
     /// Takes `rows` as the view's ledger and set hash when their count and set hash are a

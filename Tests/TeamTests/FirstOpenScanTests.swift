@@ -5,18 +5,18 @@ import KCTestSupport
 import TeamCore
 @testable import TeamStore
 
-/// A first open's scan of every row (`PostgresItemStore.forEachRowUnordered`, two parts on
-/// two connections in one snapshot): it reads the rows `forEachRow(.all)` reads, value for
-/// value, and a first open refuses every change the server makes to a row or a pair, in
-/// either part, and opens again once the change is undone.
+/// A first open's scan of every row (`PostgresItemStore.forEachRowUnordered`, pieces of
+/// `seq` claimed by two connections in one snapshot): it reads the rows `forEachRow(.all)`
+/// reads, value for value, and a first open refuses every change the server makes to a row
+/// or a pair, at either end of the range, and opens again once the change is undone.
 @Suite struct FirstOpenScanTests {
     /// The row hashes of `rows`, sorted (the scan has no order).
     static func hashes(_ rows: [ItemRow]) -> [[UInt8]] {
         rows.map(RowHash.of).sorted { $0.lexicographicallyPrecedes($1) }
     }
 
-    /// The scan (all rows, and the two parts at every split) reads what `forEachRow(.all)`
-    /// reads: pairs, indexes, no data or some, every protection class, over several batches.
+    /// The scan (one piece, and pieces of every size) reads what `forEachRow(.all)` reads:
+    /// pairs, indexes, no data or some, every protection class, a hole in `seq`.
     @Test func theScanReadsWhatForEachRowReads() throws {
         let store = try PostgresItemStoreTests.makeStore(dsn: TestPostgres.shared.newDatabase(), keychainID: Sodium.randomBytes(32))
         var g = SplitMix64(seed: 20)
@@ -42,22 +42,30 @@ import TeamCore
             try store.forEachRow(.all, includeData: false) { expected.append($0); return true }
             #expect(expected.count == 39)
             #expect(expected.contains { $0.pairs.count > 1 } && expected.contains { $0.data == nil }, "the rows exercise pairs and no data")
-            var all: [ItemRow] = []
-            try store.forEachRowUnordered(batch: 7) { all.append($0) }
-            #expect(Self.hashes(all) == Self.hashes(expected))
-            #expect(Set(all.map { $0.pairs }) == Set(expected.map { $0.pairs }))
             let range = try #require(try store.seqRange())
-            for split in [range.lowerBound - 1, range.lowerBound, (range.lowerBound + range.upperBound) / 2, range.upperBound] {
-                var low: [ItemRow] = [], high: [ItemRow] = []
-                try store.forEachRowUnordered(.seqAtMost(split), batch: 5) { low.append($0) }
-                try store.forEachRowUnordered(.seqNotAtMost(split), batch: 5) { high.append($0) }
-                #expect(low.allSatisfy { $0.seq <= split } && high.allSatisfy { $0.seq > split })
-                #expect(Self.hashes(low + high) == Self.hashes(expected))
+            // One piece of every row, and pieces of every size, the rest piece included.
+            for pieces in [ScanPieces(range: nil)] + [1, 2, 3, 7, 39, 4_096].map({ ScanPieces(range: range, rowsPerPiece: $0) }) {
+                var all: [ItemRow] = []
+                try store.forEachRowUnordered(claiming: pieces) { all.append($0) }
+                #expect(Self.hashes(all) == Self.hashes(expected))
+                #expect(Set(all.map { $0.pairs }) == Set(expected.map { $0.pairs }))
+                #expect(pieces.claim() == nil, "every piece was claimed")
             }
+            #expect(ScanPieces(range: range, rowsPerPiece: 3).count == 14, "39 values of seq (the first row deleted) in 13 ranges and the rest")
         }
     }
 
-    /// A team of 12 items, one with Secret Service pairs in each half of the seq range, and
+    /// A range no keychain fills (a server's min and max gone wild) is one piece; pieces
+    /// never overflow.
+    @Test func aWildRangeIsOnePiece() {
+        #expect(ScanPieces(range: Int64.min...Int64.max).count == 1)
+        let edge = ScanPieces(range: (Int64.max - 10)...Int64.max, rowsPerPiece: 3)
+        var n = 0
+        while edge.claim() != nil { n += 1 }
+        #expect(n == edge.count && n == 4)
+    }
+
+    /// A team of 12 items, one with Secret Service pairs at each end of the seq range, and
     /// a copy of its rows to undo an attack with.
     static func team() throws -> (team: TeamFixture, server: PostgresConnection, low: Int64, high: Int64) {
         let team = try TeamFixture()
@@ -87,8 +95,8 @@ import TeamCore
         try team.reopen(team.admin.keys, as: "fresh-" + UUID().uuidString)
     }
 
-    /// Every change to a row or a pair, in either part of the scan, fails a first open
-    /// (errSecDecode); undone, the keychain opens again, scanned on two connections.
+    /// Every change to a row or a pair, at either end of the `seq` range, fails a first
+    /// open (errSecDecode); undone, the keychain opens again, scanned on two connections.
     @Test func everyChangeToARowOrAPairFailsAFirstOpen() throws {
         let (team, server, low, high) = try Self.team()
         let opened = try Self.firstOpen(team)
@@ -110,10 +118,10 @@ import TeamCore
             ]
         }
         attacks += [
-            // Two rows, one in each part, swap their sealed columns.
+            // Two rows, the first and the last, swap their sealed columns.
             ("two rows swapped", [("UPDATE kc_items t SET wrapped_key = o.wrapped_key, metadata = o.metadata FROM kc_items o WHERE (t.seq, o.seq) IN (($1, $2), ($2, $1))",
                                    [.int64(low), .int64(high)])]),
-            // Two rows swap their places (seq), across the split.
+            // Two rows swap their places (seq).
             ("two places swapped", [("UPDATE kc_items SET seq = -1 WHERE seq = $1", [.int64(low + 1)]),
                                     ("UPDATE kc_items SET seq = $1 WHERE seq = $2", [.int64(low + 1), .int64(high - 1)]),
                                     ("UPDATE kc_items SET seq = $1 WHERE seq = -1", [.int64(high - 1)])]),
@@ -142,9 +150,9 @@ import TeamCore
         #expect(e?.message.contains("edited, replayed or swapped") == true)
     }
 
-    /// A row copied into the other part (the primary key dropped), with a row deleted to
-    /// keep the count, is refused; so is a row whose seq is NULL, which neither part's
-    /// condition would hold were the second not the first's complement.
+    /// A row copied under another seq (the keys dropped), with a row deleted to keep the
+    /// count, is refused; so is a row whose seq is NULL, which no range piece holds: the
+    /// last piece, the rest, does.
     @Test func aRowInBothPartsOrInNeitherFailsAFirstOpen() throws {
         let (team, server, low, high) = try Self.team()
         _ = try server.execute("ALTER TABLE kc_items DROP CONSTRAINT kc_items_pkey CASCADE")

@@ -124,7 +124,13 @@ package struct LogEntry: Equatable, Sendable {
     }
 
     /// BLAKE2b-256 of the stored bytes: what the next entry links to and the head names.
-    package var hash: [UInt8] { Hashing.blake2b([0x6b, 0x63, 0x6c, 0x31] + encoded) }
+    package var hash: [UInt8] { Self.hash(encoded: encoded) }
+
+    /// `hash` from the stored bytes themselves, without decoding and encoding the entry
+    /// again (a first open hashes every entry of the log). Every entry a writer stored is
+    /// its `encoded`, so the two agree; bytes that decode to an entry but are not its
+    /// encoding hash differently here, and so break the chain rather than pass for it.
+    package static func hash(encoded bytes: [UInt8]) -> [UInt8] { Hashing.blake2b([0x6b, 0x63, 0x6c, 0x31] + bytes) }
 
     /// Reads an entry. - Throws: errSecDecode when malformed (at generation `at`, for the message).
     package init(encoded bytes: [UInt8], at generation: UInt64) throws {
