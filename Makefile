@@ -13,7 +13,8 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git oathtool
 # with pytest, from its sdist that pip downloads from PyPI at test time. Debian's diceware package
 # has the EFF word list that kc generate --words is checked against.
 # The team tests start a throwaway PostgreSQL cluster with Debian's server (postgresql: initdb,
-# pg_ctl, psql under /usr/lib/postgresql/N/bin; its own service is not used).
+# pg_ctl, psql under /usr/lib/postgresql/N/bin; its own service is not used), and put PgBouncer
+# (pgbouncer, in transaction pooling mode, started by the tests on a free port) in front of it.
 # The clipboard tests copy on a private X server (Xvfb) with xclip and xsel, on a headless
 # Wayland compositor (sway, which has the data-control protocol wl-copy uses), and in tmux.
 # Team keychains' vectors are recomputed with Python's hashlib and python3-cryptography
@@ -22,7 +23,7 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	golang-docker-credential-helpers diceware \
 	gcc libc6-dev make libsecret-1-dev \
 	xvfb xclip xsel tmux sway wl-clipboard \
-	postgresql
+	postgresql pgbouncer
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.

@@ -128,6 +128,12 @@ reader env KC_TEAM_BENCH_READ_PAUSE_MS=100 "$TB" load bench "$LOAD_S" "$READERS"
   "$tokens/load-writer-1" "$tokens/load-writer-2" > "$results/team-load-paced.json"
 reader env KC_TEAM_BENCH_WRITE_PAUSE_MS=100 "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" \
   "$tokens/load-writer-1" "$tokens/load-writer-2" > "$results/team-load-slow.json"
+# The target's reads as CI runners make them: 50 readers each pausing 100 ms between reads,
+# 2 writers each pausing 100 ms before each add-and-update (the latency of a read, where the
+# back-to-back rows above measure how many reads one agent answers: by Little's law 50
+# readers that never pause wait 50 / (reads per second) each, whatever a read costs).
+reader env KC_TEAM_BENCH_READ_PAUSE_MS=100 KC_TEAM_BENCH_WRITE_PAUSE_MS=100 "$TB" load bench "$LOAD_S" "$READERS" "$N" "$work/checkpoints" \
+  "$tokens/load-writer-1" "$tokens/load-writer-2" > "$results/team-load-paced-slow.json"
 
 # The real command, one client: team keychain against file keychain, same kc, same items.
 echo "bench: kc find -w, team and file" >&2

@@ -22,9 +22,16 @@ package final class PostgresConnection {
     private var handle: OpaquePointer?
     /// The statements prepared on this server session (prepared again after a reconnect).
     private var prepared: Set<String> = []
+    /// The names `executePrepared` gave to statement texts.
+    private var names: [String: String] = [:]
+    /// Whether statements are prepared (false for good once a pool showed it loses them).
+    package private(set) var preparing = true
     /// The SQLSTATE of the last failed statement (nil after a success, "08006" for a lost
     /// connection without an answer): lets callers tell a lost connection from a refusal.
     package private(set) var lastSQLState: String?
+    /// How many statements this connection sent to the server (for tests of how many
+    /// round trips an operation costs).
+    package private(set) var statementsSent = 0
     /// Whether a transaction that `begin` opened is still open.
     package private(set) var inTransaction = false
     /// What messages call the server: host, port and database, never user or password.
@@ -173,21 +180,56 @@ package final class PostgresConnection {
     /// Whether a query sent by `sendRowsQuery` awaits `receiveRows`.
     private var awaitingRows = false
 
-    /// Runs the statement `name` (`sql`, prepared on first use in this session) with `params`.
-    /// The parameter types are fixed by the first call (nil lets the server infer one).
+    /// Runs `sql` as a statement prepared once per server session under a name made of its
+    /// text (`kc_` and 16 hex digits of its BLAKE2b): one name is one statement for every kc
+    /// that shares a server connection (behind PgBouncer), whatever order each prepared its
+    /// statements in. The parameter types are fixed by the first call (nil lets the server
+    /// infer one).
+    ///
+    /// Behind a transaction pool that does not carry prepared statements between server
+    /// connections (PgBouncer before 1.21, or without `max_prepared_statements`), a
+    /// statement is found missing (SQLSTATE 26000) or already there (42P05). The first time,
+    /// this connection stops preparing statements for good: outside a transaction the
+    /// statement is run again unprepared; inside one (which the error aborted)
+    /// `SessionStateLost` is thrown, and `PostgresItemStore.transaction` runs the
+    /// transaction again.
     @discardableResult
-    package func executePrepared(_ name: String, _ sql: String, _ params: [PGValue?]) throws -> PGResult {
+    package func executePrepared(_ sql: String, _ params: [PGValue?]) throws -> PGResult {
+        guard preparing else { return try execute(sql, params) }
         let conn = try live()
-        if !prepared.contains(name) {
-            let types = params.map { $0?.typeOID ?? 0 }
-            let result = PQprepare(conn, name, sql, Int32(params.count), types)
-            defer { PQclear(result) }
-            try check(result, conn)
-            prepared.insert(name)
+        let name: String
+        if let known = names[sql] {
+            name = known
+        } else {
+            name = "kc_" + Hex.encode(Hashing.blake2b(Array(sql.utf8), length: 16)).prefix(16)
+            names[sql] = name
         }
-        return try run(params) { values, lengths, formats in
-            PQexecPrepared(conn, name, Int32(params.count), values, lengths, formats, 1)
+        do {
+            if !prepared.contains(name) {
+                let types = params.map { $0?.typeOID ?? 0 }
+                statementsSent += 1
+                let result = PQprepare(conn, name, sql, Int32(params.count), types)
+                defer { PQclear(result) }
+                try check(result, conn)
+                prepared.insert(name)
+            }
+            return try run(params) { values, lengths, formats in
+                PQexecPrepared(conn, name, Int32(params.count), values, lengths, formats, 1)
+            }
+        } catch let e as KeychainError where lastSQLState == "26000" || lastSQLState == "42P05" {
+            preparing = false
+            prepared = []
+            guard !inTransaction else { throw SessionStateLost(underlying: e) }
+            return try execute(sql, params)
         }
+    }
+
+    /// A prepared statement was missing or already there inside a transaction: a pool
+    /// switched server connections under it. The transaction was aborted; run it again
+    /// (this connection no longer prepares statements).
+    package struct SessionStateLost: Error {
+        /// The server's error.
+        package let underlying: KeychainError
     }
 
     /// Opens a transaction: READ COMMITTED for a write (the compare-and-swap on the
@@ -210,6 +252,7 @@ package final class PostgresConnection {
     package func rollback() {
         inTransaction = false
         guard let handle, PQstatus(handle) == CONNECTION_OK else { return }
+        statementsSent += 1
         if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
     }
 
@@ -270,6 +313,7 @@ package final class PostgresConnection {
             }
             pointers.removeAll()
         }
+        statementsSent += 1
         let cValues: [UnsafePointer<CChar>?] = pointers.map { $0.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } }
         return cValues.withUnsafeBufferPointer { v in
             lengths.withUnsafeBufferPointer { l in

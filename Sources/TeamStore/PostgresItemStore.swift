@@ -42,6 +42,17 @@ package final class PostgresItemStore: ItemStore {
             }
             return try body()
         }
+        do {
+            return try outermostTransaction(write: write, body)
+        } catch is PostgresConnection.SessionStateLost {
+            // A pool lost a prepared statement under the transaction, which it aborted:
+            // the connection prepares no more statements, and the transaction runs again.
+            return try outermostTransaction(write: write, body)
+        }
+    }
+
+    /// `transaction` when none is open: BEGIN, `body`, COMMIT (ROLLBACK when it throws).
+    private func outermostTransaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
         // A connection the server dropped (a restart, an idle timeout) is found out by the
         // first statement: BEGIN changes nothing, so it is safe to connect again and repeat.
         do {
@@ -81,55 +92,95 @@ package final class PostgresItemStore: ItemStore {
 
     // MARK: - Rows
 
+    /// Set by the team authority for one read outside a transaction: each lookup then
+    /// reads the keychain's head in the same statement (one snapshot of the head and the
+    /// rows, no BEGIN or COMMIT) and hands it here before any of its rows; nil when the
+    /// keychain row is gone. Inside a transaction lookups read the rows alone.
+    package var headObserver: ((TeamHead?) throws -> Void)?
+
+    /// The columns of the head a headed lookup reads first, in `TeamTables.decodeHead`'s order.
+    private static let headColumnCount = 5
+
     package func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
-        let columns = Self.columns(includeData: includeData)
-        let id = PGValue.bytes(keychainID)
-        let result: PGResult
+        // Which rows: the condition (on kc_items, $1 the keychain id) and its parameters.
+        var params: [PGValue?] = [.bytes(keychainID)]
+        let condition: String
         switch lookup {
         case .itemID(let itemID):
-            result = try connection.executePrepared(includeData ? "kc_row_by_id" : "kc_row_by_id_nodata",
-                                                    "SELECT \(columns) FROM kc_items WHERE keychain_id = $1 AND item_id = $2", [id, .bytes(itemID)])
+            params.append(.bytes(itemID))
+            condition = "kc_items.keychain_id = $1 AND kc_items.item_id = $2"
         // Fingerprints are keyed per class: no filter on the class (as SQLiteItemStore).
         case .primaryKey(let pk):
-            result = try connection.executePrepared(includeData ? "kc_row_by_pk" : "kc_row_by_pk_nodata",
-                                                    "SELECT \(columns) FROM kc_items WHERE keychain_id = $1 AND pk = $2", [id, .bytes(pk)])
+            params.append(.bytes(pk))
+            condition = "kc_items.keychain_id = $1 AND kc_items.pk = $2"
         case .indexes(let conditions):
-            let whereSQL = conditions.enumerated().map { "i_\($0.element.0.rawValue) = $\($0.offset + 2)" }
-            let sql = "SELECT \(columns) FROM kc_items WHERE " + (["keychain_id = $1"] + whereSQL).joined(separator: " AND ") + " ORDER BY seq"
-            result = try connection.execute(sql, [id] + conditions.map { .bytes($0.1) })
+            var clauses = ["kc_items.keychain_id = $1"]
+            for (column, value) in conditions {
+                params.append(.bytes(value))
+                clauses.append("kc_items.i_\(column.rawValue) = $\(params.count)")
+            }
+            condition = clauses.joined(separator: " AND ")
         case .pairs(let fingerprints, let conditions):
             // No fingerprint matches nothing (SQLite's pair lookup has no driving pair then).
             guard !fingerprints.isEmpty else { return }
-            var clauses = ["keychain_id = $1"], params: [PGValue?] = [id]
+            var clauses = ["kc_items.keychain_id = $1"]
             for fp in fingerprints {
                 params.append(.bytes(fp))
                 clauses.append("EXISTS (SELECT 1 FROM kc_pairs p WHERE p.keychain_id = $1 AND p.item_id = kc_items.item_id AND p.fp = $\(params.count))")
             }
             for (column, value) in conditions {
                 params.append(.bytes(value))
-                clauses.append("i_\(column.rawValue) = $\(params.count)")
+                clauses.append("kc_items.i_\(column.rawValue) = $\(params.count)")
             }
-            result = try connection.execute("SELECT \(columns) FROM kc_items WHERE " + clauses.joined(separator: " AND ") + " ORDER BY seq", params)
+            condition = clauses.joined(separator: " AND ")
         case .scan(let classCode):
-            result = try connection.execute("SELECT \(columns) FROM kc_items WHERE keychain_id = $1 AND class = $2 ORDER BY seq", [id, .text(classCode)])
+            params.append(.text(classCode))
+            condition = "kc_items.keychain_id = $1 AND kc_items.class = $2"
         case .all:
-            result = try connection.execute("SELECT \(columns) FROM kc_items WHERE keychain_id = $1 ORDER BY seq", [id])
+            condition = "kc_items.keychain_id = $1"
         }
+        let columns = Self.columns(includeData: includeData)
+        if let observer = headObserver, !connection.inTransaction {
+            // The head and the rows in one statement: a row always comes back (the head),
+            // with NULL item columns when nothing matched.
+            let sql = "WITH h AS (SELECT \(TeamTables.headColumns) FROM kc_keychains WHERE keychain_id = $1)"
+                + " SELECT h.*, \(columns) FROM h LEFT JOIN kc_items ON \(condition) ORDER BY kc_items.seq"
+            let result = try outsideTransaction { try connection.executePrepared(sql, params) }
+            try observer(try TeamTables.decodeHead(result))
+            for r in 0..<result.rowCount where !result.isNull(r, Self.headColumnCount) {
+                guard try body(try row(result, r, at: Self.headColumnCount, includeData: includeData)) else { break }
+            }
+            return
+        }
+        let result = try connection.executePrepared("SELECT \(columns) FROM kc_items WHERE \(condition) ORDER BY seq", params)
         for r in 0..<result.rowCount {
-            guard try body(try row(result, r, includeData: includeData)) else { break }
+            guard try body(try row(result, r, at: 0, includeData: includeData)) else { break }
         }
     }
 
-    /// Row `r` of a `forEachRow` answer.
+    /// Runs one statement outside a transaction, connecting again first when the server
+    /// dropped the connection (a restart, an idle timeout), and once more when the statement
+    /// finds it dropped: a lookup changes nothing, so it is safe to repeat.
+    private func outsideTransaction(_ statement: () throws -> PGResult) throws -> PGResult {
+        if connection.isBroken { try connection.reconnect() }
+        do {
+            return try statement()
+        } catch let e as KeychainError where e.status == errSecNotAvailable && connection.isBroken {
+            try connection.reconnect()
+            return try statement()
+        }
+    }
+
+    /// Row `r` of a `forEachRow` answer, whose item columns start at column `first`.
     /// - Throws: errSecDecode for a value kc never writes (as SQLiteItemStore).
-    private func row(_ result: PGResult, _ r: Int, includeData: Bool) throws -> ItemRow {
+    private func row(_ result: PGResult, _ r: Int, at first: Int, includeData: Bool) throws -> ItemRow {
         var indexes: [IndexColumn: [UInt8]] = [:]
         for (i, column) in IndexColumn.allCases.enumerated() {
-            if let v = result.bytes(r, 5 + i) { indexes[column] = v }
+            if let v = result.bytes(r, first + 5 + i) { indexes[column] = v }
         }
-        let base = 5 + IndexColumn.allCases.count
-        guard let seq = result.int64(r, 0), let itemID = result.bytes(r, 1), let classCode = result.text(r, 2),
-              let version = result.int64(r, 3).flatMap({ UInt64(exactly: $0) }), let pk = result.bytes(r, 4),
+        let base = first + 5 + IndexColumn.allCases.count
+        guard let seq = result.int64(r, first), let itemID = result.bytes(r, first + 1), let classCode = result.text(r, first + 2),
+              let version = result.int64(r, first + 3).flatMap({ UInt64(exactly: $0) }), let pk = result.bytes(r, first + 4),
               let wrapped = result.bytes(r, base), let meta = result.bytes(r, base + 1), let pclass = result.int64(r, base + 2)
         else {
             throw KeychainError(errSecDecode, "a row of \(label) is malformed: the keychain is damaged or was tampered with")
@@ -184,8 +235,7 @@ package final class PostgresItemStore: ItemStore {
         let placeholders = (1...params.count).map { "$\($0)" }.joined(separator: ", ")
         // ON CONFLICT DO NOTHING: a duplicate is an answer, not an error that would abort
         // the caller's transaction (SQLite's transaction survives one).
-        let result = try connection.executePrepared("kc_insert_row",
-            "INSERT INTO kc_items (keychain_id, \(Self.rowColumnsSQL)) VALUES (\(placeholders)) ON CONFLICT DO NOTHING RETURNING seq", params)
+        let result = try connection.executePrepared("INSERT INTO kc_items (keychain_id, \(Self.rowColumnsSQL)) VALUES (\(placeholders)) ON CONFLICT DO NOTHING RETURNING seq", params)
         guard result.rowCount == 1 else {
             throw KeychainError(errSecDuplicateItem, "the item already exists in \(label)")
         }
@@ -203,7 +253,7 @@ package final class PostgresItemStore: ItemStore {
         let seqParam = params.count
         let sql = "UPDATE kc_items SET \(sets) WHERE keychain_id = $1 AND item_id = $2 AND seq = $\(seqParam)"
             + " AND NOT EXISTS (SELECT 1 FROM kc_items o WHERE o.keychain_id = $1 AND o.pk = $5 AND o.item_id <> $2)"
-        let result = try connection.executePrepared("kc_replace_row", sql, params)
+        let result = try connection.executePrepared(sql, params)
         if result.affectedRows != 1 {
             let taken = try connection.execute("SELECT 1 FROM kc_items WHERE keychain_id = $1 AND pk = $2 AND item_id <> $3",
                                                [.bytes(keychainID), .bytes(row.primaryKey), .bytes(row.itemID)])
@@ -237,7 +287,7 @@ package final class PostgresItemStore: ItemStore {
     /// The keychain's generation: it moves with every committed write (this connection's
     /// own included), -1 when the keychain row is gone.
     package func changeStamp() throws -> ChangeStamp {
-        let r = try connection.executePrepared("kc_generation", "SELECT generation FROM kc_keychains WHERE keychain_id = $1", [.bytes(keychainID)])
+        let r = try connection.executePrepared("SELECT generation FROM kc_keychains WHERE keychain_id = $1", [.bytes(keychainID)])
         return ChangeStamp(others: r.int64(0, 0) ?? -1, files: [])
     }
 

@@ -148,7 +148,7 @@ package enum TeamAdmin {
     }
 
     private static func changeRoster(_ opened: TeamKeychains.Opened, rekey: Bool, _ change: (Roster) throws -> Roster) throws {
-        try opened.keychain.withTeamKeys { keys, adopt in
+        _ = try opened.keychain.withTeamKeys { keys, adopt in
             try opened.authority.changeRoster(keys: keys, rekey: rekey, adopt: adopt, change)
         }
     }

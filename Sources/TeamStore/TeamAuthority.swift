@@ -40,6 +40,10 @@ package final class TeamAuthority: HeaderAuthority {
     /// The longest time (seconds) the newest signed entry may be old before reads fail as a
     /// freeze (`KC_TEAM_MAX_STALENESS`); 0: no limit.
     package var maxStaleness: UInt64 = 0
+    /// Inside a catch-up: each ledger row `apply` changed and what it held before, in order.
+    private var ledgerJournal: [(itemID: [UInt8], hash: [UInt8]?)] = []
+    /// Whether `apply` journals (inside a catch-up).
+    private var journalling = false
     /// How many log entries a full verification reads at a time.
     var logPageSize = 4_096
     /// How many connections the last full verification scanned the rows on: 2 when the
@@ -55,6 +59,11 @@ package final class TeamAuthority: HeaderAuthority {
 
     /// Thrown inside a write transaction when another writer claimed the generation first.
     struct LostRace: Error {}
+
+    /// Thrown by a read outside a snapshot that needs one: its lookups saw two heads, or
+    /// its catch-up met a re-key (whose scan of every row must see the rows as of the head).
+    /// The read is done again inside a REPEATABLE READ snapshot.
+    struct NeedsSnapshot: Error {}
 
     init(label: String, keychainID: [UInt8], store: PostgresItemStore, tables: TeamTables, member: MemberKeys,
          checkpointPath: String, checkpointKey: SymmetricKey) throws {
@@ -411,19 +420,32 @@ package final class TeamAuthority: HeaderAuthority {
     /// back) would accept the old rows and keep this member sealing under the master key a
     /// removed member still holds.
     /// - Returns: `keys`, or the new keys after a re-key.
-    func catchUp(_ keys: KeyHierarchy) throws -> KeyHierarchy {
-        let saved = (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, ledger, lastTime)
+    /// - Parameters:
+    ///   - seen: the head a lookup read in the same statement as its rows (the catch-up
+    ///     then goes exactly there); nil: read the head now, inside the caller's snapshot.
+    ///   - mayRescan: whether a re-key among the entries may be followed by the scan of
+    ///     every row it needs; that scan must see the rows as of the head, so outside a
+    ///     snapshot (`mayRescan` false) the catch-up throws `NeedsSnapshot` instead.
+    func catchUp(_ keys: KeyHierarchy, to seen: TeamHead? = nil, mayRescan: Bool = true) throws -> KeyHierarchy {
+        // The ledger is not copied (at 100,000 rows a copy per read cost milliseconds): the
+        // rows `apply` changes are journalled and put back. A rescan assigns the ledger
+        // last, after which nothing throws.
+        let saved = (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime)
+        ledgerJournal = []
+        journalling = true
+        defer { journalling = false; ledgerJournal = [] }
         do {
-            return try catchUpEntries(keys)
+            return try catchUpEntries(keys, to: seen, mayRescan: mayRescan)
         } catch {
-            (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, ledger, lastTime) = saved
+            (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime) = saved
+            for (itemID, hash) in ledgerJournal.reversed() { ledger[itemID] = hash }
             throw error
         }
     }
 
     /// `catchUp`'s work, which may leave the view halfway when it throws.
-    private func catchUpEntries(_ keys: KeyHierarchy) throws -> KeyHierarchy {
-        guard let serverHead = try tables.head() else {
+    private func catchUpEntries(_ keys: KeyHierarchy, to seen: TeamHead?, mayRescan: Bool) throws -> KeyHierarchy {
+        guard let serverHead = try seen ?? tables.head() else {
             throw serverError("the team keychain is gone from the server")
         }
         guard serverHead.generation >= generation else {
@@ -433,7 +455,7 @@ package final class TeamAuthority: HeaderAuthority {
             guard serverHead.head == head else { throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)") }
             return keys
         }
-        let entries = try tables.entries(after: generation).filter { $0.generation <= serverHead.generation }
+        let entries = try tables.entries(after: generation, through: serverHead.generation)
         guard UInt64(entries.count) == serverHead.generation - generation else {
             throw serverError("\(serverHead.generation - generation - UInt64(entries.count)) entries between generation \(generation) and \(serverHead.generation) are missing: the server hid them")
         }
@@ -473,6 +495,7 @@ package final class TeamAuthority: HeaderAuthority {
                 roster = newRoster
                 rosterEntryHash = e.hash
                 if e.rekeyed {
+                    guard mayRescan else { throw NeedsSnapshot() }
                     guard e.keyGeneration == keyGeneration + 1 else { throw serverError("roster entry \(g) skips a key generation") }
                     guard me != nil else {
                         throw KeychainError(errSecAuthFailed, "this device was removed from \(label); it reads nothing written since",
@@ -515,9 +538,11 @@ package final class TeamAuthority: HeaderAuthority {
         throw serverError("the newest signed entry is \(now - lastTime) s old, more than the \(maxStaleness) s allowed (KC_TEAM_MAX_STALENESS): the server may be freezing the keychain at an old head, or no writer has sent a heartbeat")
     }
 
-    /// Applies an items entry's row changes to the ledger and set hash.
+    /// Applies an items entry's row changes to the ledger and set hash (journalling what
+    /// each row held before, inside a catch-up).
     private func apply(_ changes: [RowChange], at g: UInt64) throws {
         for c in changes {
+            if journalling { ledgerJournal.append((c.itemID, ledger[c.itemID])) }
             if !c.oldHash.isEmpty {
                 guard ledger[c.itemID] == c.oldHash else {
                     throw tampered("entry \(g) changes a row that is not as the log left it: the log or the rows were edited")
@@ -541,10 +566,40 @@ package final class TeamAuthority: HeaderAuthority {
 
     // MARK: - HeaderAuthority
 
-    package func prepareRead(keys: KeyHierarchy) throws -> (KeyHierarchy, StateRecord) {
-        let current = try catchUp(keys)
-        try checkFreshness()
-        return (current, state(generation: generation, count: ledger.count))
+    /// A read: first as single statements outside a transaction, each lookup reading the
+    /// head with its rows (one round trip when nothing was written since the last read;
+    /// one more for the entries written since). The view is brought to the head the first
+    /// lookup saw before any of its rows is checked, so the rows and the view are of one
+    /// snapshot. Done again inside a REPEATABLE READ snapshot when `body` ran no lookup (it
+    /// reads the state only), when two lookups saw different heads, when the catch-up met
+    /// a re-key, or when the connection was lost.
+    package func read<T>(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void, _ body: (KeyHierarchy, StateRecord) throws -> T) throws -> T {
+        if !store.connection.inTransaction {
+            var seen: TeamHead?
+            store.headObserver = { [unowned self] head in
+                guard let head else { throw serverError("the team keychain is gone from the server") }
+                if let seen {
+                    guard seen == head else { throw NeedsSnapshot() }
+                    return
+                }
+                _ = try catchUp(keys, to: head, mayRescan: false)
+                try checkFreshness()
+                seen = head
+            }
+            defer { store.headObserver = nil }
+            do {
+                let result = try body(keys, state(generation: generation, count: ledger.count))
+                if seen != nil { return result }
+            } catch is NeedsSnapshot {
+            } catch let e as KeychainError where e.status == errSecNotAvailable && store.connection.isBroken {
+            }
+        }
+        return try store.transaction(write: false) {
+            let current = try catchUp(keys)
+            try checkFreshness()
+            if current !== keys { adopt(current) }
+            return try body(current, state(generation: generation, count: ledger.count))
+        }
     }
 
     package func write<T>(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void, _ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {

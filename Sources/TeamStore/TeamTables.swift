@@ -20,7 +20,10 @@ package final class TeamTables {
     private var id: PGValue { .bytes(keychainID) }
 
     /// A value the server answered that kc never writes.
-    private func malformed(_ what: String) -> KeychainError {
+    private func malformed(_ what: String) -> KeychainError { Self.malformed(what) }
+
+    /// A value the server answered that kc never writes.
+    private static func malformed(_ what: String) -> KeychainError {
         KeychainError(errSecIO, "the PostgreSQL server answered a malformed \(what) for the team keychain")
     }
 
@@ -48,10 +51,11 @@ package final class TeamTables {
     }
 
     /// The columns `decodeHead` reads, in its order.
-    private static let headColumns = "generation, key_gen, head, schema_version, min_writer_version"
+    package static let headColumns = "generation, key_gen, head, schema_version, min_writer_version"
 
-    /// The head in the first row of `r`; nil when there is no row. - Throws: errSecIO.
-    private func decodeHead(_ r: PGResult) throws -> TeamHead? {
+    /// The head in the first columns of the first row of `r`; nil when there is no row.
+    /// - Throws: errSecIO.
+    package static func decodeHead(_ r: PGResult) throws -> TeamHead? {
         guard r.rowCount > 0 else { return nil }
         guard let generation = r.int64(0, 0).flatMap({ UInt64(exactly: $0) }), let keyGen = r.int64(0, 1).flatMap({ UInt32(exactly: $0) }),
               let head = r.bytes(0, 2), let schema = r.int64(0, 3).flatMap({ UInt32(exactly: $0) }),
@@ -62,7 +66,7 @@ package final class TeamTables {
 
     /// The keychain's row; nil when there is no keychain with this id.
     package func head() throws -> TeamHead? {
-        try decodeHead(connection.executePrepared("kc_team_head", "SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1", [id]))
+        try Self.decodeHead(connection.executePrepared("SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1", [id]))
     }
 
     /// The keychain's genesis record; nil when there is no keychain with this id.
@@ -77,8 +81,7 @@ package final class TeamTables {
     /// `expectedGeneration` to the next. False when another writer moved it first (the
     /// caller rolls back, catches up and retries).
     package func claim(expectedGeneration: UInt64) throws -> Bool {
-        let r = try connection.executePrepared("kc_team_claim",
-            "UPDATE kc_keychains SET generation = generation + 1 WHERE keychain_id = $1 AND generation = $2",
+        let r = try connection.executePrepared("UPDATE kc_keychains SET generation = generation + 1 WHERE keychain_id = $1 AND generation = $2",
             [id, try Self.int64(expectedGeneration)])
         return r.affectedRows == 1
     }
@@ -86,7 +89,7 @@ package final class TeamTables {
     /// The keychain's row, locked until the transaction ends (`FOR UPDATE`): admin
     /// operations (membership, re-key) hold it so no write interleaves.
     package func lockForAdmin() throws -> TeamHead? {
-        try decodeHead(connection.execute("SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1 FOR UPDATE", [id]))
+        try Self.decodeHead(connection.execute("SELECT \(Self.headColumns) FROM kc_keychains WHERE keychain_id = $1 FOR UPDATE", [id]))
     }
 
     /// Appends the log entry at `generation` of `kind` (0 items, 1 roster) and moves the
@@ -94,7 +97,7 @@ package final class TeamTables {
     /// - Throws: errSecDuplicateItem when an entry at `generation` exists.
     package func append(generation: UInt64, kind: Int16, entry: [UInt8], newHead: [UInt8], keyGeneration: UInt32?) throws {
         let newKeyGeneration: PGValue? = keyGeneration.map { .int64(Int64($0)) }
-        let r = try connection.executePrepared("kc_team_append", """
+        let r = try connection.executePrepared("""
             WITH l AS (INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, $3, $4) RETURNING 1)
             UPDATE kc_keychains SET head = $5, key_gen = COALESCE($6::bigint, key_gen) WHERE keychain_id = $1 AND EXISTS (SELECT 1 FROM l)
             """, [id, try Self.int64(generation), .int64(Int64(kind)), .bytes(entry), .bytes(newHead), newKeyGeneration])
@@ -110,10 +113,17 @@ package final class TeamTables {
             r = try connection.execute("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND kind = $3 ORDER BY generation",
                                        [id, try Self.int64(generation), .int64(Int64(kind))])
         } else {
-            r = try connection.executePrepared("kc_team_entries", "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation",
+            r = try connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation",
                                                [id, try Self.int64(generation)])
         }
         return try decodeEntries(r)
+    }
+
+    /// The log entries after `generation` up to `last`, oldest first (a catch-up to a head
+    /// seen by an earlier statement: the entries up to it were committed with it).
+    package func entries(after generation: UInt64, through last: UInt64) throws -> [(generation: UInt64, entry: [UInt8])] {
+        try decodeEntries(connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND generation <= $3 ORDER BY generation",
+            [id, try Self.int64(generation), try Self.int64(last)]))
     }
 
     /// At most `limit` log entries after `generation`, oldest first: a first open pages
@@ -202,7 +212,7 @@ package final class TeamTables {
 
     /// The MK of `keyGeneration` sealed to `memberID` and its signature; nil when there is none.
     package func wrap(keyGeneration: UInt32, memberID: [UInt8]) throws -> (sealed: [UInt8], signature: [UInt8])? {
-        let r = try connection.executePrepared("kc_team_wrap", "SELECT sealed, sig FROM kc_mk_wraps WHERE keychain_id = $1 AND key_gen = $2 AND member_id = $3",
+        let r = try connection.executePrepared("SELECT sealed, sig FROM kc_mk_wraps WHERE keychain_id = $1 AND key_gen = $2 AND member_id = $3",
                                                [id, .int64(Int64(keyGeneration)), .bytes(memberID)])
         guard r.rowCount > 0 else { return nil }
         guard let s = r.bytes(0, 0), let g = r.bytes(0, 1) else { throw malformed("master-key wrap") }

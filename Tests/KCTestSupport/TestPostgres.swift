@@ -191,7 +191,7 @@ public final class TestPostgres: Sendable {
     }
 
     /// A port of 127.0.0.1 nobody listens on now.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw KeychainError(errSecIO, "socket failed: errno \(errno)") }
         defer { close(fd) }

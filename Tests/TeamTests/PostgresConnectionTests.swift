@@ -69,9 +69,10 @@ import TeamStore
         #expect(Self.status { _ = try c.execute("SELECT now()") } == errSecIO)
         // Prepared: the same answers, and a second call reuses the statement.
         for n in [Int64(5), 6] {
-            let p = try c.executePrepared("t_echo", "SELECT $1::bigint + 1, $2::bytea", [.int64(n), .bytes([UInt8(n)])])
+            let p = try c.executePrepared("SELECT $1::bigint + 1, $2::bytea", [.int64(n), .bytes([UInt8(n)])])
             #expect(p.int64(0, 0) == n + 1 && p.bytes(0, 1) == [UInt8(n)])
         }
+        #expect(c.preparing, "a direct connection keeps its prepared statements")
         try c.execute("CREATE TABLE t (a bigint)")
         #expect(try c.execute("INSERT INTO t VALUES (1), (2), (3)").affectedRows == 3)
         #expect(try c.execute("DELETE FROM t WHERE a > $1", [.int64(1)]).affectedRows == 2)
@@ -115,7 +116,7 @@ import TeamStore
     @Test func aKilledSessionIsALostConnectionAndReconnects() throws {
         let dsn = try TestPostgres.shared.newDatabase()
         let c = try PostgresConnection(dsn: dsn)
-        _ = try c.executePrepared("t_one", "SELECT $1::bigint", [.int64(1)])
+        _ = try c.executePrepared("SELECT $1::bigint", [.int64(1)])
         let pid = try #require(c.execute("SELECT pg_backend_pid()::bigint").int64(0, 0))
         try TestPostgres.shared.psql("SELECT pg_terminate_backend(\(pid))", database: dsn)
         #expect(Self.status { try c.execute("SELECT 1::bigint") } == errSecNotAvailable)
@@ -125,7 +126,7 @@ import TeamStore
         try c.reconnect()
         #expect(!c.isBroken)
         // The prepared statement is prepared again on the new session.
-        #expect(try c.executePrepared("t_one", "SELECT $1::bigint", [.int64(41)]).int64(0, 0) == 41)
+        #expect(try c.executePrepared("SELECT $1::bigint", [.int64(41)]).int64(0, 0) == 41)
         let flags = fcntl(c.socket, F_GETFD)
         #expect(flags >= 0 && flags & FD_CLOEXEC != 0, "the socket after a reconnect is close-on-exec")
     }

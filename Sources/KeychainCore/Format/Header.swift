@@ -103,15 +103,13 @@ extension Keychain {
     }
 
     /// Runs `body` in a read transaction after checking the header, and the rows too when
-    /// the store changed under this process since it last checked them.
+    /// the store changed under this process since it last checked them. With an authority
+    /// (a team keychain), `body` may run twice (`HeaderAuthority.read`): it starts from
+    /// nothing each time.
     func read<T>(_ body: (KeyHierarchy, StateRecord) throws -> T) throws -> T {
         let keys = try unlockedKeys()
         if let authority {
-            return try store.transaction(write: false) {
-                let (current, state) = try authority.prepareRead(keys: keys)
-                if current !== keys { self.keys = current }
-                return try body(current, state)
-            }
+            return try authority.read(keys: keys, adopt: { self.keys = $0 }, body)
         }
         return try store.transaction(write: false) {
             let record = try store.readKeychainRecord()

@@ -6,14 +6,18 @@
 ///
 /// The authority keeps, in memory, the verified view of the store: its generation, the
 /// rows it vouches for and the set hash. `Keychain` calls it inside its own operations:
-/// `read` inside a read transaction, `write` around the whole write, `account` for each row
+/// `read` around the whole read, `write` around the whole write, `account` for each row
 /// a write changes, `checkRow` for each row a lookup reads.
 package protocol HeaderAuthority: AnyObject {
-    /// Inside a read transaction: brings the verified view up to what the store holds now
-    /// (checking whatever changed since) and answers the keys and state to read under: new
-    /// keys when the keychain was re-keyed meanwhile (the keychain adopts them).
+    /// Performs one read: brings the verified view up to what the store holds (checking
+    /// whatever changed since) and runs `body` with the keys and state to read under, the
+    /// rows it reads being of the same snapshot as the view. `adopt` is called with new keys
+    /// when the keychain was re-keyed meanwhile. `body` may be run a second time (after a
+    /// first attempt outside a transaction found it needs one), so it must start from
+    /// nothing, and one that reads rows must not also depend on the state's generation or
+    /// count (they are the view's before its first lookup).
     /// - Throws: errSecInvalidKeychain when the store went back, forked or was tampered with.
-    func prepareRead(keys: KeyHierarchy) throws -> (KeyHierarchy, StateRecord)
+    func read<T>(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void, _ body: (KeyHierarchy, StateRecord) throws -> T) throws -> T
     /// Performs one write: opens the write transaction, claims the next generation, runs
     /// `body` with the state to write under (its generation is the new one), records what
     /// `account` was told, commits, and retries `body` when another writer won the race.

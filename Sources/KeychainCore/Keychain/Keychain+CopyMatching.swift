@@ -22,6 +22,9 @@ extension Keychain {
         var results: [Any] = []
         var found = 0
         try read { keys, _ in
+            // From nothing: a team keychain's read may run this twice.
+            results = []
+            found = 0
             let codec = RowCodec(keys: keys)
             let collect: (Any?) -> Bool = { value in
                 found += 1

@@ -46,6 +46,7 @@ extension Keychain {
         q.returnData = false
         var found = 0
         try read { keys, _ in
+            found = 0   // from nothing: a team keychain's read may run this twice
             let codec = RowCodec(keys: keys)
             if q.itemClass == .identity {
                 try forEachIdentity(q, includeData: false, codec: codec) { _, _ in found += 1; return true }
