@@ -50,6 +50,14 @@ final class BackgroundThread<T: Sendable>: @unchecked Sendable {
         return try result.get()
     }
 
+    /// Lets the thread end on its own, unjoined: its result is not wanted (`body` shares
+    /// nothing with the caller but what it captured, and ends by itself).
+    func detach() {
+        guard !joined else { return }
+        pthread_detach(thread)
+        joined = true
+    }
+
     deinit {
         // A thread never joined (its caller threw first) is joined here: no thread of a
         // first open outlives it.

@@ -28,8 +28,10 @@ extension PostgresItemStore {
     /// connection claims, without its data, in no set order; another connection in the same
     /// snapshot may claim the others. It must run inside a transaction
     /// (`transaction(write:_:)`), whose snapshot it reads.
+    /// - Returns: how many pieces this connection claimed.
     /// - Throws: errSecDecode for a malformed row (as `forEachRow`); `body`'s error.
-    package func forEachRowUnordered(claiming pieces: ScanPieces, _ body: (ItemRow) throws -> Void) throws {
+    @discardableResult
+    package func forEachRowUnordered(claiming pieces: ScanPieces, _ body: (ItemRow) throws -> Void) throws -> Int {
         guard connection.inTransaction else {
             throw KeychainError(errSecInternalError, "the scan of \(label) runs outside a transaction")
         }
@@ -46,21 +48,25 @@ extension PostgresItemStore {
         }
         let select = "SELECT seq, item_id, class, row_version, pk, " + IndexColumn.allCases.map { "i_\($0.rawValue)" }.joined(separator: ", ")
             + ", wrapped_key, metadata, pclass, data IS NOT NULL FROM kc_items WHERE keychain_id = $1"
-        guard var piece = pieces.claim() else { return }
+        guard let first = pieces.claim() else { return 0 }
+        var claimed = 1
         // The next piece is asked for before this one is hashed, so that the server reads
         // it meanwhile.
-        try connection.sendRowsQuery(select + piece.condition, [id] + piece.params)
+        try connection.sendRowsQuery(select + first.condition, [id] + first.params)
         defer { connection.discardRows() }
         while true {
             let rows = try connection.receiveRows()
             let next = pieces.claim()
-            if let next { try connection.sendRowsQuery(select + next.condition, [id] + next.params) }
+            if let next {
+                try connection.sendRowsQuery(select + next.condition, [id] + next.params)
+                claimed += 1
+            }
             for r in 0..<rows.rowCount {
                 try body(try scannedRow(rows, r, pairs: pairs))
             }
-            guard let next else { break }
-            piece = next
+            if next == nil { break }
         }
+        return claimed
     }
 
     /// Row `r` of a scan's answer, with its pairs from `pairs`.

@@ -213,7 +213,13 @@ package final class TeamAuthority: HeaderAuthority {
         // could not make (or one that failed) is made again on this one, whose error is the
         // answer.
         var scanned = try Self.scan(store, pieces: pieces, capacity: capacity)
-        if let parallelScan {
+        if let parallelScan, scanned.pieces == pieces.count {
+            // This connection claimed every piece (each is claimed once): the other has
+            // none, and may still be waiting for a server connection (a pool of one behind
+            // PgBouncer, busy with this transaction). It is not waited for.
+            parallelScan.detach()
+            lastScanConnections = 1
+        } else if let parallelScan {
             if let other = try? parallelScan.join() {
                 // The smaller into the larger (both reserved the whole range).
                 if other.ledger.count > scanned.ledger.count {
@@ -257,6 +263,8 @@ package final class TeamAuthority: HeaderAuthority {
     struct ScannedRows: Sendable {
         var ledger: [[UInt8]: [UInt8]]
         var set: LtHash
+        /// How many pieces of the scan this connection claimed.
+        var pieces = 0
     }
 
     /// Exports this transaction's snapshot (`pg_export_snapshot`) for a second connection;
@@ -310,14 +318,14 @@ package final class TeamAuthority: HeaderAuthority {
         var ledger: [[UInt8]: [UInt8]] = [:]
         ledger.reserveCapacity(capacity)
         var set = LtHash()
-        try store.forEachRowUnordered(claiming: pieces) { row in
+        let claimed = try store.forEachRowUnordered(claiming: pieces) { row in
             let h = RowHash.of(row)
             guard ledger.updateValue(h, forKey: row.itemID) == nil else {
                 throw tampered(store.label, "two rows have one item id")
             }
             set.add(h)
         }
-        return ScannedRows(ledger: ledger, set: set)
+        return ScannedRows(ledger: ledger, set: set, pieces: claimed)
     }
 
     /// Adds the rows another connection's scan read to `rows`.
