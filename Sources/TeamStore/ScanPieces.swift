@@ -13,7 +13,9 @@ import Synchronization
 package final class ScanPieces: Sendable {
     /// A piece: the condition after `keychain_id = $1`, and its parameters ($2, $3).
     package struct Piece: Sendable {
+        /// SQL appended to `WHERE keychain_id = $1`: no value in it, only placeholders.
         let condition: String
+        /// The values of `$2` and `$3`, if the condition has them.
         let params: [PGValue?]
     }
 
