@@ -9,7 +9,8 @@
 #   - 8 writers (8 members, each its own connection): adds per second;
 #   - removing a member (re-key) with a reader asking the team agent throughout: at exactly
 #     N items before the load rows, and again after them;
-#   - the first unlock of an ephemeral runner (fresh HOME each run: full verify scan).
+#   - the first unlock of an ephemeral runner (fresh HOME each run: full verify scan), at N
+#     items right after the populate, and again after the rows above added theirs.
 # BENCH_QUICK=1: 10,000 items and 10 s of load. Prints one Markdown table
 # (bench/team_report.py). Touches nothing outside a temporary folder; stops the agents and
 # the cluster it started. Method and figures: docs/performance.md.
@@ -89,6 +90,23 @@ runner removed-first reader
 runner removed reader
 chmod 600 "$tokens"/*
 "$TB" populate "$work/checkpoints" "$tokens/populate" "$N" > "$results/team-populate.json"
+
+# The first unlock of an ephemeral runner at exactly N items (issue 20's target: 100,000),
+# before the rows below add items: a fresh HOME each run (no checkpoint, so the whole log is
+# walked and every row checked against the signed set hash), its team agent stopped after.
+cat > "$work/fresh-runner.sh" <<EOF
+HOME=$work/home-ephemeral KC_AGENT_DIR=$work/home-ephemeral/agent "$KC" agent --stop >/dev/null 2>&1
+rm -rf "$work/home-ephemeral"; mkdir -p "$work/home-ephemeral"
+EOF
+unlock_runner() {
+  hyperfine -N --runs "$UNLOCK_RUNS" --prepare "bash $work/fresh-runner.sh" --export-json "$results/$1" \
+    -n "kc unlock --team-token-file, fresh runner, $2 items" \
+    "env HOME=$work/home-ephemeral XDG_DATA_HOME=$work/home-ephemeral/data XDG_STATE_HOME=$work/home-ephemeral/state KC_AGENT_DIR=$work/home-ephemeral/agent $KC unlock --team-token-file $tokens/ephemeral" >/dev/null
+  bash "$work/fresh-runner.sh"
+}
+echo "bench: first unlock of an ephemeral runner, $N items" >&2
+cat /proc/loadavg > "$results/loadavg-unlock-n.txt"
+unlock_runner team-unlock-n.json "$N"
 
 # The readers' device: a CI runner holding team:bench in its team agent; a file keychain of
 # as many items in its file agent, for the comparison.
@@ -176,18 +194,13 @@ echo "bench: 8 writers for $WRITE_S s" >&2
 echo "bench: removing a member (re-key)" >&2
 rekey removed ""
 
-# 4. The first unlock of an ephemeral runner: a fresh HOME each run (no checkpoint, so the
-# whole keychain is checked against the signed set hash), its team agent stopped after.
-echo "bench: first unlock of an ephemeral runner" >&2
-admin team verify -k team:bench | grep -o '[0-9]* items' | head -n1 | tr -cd 0-9 > "$results/team-unlock-items.txt"
-cat > "$work/fresh-runner.sh" <<EOF
-HOME=$work/home-ephemeral KC_AGENT_DIR=$work/home-ephemeral/agent "$KC" agent --stop >/dev/null 2>&1
-rm -rf "$work/home-ephemeral"; mkdir -p "$work/home-ephemeral"
-EOF
-hyperfine -N --runs "$UNLOCK_RUNS" --prepare "bash $work/fresh-runner.sh" --export-json "$results/team-unlock.json" \
-  -n "kc unlock --team-token-file, fresh runner, $N items" \
-  "env HOME=$work/home-ephemeral XDG_DATA_HOME=$work/home-ephemeral/data XDG_STATE_HOME=$work/home-ephemeral/state KC_AGENT_DIR=$work/home-ephemeral/agent $KC unlock --team-token-file $tokens/ephemeral" >/dev/null
-bash "$work/fresh-runner.sh"
+# 4. The first unlock again, on the keychain and log the rows above left (more items, and
+# a log of about as many entries as items).
+echo "bench: first unlock of an ephemeral runner, after the writes" >&2
+admin team verify -k team:bench > "$work/verify.txt"
+grep -o '[0-9]* items' "$work/verify.txt" | head -n1 | tr -cd 0-9 > "$results/team-unlock-items.txt"
+grep -o 'head [0-9]*' "$work/verify.txt" | head -n1 | tr -cd 0-9 > "$results/team-unlock-entries.txt" || true
+unlock_runner team-unlock.json "$(cat "$results/team-unlock-items.txt")"
 
 cat /proc/loadavg > "$results/loadavg.txt"
 python3 bench/team_report.py "$results"

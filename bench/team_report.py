@@ -105,13 +105,26 @@ for tag in ("-first", ""):
     rows.append((f"team: a reader through the team agent during the re-key ({int(rr['read_count']):,} reads): max latency",
                  ms(rr["read_max_ms"]), f"p99 {ms(rr['read_p99_ms'])}, {int(rr['read_errors'])} errors", "", "answered throughout (no errors)", rr["read_errors"] == 0))
 
-u = load("team-unlock.json")["results"][0]
-t = sorted(u["times"])
+
+def text(name):
+    path = os.path.join(results, name)
+    return open(path).read().strip() if os.path.exists(path) else ""
+
+
+# The first unlock at exactly the populated items (a log of a few entries: the populate is
+# one write), the target; then again as the rows above left the keychain.
+if os.path.exists(os.path.join(results, "team-unlock-n.json")):
+    t = sorted(load("team-unlock-n.json")["results"][0]["times"])
+    med = statistics.median(t)
+    rows.append((f"kc unlock --team-token-file, fresh HOME each run (team agent start, whole log, full verify scan), {n:,} items right after the populate",
+                 f"{med:.2f} s", f"max {t[-1]:.2f} s", "", "≤ 1 s", med <= 1))
+t = sorted(load("team-unlock.json")["results"][0]["times"])
 med = statistics.median(t)
-items_path = os.path.join(results, "team-unlock-items.txt")
-at = int(open(items_path).read().strip() or n) if os.path.exists(items_path) else n
-rows.append((f"kc unlock --team-token-file, fresh HOME each run (team agent start, full verify scan), {at:,} items (the {n:,} and the benchmark's writes)",
-             f"{med:.2f} s", f"max {t[-1]:.2f} s", "", "≤ 1 s", med <= 1))
+at = int(text("team-unlock-items.txt") or n)
+entries = text("team-unlock-entries.txt")
+log = f", a log of {int(entries):,} entries" if entries else ""
+rows.append((f"kc unlock --team-token-file, fresh HOME each run, {at:,} items (the {n:,} and the benchmark's writes{log})",
+             f"{med:.2f} s", f"max {t[-1]:.2f} s", "", "(≤ 1 s is at 100,000)", None))
 
 print("| measure | median | p95 | × | target | |")
 print("|---|---:|---:|---:|---|---|")

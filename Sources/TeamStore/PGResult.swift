@@ -37,7 +37,7 @@ package struct PGResult: Sendable {
                 let length = Int(PQgetlength(result, Int32(r), Int32(c)))
                 var bytes: [UInt8] = []
                 if length > 0, let p = PQgetvalue(result, Int32(r), Int32(c)) {
-                    bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(p), count: length).map { $0 }
+                    bytes = Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(p), count: length))
                 }
                 guard bytes.count == length else { throw Self.malformed("a value shorter than announced") }
                 if PQfformat(result, Int32(c)) != 1 {

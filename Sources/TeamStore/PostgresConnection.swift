@@ -119,6 +119,67 @@ package final class PostgresConnection {
         }
     }
 
+    /// Runs `sql` with binary `params` as `execute` does, and answers its rows in place
+    /// (`PGRows`): for statements that read many rows, whose values are not all kept.
+    /// - Throws: the mapped error of `PostgresFailure`.
+    package func executeRows(_ sql: String, _ params: [PGValue?] = []) throws -> PGRows {
+        let conn = try live()
+        let result = try send(params) { values, lengths, formats in
+            let types = params.map { $0?.typeOID ?? 0 }
+            return PQexecParams(conn, sql, Int32(params.count), types, values, lengths, formats, 1)
+        }
+        guard let result else { throw PGResult.malformed("no result") }
+        return try PGRows(taking: result)
+    }
+
+    /// Sends `sql` with binary `params` without waiting for its answer, which
+    /// `receiveRows` then reads: the server works on it while the caller works on the
+    /// answer before (a scan that asks for its next piece while it hashes this one).
+    /// - Throws: errSecNotAvailable when the connection is lost or cannot send.
+    package func sendRowsQuery(_ sql: String, _ params: [PGValue?] = []) throws {
+        let conn = try live()
+        guard !awaitingRows else { throw KeychainError(errSecInternalError, "a query was sent to \(serverName) before the answer to the last one was read") }
+        let types = params.map { $0?.typeOID ?? 0 }
+        let sent = withParams(params) { values, lengths, formats in
+            PQsendQueryParams(conn, sql, Int32(params.count), types, values, lengths, formats, 1)
+        }
+        guard sent == 1 else {
+            try check(nil, conn)
+            return
+        }
+        awaitingRows = true
+    }
+
+    /// The answer to the query `sendRowsQuery` sent, waiting for it.
+    /// - Throws: the mapped error of `PostgresFailure`.
+    package func receiveRows() throws -> PGRows {
+        let conn = try live()
+        guard awaitingRows else { throw KeychainError(errSecInternalError, "no query to \(serverName) awaits its answer") }
+        awaitingRows = false
+        let result = PQgetResult(conn)
+        // The end of the answer (NULL), so that the connection takes the next command.
+        while let extra = PQgetResult(conn) { PQclear(extra) }
+        do {
+            try check(result, conn)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        guard let result else { throw PGResult.malformed("no result") }
+        return try PGRows(taking: result)
+    }
+
+    /// Reads and drops the answer to a query `sendRowsQuery` sent, if one is awaited (a
+    /// scan that stopped early); never throws.
+    package func discardRows() {
+        guard awaitingRows, let handle else { return }
+        awaitingRows = false
+        while let extra = PQgetResult(handle) { PQclear(extra) }
+    }
+
+    /// Whether a query sent by `sendRowsQuery` awaits `receiveRows`.
+    private var awaitingRows = false
+
     /// Runs `sql` as a statement prepared once per server session under a name made of its
     /// text (`kc_` and 16 hex digits of its BLAKE2b): one name is one statement for every kc
     /// that shares a server connection (behind PgBouncer), whatever order each prepared its
@@ -207,9 +268,30 @@ package final class PostgresConnection {
         return handle
     }
 
-    /// Lays `params` out as libpq wants them (all binary), calls `send`, checks and copies
-    /// the result.
+    /// Calls `send` as `send(_:_:)` does, and copies the result.
     private func run(_ params: [PGValue?], _ send: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> OpaquePointer?) throws -> PGResult {
+        let result = try self.send(params, send)
+        defer { PQclear(result) }
+        guard let result else { return PGResult(rows: [], affectedRows: 0) }
+        return try PGResult(copying: result)
+    }
+
+    /// Lays `params` out as libpq wants them (all binary), calls `send` and checks its
+    /// result, which the caller then owns (and clears).
+    private func send(_ params: [PGValue?], _ send: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> OpaquePointer?) throws -> OpaquePointer? {
+        let result = withParams(params, send)
+        do {
+            guard let conn = handle else { throw KeychainError(errSecNotAvailable, "lost the PostgreSQL server \(serverName)") }
+            try check(result, conn)
+            return result
+        } catch {
+            PQclear(result)
+            throw error
+        }
+    }
+
+    /// Lays `params` out as libpq wants them (all binary) for the call of `body`.
+    private func withParams<R>(_ params: [PGValue?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R {
         let buffers: [[UInt8]?] = params.map { $0?.binary }
         let lengths = buffers.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: params.count)
@@ -233,16 +315,11 @@ package final class PostgresConnection {
         }
         statementsSent += 1
         let cValues: [UnsafePointer<CChar>?] = pointers.map { $0.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } }
-        let result = cValues.withUnsafeBufferPointer { v in
+        return cValues.withUnsafeBufferPointer { v in
             lengths.withUnsafeBufferPointer { l in
-                formats.withUnsafeBufferPointer { f in send(v.baseAddress, l.baseAddress, f.baseAddress) }
+                formats.withUnsafeBufferPointer { f in body(v.baseAddress, l.baseAddress, f.baseAddress) }
             }
         }
-        defer { PQclear(result) }
-        guard let conn = handle else { throw KeychainError(errSecNotAvailable, "lost the PostgreSQL server \(serverName)") }
-        try check(result, conn)
-        guard let result else { return PGResult(rows: [], affectedRows: 0) }
-        return try PGResult(copying: result)
     }
 
     /// Throws the mapped error unless `result` is a success.

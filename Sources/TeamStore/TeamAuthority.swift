@@ -46,6 +46,9 @@ package final class TeamAuthority: HeaderAuthority {
     private var journalling = false
     /// How many log entries a full verification reads at a time.
     var logPageSize = 4_096
+    /// How many connections the last full verification scanned the rows on: 2 when the
+    /// second one shared the snapshot, 1 when it could not (tests check both paths).
+    package private(set) var lastScanConnections = 0
     private var lastCheckpoint = Deadline.now
 
     /// The write in progress: its changes, and the set and ledger as they will be.
@@ -91,6 +94,11 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     func tampered(_ what: String) -> KeychainError {
+        Self.tampered(label, what)
+    }
+
+    /// `tampered(_:)` for the keychain named `label` (a scan on another thread).
+    static func tampered(_ label: String, _ what: String) -> KeychainError {
         KeychainError(errSecDecode, "\(label): \(what)", hint: "run `kc team verify`; see docs/team.md, \"What the server can and cannot do\"")
     }
 
@@ -112,10 +120,18 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     private func fullVerification() throws -> KeyHierarchy {
+        let snapshot = try exportSnapshot()
         guard let genesisBytes = try tables.genesis(), let serverHead = try tables.head() else {
             throw KeychainError(errSecNoSuchKeychain, "\(label) is not on the server (no keychain with its id)",
                                 hint: "check the DSN, or whether the database was replaced")
         }
+        // The rows are scanned in pieces that two connections claim in turn: a second one,
+        // in this transaction's snapshot, from now on, and this one once it has walked the
+        // log (both are checked against the head read here, as one set).
+        let range = try store.seqRange()
+        let pieces = ScanPieces(range: range)
+        let capacity = range.map(Self.capacity) ?? 0
+        let parallelScan = snapshot.flatMap { startParallelScan($0, pieces: pieces, capacity: capacity) }
         let genesis = try Genesis(encoded: genesisBytes, expecting: keychainID)
         guard serverHead.schemaVersion <= TeamFormat.version, serverHead.minWriterVersion <= TeamFormat.version else {
             throw KeychainError(errSecWrongSecVersion, "\(label) was written by a newer kc (format \(serverHead.schemaVersion))", hint: "upgrade kc")
@@ -143,7 +159,9 @@ package final class TeamAuthority: HeaderAuthority {
                 guard g == (last?.generation ?? 0) + 1, e.generation == g, e.previous == previous else {
                     throw serverError("entry \(g) of the log does not link to the entry before it: entries were hidden, replaced or reordered")
                 }
-                previous = e.hash
+                // The hash of the stored bytes (`LogEntry.hash(encoded:)`), not of the entry
+                // encoded again: one encoding fewer per entry.
+                previous = LogEntry.hash(encoded: bytes)
                 beforeHeadTime = last?.time ?? 0
                 last = e
                 guard e.kind == .roster else { continue }
@@ -161,7 +179,7 @@ package final class TeamAuthority: HeaderAuthority {
                 }
                 current = roster
                 keyGen = e.keyGeneration
-                previousRoster = e.hash
+                previousRoster = previous
                 lastRoster = e
             }
             after = lastOfPage
@@ -170,7 +188,7 @@ package final class TeamAuthority: HeaderAuthority {
             throw serverError("the log has no roster: entries were hidden")
         }
         // The head entry, signed by someone allowed to write it under the last roster.
-        guard let headEntry = last, headEntry.generation == serverHead.generation, headEntry.hash == serverHead.head else {
+        guard let headEntry = last, headEntry.generation == serverHead.generation, previous == serverHead.head else {
             throw serverError("the head does not name the last entry of the log (generation \(serverHead.generation)): entries were hidden")
         }
         if headEntry.kind == .roster {
@@ -191,8 +209,36 @@ package final class TeamAuthority: HeaderAuthority {
                                 hint: "an admin issues a new one with `kc team add-runner`")
         }
         let keys = try openMasterKey(generation: keyGen, signedBy: lastRoster)
-        // Every row, against the head's set hash and count.
-        try scanRows(keys: keys, expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
+        // Every row, against the head's set hash and count. A scan the second connection
+        // could not make (or one that failed) is made again on this one, whose error is the
+        // answer.
+        var scanned = try Self.scan(store, pieces: pieces, capacity: capacity)
+        if let parallelScan, scanned.pieces == pieces.count {
+            // This connection claimed every piece (each is claimed once): the other has
+            // none, and may still be waiting for a server connection (a pool of one behind
+            // PgBouncer, busy with this transaction). It is not waited for.
+            parallelScan.detach()
+            lastScanConnections = 1
+        } else if let parallelScan {
+            if let other = try? parallelScan.join() {
+                // The smaller into the larger (both reserved the whole range).
+                if other.ledger.count > scanned.ledger.count {
+                    var larger = other
+                    try Self.merge(scanned, into: &larger, label: label)
+                    scanned = larger
+                } else {
+                    try Self.merge(other, into: &scanned, label: label)
+                }
+                lastScanConnections = 2
+            } else {
+                // The pieces the other connection claimed are lost with it: all again here.
+                scanned = try Self.scan(store, pieces: ScanPieces(range: nil), capacity: capacity)
+                lastScanConnections = 1
+            }
+        } else {
+            lastScanConnections = 1
+        }
+        try accept(scanned, expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
         generation = serverHead.generation
         head = serverHead.head
         lastTime = headEntry.time
@@ -213,29 +259,102 @@ package final class TeamAuthority: HeaderAuthority {
         return try KeyHierarchy(master: SymmetricKey(mk), keychainID: keychainID, keyGeneration: keyGen, blindKeyIDs: Schema.blindKeyIDs)
     }
 
-    /// Reads every row, rebuilding the ledger and set hash, and compares them with a signed
-    /// entry's. Each row must also be of the key generation in force (its wrapped key opens
-    /// later; here only its place and hash are checked).
-    private func scanRows(keys: KeyHierarchy, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
-        var newLedger: [[UInt8]: [UInt8]] = [:]
-        newLedger.reserveCapacity(Int(min(expectedCount, 1 << 24)))
-        var newSet = LtHash()
-        try store.forEachRow(.all, includeData: false) { row in
-            let h = RowHash.of(row)
-            guard newLedger.updateValue(h, forKey: row.itemID) == nil else {
-                throw self.tampered("two rows have one item id")
-            }
-            newSet.add(h)
-            return true
+    /// The ledger and set hash of every row, as a scan rebuilt them.
+    struct ScannedRows: Sendable {
+        var ledger: [[UInt8]: [UInt8]]
+        var set: LtHash
+        /// How many pieces of the scan this connection claimed.
+        var pieces = 0
+    }
+
+    /// Exports this transaction's snapshot (`pg_export_snapshot`) for a second connection;
+    /// nil when the server refuses (a standby, a pooler): the rows are then scanned on this
+    /// connection. It must be the transaction's first statement: a refusal aborts the
+    /// transaction (no savepoint helps: a subtransaction cannot export), which is then
+    /// begun again, nothing having been read in it.
+    private func exportSnapshot() throws -> String? {
+        let c = store.connection
+        let r: PGResult
+        do {
+            r = try c.execute("SELECT pg_export_snapshot()")
+        } catch let e as KeychainError where e.status != errSecNotAvailable {
+            c.rollback()
+            try c.begin(readOnlySnapshot: true)
+            return nil
         }
-        guard UInt64(newLedger.count) == expectedCount, newSet.digest == expectedDigest else {
-            let what = UInt64(newLedger.count) == expectedCount
+        // Spliced into SET TRANSACTION SNAPSHOT (which takes no parameter): only the
+        // characters of PostgreSQL's snapshot names (hex digits and dashes) are accepted.
+        guard let id = r.text(0, 0), !id.isEmpty, id.utf8.count <= 64,
+              id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) })
+        else { return nil }
+        return id
+    }
+
+    /// Starts a scan of the pieces it claims on a thread with a connection of its own that
+    /// reads `snapshot`; nil when no thread starts.
+    private func startParallelScan(_ snapshot: String, pieces: ScanPieces, capacity: Int) -> BackgroundThread<ScannedRows>? {
+        let dsn = store.connection.dsn, keychainID = keychainID, label = label
+        return try? BackgroundThread {
+            let connection = try PostgresConnection(dsn: dsn)
+            try connection.begin(readOnlySnapshot: true)
+            try connection.execute("SET TRANSACTION SNAPSHOT '\(snapshot)'")
+            let rows = try Self.scan(PostgresItemStore(connection: connection, keychainID: keychainID, label: label), pieces: pieces, capacity: capacity)
+            connection.rollback()
+            return rows
+        }
+    }
+
+    /// The ledger capacity to reserve for the rows of `range` of `seq` (unique per row, so
+    /// an upper bound), at most 4 Mi entries (a server's range is a hint, not trusted).
+    static func capacity(_ range: ClosedRange<Int64>) -> Int {
+        Int(min(UInt64(bitPattern: range.upperBound &- range.lowerBound) &+ 1, 1 << 22))
+    }
+
+    /// Reads the rows of the `pieces` this connection claims (inside `store`'s transaction)
+    /// and rebuilds their ledger and set hash. Each row must also be of the key generation
+    /// in force (its wrapped key opens later; here only its place and hash are checked).
+    /// - Throws: errSecDecode for two rows of one item id or a malformed row.
+    static func scan(_ store: PostgresItemStore, pieces: ScanPieces, capacity: Int = 0) throws -> ScannedRows {
+        var ledger: [[UInt8]: [UInt8]] = [:]
+        ledger.reserveCapacity(capacity)
+        var set = LtHash()
+        let claimed = try store.forEachRowUnordered(claiming: pieces) { row in
+            let h = RowHash.of(row)
+            guard ledger.updateValue(h, forKey: row.itemID) == nil else {
+                throw tampered(store.label, "two rows have one item id")
+            }
+            set.add(h)
+        }
+        return ScannedRows(ledger: ledger, set: set, pieces: claimed)
+    }
+
+    /// Adds the rows another connection's scan read to `rows`.
+    /// - Throws: errSecDecode when both scans read one item id.
+    static func merge(_ other: ScannedRows, into rows: inout ScannedRows, label: String) throws {
+        rows.ledger.reserveCapacity(rows.ledger.count + other.ledger.count)
+        for (id, h) in other.ledger {
+            guard rows.ledger.updateValue(h, forKey: id) == nil else { throw tampered(label, "two rows have one item id") }
+        }
+        rows.set.add(other.set)
+    }
+
+    /// Reads every row, rebuilding the ledger and set hash, and compares them with a signed
+    /// entry's.
+    private func scanRows(keys: KeyHierarchy, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
+        try accept(try Self.scan(store, pieces: ScanPieces(range: nil), capacity: ledger.count), expectedDigest: expectedDigest, expectedCount: expectedCount, at: g)
+    }
+
+    /// Takes `rows` as the view's ledger and set hash when their count and set hash are a
+    /// signed entry's (at generation `g`).
+    private func accept(_ rows: ScannedRows, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
+        guard UInt64(rows.ledger.count) == expectedCount, rows.set.digest == expectedDigest else {
+            let what = UInt64(rows.ledger.count) == expectedCount
                 ? "rows were edited, replayed or swapped"
-                : "the server holds \(newLedger.count) rows where the signed log counts \(expectedCount): rows were deleted or put back"
+                : "the server holds \(rows.ledger.count) rows where the signed log counts \(expectedCount): rows were deleted or put back"
             throw tampered("the items do not match the signed log at generation \(g) (\(what))")
         }
-        ledger = newLedger
-        set = newSet
+        ledger = rows.ledger
+        set = rows.set
     }
 
     /// Refuses an entry of a format this build does not read.

@@ -129,8 +129,13 @@ package final class TeamTables {
     /// At most `limit` log entries after `generation`, oldest first: a first open pages
     /// through the whole log with these, holding one page at a time.
     package func entries(after generation: UInt64, limit: Int) throws -> [(generation: UInt64, entry: [UInt8])] {
-        try decodeEntries(connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
-            [id, try Self.int64(generation), .int64(Int64(max(limit, 1)))]))
+        // Read in place (`PGRows`): each entry's bytes are copied once, into the answer.
+        let r = try connection.executeRows("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
+                                           [id, try Self.int64(generation), .int64(Int64(max(limit, 1)))])
+        return try (0..<r.rowCount).map { i in
+            guard let g = r.int64(i, 0).flatMap({ UInt64(exactly: $0) }), let e = r.bytes(i, 1) else { throw malformed("log entry") }
+            return (g, e)
+        }
     }
 
     /// The (generation, entry) rows of a log query. - Throws: errSecIO for a malformed one.

@@ -5,9 +5,10 @@
 // own checkpoint folder under CHECKPOINTS, exactly as its own team agent would. Readers go
 // through the running team agent of this HOME (KC_AGENT_DIR), as `kc find -w` does.
 //
-//   kc-team-bench populate CHECKPOINTS TOKEN COUNT
+//   kc-team-bench populate CHECKPOINTS TOKEN COUNT [BATCH]
 //       adds COUNT generic passwords (service svc-I, account acct-I) as TOKEN's member in
-//       one write (Keychain.addAll: one signed log entry); prints items/s.
+//       one write (Keychain.addAll: one signed log entry), or in writes of BATCH items each
+//       (a log of COUNT / BATCH entries, as many small writes leave it); prints items/s.
 //   kc-team-bench load NAME SECONDS READERS COUNT CHECKPOINTS TOKEN…
 //       READERS threads ask the team agent for the secret of a random item of team:NAME
 //       (one KeychainSession request each, svc-I/acct-I with I < COUNT) for SECONDS, while
@@ -216,7 +217,7 @@ func startWriters(_ writers: [Keychain], prefix: String, update: Bool, records: 
 
 let arguments = CommandLine.arguments
 func usage() -> Never {
-    fail("usage: kc-team-bench populate CHECKPOINTS TOKEN COUNT | load NAME SECONDS READERS COUNT CHECKPOINTS TOKEN… | writes SECONDS CHECKPOINTS TOKEN… | readers NAME COUNT STOPFILE")
+    fail("usage: kc-team-bench populate CHECKPOINTS TOKEN COUNT [BATCH] | load NAME SECONDS READERS COUNT CHECKPOINTS TOKEN… | writes SECONDS CHECKPOINTS TOKEN… | readers NAME COUNT STOPFILE")
 }
 guard arguments.count >= 2 else { usage() }
 
@@ -224,10 +225,14 @@ do {
     try Sodium.ensureReady()
     switch arguments[1] {
     case "populate":
-        guard arguments.count == 5, let count = Int(arguments[4]), count > 0 else { usage() }
+        guard arguments.count == 5 || arguments.count == 6, let count = Int(arguments[4]), count > 0 else { usage() }
+        let batch = arguments.count == 6 ? Int(arguments[5]) ?? 0 : count
+        guard batch > 0 else { usage() }
         let keychain = try openMember(tokenFile: arguments[3], checkpoints: arguments[2])
         let start = now()
-        _ = try keychain.addAll((0..<count).lazy.map(item))
+        for first in stride(from: 0, to: count, by: batch) {
+            _ = try keychain.addAll((first..<min(first + batch, count)).lazy.map(item))
+        }
         let seconds = now() - start
         emit([("team_populate_items", Double(count)), ("team_populate_s", seconds), ("team_populate_items_per_s", Double(count) / seconds)])
 

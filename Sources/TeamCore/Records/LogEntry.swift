@@ -124,19 +124,28 @@ package struct LogEntry: Equatable, Sendable {
     }
 
     /// BLAKE2b-256 of the stored bytes: what the next entry links to and the head names.
-    package var hash: [UInt8] { Hashing.blake2b([0x6b, 0x63, 0x6c, 0x31] + encoded) }
+    package var hash: [UInt8] { Self.hash(encoded: encoded) }
+
+    /// `hash` from the stored bytes themselves, without decoding and encoding the entry
+    /// again (a first open hashes every entry of the log). Every entry a writer stored is
+    /// its `encoded`, so the two agree; bytes that decode to an entry but are not its
+    /// encoding hash differently here, and so break the chain rather than pass for it.
+    package static func hash(encoded bytes: [UInt8]) -> [UInt8] { Hashing.blake2b([0x6b, 0x63, 0x6c, 0x31] + bytes) }
 
     /// Reads an entry. - Throws: errSecDecode when malformed (at generation `at`, for the message).
     package init(encoded bytes: [UInt8], at generation: UInt64) throws {
-        let bad = KeychainError(errSecDecode, "entry \(generation) of the team keychain's log is malformed: the server altered it")
+        // The error is made when thrown: a first open decodes every entry of the log.
+        func bad() -> KeychainError {
+            KeychainError(errSecDecode, "entry \(generation) of the team keychain's log is malformed: the server altered it")
+        }
         var r = ByteReader(bytes)
         guard let kindByte = r.u8(), let kind = Kind(rawValue: kindByte), let format = r.u32(), let gen = r.u64(),
               let previous = r.lengthPrefixed(max: 32), let keyGen = r.u32(), let signer = r.lengthPrefixed(max: 16),
-              let time = r.u64(), let n = r.u32(), Int(n) <= r.remaining / 40 else { throw bad }
+              let time = r.u64(), let n = r.u32(), Int(n) <= r.remaining / 40 else { throw bad() }
         var changes: [RowChange] = []
         changes.reserveCapacity(Int(n))
         for _ in 0..<n { changes.append(try RowChange.decode(from: &r)) }
-        guard let hasRoster = r.u8(), hasRoster <= 1 else { throw bad }
+        guard let hasRoster = r.u8(), hasRoster <= 1 else { throw bad() }
         let roster = hasRoster == 1 ? try Roster.decode(from: &r) : nil
         guard let commitment = r.lengthPrefixed(max: 32), let rekeyed = r.u8(), rekeyed <= 1,
               let previousRoster = r.lengthPrefixed(max: 32), let setDigest = r.lengthPrefixed(max: 32), let count = r.u64(),
@@ -144,7 +153,7 @@ package struct LogEntry: Equatable, Sendable {
               previous.count == 32, signer.count == 16, setDigest.count == 32, rosterDigest.count == 32, signature.count == 64,
               (kind == .roster) == (roster != nil), kind == .roster || (commitment.isEmpty && rekeyed == 0 && previousRoster.isEmpty),
               kind != .roster || (commitment.count == 32 && previousRoster.count == 32), kind == .items || changes.isEmpty
-        else { throw bad }
+        else { throw bad() }
         self.init(kind: kind, generation: gen, previous: previous, keyGeneration: keyGen, signer: signer, time: time, changes: changes,
                   roster: roster, masterKeyCommitment: commitment, rekeyed: rekeyed == 1, previousRoster: previousRoster,
                   setDigest: setDigest, count: count, rosterDigest: rosterDigest)
