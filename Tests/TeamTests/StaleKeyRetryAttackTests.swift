@@ -61,4 +61,15 @@ import TeamCore
         #expect(!carol.authority.store.connection.preparing, "the forged error went the way of a lost statement")
         try expectSealedUnderTheNewKey(team, carol, bobKeys: bobKeys)
     }
+
+    /// Whatever path forgets to adopt a re-key's keys, a catch-up refuses keys of another
+    /// key generation than its view's instead of handing them back to read or seal under.
+    @Test func aCatchUpRefusesKeysOfAnOlderKeyGeneration() throws {
+        let (team, carol, bobKeys) = try removalThenSpoiledClaim("NULL")
+        #expect(try carol.keychain.itemCount() == 1)
+        #expect(carol.authority.keyGeneration == 2)
+        #expect(failure { try carol.authority.catchUp(bobKeys) }?.status == errSecInternalError)
+        #expect(carol.authority.keyGeneration == 2)
+        #expect(try team.admin.keychain.itemCount() == 1)
+    }
 }
