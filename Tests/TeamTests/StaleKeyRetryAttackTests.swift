@@ -72,4 +72,14 @@ import TeamCore
         #expect(carol.authority.keyGeneration == 2)
         #expect(try team.admin.keychain.itemCount() == 1)
     }
+
+    /// `kc verify` as the first request after a re-key: the full verification opens the new
+    /// master key, and every row must then be opened under it, not under the keys the check
+    /// began with (which would call every genuine row damaged).
+    @Test func aCheckThatMeetsAReKeyOpensTheRowsUnderTheNewKey() throws {
+        let (team, carol, _) = try removalThenSpoiledClaim("NULL")
+        #expect(try carol.keychain.check() == 1)
+        #expect(carol.authority.keyGeneration == 2)
+        #expect(try team.admin.keychain.check() == 1)
+    }
 }
