@@ -20,13 +20,17 @@ extension TeamAuthority {
     func changeRoster(keys: KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
                       _ change: (Roster) throws -> Roster) throws -> LogEntry {
         let giveUp = Deadline.after(seconds: Self.busyTimeout)
+        // The keys of the view, as `write` keeps them: a catch-up across a re-key opens new
+        // ones, which every attempt after it starts from and the keychain adopts.
+        var latest = keys
         while true {
             do {
                 var newKeys: KeyHierarchy?
                 var newLedger: [[UInt8]: [UInt8]]?
                 var newSet: LtHash?
                 let entry: LogEntry = try store.transaction(write: true) {
-                    let current = try catchUp(keys)
+                    let current = try catchUp(latest)
+                    if current !== latest { adopt(current); latest = current }
                     guard let me, me.role == .admin else {
                         throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
                     }

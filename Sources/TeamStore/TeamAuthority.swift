@@ -435,6 +435,13 @@ package final class TeamAuthority: HeaderAuthority {
     ///     every row it needs; that scan must see the rows as of the head, so outside a
     ///     snapshot (`mayRescan` false) the catch-up throws `NeedsSnapshot` instead.
     func catchUp(_ keys: KeyHierarchy, to seen: TeamHead? = nil, mayRescan: Bool = true) throws -> KeyHierarchy {
+        // Keys of another key generation than the view's would have this member read, or
+        // seal, under a master key the view no longer vouches for (after a removal, the one
+        // the removed member holds): a caller that did not adopt a re-key's new keys.
+        guard keys.keyGeneration == keyGeneration else {
+            throw KeychainError(errSecInternalError, "\(label): an operation used the keys of key generation \(keys.keyGeneration) where the verified view is at \(keyGeneration); nothing was read or written",
+                                hint: "try again; please report this")
+        }
         // The ledger is not copied (at 100,000 rows a copy per read cost milliseconds): the
         // rows `apply` changes are journalled and put back. A rescan assigns the ledger
         // last, after which nothing throws.
@@ -602,10 +609,14 @@ package final class TeamAuthority: HeaderAuthority {
             } catch let e as KeychainError where e.status == errSecNotAvailable && store.connection.isBroken {
             }
         }
+        // A run `PostgresItemStore.transaction` repeats (a pool lost a prepared statement)
+        // starts from the keys the run before it opened at a re-key, not those the read
+        // began with (the view is already past the re-key: its catch-up finds nothing).
+        var latest = keys
         return try store.transaction(write: false) {
-            let current = try catchUp(keys)
+            let current = try catchUp(latest)
             try checkFreshness()
-            if current !== keys { adopt(current) }
+            if current !== latest { adopt(current); latest = current }
             return try body(current, state(generation: generation, count: ledger.count))
         }
     }
@@ -613,14 +624,19 @@ package final class TeamAuthority: HeaderAuthority {
     package func write<T>(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void, _ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
         var attempt = 0
         let giveUp = Deadline.after(seconds: Self.busyTimeout)
+        // Each attempt (after a lost race, or the transaction run again after a pool lost a
+        // prepared statement) starts from the keys the attempt before it opened at a re-key:
+        // with the keys the write began with, the next catch-up, finding nothing new, would
+        // hand them back and the write would seal under the master key a removed member holds.
+        var latest = keys
         while true {
             attempt += 1
             var entry: LogEntry?
             var produced: T?
             do {
                 let result: T = try store.transaction(write: true) {
-                    let current = try catchUp(keys)
-                    if current !== keys { adopt(current) }
+                    let current = try catchUp(latest)
+                    if current !== latest { adopt(current); latest = current }
                     guard let me, me.role.mayWrite else {
                         throw KeychainError(errSecReadOnly, "\(label) is read-only for \(self.me?.name ?? "this device"), a reader",
                                             hint: "an admin can make it a writer: kc team remove, then kc team add with --role writer")

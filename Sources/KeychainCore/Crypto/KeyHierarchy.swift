@@ -40,7 +40,7 @@ package final class KeyHierarchy: @unchecked Sendable {
     private let blindKeys: [UInt64: SymmetricKey]
     /// The keychain these keys belong to and the key generation they were made for.
     let keychainID: [UInt8]
-    let keyGeneration: UInt32
+    package let keyGeneration: UInt32
 
     /// Derives every subkey from a master key.
     package init(master: SymmetricKey, keychainID: [UInt8], keyGeneration: UInt32, blindKeyIDs: [UInt64]) throws {

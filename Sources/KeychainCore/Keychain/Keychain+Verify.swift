@@ -14,9 +14,11 @@ extension Keychain {
     public func check() throws -> Int {
         let keys = try allKeys()
         if authority != nil {
-            // The signed log vouches for the rows; every one must also open at its place.
+            // The signed log vouches for the rows; every one must also open at its place,
+            // under the keys the verification answers (new ones when it met a re-key).
             try verify()
-            if let problem = try store.transaction(write: false, { firstRowThatDoesNotOpen(keys) }) { throw problem }
+            let verified = try allKeys()
+            if let problem = try store.transaction(write: false, { firstRowThatDoesNotOpen(verified) }) { throw problem }
             return try itemCount()
         }
         // A connection of its own, with an empty page cache: what is in the file now, not
