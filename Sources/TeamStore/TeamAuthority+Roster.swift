@@ -29,7 +29,7 @@ extension TeamAuthority {
                 var newLedger: [[UInt8]: [UInt8]]?
                 var newSet: LtHash?
                 let entry: LogEntry = try store.transaction(write: true) {
-                    let current = try catchUp(latest)
+                    let current = try catchUp(latest, mayRescan: false)
                     if current !== latest { adopt(current); latest = current }
                     guard let me, me.role == .admin else {
                         throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
@@ -91,6 +91,8 @@ extension TeamAuthority {
                 }
                 saveCheckpoint(force: true)
                 return entry
+            } catch is NeedsSnapshot {
+                latest = try catchUpInSnapshot(latest, adopt: adopt)
             } catch is LostRace {
                 guard Deadline.now < giveUp else {
                     throw KeychainError(errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was changed", hint: "try again")

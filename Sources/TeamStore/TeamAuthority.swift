@@ -635,7 +635,7 @@ package final class TeamAuthority: HeaderAuthority {
             var produced: T?
             do {
                 let result: T = try store.transaction(write: true) {
-                    let current = try catchUp(latest)
+                    let current = try catchUp(latest, mayRescan: false)
                     if current !== latest { adopt(current); latest = current }
                     guard let me, me.role.mayWrite else {
                         throw KeychainError(errSecReadOnly, "\(label) is read-only for \(self.me?.name ?? "this device"), a reader",
@@ -672,6 +672,8 @@ package final class TeamAuthority: HeaderAuthority {
                     throw KeychainError(errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was written", hint: "try again")
                 }
                 usleep(UInt32.random(in: 200...(2_000 * UInt32(min(attempt, 20)))))
+            } catch is NeedsSnapshot {
+                latest = try catchUpInSnapshot(latest, adopt: adopt)
             } catch let error as KeychainError where error.status == errSecNotAvailable && entry != nil {
                 // The commit's answer was lost with the connection: whether it is in depends
                 // on the server. Reconnect and look for the entry this write signed.
@@ -681,6 +683,16 @@ package final class TeamAuthority: HeaderAuthority {
                 return produced
             }
         }
+    }
+
+    /// Catches up across a re-key in a REPEATABLE READ snapshot: a write's or an admin's
+    /// READ COMMITTED transaction cannot scan every row as of the re-key's head (a commit
+    /// during the scan would make a genuine row look tampered with). Answers the keys to
+    /// go on with, adopted by the keychain.
+    func catchUpInSnapshot(_ keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws -> KeyHierarchy {
+        let current = try store.transaction(write: false) { try catchUp(keys) }
+        if current !== keys { adopt(current) }
+        return current
     }
 
     /// Moves the view past this process's own committed entry, applying its changes as
