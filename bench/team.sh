@@ -65,7 +65,7 @@ cleanup() {
 trap cleanup EXIT
 "${runas[@]}" "$pg_bin/initdb" -D "$pg/data" -U postgres -A trust -E UTF8 >/dev/null
 "${runas[@]}" "$pg_bin/pg_ctl" -D "$pg/data" -w -t 60 -l "$pg/server.log" \
-  -o "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$pg/data -c max_connections=200" start >/dev/null
+  -o "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$pg/data -c max_connections=200 ${TEAM_PG_OPTIONS:-}" start >/dev/null
 "$pg_bin/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE kc" >/dev/null
 DSN="postgresql://postgres@127.0.0.1:$port/kc"
 "$pg_bin/postgres" --version > "$results/postgres-version.txt"
@@ -88,6 +88,7 @@ runner reader reader
 runner ephemeral reader
 runner removed-first reader
 runner removed reader
+runner removed-second reader
 chmod 600 "$tokens"/*
 "$TB" populate "$work/checkpoints" "$tokens/populate" "$N" > "$results/team-populate.json"
 
@@ -117,12 +118,13 @@ reader env KC_PASSWORD=bench "$KC" unlock -k "$work/file.keychain-db"
 mid=$((N / 2))
 
 # Removes the member $1 (a re-key of every item) while a reader thread asks the reader's team
-# agent, from 2 s before to 2 s after; results in team-rekey$2*.json.
+# agent, from 2 s before to 2 s after, pausing $3 ms between reads (0: back to back);
+# results in team-rekey$2*.json.
 rekey() {
   local items t0 t1
   items=$(admin team verify -k team:bench | grep -o '[0-9]* items' | head -n1 | tr -cd 0-9)
   rm -f "$work/stop"
-  reader "$TB" readers bench "$N" "$work/stop" > "$results/team-rekey$2-reader.json" &
+  reader env KC_TEAM_BENCH_READ_PAUSE_MS="$3" "$TB" readers bench "$N" "$work/stop" > "$results/team-rekey$2-reader.json" &
   reader_pid=$!
   sleep 2
   t0=$(date +%s.%N)
@@ -135,9 +137,13 @@ rekey() {
   python3 -c "import json,sys; print(json.dumps({'rekey_s': float(sys.argv[2]) - float(sys.argv[1]), 'items': int(sys.argv[3] or 0)}))" "$t0" "$t1" "$items" > "$results/team-rekey$2.json"
 }
 
-# 0. Removing a member (re-key) at exactly $N items, before the load rows add theirs.
+# 0. Removing a member (re-key) at exactly $N items, before the load rows add theirs: with
+# a reader asking every 10 ms (about 100 reads/s, CI runners reading as they work), then
+# again with one asking back to back (which takes a core's worth of the agent, PostgreSQL
+# and itself from the re-key on 2 cores).
 echo "bench: removing a member (re-key) at $N items" >&2
-rekey removed-first -first
+rekey removed-first -first 10
+rekey removed-second -second 0
 
 # 1. Reads through the team agent under load.
 echo "bench: $READERS readers and 2 writers for $LOAD_S s" >&2
@@ -192,7 +198,7 @@ echo "bench: 8 writers for $WRITE_S s" >&2
 # 3. Removing a member again, on the keychain as the rows above left it (their writes added
 # items), while a reader asks the team agent.
 echo "bench: removing a member (re-key)" >&2
-rekey removed ""
+rekey removed "" 0
 
 # 4. The first unlock again, on the keychain and log the rows above left (more items, and
 # a log of about as many entries as items).

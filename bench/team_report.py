@@ -91,19 +91,22 @@ if os.path.exists(one_path):
     rows.append((f"team: adds from 1 writer alone (no lost race), {w1['seconds']:.0f} s", f"{w1['adds_per_s']:,.0f} adds/s",
                  f"p50 {ms(w1['add_p50_ms'])}, p99 {ms(w1['add_p99_ms'])}", "", "", None))
 
-for tag in ("-first", ""):
+for tag in ("-first", "-second", ""):
     if not os.path.exists(os.path.join(results, f"team-rekey{tag}.json")):
         continue
     rk, rr = load(f"team-rekey{tag}.json"), load(f"team-rekey{tag}-reader.json")
-    what = "before the load rows" if tag else f"the {n:,} and the benchmark's writes"
-    rows.append((f"team: remove a member (re-key), {rk['items']:,} items ({what}), `kc team remove` whole command", f"{rk['rekey_s']:.2f} s", "", "", "≤ 10 s", rk["rekey_s"] <= 10))
+    what = {"-first": "before the load rows, a reader asking every 10 ms",
+            "-second": "before the load rows, a reader asking back to back"}.get(tag, f"the {n:,} and the benchmark's writes, a reader asking back to back")
+    target = "≤ 10 s" if tag == "-first" else ""
+    rows.append((f"team: remove a member (re-key), {rk['items']:,} items ({what}), `kc team remove` whole command", f"{rk['rekey_s']:.2f} s", "", "",
+                 target, rk["rekey_s"] <= 10 if target else None))
     cpu_path = os.path.join(results, f"team-rekey{tag}-cpu.json")
     if os.path.exists(cpu_path):
         c = load(f"team-rekey{tag}-cpu.json")
         rows.append(("team: the re-key's CPU time in kc-team (user + system)", f"{c['rekey_user_s'] + c['rekey_sys_s']:.2f} s",
                      f"of {c['rekey_wall_s']:.2f} s wall", "", "", None))
     rows.append((f"team: a reader through the team agent during the re-key ({int(rr['read_count']):,} reads): max latency",
-                 ms(rr["read_max_ms"]), f"p99 {ms(rr['read_p99_ms'])}, {int(rr['read_errors'])} errors", "", "answered throughout (no errors)", rr["read_errors"] == 0))
+                 ms(rr["read_max_ms"]), f"p99 {ms(rr['read_p99_ms'])}, {int(rr['read_errors'])} errors", "", "answered throughout (no errors)", rr["read_errors"] == 0 and rr["read_count"] > 0))
 
 
 def text(name):
