@@ -20,7 +20,7 @@ struct RowResealer {
     let rowVersion: UInt64
 
     /// One re-sealed row and its hash (`RowHash`), which the new ledger and set hash hold.
-    struct Resealed {
+    struct Resealed: Sendable {
         /// The new row; its data is the old row's, untouched.
         var row: ItemRow
         /// `RowHash.of(row)`.
@@ -79,32 +79,12 @@ struct RowResealer {
         return done
     }
 
-    /// Re-seals `rows` on other threads while the caller goes on (writing the batch before,
+    /// Re-seals `rows` on another thread while the caller goes on (writing the batch before,
     /// which waits on the server: one processor is left to it when the machine has more
-    /// than one); `Pending.wait()` answers what `reseal(_:)` would.
-    func start(_ rows: ArraySlice<ItemRow>) -> Pending {
-        let pending = Pending()
-        pending.group.enter()
+    /// than one); its `join()` answers what `reseal(_:)` would. Nil when no thread starts
+    /// (the caller then re-seals the rows itself).
+    func start(_ rows: ArraySlice<ItemRow>) -> BackgroundThread<[Resealed]>? {
         let stripes = Self.stripes(for: rows.count, leavingOne: true)
-        DispatchQueue.global().async { [self] in
-            pending.result = Result { try reseal(rows, stripes: stripes) }
-            pending.group.leave()
-        }
-        return pending
-    }
-
-    /// A batch being re-sealed in the background.
-    final class Pending: @unchecked Sendable {
-        /// Left when `result` is set; `wait()` reads it only after.
-        fileprivate let group = DispatchGroup()
-        /// The batch's rows or error, set once by the background thread.
-        fileprivate var result: Result<[Resealed], any Error>?
-
-        /// Waits for the batch. - Throws: what `reseal(_:)` threw.
-        func wait() throws -> [Resealed] {
-            group.wait()
-            guard let result else { throw KeychainError(errSecInternalError, "a re-key batch ended without a result") }
-            return try result.get()
-        }
+        return try? BackgroundThread { [self] in try reseal(rows, stripes: stripes) }
     }
 }

@@ -116,10 +116,11 @@ extension TeamAuthority {
         let resealer = RowResealer(from: RowCodec(keys: current), to: RowCodec(keys: target), rowVersion: rowVersion)
         var rows: [ItemRow] = []
         rows.reserveCapacity(ledger.count)
-        try store.forEachRow(.all, includeData: false) { row in
+        // Read as a first open's scan reads them (no JIT, pairs merged by the client), in one
+        // piece: the order does not matter, each row is written back by its id and place.
+        try store.forEachRowUnordered(claiming: ScanPieces(range: nil)) { row in
             try checkRow(row, keys: current)
             rows.append(row)
-            return true
         }
         guard rows.count == ledger.count else { throw tampered("rows changed during the re-key") }
         var newLedger: [[UInt8]: [UInt8]] = [:]
@@ -127,22 +128,18 @@ extension TeamAuthority {
         var newSet = LtHash()
         // The next batch is re-sealed while the server writes this one.
         let batches = stride(from: rows.startIndex, to: rows.endIndex, by: Self.resealBatch).map { $0..<min($0 + Self.resealBatch, rows.endIndex) }
+        // (A batch still being re-sealed when this throws is joined by its thread's deinit.)
         var batch = try batches.first.map { try resealer.reseal(rows[$0]) } ?? []
-        var next: RowResealer.Pending?
-        // On an error, no batch goes on being re-sealed after the call.
-        defer { _ = try? next?.wait() }
         try store.preferringIndexJoins {
             for k in batches.indices {
-                if k + 1 < batches.count { next = resealer.start(rows[batches[k + 1]]) }
+                let next = k + 1 < batches.count ? rows[batches[k + 1]] : nil
+                let pending = next.flatMap(resealer.start)
                 try store.replaceResealed(ArraySlice(batch.map(\.row)))
                 for r in batch {
                     newLedger[r.row.itemID] = r.hash
                     newSet.add(r.hash)
                 }
-                if let pending = next {
-                    next = nil
-                    batch = try pending.wait()
-                }
+                if let next { batch = try pending?.join() ?? resealer.reseal(next) }
             }
         }
         guard newLedger.count == ledger.count else { throw tampered("rows changed during the re-key") }

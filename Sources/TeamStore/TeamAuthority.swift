@@ -282,12 +282,18 @@ package final class TeamAuthority: HeaderAuthority {
             try c.begin(readOnlySnapshot: true)
             return nil
         }
-        // Spliced into SET TRANSACTION SNAPSHOT (which takes no parameter): only the
-        // characters of PostgreSQL's snapshot names (hex digits and dashes) are accepted.
-        guard let id = r.text(0, 0), !id.isEmpty, id.utf8.count <= 64,
-              id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) })
+        return Self.snapshotName(r.text(0, 0))
+    }
+
+    /// The server's answer to `pg_export_snapshot()` when it can be spliced into `SET
+    /// TRANSACTION SNAPSHOT '…'` (which takes no parameter, the one value kc does not bind):
+    /// 1 to 64 of the characters of PostgreSQL's snapshot names, hex digits and dashes;
+    /// nil for anything else (the scan then stays on one connection).
+    static func snapshotName(_ text: String?) -> String? {
+        guard let text, !text.isEmpty, text.utf8.count <= 64,
+              text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) })
         else { return nil }
-        return id
+        return text
     }
 
     /// Starts a scan of the pieces it claims on a thread with a connection of its own that

@@ -57,6 +57,21 @@ import TeamCore
 
     /// A range no keychain fills (a server's min and max gone wild) is one piece; pieces
     /// never overflow.
+    /// The snapshot name is the one value spliced into SQL (DESIGN.md: every value bound):
+    /// a server's answer that is not a snapshot name never reaches the statement.
+    @Test func onlyASnapshotNameIsSplicedIntoSQL() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let c = try PostgresConnection(dsn: dsn)
+        try c.begin(readOnlySnapshot: true)
+        let real = try #require(c.execute("SELECT pg_export_snapshot()").text(0, 0))
+        c.rollback()
+        #expect(TeamAuthority.snapshotName(real) == real)
+        for hostile in ["00000003-0000001B-1'; DROP TABLE kc_items; --", "x", "", "0'", String(repeating: "a", count: 65), "00000003 1"] {
+            #expect(TeamAuthority.snapshotName(hostile) == nil, "\(hostile)")
+        }
+        #expect(TeamAuthority.snapshotName(nil) == nil)
+    }
+
     @Test func aWildRangeIsOnePiece() {
         #expect(ScanPieces(range: Int64.min...Int64.max).count == 1)
         let edge = ScanPieces(range: (Int64.max - 10)...Int64.max, rowsPerPiece: 3)

@@ -20,6 +20,21 @@ import TeamCore
         return rows
     }
 
+    /// Bob and carol are members and have seen one item ("before"); bob's keys are kept
+    /// (what a removed member still holds); then the admin removes bob (a re-key) while
+    /// carol's view is still at the key generation before.
+    static func bobRemovedWhileCarolLagsBehind() throws -> (TeamFixture, carol: TeamFixture.Member, bobKeys: KeyHierarchy) {
+        let team = try TeamFixture()
+        let bob = try team.addMember("bob")
+        let carol = try team.addMember("carol")
+        try team.admin.keychain.add(genp([kSecAttrService: "before", kSecValueData: Data("1".utf8)]))
+        _ = try bob.keychain.itemCount()
+        #expect(try carol.keychain.itemCount() == 1)
+        let bobKeys = try bob.keychain.withTeamKeys { k, _ in k }
+        try TeamAdmin.remove(team.admin.opened, memberName: "bob")
+        return (team, carol, bobKeys)
+    }
+
     /// The secrets `keys` (a removed member's old keys) can open among the server's rows.
     static func secretsOpened(_ team: TeamFixture, with keys: KeyHierarchy) throws -> [Data] {
         try rows(team).compactMap { try? RowCodec(keys: keys).openDataCopy($0) }
@@ -92,14 +107,7 @@ import TeamCore
     /// keep half of the catch-up (the new roster and key generation, with the old master key
     /// still in use): its next secret would be sealed under the key bob kept.
     @Test func aCatchUpThatFailsAfterARekeyLeavesTheViewAsItWas() throws {
-        let team = try TeamFixture()
-        let bob = try team.addMember("bob")
-        let carol = try team.addMember("carol")
-        try team.admin.keychain.add(genp([kSecAttrService: "before", kSecValueData: Data("1".utf8)]))
-        _ = try bob.keychain.itemCount()
-        #expect(try carol.keychain.itemCount() == 1)
-        let bobKeys = try bob.keychain.withTeamKeys { k, _ in k }
-        try TeamAdmin.remove(team.admin.opened, memberName: "bob")
+        let (team, carol, bobKeys) = try Self.bobRemovedWhileCarolLagsBehind()
         let a = team.admin.authority
         let removal = a.generation, removalHead = a.head
         let server = try team.server()

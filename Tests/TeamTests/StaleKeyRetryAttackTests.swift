@@ -16,14 +16,7 @@ import TeamCore
     /// removes bob (a re-key) and the server installs a trigger that spoils the first
     /// UPDATE of the keychain row (carol's claim of the next generation) with `spoil`.
     private func removalThenSpoiledClaim(_ spoil: String) throws -> (TeamFixture, carol: TeamFixture.Member, bobKeys: KeyHierarchy) {
-        let team = try TeamFixture()
-        let bob = try team.addMember("bob")
-        let carol = try team.addMember("carol")
-        try team.admin.keychain.add(genp([kSecAttrService: "before", kSecValueData: Data("1".utf8)]))
-        _ = try bob.keychain.itemCount()
-        #expect(try carol.keychain.itemCount() == 1)
-        let bobKeys = try bob.keychain.withTeamKeys { k, _ in k }
-        try TeamAdmin.remove(team.admin.opened, memberName: "bob")
+        let (team, carol, bobKeys) = try RemovedMemberAttackTests.bobRemovedWhileCarolLagsBehind()
         let server = try team.server()
         // A sequence is not rolled back with the aborted transaction: the trigger fires once.
         _ = try server.execute("CREATE SEQUENCE attack_once")
