@@ -46,8 +46,7 @@ extension PostgresItemStore {
             }
             pairs[item, default: []].append(fp)
         }
-        let select = "SELECT seq, item_id, class, row_version, pk, " + IndexColumn.allCases.map { "i_\($0.rawValue)" }.joined(separator: ", ")
-            + ", wrapped_key, metadata, pclass, data IS NOT NULL FROM kc_items WHERE keychain_id = $1"
+        let select = "SELECT \(Self.itemColumnsSQL), data IS NOT NULL FROM kc_items WHERE keychain_id = $1"
         guard let first = pieces.claim() else { return 0 }
         var claimed = 1
         // The next piece is asked for before this one is hashed, so that the server reads
@@ -72,22 +71,9 @@ extension PostgresItemStore {
     /// Row `r` of a scan's answer, with its pairs from `pairs`.
     /// - Throws: errSecDecode for a value kc never writes (as `forEachRow`).
     private func scannedRow(_ rows: PGRows, _ r: Int, pairs: [[UInt8]: [[UInt8]]]) throws -> ItemRow {
-        var indexes = [IndexColumn: [UInt8]](minimumCapacity: IndexColumn.allCases.count)
-        for (i, column) in IndexColumn.allCases.enumerated() {
-            if let v = rows.bytes(r, 5 + i) { indexes[column] = v }
-        }
-        let base = 5 + IndexColumn.allCases.count
-        guard let seq = rows.int64(r, 0), let itemID = rows.bytes(r, 1), let classCode = rows.text(r, 2),
-              let version = rows.int64(r, 3).flatMap({ UInt64(exactly: $0) }), let pk = rows.bytes(r, 4),
-              let wrapped = rows.bytes(r, base), let meta = rows.bytes(r, base + 1), let pclass = rows.int64(r, base + 2),
-              let hasData = rows.bool(r, base + 3)
-        else {
+        guard let itemID = rows.bytes(r, 1), let hasData = rows.bool(r, 5 + IndexColumn.allCases.count + 3) else {
             throw KeychainError(errSecDecode, "a row of \(label) is malformed: the keychain is damaged or was tampered with")
         }
-        guard let protection = UInt8(exactly: pclass).flatMap(ProtectionClass.init(rawValue:)) else {
-            throw KeychainError(errSecDecode, "a row of \(label) has an unknown protection class: the keychain was tampered with")
-        }
-        return ItemRow(seq: seq, itemID: itemID, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
-                       pairs: pairs[itemID] ?? [], wrappedKey: wrapped, metadata: meta, data: hasData ? [] : nil, protection: protection)
+        return try itemRow(rows, r, at: 0, pairs: pairs[itemID] ?? [], data: hasData ? [] : nil)
     }
 }

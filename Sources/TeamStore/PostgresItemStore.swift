@@ -15,10 +15,12 @@ package final class PostgresItemStore: ItemStore {
 
     /// The blind-index columns, `i_<rawValue>` in `IndexColumn.allCases` order.
     private static let indexSQL = IndexColumn.allCases.map { "i_\($0.rawValue)" }
+    /// The columns `itemRow` reads, in its order (then each lookup's data and pairs).
+    static let itemColumnsSQL = "seq, item_id, class, row_version, pk, " + indexSQL.joined(separator: ", ") + ", wrapped_key, metadata, pclass"
     /// The columns of `forEachRow`, data last but one and the pairs (length-prefixed,
     /// sorted by bytes) last.
     private static func columns(includeData: Bool) -> String {
-        "seq, item_id, class, row_version, pk, " + indexSQL.joined(separator: ", ") + ", wrapped_key, metadata, pclass, "
+        itemColumnsSQL + ", "
             + (includeData ? "data" : "CASE WHEN data IS NULL THEN NULL ELSE ''::bytea END")
             + ", (SELECT string_agg(int4send(length(p.fp)) || p.fp, ''::bytea ORDER BY p.fp) FROM kc_pairs p"
             + " WHERE p.keychain_id = kc_items.keychain_id AND p.item_id = kc_items.item_id)"
@@ -174,28 +176,37 @@ package final class PostgresItemStore: ItemStore {
     /// Row `r` of a `forEachRow` answer, whose item columns start at column `first`.
     /// - Throws: errSecDecode for a value kc never writes (as SQLiteItemStore).
     private func row(_ result: PGResult, _ r: Int, at first: Int, includeData: Bool) throws -> ItemRow {
-        var indexes: [IndexColumn: [UInt8]] = [:]
-        for (i, column) in IndexColumn.allCases.enumerated() {
-            if let v = result.bytes(r, first + 5 + i) { indexes[column] = v }
-        }
         let base = first + 5 + IndexColumn.allCases.count
-        guard let seq = result.int64(r, first), let itemID = result.bytes(r, first + 1), let classCode = result.text(r, first + 2),
-              let version = result.int64(r, first + 3).flatMap({ UInt64(exactly: $0) }), let pk = result.bytes(r, first + 4),
-              let wrapped = result.bytes(r, base), let meta = result.bytes(r, base + 1), let pclass = result.int64(r, base + 2)
-        else {
-            throw KeychainError(errSecDecode, "a row of \(label) is malformed: the keychain is damaged or was tampered with")
-        }
         let data = result.bytes(r, base + 3)
         // Sealed data is never empty (nonce and tag alone are 40 bytes).
         if includeData, let data, data.isEmpty {
             throw KeychainError(errSecDecode, "a row of \(label) has an empty data column: the keychain is damaged or was tampered with")
         }
+        return try itemRow(result, r, at: first, pairs: try Self.pairs(result.bytes(r, base + 4) ?? [], label: label), data: data)
+    }
+
+    /// The row whose columns start at `first` in row `r` of `cells`, in the order both
+    /// `forEachRow` and the scan select them (seq, item_id, class, row_version, pk, the
+    /// index columns, wrapped_key, metadata, pclass), with its `pairs` and `data`, which
+    /// each reads its own way.
+    /// - Throws: errSecDecode for a value kc never writes (as SQLiteItemStore).
+    func itemRow(_ cells: some PGCells, _ r: Int, at first: Int, pairs: [[UInt8]], data: [UInt8]?) throws -> ItemRow {
+        var indexes = [IndexColumn: [UInt8]](minimumCapacity: IndexColumn.allCases.count)
+        for (i, column) in IndexColumn.allCases.enumerated() {
+            if let v = cells.bytes(r, first + 5 + i) { indexes[column] = v }
+        }
+        let base = first + 5 + IndexColumn.allCases.count
+        guard let seq = cells.int64(r, first), let itemID = cells.bytes(r, first + 1), let classCode = cells.text(r, first + 2),
+              let version = cells.int64(r, first + 3).flatMap({ UInt64(exactly: $0) }), let pk = cells.bytes(r, first + 4),
+              let wrapped = cells.bytes(r, base), let meta = cells.bytes(r, base + 1), let pclass = cells.int64(r, base + 2)
+        else {
+            throw KeychainError(errSecDecode, "a row of \(label) is malformed: the keychain is damaged or was tampered with")
+        }
         guard let protection = UInt8(exactly: pclass).flatMap(ProtectionClass.init(rawValue:)) else {
             throw KeychainError(errSecDecode, "a row of \(label) has an unknown protection class: the keychain was tampered with")
         }
         return ItemRow(seq: seq, itemID: itemID, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
-                       pairs: try Self.pairs(result.bytes(r, base + 4) ?? [], label: label), wrappedKey: wrapped, metadata: meta,
-                       data: data, protection: protection)
+                       pairs: pairs, wrappedKey: wrapped, metadata: meta, data: data, protection: protection)
     }
 
     /// The fingerprints of a row's pair column: (u32 big-endian length, bytes)…
