@@ -137,16 +137,21 @@ let package = Package(
             name: "kc-loadgen",
             dependencies: ["KeychainCore"]
         ),
+        // What the benchmark programs share: their JSON output, clock and order statistics.
+        .target(
+            name: "BenchSupport",
+            dependencies: []
+        ),
         // The in-process half of `make bench` (bench/bench.sh); not installed.
         .executableTarget(
             name: "kc-bench",
-            dependencies: ["KeychainCore"]
+            dependencies: ["KeychainCore", "BenchSupport"]
         ),
         // The team keychain half of `make bench` (bench/team.sh): readers through the team
         // agent, writers as other members with their own connections; not installed.
         .executableTarget(
             name: "kc-team-bench",
-            dependencies: ["KeychainCore", "KeychainClient", "TeamCore", "TeamStore"]
+            dependencies: ["KeychainCore", "KeychainClient", "TeamCore", "TeamStore", "BenchSupport"]
         ),
         // The decoders of untrusted bytes as fuzz targets (`make fuzz`, FuzzTests); reaches
         // them through `package` access, so nothing of it is in the production library.

@@ -4,14 +4,15 @@ import Glibc
 
 /// A computation on a POSIX thread of its own, joined for its result: a first open reads
 /// the log on its connection while another thread scans the rows on a second one
-/// (`TeamAuthority.fullVerification`). The team agent otherwise serves on one thread; this
+/// (`TeamAuthority.fullVerification`), a re-key writes a batch while the next is re-sealed
+/// (`RowResealer.start`), and `kc-team-bench` runs its readers and writers on these. The team agent otherwise serves on one thread; this
 /// one shares nothing with it but what `body` captures (Sendable) and what `join` hands
 /// back.
 ///
 ///     let scan = try BackgroundThread { try countRows() }
 ///     …
 ///     let rows = try scan.join()
-final class BackgroundThread<T: Sendable>: @unchecked Sendable {
+package final class BackgroundThread<T: Sendable>: @unchecked Sendable {
     /// Where the thread leaves its result, written before it ends and read after
     /// `pthread_join` (which orders the two).
     private final class Outcome: @unchecked Sendable {
@@ -28,7 +29,7 @@ final class BackgroundThread<T: Sendable>: @unchecked Sendable {
     /// Starts `body` on a new thread.
     /// - Throws: `CannotStart` when the system refuses another thread (the caller then does
     ///   the work itself).
-    init(_ body: @escaping @Sendable () throws -> T) throws {
+    package init(_ body: @escaping @Sendable () throws -> T) throws {
         let outcome = Outcome()
         self.outcome = outcome
         thread = try startThread {
@@ -41,7 +42,7 @@ final class BackgroundThread<T: Sendable>: @unchecked Sendable {
     }
 
     /// Waits for the thread and answers what `body` returned, or throws what it threw.
-    func join() throws -> T {
+    package func join() throws -> T {
         if !joined {
             pthread_join(thread, nil)
             joined = true
@@ -52,7 +53,7 @@ final class BackgroundThread<T: Sendable>: @unchecked Sendable {
 
     /// Lets the thread end on its own, unjoined: its result is not wanted (`body` shares
     /// nothing with the caller but what it captured, and ends by itself).
-    func detach() {
+    package func detach() {
         guard !joined else { return }
         pthread_detach(thread)
         joined = true

@@ -23,6 +23,7 @@
 //
 // Prints one JSON object per line. Times come from CLOCK_MONOTONIC; the figures are medians
 // of several rounds.
+import BenchSupport
 import KeychainCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -31,27 +32,8 @@ import FoundationEssentials
 import Glibc
 #endif
 
-func fail(_ message: String) -> Never {
-    let bytes = Array("kc-bench: \(message)\n".utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    exit(1)
-}
-
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted[sorted.count / 2]
-}
-
-func emit(_ pairs: [(String, Double)]) {
-    let body = pairs.map { "\"\($0.0)\": \(($0.1 * 1000).rounded() / 1000)" }.joined(separator: ", ")
-    print("{\(body)}")
-}
+/// Ends the program with `message` on stderr.
+func fail(_ message: String) -> Never { BenchOutput.fail("kc-bench", message) }
 
 func password() -> SecureBytes {
     guard let raw = getenv("KC_PASSWORD") else { fail("KC_PASSWORD is not set") }
@@ -74,10 +56,10 @@ do {
     case "populate":
         guard arguments.count == 5, let profile = KDFProfile(rawValue: arguments[4]) else { fail("unknown KDF profile") }
         let keychain = try Keychain.create(at: path, password: password(), profile: profile)
-        let start = now()
+        let start = BenchClock.now()
         try keychain.addAll((0..<count).lazy.map(item))
-        let seconds = now() - start
-        emit([("populate_items", Double(count)), ("populate_items_per_s", Double(count) / seconds)])
+        let seconds = BenchClock.now() - start
+        BenchOutput.emit([("populate_items", Double(count)), ("populate_items_per_s", Double(count) / seconds)])
 
     case "library":
         let keychain = try Keychain.open(at: path, password: password())
@@ -88,27 +70,27 @@ do {
         var rng = SystemRandomNumberGenerator()
         var rates: [Double] = []
         for _ in 0..<5 {
-            let start = now()
+            let start = BenchClock.now()
             for _ in 0..<2000 {
                 let i = Int.random(in: 0..<count, using: &rng)
                 status = SecItemCopyMatching([kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
                                               kSecAttrAccount: "acct-\(i)", kSecReturnData: true], &result, keychain: keychain)
                 guard status == errSecSuccess else { fail("lookup of svc-\(i): status \(status)") }
             }
-            rates.append(2000 / (now() - start))
+            rates.append(2000 / (BenchClock.now() - start))
         }
-        let lookups = median(rates)
+        let lookups = BenchStatistics.median(rates)
 
         // A case-insensitive query and one on the comment (no index): each scans the class.
         func timed(_ query: [String: Any]) -> Double {
             var times: [Double] = []
             for _ in 0..<3 {
-                let start = now()
+                let start = BenchClock.now()
                 status = SecItemCopyMatching(query, &result, keychain: keychain)
                 guard status == errSecSuccess else { fail("scan query: status \(status)") }
-                times.append(now() - start)
+                times.append(BenchClock.now() - start)
             }
-            return median(times) * 1000
+            return BenchStatistics.median(times) * 1000
         }
         let target = count / 2
         let ignoreCase = timed([kSecClass: kSecClassGenericPassword, kSecAttrService: "SVC-\(target)",
@@ -118,53 +100,53 @@ do {
 
         // SecItemAdd one item at a time, each a durable commit.
         let adds = 200
-        let start = now()
+        let start = BenchClock.now()
         for i in 0..<adds {
             status = SecItemAdd(item(count + i), nil, keychain: keychain)
             guard status == errSecSuccess else { fail("add: status \(status)") }
         }
-        let addRate = Double(adds) / (now() - start)
+        let addRate = Double(adds) / (BenchClock.now() - start)
 
         // The row scan every open runs, and an open keychain (the agent) runs again after
         // someone else changed the file; then the whole-keychain check of `kc verify`.
         func timedCheck(_ body: () throws -> Void) -> Double {
             var times: [Double] = []
             for _ in 0..<3 {
-                let start = now()
+                let start = BenchClock.now()
                 do { try body() } catch { fail("check: \(error)") }
-                times.append(now() - start)
+                times.append(BenchClock.now() - start)
             }
-            return median(times) * 1000
+            return BenchStatistics.median(times) * 1000
         }
         let verifyMS = timedCheck { try keychain.verify() }
         let checkMS = timedCheck { _ = try keychain.check() }
-        emit([("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
+        BenchOutput.emit([("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
               ("unindexed_ms", unindexed), ("adds_per_s", addRate), ("verify_ms", verifyMS), ("check_ms", checkMS)])
 
     case "pairs":
         let keychain = try Keychain.create(at: path, password: password(), profile: .interactive)
-        var start = now()
+        var start = BenchClock.now()
         try keychain.addAll((0..<count).lazy.map { i in
             [kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "user-\(i)",
              kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)", "application": "Python keyring library"],
              kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)]
         })
-        let populate = now() - start
+        let populate = BenchClock.now() - start
         var rng = SystemRandomNumberGenerator()
         var result: Any?
         // Rounds of 1,000 searches for random items; the median of the rounds' means.
         func timedSearch(_ query: (Int) -> [String: Any]) -> Double {
             var means: [Double] = []
             for _ in 0..<5 {
-                let start = now()
+                let start = BenchClock.now()
                 for _ in 0..<1000 {
                     let i = Int.random(in: 0..<count, using: &rng)
                     let status = SecItemCopyMatching(query(i), &result, keychain: keychain)
                     guard status == errSecSuccess, (result as? [Any])?.count ?? 1 == 1 else { fail("search for item \(i): status \(status)") }
                 }
-                means.append((now() - start) / 1000)
+                means.append((BenchClock.now() - start) / 1000)
             }
-            return median(means) * 1000
+            return BenchStatistics.median(means) * 1000
         }
         let twoPairs = timedSearch { i in
             [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
@@ -178,10 +160,10 @@ do {
             [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
              kSecReturnData: true]
         }
-        start = now()
+        start = BenchClock.now()
         try keychain.verify()
-        let verifyMS = (now() - start) * 1000
-        emit([("pairs_items", Double(count)), ("pairs_populate_items_per_s", Double(count) / populate),
+        let verifyMS = (BenchClock.now() - start) * 1000
+        BenchOutput.emit([("pairs_items", Double(count)), ("pairs_populate_items_per_s", Double(count) / populate),
               ("pairs_two_pairs_ms", twoPairs), ("pairs_shared_and_unique_ms", sharedAndUnique),
               ("pairs_secret_ms", secret), ("pairs_verify_ms", verifyMS)])
 
@@ -194,15 +176,15 @@ do {
                                kSecAttrComment: "imported note \(i)", kSecValueData: Data("pw-\(i)-0123456789abcdef".utf8)],
                        source: "line \(i + 2)")
         }
-        var start = now()
+        var start = BenchClock.now()
         let first = try keychain.importItems(items)
-        let created = now() - start
+        let created = BenchClock.now() - start
         guard first.allSatisfy({ $0 == .created }) else { fail("the first import did not create every item") }
-        start = now()
+        start = BenchClock.now()
         let second = try keychain.importItems(items)
-        let again = now() - start
+        let again = BenchClock.now() - start
         guard second.allSatisfy({ if case .unchanged = $0 { return true }; return false }) else { fail("the second import changed items") }
-        emit([("import_items", Double(count)), ("import_items_per_s", Double(count) / created),
+        BenchOutput.emit([("import_items", Double(count)), ("import_items_per_s", Double(count) / created),
               ("reimport_items_per_s", Double(count) / again)])
 
     default:

@@ -25,6 +25,7 @@
 //       latencies (p50, p99, max), reads and errors.
 //
 // Prints one JSON object. Times come from CLOCK_MONOTONIC.
+import BenchSupport
 import KeychainCore
 import KeychainClient
 import TeamCore
@@ -40,31 +41,7 @@ import Glibc
 #endif
 
 /// Ends the program with `message` on stderr.
-func fail(_ message: String) -> Never {
-    let bytes = Array("kc-team-bench: \(message)\n".utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    exit(1)
-}
-
-/// Seconds on the monotonic clock.
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// Prints one JSON object of numbers.
-func emit(_ pairs: [(String, Double)]) {
-    let body = pairs.map { "\"\($0.0)\": \(($0.1 * 1000).rounded() / 1000)" }.joined(separator: ", ")
-    print("{\(body)}")
-}
-
-/// The `q` quantile (0…1) of sorted values, nearest rank; 0 when empty.
-func quantile(_ sorted: [Double], _ q: Double) -> Double {
-    guard !sorted.isEmpty else { return 0 }
-    let rank = Int((Double(sorted.count) * q).rounded(.up)) - 1
-    return sorted[min(sorted.count - 1, max(0, rank))]
-}
+func fail(_ message: String) -> Never { BenchOutput.fail("kc-team-bench", message) }
 
 /// The generic password number `i` of the benchmark.
 func item(_ i: Int) -> [String: Any] {
@@ -112,18 +89,9 @@ final class Record: @unchecked Sendable {
     var firstError: String?
 }
 
-/// Runs `body` on a new POSIX thread; answers its handle to join.
-func spawnThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
-    final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
-    if rc != 0 { fail("pthread_create: \(rc)") }
-    return thread
+/// Runs `body` on a new thread, to join.
+func spawnThread(_ body: @escaping @Sendable () -> Void) -> BackgroundThread<Void> {
+    do { return try BackgroundThread(body) } catch { fail("no thread: \(error)") }
 }
 
 /// A session on team:`name` through this HOME's team agent (never opened here).
@@ -141,12 +109,12 @@ func readLoop(_ session: KeychainSession, count: Int, seed: UInt64, record: Reco
         if pause > 0 { usleep(UInt32(pause * 1000)) }
         rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
         let i = Int(rng % UInt64(count))
-        let start = now()
+        let start = BenchClock.now()
         do {
             let value = try session.copyMatching([kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
                                                   kSecAttrAccount: "acct-\(i)", kSecReturnData: true])
             guard let data = value as? Data, data.count > 7 else { throw KeychainError(errSecDecode, "no secret for svc-\(i)") }
-            record.latencies.append((now() - start) * 1000)
+            record.latencies.append((BenchClock.now() - start) * 1000)
             record.done += 1
         } catch {
             record.failed += 1
@@ -170,15 +138,12 @@ func latencyFigures(_ prefix: String, _ records: [Record]) -> [(String, Double)]
     let failed = records.reduce(0) { $0 + $1.failed }
     for r in records { if let e = r.firstError { warn("\(prefix): \(e)") ; break } }
     return [("\(prefix)_count", Double(all.count)), ("\(prefix)_errors", Double(failed)),
-            ("\(prefix)_p50_ms", quantile(all, 0.5)), ("\(prefix)_p99_ms", quantile(all, 0.99)),
+            ("\(prefix)_p50_ms", BenchStatistics.quantile(all, 0.5)), ("\(prefix)_p99_ms", BenchStatistics.quantile(all, 0.99)),
             ("\(prefix)_max_ms", all.last ?? 0)]
 }
 
 /// Writes a warning to stderr.
-func warn(_ message: String) {
-    let bytes = Array("kc-team-bench: \(message)\n".utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}
+func warn(_ message: String) { BenchOutput.warn("kc-team-bench", message) }
 
 /// Adds items `prefix-N` (and, when `update`, updates each once more) until `flag` stops.
 func writeLoop(_ keychain: Keychain, prefix: String, update: Bool, record: Record, flag: Flag) {
@@ -188,7 +153,7 @@ func writeLoop(_ keychain: Keychain, prefix: String, update: Bool, record: Recor
         if pause > 0 { usleep(UInt32(pause * 1000)) }
         n += 1
         let service = "\(prefix)-\(n)"
-        let start = now()
+        let start = BenchClock.now()
         do {
             try keychain.add([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "writer",
                               kSecValueData: Array("written-\(n)".utf8)])
@@ -198,7 +163,7 @@ func writeLoop(_ keychain: Keychain, prefix: String, update: Bool, record: Recor
                                         [kSecValueData: Array("updated-\(n)".utf8)])
                 record.done += 1
             }
-            record.latencies.append((now() - start) * 1000)
+            record.latencies.append((BenchClock.now() - start) * 1000)
         } catch {
             record.failed += 1
             if record.firstError == nil { record.firstError = "\(error)" }
@@ -207,7 +172,7 @@ func writeLoop(_ keychain: Keychain, prefix: String, update: Bool, record: Recor
 }
 
 /// One thread per writer member running `writeLoop` until `flag` stops, each into its record.
-func startWriters(_ writers: [Keychain], prefix: String, update: Bool, records: [Record], flag: Flag) -> [pthread_t] {
+func startWriters(_ writers: [Keychain], prefix: String, update: Bool, records: [Record], flag: Flag) -> [BackgroundThread<Void>] {
     writers.enumerated().map { i, keychain in
         let record = records[i]
         nonisolated(unsafe) let writer = keychain
@@ -229,33 +194,33 @@ do {
         let batch = arguments.count == 6 ? Int(arguments[5]) ?? 0 : count
         guard batch > 0 else { usage() }
         let keychain = try openMember(tokenFile: arguments[3], checkpoints: arguments[2])
-        let start = now()
+        let start = BenchClock.now()
         for first in stride(from: 0, to: count, by: batch) {
             _ = try keychain.addAll((first..<min(first + batch, count)).lazy.map(item))
         }
-        let seconds = now() - start
-        emit([("team_populate_items", Double(count)), ("team_populate_s", seconds), ("team_populate_items_per_s", Double(count) / seconds)])
+        let seconds = BenchClock.now() - start
+        BenchOutput.emit([("team_populate_items", Double(count)), ("team_populate_s", seconds), ("team_populate_items_per_s", Double(count) / seconds)])
 
     case "load":
         guard arguments.count >= 7, let seconds = Double(arguments[3]), let readers = Int(arguments[4]), let count = Int(arguments[5]) else { usage() }
         let name = arguments[2]
         let writers = try arguments[7...].map { try openMember(tokenFile: $0, checkpoints: arguments[6]) }
         let flag = Flag()
-        var threads: [pthread_t] = []
+        var threads: [BackgroundThread<Void>] = []
         let readRecords = (0..<readers).map { _ in Record() }
         let writeRecords = writers.map { _ in Record() }
         let session = try teamSession(name)
-        let start = now()
+        let start = BenchClock.now()
         for (i, record) in readRecords.enumerated() {
             threads.append(spawnThread { readLoop(session, count: count, seed: UInt64(i + 1) &* 0x9E37_79B9_7F4A_7C15, record: record) { flag.running } })
         }
         threads += startWriters(writers, prefix: "load", update: true, records: writeRecords, flag: flag)
         usleep(UInt32(seconds * 1_000_000))
         flag.stop()
-        for t in threads { pthread_join(t, nil) }
-        let elapsed = now() - start
+        for t in threads { try t.join() }
+        let elapsed = BenchClock.now() - start
         let writes = writeRecords.reduce(0) { $0 + $1.done }
-        emit(latencyFigures("read", readRecords) + [
+        BenchOutput.emit(latencyFigures("read", readRecords) + [
             ("seconds", elapsed), ("readers", Double(readers)), ("writers", Double(writers.count)),
             ("reads_per_s", Double(readRecords.reduce(0) { $0 + $1.done }) / elapsed),
             ("writes", Double(writes)), ("writes_per_s", Double(writes) / elapsed),
@@ -268,14 +233,14 @@ do {
         let writers = try arguments[4...].map { try openMember(tokenFile: $0, checkpoints: arguments[3]) }
         let flag = Flag()
         let records = writers.map { _ in Record() }
-        let start = now()
+        let start = BenchClock.now()
         let threads = startWriters(writers, prefix: "rate", update: false, records: records, flag: flag)
         usleep(UInt32(seconds * 1_000_000))
         flag.stop()
-        for t in threads { pthread_join(t, nil) }
-        let elapsed = now() - start
+        for t in threads { try t.join() }
+        let elapsed = BenchClock.now() - start
         let adds = records.reduce(0) { $0 + $1.done }
-        emit(latencyFigures("add", records) + [("writers", Double(writers.count)), ("seconds", elapsed),
+        BenchOutput.emit(latencyFigures("add", records) + [("writers", Double(writers.count)), ("seconds", elapsed),
                                                 ("adds", Double(adds)), ("adds_per_s", Double(adds) / elapsed)])
 
     case "readers":
@@ -283,7 +248,7 @@ do {
         let session = try teamSession(arguments[2])
         let stopFile = arguments[4]
         let record = Record()
-        let start = now()
+        let start = BenchClock.now()
         var polls = 0
         var exists = false
         readLoop(session, count: count, seed: 0x1234_5678, record: record) {
@@ -291,7 +256,7 @@ do {
             if polls % 16 == 0 { exists = access(stopFile, F_OK) == 0 }
             return !exists
         }
-        emit(latencyFigures("read", [record]) + [("seconds", now() - start)])
+        BenchOutput.emit(latencyFigures("read", [record]) + [("seconds", BenchClock.now() - start)])
 
     default:
         usage()
