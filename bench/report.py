@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Prints bench/bench.sh's results as one Markdown table, with each target and whether it is met."""
-import datetime
 import glob
 import json
 import os
 import re
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table import machine, ms, print_table  # noqa: E402
 
 results = sys.argv[1]
 rows = []  # (measure, value text, p95 text, ratio text, target text, met or None)
@@ -19,14 +20,6 @@ def timings(name):
         t = sorted(r["times"])
         out.append((r["command"], statistics.median(t) * 1000, t[min(len(t) - 1, int(len(t) * 0.95))] * 1000))
     return out
-
-
-def ms(v):
-    return f"{v:.2f} ms" if v < 100 else f"{v:.0f} ms"
-
-
-def mark(met):
-    return "" if met is None else ("met" if met else "**missed**")
 
 
 floor = timings("01-floor.json")
@@ -150,13 +143,8 @@ if rounds:
     hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
     rows.append((f"peak RSS of kc's provider (VmHWM) after the lookups and searches, {n} items", f"{hwm:.1f} MB", "", "", "< 30 MB", hwm < 30))
 
-print("| measure | median | p95 | × floor | target | |")
-print("|---|---:|---:|---:|---|---|")
-for r in rows:
-    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {mark(r[5])} |")
+print_table(rows, "× floor")
 
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-print(f"\n{datetime.date.today().isoformat()}, {cores} cores, {cpu}; release build, fully static "
+print(f"\n{machine()}; release build, fully static "
       f"(`-static-executable`; the Secret Service provider `--static-swift-stdlib`, libsystemd and "
       f"libcrypto shared); keychains with the interactive KDF unless the row says otherwise.")

@@ -1,26 +1,19 @@
 #!/usr/bin/env python3
 """Prints bench/team.sh's results as one Markdown table (bench/report.py's columns), with
 issue 20's targets and whether each is met."""
-import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table import machine, ms, print_table  # noqa: E402
 
 results = sys.argv[1]
 
 
 def load(name):
     return json.load(open(os.path.join(results, name)))
-
-
-def ms(v):
-    return f"{v:.2f} ms" if v < 100 else f"{v:.0f} ms"
-
-
-def mark(met):
-    return "" if met is None else ("met" if met else "**missed**")
 
 
 rows = []  # (measure, value, p95 or other, ratio, target, met)
@@ -129,15 +122,10 @@ log = f", a log of {int(entries):,} entries" if entries else ""
 rows.append((f"kc unlock --team-token-file, fresh HOME each run, {at:,} items (the {n:,} and the benchmark's writes{log})",
              f"{med:.2f} s", f"max {t[-1]:.2f} s", "", "(≤ 1 s is at 100,000)", None))
 
-print("| measure | median | p95 | × | target | |")
-print("|---|---:|---:|---:|---|---|")
-for r in rows:
-    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {mark(r[5])} |")
+print_table(rows)
 
-cpu = next((x.split(":", 1)[1].strip() for x in open("/proc/cpuinfo") if x.startswith("model name")), "?")
-cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 pg = open(os.path.join(results, "postgres-version.txt")).read().strip()
 loads = [open(os.path.join(results, f)).read().split()[:3] for f in ("loadavg-start.txt", "loadavg.txt") if os.path.exists(os.path.join(results, f))]
 print(f"\nLoad average (1, 5, 15 min) at the start and the end: {' / '.join(', '.join(x) for x in loads)}.")
-print(f"\n{datetime.date.today().isoformat()}, {cores} cores, {cpu}; {pg} on 127.0.0.1 (fsync off); "
+print(f"\n{machine()}; {pg} on 127.0.0.1 (fsync off); "
       f"release build (static Swift runtime, libpq shared, as the Makefile builds kc-team).")
