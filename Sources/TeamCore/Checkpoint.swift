@@ -10,14 +10,15 @@ import Glibc
 /// `time` a freeze.
 ///
 /// Stored in `$XDG_STATE_HOME/kc/NAME-<first 8 hex of the keychain id>.checkpoint` (else
-/// `~/.local/state/kc`), 0600, replaced atomically, and MAC'd with a key derived from the
+/// `~/.local/state/kc`), 0600, replaced atomically and never by a lower generation
+/// (`advance(at:key:)`), and MAC'd with a key derived from the
 /// member seed, so that another program of this user cannot move it back unnoticed
 /// (deleting it is noticed only as a first join: the full verification scan).
 ///
 ///     let key = try Checkpoint.key(seed: keys.seed)
 ///     let path = Checkpoint.path(stateDirectory: Checkpoint.stateDirectory, name: "infra", keychainID: id)
 ///     if let last = try Checkpoint.read(at: path, key: key) { … }
-///     try Checkpoint(generation: 42, head: h, setDigest: d, count: 7, keyGeneration: 1, time: now).write(to: path, key: key)
+///     try Checkpoint(generation: 42, head: h, setDigest: d, count: 7, keyGeneration: 1, time: now).advance(at: path, key: key)
 package struct Checkpoint: Sendable, Equatable {
     /// The first four bytes of a checkpoint file.
     static let magic = Array("KCCP".utf8)
@@ -129,11 +130,37 @@ package struct Checkpoint: Sendable, Equatable {
                           keyGeneration: keyGeneration, time: time)
     }
 
-    /// Writes the checkpoint atomically: a new 0600 file, flushed, renamed over the old one,
+    /// Records the checkpoint, never moving it backwards: under an exclusive lock on its
+    /// folder (`flock`, which every process of this user writing a checkpoint takes), the
+    /// file is read and replaced only when it holds a lower generation (or none). Every
+    /// writer goes through here: `kc team remove` in its own process and the team agent's
+    /// older view locking afterwards both keep the highest (issue 29, item 1).
+    /// The file is replaced atomically: a new 0600 file, flushed, renamed over the old one,
     /// the folder flushed; the folder (0700) is made when missing.
-    /// - Throws: `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
-    package func write(to path: String, key: SymmetricKey) throws {
+    /// - Returns: what the file holds afterwards: `self`, or the higher (or same-generation)
+    ///   checkpoint that was kept. A caller whose view has that generation with another head
+    ///   was shown a fork.
+    /// - Throws: `errSecDecode` when the file on disk was altered (it is left for the next
+    ///   open to refuse); `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
+    @discardableResult
+    package func advance(at path: String, key: SymmetricKey) throws -> Checkpoint {
+        let folder = FileSafety.parentDirectory(of: path)
+        try FileSafety.makeDirectories(folder)
+        let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        guard lock >= 0 else {
+            let e = errno
+            throw KeychainError(errSecIO, "cannot open \(folder) to lock it: \(String(cString: strerror(e)))", cause: .errno(e))
+        }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 {
+            let e = errno
+            guard e == EINTR else {
+                throw KeychainError(errSecIO, "cannot lock \(folder): \(String(cString: strerror(e)))", cause: .errno(e))
+            }
+        }
+        if let kept = try Self.read(at: path, key: key), kept.generation >= generation { return kept }
         let body = self.body
         try PrivateFiles.replace(path, bytes: body + Self.mac(body, key: key))
+        return self
     }
 }
