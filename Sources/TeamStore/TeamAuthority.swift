@@ -46,12 +46,16 @@ package final class TeamAuthority: HeaderAuthority {
     private var journalling = false
     /// The hash of the entry at the generation a catch-up was asked to mark, as it walked it.
     private var markedHash: [UInt8]?
+    /// This device's checkpoint as last read, and which file it was read from
+    /// (`checkpointOnDisk`).
+    var knownCheckpoint: (checkpoint: Checkpoint?, file: CheckpointFileIdentity?)?
     /// How many log entries a full verification reads at a time.
     var logPageSize = 4_096
     /// How many connections the last full verification scanned the rows on: 2 when the
     /// second one shared the snapshot, 1 when it could not (tests check both paths).
     package private(set) var lastScanConnections = 0
-    private var lastCheckpoint = Deadline.now
+    /// When the checkpoint was last recorded (`saveCheckpoint`).
+    var lastCheckpoint = Deadline.now
 
     /// The write in progress: its changes, and the set and ledger as they will be.
     private var pending: [RowChange] = []
@@ -115,20 +119,6 @@ package final class TeamAuthority: HeaderAuthority {
     /// - Returns: the keys of the head's key generation.
     func openAndVerify() throws -> KeyHierarchy {
         try store.transaction(write: false) { try fullVerification(seen: try seenHeads()) }
-    }
-
-    /// The heads this device saw, by generation: its checkpoint's and, once opened, the
-    /// verified view's. A full verification must find each on the one chain it walks.
-    private func seenHeads() throws -> [UInt64: [UInt8]] {
-        var seen: [UInt64: [UInt8]] = [:]
-        if let cp = try checkpointOnDisk() { seen[cp.generation] = cp.head }
-        if generation > 0 {
-            if let other = seen[generation], other != head {
-                throw serverError("this device saw two entries at generation \(generation) (a fork)")
-            }
-            seen[generation] = head
-        }
-        return seen
     }
 
     /// Walks and checks the whole log (see `openAndVerify`). Every fact is taken from this
@@ -418,63 +408,6 @@ package final class TeamAuthority: HeaderAuthority {
         guard e.keyGeneration == keyGen, e.rosterDigest == roster.digest else {
             throw serverError("entry \(e.generation) was written under another roster or key generation: entries were hidden or reordered")
         }
-    }
-
-    /// The error for a head below one this device saw.
-    func rollback(from seen: UInt64, to shown: UInt64) -> KeychainError {
-        serverError("the server went back from generation \(seen), which this device saw, to \(shown): it was restored from an older dump (rollback)")
-    }
-
-    /// Refuses an entry dated before the entry it follows or later than now plus
-    /// `clockSkew` (`docs/team.md`, "Entry times"): one entry dated in the future would
-    /// otherwise switch off the freeze check (`KC_TEAM_MAX_STALENESS`) until that date.
-    func checkTime(_ e: LogEntry, after previousTime: UInt64, now: UInt64) throws {
-        guard e.time >= previousTime else {
-            throw serverError("entry \(e.generation) is dated \(previousTime - e.time) s before the entry it follows: entry times never go back")
-        }
-        guard e.time <= now &+ Self.clockSkew else {
-            throw serverError("entry \(e.generation) is dated \(e.time - now) s in the future, more than the \(Self.clockSkew) s of clock skew allowed: a writer's clock is wrong, or it set the date to defeat the freeze check")
-        }
-    }
-
-    /// How far (seconds) an entry's time may lie ahead of this device's clock.
-    package static let clockSkew: UInt64 = 300
-
-    /// The time a new entry is signed with: now, or the time of the entry it follows when
-    /// that is later (another writer's clock ahead of this one, within `clockSkew`), so that
-    /// entry times never go back along the log.
-    var nextEntryTime: UInt64 { max(Self.now, lastTime) }
-
-    /// The identity of the checkpoint file when `knownCheckpoint` was read from it.
-    private struct FileIdentity: Equatable {
-        var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
-    }
-
-    /// This device's checkpoint as last read, and which file it was read from.
-    private var knownCheckpoint: (checkpoint: Checkpoint?, file: FileIdentity?)?
-
-    /// This device's checkpoint on disk, read again only when the file changed (another
-    /// process of this member moved it: `kc team remove` runs in its own process).
-    func checkpointOnDisk() throws -> Checkpoint? {
-        var st = stat()
-        let identity: FileIdentity? = lstat(checkpointPath, &st) == 0
-            ? FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
-                           seconds: st.st_mtim.tv_sec, nanoseconds: st.st_mtim.tv_nsec)
-            : nil
-        if let known = knownCheckpoint, known.file == identity { return known.checkpoint }
-        let cp = identity == nil ? nil : try Checkpoint.read(at: checkpointPath, key: checkpointKey)
-        knownCheckpoint = (cp, identity)
-        return cp
-    }
-
-    /// Records the verified head in the checkpoint, at most once a second unless `force`.
-    /// Never moves it backwards (`Checkpoint.advance`): a view older than what another
-    /// process of this member recorded (a `kc team remove` since) leaves the file as it is.
-    func saveCheckpoint(force: Bool = false) {
-        guard force || Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
-        let cp = Checkpoint(generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
-                            keyGeneration: keyGeneration, time: lastTime)
-        if (try? cp.advance(at: checkpointPath, key: checkpointKey)) != nil { lastCheckpoint = .now }
     }
 
     /// How long a write retries lost races before it gives up (a file keychain's busy timeout).
