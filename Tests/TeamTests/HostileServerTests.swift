@@ -149,13 +149,14 @@ import TeamCore
     }
 
     /// "replays an old row, edits or swaps a row, hides one": the server puts back a row
-    /// from a copy kept before an update (the admin's running agent refuses it), then hides
-    /// every row (a first open refuses it).
+    /// from a copy kept before an update (the admin's running agent refuses it), edits one
+    /// bit of a row (refused), then hides every row (a first open refuses it).
     @Test func theServerReplaysAndHidesRows() throws {
         let team = try Team()
         try Self.run(team.admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "old-token"])
         let before = try team.server.keep("before_update")
         try Self.run(team.admin, ["update", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "new-token"])
+        let after = try team.server.keep("after_update")
         try team.server.sql("""
             BEGIN; DELETE FROM kc_pairs; DELETE FROM kc_items;
             INSERT INTO kc_items OVERRIDING SYSTEM VALUE SELECT * FROM \(before.schema).kc_items;
@@ -163,6 +164,15 @@ import TeamCore
             """)
         let replayed = try Self.run(team.admin, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"], expect: Self.exit(errSecDecode))
         #expect(!replayed.stdout.contains("old-token"))
+        // The genuine rows back (read again), then one bit of one edited in place: refused.
+        try team.server.sql("""
+            BEGIN; DELETE FROM kc_pairs; DELETE FROM kc_items;
+            INSERT INTO kc_items OVERRIDING SYSTEM VALUE SELECT * FROM \(after.schema).kc_items;
+            INSERT INTO kc_pairs SELECT * FROM \(after.schema).kc_pairs; COMMIT;
+            """)
+        #expect(try Self.run(team.admin, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"]).stdout == "new-token")
+        try team.server.sql("UPDATE kc_items SET metadata = set_byte(metadata, 20, get_byte(metadata, 20) # 1)")
+        try Self.run(team.admin, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"], expect: Self.exit(errSecDecode))
         try team.server.sql("DELETE FROM kc_pairs; DELETE FROM kc_items")
         try Self.run(team.admin, ["lock", "-k", "team:infra"])
         try Self.run(team.admin, ["unlock", "-k", "team:infra"], expect: Self.exit(errSecDecode))
@@ -235,6 +245,20 @@ import TeamCore
         try team.server.sql("UPDATE kc_log SET entry = set_byte(entry, 3, get_byte(entry, 3) # 1) WHERE generation = 1")
         let entry = try team.admin.kc(["unlock", "-k", "team:infra"], password: TeamCommandTests.teamPassword)
         #expect(entry.status != 0, "an entry rewritten by the server was accepted")
+    }
+
+    /// The same rollback met by `kc verify` through the agent (a full verification): it
+    /// must not take the agent's view, nor the checkpoint, back to the restored head.
+    @Test func aVerifyThroughTheAgentDoesNotTakeTheViewBack() throws {
+        let team = try Team()
+        let before = try team.server.dump()
+        try Self.run(team.admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "token"])
+        try team.server.restore(before)
+        let verify = try team.admin.kc(["verify", "-k", "team:infra"], password: TeamCommandTests.teamPassword)
+        #expect(verify.status == Self.exit(errSecInvalidKeychain), "kc verify accepted a rollback: \(verify.stdout) \(verify.stderr)")
+        #expect(verify.stderr.contains("rollback"), "\(verify.stderr)")
+        try Self.run(team.admin, ["lock", "-k", "team:infra"])
+        try Self.run(team.admin, ["unlock", "-k", "team:infra"], expect: Self.exit(errSecInvalidKeychain))
     }
 
     // MARK: - Issue 29
