@@ -28,6 +28,8 @@ package struct Checkpoint: Sendable, Equatable {
     static let label = "kc team checkpoint v1"
     /// The MAC's length.
     static let macBytes = 32
+    /// How long (seconds) `advance` waits for another writer's lock.
+    package static let lockWait = 2
 
     /// The generation of the newest verified log entry.
     package var generation: UInt64
@@ -146,17 +148,26 @@ package struct Checkpoint: Sendable, Equatable {
     package func advance(at path: String, key: SymmetricKey) throws -> Checkpoint {
         let folder = FileSafety.parentDirectory(of: path)
         try FileSafety.makeDirectories(folder)
-        let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0 else {
             let e = errno
             throw KeychainError(errSecIO, "cannot open \(folder) to lock it: \(String(cString: strerror(e)))", cause: .errno(e))
         }
         defer { close(lock) }
-        while flock(lock, LOCK_EX) != 0 {
+        // Holders keep the lock for one read and one write; a holder stopped or stuck must not
+        // make a lock of the keychain (which records the checkpoint) wait: at most
+        // `lockWait` seconds, then the checkpoint is left as it is.
+        var waited = 0
+        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
             let e = errno
-            guard e == EINTR else {
+            guard e == EWOULDBLOCK || e == EINTR else {
                 throw KeychainError(errSecIO, "cannot lock \(folder): \(String(cString: strerror(e)))", cause: .errno(e))
             }
+            guard waited < Self.lockWait * 200 else {
+                throw KeychainError(errSecNotAvailable, "another process kept the checkpoints in \(folder) locked for \(Self.lockWait) s; the checkpoint was not recorded")
+            }
+            usleep(5_000)
+            waited += 1
         }
         if let kept = try Self.read(at: path, key: key), kept.generation >= generation { return kept }
         let body = self.body

@@ -164,4 +164,23 @@ import KCTestSupport
         for t in 0..<8 { for i in 0..<40 { top = max(top, generation(t, i)) } }
         #expect(try Checkpoint.read(at: f.path, key: f.key)?.generation == top)
     }
+    /// A holder of the folder's lock that never lets go (a stopped process) does not make a
+    /// writer wait for ever (a lock of the keychain records the checkpoint): it gives up
+    /// after `Checkpoint.lockWait` seconds and leaves the file as it was.
+    @Test func aHeldLockIsWaitedForAFewSecondsOnly() throws {
+        let f = try Fixture()
+        try f.sample.advance(at: f.path, key: f.key)
+        let folder = f.home.directory + "/state/kc"
+        let held = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        #expect(held >= 0 && flock(held, LOCK_EX) == 0)
+        defer { close(held) }
+        var next = f.sample
+        next.generation += 1
+        let started = Date()
+        #expect(Self.failure { try next.advance(at: f.path, key: f.key) }?.status == errSecNotAvailable)
+        #expect(Date().timeIntervalSince(started) < Double(Checkpoint.lockWait) + 5)
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == f.sample)
+        flock(held, LOCK_UN)
+        #expect(try next.advance(at: f.path, key: f.key) == next)
+    }
 }
