@@ -10,14 +10,15 @@ import Glibc
 /// `time` a freeze.
 ///
 /// Stored in `$XDG_STATE_HOME/kc/NAME-<first 8 hex of the keychain id>.checkpoint` (else
-/// `~/.local/state/kc`), 0600, replaced atomically, and MAC'd with a key derived from the
+/// `~/.local/state/kc`), 0600, replaced atomically and never by a lower generation
+/// (`advance(at:key:)`), and MAC'd with a key derived from the
 /// member seed, so that another program of this user cannot move it back unnoticed
 /// (deleting it is noticed only as a first join: the full verification scan).
 ///
 ///     let key = try Checkpoint.key(seed: keys.seed)
 ///     let path = Checkpoint.path(stateDirectory: Checkpoint.stateDirectory, name: "infra", keychainID: id)
 ///     if let last = try Checkpoint.read(at: path, key: key) { … }
-///     try Checkpoint(generation: 42, head: h, setDigest: d, count: 7, keyGeneration: 1, time: now).write(to: path, key: key)
+///     try Checkpoint(generation: 42, head: h, setDigest: d, count: 7, keyGeneration: 1, time: now).advance(at: path, key: key)
 package struct Checkpoint: Sendable, Equatable {
     /// The first four bytes of a checkpoint file.
     static let magic = Array("KCCP".utf8)
@@ -27,6 +28,8 @@ package struct Checkpoint: Sendable, Equatable {
     static let label = "kc team checkpoint v1"
     /// The MAC's length.
     static let macBytes = 32
+    /// How long (seconds) `advance` waits for another writer's lock.
+    package static let lockWait = 2
 
     /// The generation of the newest verified log entry.
     package var generation: UInt64
@@ -129,11 +132,46 @@ package struct Checkpoint: Sendable, Equatable {
                           keyGeneration: keyGeneration, time: time)
     }
 
-    /// Writes the checkpoint atomically: a new 0600 file, flushed, renamed over the old one,
+    /// Records the checkpoint, never moving it backwards: under an exclusive lock on its
+    /// folder (`flock`, which every process of this user writing a checkpoint takes), the
+    /// file is read and replaced only when it holds a lower generation (or none). Every
+    /// writer goes through here: `kc team remove` in its own process and the team agent's
+    /// older view locking afterwards both keep the highest (issue 29, item 1).
+    /// The file is replaced atomically: a new 0600 file, flushed, renamed over the old one,
     /// the folder flushed; the folder (0700) is made when missing.
-    /// - Throws: `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
-    package func write(to path: String, key: SymmetricKey) throws {
+    /// - Returns: what the file holds afterwards: `self`, or the higher (or same-generation)
+    ///   checkpoint that was kept. A caller whose view has that generation with another head
+    ///   was shown a fork.
+    /// - Throws: `errSecDecode` when the file on disk was altered (it is left for the next
+    ///   open to refuse); `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
+    @discardableResult
+    package func advance(at path: String, key: SymmetricKey) throws -> Checkpoint {
+        let folder = FileSafety.parentDirectory(of: path)
+        try FileSafety.makeDirectories(folder)
+        let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0 else {
+            let e = errno
+            throw KeychainError(errSecIO, "cannot open \(folder) to lock it: \(String(cString: strerror(e)))", cause: .errno(e))
+        }
+        defer { close(lock) }
+        // Holders keep the lock for one read and one write; a holder stopped or stuck must not
+        // make a lock of the keychain (which records the checkpoint) wait: at most
+        // `lockWait` seconds, then the checkpoint is left as it is.
+        var waited = 0
+        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            let e = errno
+            guard e == EWOULDBLOCK || e == EINTR else {
+                throw KeychainError(errSecIO, "cannot lock \(folder): \(String(cString: strerror(e)))", cause: .errno(e))
+            }
+            guard waited < Self.lockWait * 200 else {
+                throw KeychainError(errSecNotAvailable, "another process kept the checkpoints in \(folder) locked for \(Self.lockWait) s; the checkpoint was not recorded")
+            }
+            usleep(5_000)
+            waited += 1
+        }
+        if let kept = try Self.read(at: path, key: key), kept.generation >= generation { return kept }
         let body = self.body
         try PrivateFiles.replace(path, bytes: body + Self.mac(body, key: key))
+        return self
     }
 }

@@ -69,7 +69,7 @@ extension TeamAuthority {
                     for m in roster.members where !remaining.contains(m.memberID) { try tables.deleteMember(m.memberID) }
                     if rekey { try tables.deleteWraps(keyGeneration: keyGeneration) }
                     var e = LogEntry(kind: .roster, generation: g, previous: head, keyGeneration: keyGen, signer: member.memberID,
-                                     time: Self.now, roster: newRoster, masterKeyCommitment: commit, rekeyed: rekey,
+                                     time: nextEntryTime, roster: newRoster, masterKeyCommitment: commit, rekeyed: rekey,
                                      previousRoster: rosterEntryHash, setDigest: digest, count: count, rosterDigest: newRoster.digest)
                     e.sign(keychainID: keychainID, with: member)
                     try tables.append(generation: g, kind: Int16(LogEntry.Kind.roster.rawValue), entry: e.encoded, newHead: e.hash,

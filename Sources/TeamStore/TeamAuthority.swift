@@ -44,12 +44,18 @@ package final class TeamAuthority: HeaderAuthority {
     private var ledgerJournal: [(itemID: [UInt8], hash: [UInt8]?)] = []
     /// Whether `apply` journals (inside a catch-up).
     private var journalling = false
+    /// The hash of the entry at the generation a catch-up was asked to mark, as it walked it.
+    private var markedHash: [UInt8]?
+    /// This device's checkpoint as last read, and which file it was read from
+    /// (`checkpointOnDisk`).
+    var knownCheckpoint: (checkpoint: Checkpoint?, file: CheckpointFileIdentity?)?
     /// How many log entries a full verification reads at a time.
     var logPageSize = 4_096
     /// How many connections the last full verification scanned the rows on: 2 when the
     /// second one shared the snapshot, 1 when it could not (tests check both paths).
     package private(set) var lastScanConnections = 0
-    private var lastCheckpoint = Deadline.now
+    /// When the checkpoint was last recorded (`saveCheckpoint`).
+    var lastCheckpoint = Deadline.now
 
     /// The write in progress: its changes, and the set and ledger as they will be.
     private var pending: [RowChange] = []
@@ -112,19 +118,23 @@ package final class TeamAuthority: HeaderAuthority {
     /// hash, and nothing went back since this member's checkpoint.
     /// - Returns: the keys of the head's key generation.
     func openAndVerify() throws -> KeyHierarchy {
-        try store.transaction(write: false) {
-            let keys = try fullVerification()
-            try compareWithCheckpoint()
-            return keys
-        }
+        try store.transaction(write: false) { try fullVerification(seen: try seenHeads()) }
     }
 
-    private func fullVerification() throws -> KeyHierarchy {
+    /// Walks and checks the whole log (see `openAndVerify`). Every fact is taken from this
+    /// one walk and never fetched again (issue 29, item 2): the entry at each generation in
+    /// `seen` (this device's checkpoint, its view) is compared as the walk passes it, not read
+    /// by a statement of its own that the server could answer from another branch.
+    private func fullVerification(seen: [UInt64: [UInt8]]) throws -> KeyHierarchy {
         let snapshot = try exportSnapshot()
         guard let genesisBytes = try tables.genesis(), let serverHead = try tables.head() else {
             throw KeychainError(errSecNoSuchKeychain, "\(label) is not on the server (no keychain with its id)",
                                 hint: "check the DSN, or whether the database was replaced")
         }
+        if let highest = seen.keys.max(), serverHead.generation < highest {
+            throw rollback(from: highest, to: serverHead.generation)
+        }
+        let now = Self.now
         // The rows are scanned in pieces that two connections claim in turn: a second one,
         // in this transaction's snapshot, from now on, and this one once it has walked the
         // log (both are checked against the head read here, as one set).
@@ -162,6 +172,10 @@ package final class TeamAuthority: HeaderAuthority {
                 // The hash of the stored bytes (`LogEntry.hash(encoded:)`), not of the entry
                 // encoded again: one encoding fewer per entry.
                 previous = LogEntry.hash(encoded: bytes)
+                if let saw = seen[g], saw != previous {
+                    throw serverError("the entry at generation \(g) is not the one this device saw (a fork)")
+                }
+                try checkTime(e, after: last?.time ?? 0, now: now)
                 beforeHeadTime = last?.time ?? 0
                 last = e
                 guard e.kind == .roster else { continue }
@@ -396,31 +410,6 @@ package final class TeamAuthority: HeaderAuthority {
         }
     }
 
-    /// Compares the verified head with this member's checkpoint: a lower generation is a
-    /// rollback, the same one with another hash (or another entry where the checkpoint's
-    /// was) a fork.
-    private func compareWithCheckpoint() throws {
-        guard let cp = try Checkpoint.read(at: checkpointPath, key: checkpointKey) else { return }
-        guard generation >= cp.generation else {
-            throw serverError("the server went back from generation \(cp.generation), which this device saw, to \(generation): it was restored from an older dump (rollback)")
-        }
-        if generation == cp.generation {
-            guard head == cp.head else { throw serverError("the server shows another history at generation \(generation) than this device saw (a fork)") }
-            return
-        }
-        guard let bytes = try tables.entry(at: cp.generation), try LogEntry(encoded: bytes, at: cp.generation).hash == cp.head else {
-            throw serverError("the entry at generation \(cp.generation) is not the one this device saw (a fork)")
-        }
-    }
-
-    /// Records the verified head in the checkpoint, at most once a second unless `force`.
-    func saveCheckpoint(force: Bool = false) {
-        guard force || Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
-        let cp = Checkpoint(generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
-                            keyGeneration: keyGeneration, time: lastTime)
-        if (try? cp.write(to: checkpointPath, key: checkpointKey)) != nil { lastCheckpoint = .now }
-    }
-
     /// How long a write retries lost races before it gives up (a file keychain's busy timeout).
     static let busyTimeout = 30.0
 
@@ -440,7 +429,9 @@ package final class TeamAuthority: HeaderAuthority {
     ///   - mayRescan: whether a re-key among the entries may be followed by the scan of
     ///     every row it needs; that scan must see the rows as of the head, so outside a
     ///     snapshot (`mayRescan` false) the catch-up throws `NeedsSnapshot` instead.
-    func catchUp(_ keys: KeyHierarchy, to seen: TeamHead? = nil, mayRescan: Bool = true) throws -> KeyHierarchy {
+    ///   - mark: a generation whose entry's hash, as this walk finds it, is left in
+    ///     `markedHash` (nil when the walk does not pass it).
+    func catchUp(_ keys: KeyHierarchy, to seen: TeamHead? = nil, mayRescan: Bool = true, mark: UInt64? = nil) throws -> KeyHierarchy {
         // Keys of another key generation than the view's would have this member read, or
         // seal, under a master key the view no longer vouches for (after a removal, the one
         // the removed member holds): a caller that did not adopt a re-key's new keys.
@@ -456,7 +447,8 @@ package final class TeamAuthority: HeaderAuthority {
         journalling = true
         defer { journalling = false; ledgerJournal = [] }
         do {
-            return try catchUpEntries(keys, to: seen, mayRescan: mayRescan)
+            markedHash = nil
+            return try catchUpEntries(keys, to: seen, mayRescan: mayRescan, mark: mark)
         } catch {
             (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime) = saved
             for (itemID, hash) in ledgerJournal.reversed() { ledger[itemID] = hash }
@@ -465,12 +457,22 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     /// `catchUp`'s work, which may leave the view halfway when it throws.
-    private func catchUpEntries(_ keys: KeyHierarchy, to seen: TeamHead?, mayRescan: Bool) throws -> KeyHierarchy {
+    private func catchUpEntries(_ keys: KeyHierarchy, to seen: TeamHead?, mayRescan: Bool, mark: UInt64?) throws -> KeyHierarchy {
         guard let serverHead = try seen ?? tables.head() else {
             throw serverError("the team keychain is gone from the server")
         }
         guard serverHead.generation >= generation else {
             throw serverError("the server went back from generation \(generation) to \(serverHead.generation): it was restored from an older dump (rollback)")
+        }
+        // What another process of this member saw since (its checkpoint, ahead of this view
+        // after a `kc team remove`): the server may not go below it, and the entry it names
+        // must be on the chain this catch-up walks.
+        let floor = try checkpointOnDisk()
+        if let floor {
+            guard serverHead.generation >= floor.generation else { throw rollback(from: floor.generation, to: serverHead.generation) }
+            guard floor.generation != generation || floor.head == head else {
+                throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)")
+            }
         }
         if serverHead.generation == generation {
             guard serverHead.head == head else { throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)") }
@@ -483,11 +485,16 @@ package final class TeamAuthority: HeaderAuthority {
         var current = keys
         var rescan: LogEntry?
         var last: LogEntry?
+        let now = Self.now
         for (g, bytes) in entries {
             let e = try LogEntry(encoded: bytes, at: g)
             guard e.generation == generation + 1, g == e.generation, e.previous == head else {
                 throw serverError("entry \(g) does not link to the entry before it: entries were replaced, replayed or reordered")
             }
+            if let floor, floor.generation == g, floor.head != e.hash {
+                throw serverError("the entry at generation \(g) is not the one this device saw (a fork)")
+            }
+            if g == mark { markedHash = e.hash }
             switch e.kind {
             // After a re-key every row changed without a change list: the ledger is rebuilt by
             // the scan below, against the last entry's set hash, so the entries after the
@@ -538,6 +545,7 @@ package final class TeamAuthority: HeaderAuthority {
                     }
                 }
             }
+            try checkTime(e, after: lastTime, now: now)
             generation = g
             head = e.hash
             lastTime = e.time
@@ -660,7 +668,7 @@ package final class TeamAuthority: HeaderAuthority {
                     }
                     // An entry that changes no row is a heartbeat (`kc team heartbeat`).
                     var e = LogEntry(kind: pending.isEmpty ? .heartbeat : .items, generation: generation + 1, previous: head, keyGeneration: keyGeneration,
-                                     signer: member.memberID, time: Self.now, changes: pending, setDigest: pendingSet.digest,
+                                     signer: member.memberID, time: nextEntryTime, changes: pending, setDigest: pendingSet.digest,
                                      count: UInt64(pendingCount), rosterDigest: roster.digest)
                     e.sign(keychainID: keychainID, with: member)
                     try tables.append(generation: e.generation, kind: Int16(e.kind.rawValue), entry: e.encoded, newHead: e.hash, keyGeneration: nil)
@@ -683,8 +691,7 @@ package final class TeamAuthority: HeaderAuthority {
             } catch let error as KeychainError where error.status == errSecNotAvailable && entry != nil {
                 // The commit's answer was lost with the connection: whether it is in depends
                 // on the server. Reconnect and look for the entry this write signed.
-                guard let e = entry, let produced, try committedAfterReconnect(e) else { throw error }
-                try advance(to: e)
+                guard let e = entry, let produced, try committedAfterReconnect(e, keys: &latest, adopt: adopt) else { throw error }
                 saveCheckpoint()
                 return produced
             }
@@ -710,13 +717,17 @@ package final class TeamAuthority: HeaderAuthority {
         lastTime = e.time
     }
 
-    /// Whether the entry `e` is on the server after reconnecting.
-    private func committedAfterReconnect(_ e: LogEntry) throws -> Bool {
+    /// Whether the entry `e` is on the server after reconnecting: the view catches up (every
+    /// entry checked, as for any read) and `e` must be the entry its walk finds at `e`'s
+    /// generation. Not a statement of its own for that one entry: a fact comes from the one
+    /// verified walk (issue 29, item 2).
+    private func committedAfterReconnect(_ e: LogEntry, keys: inout KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws -> Bool {
         for _ in 0..<50 {
             do {
                 try store.connection.reconnect()
-                let stored = try store.transaction(write: false) { try tables.entry(at: e.generation) }
-                return stored == e.encoded
+                let current = try store.transaction(write: false) { try catchUp(keys, mark: e.generation) }
+                if current !== keys { adopt(current); keys = current }
+                return markedHash == e.hash
             } catch let error as KeychainError where error.status == errSecNotAvailable {
                 usleep(100_000)
             }
@@ -747,7 +758,7 @@ package final class TeamAuthority: HeaderAuthority {
     }
 
     package func verifyAll(keys: KeyHierarchy) throws -> KeyHierarchy {
-        let current = try store.transaction(write: false) { try fullVerification() }
+        let current = try store.transaction(write: false) { try fullVerification(seen: try seenHeads()) }
         saveCheckpoint(force: true)
         return current
     }

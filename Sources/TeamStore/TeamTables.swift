@@ -4,6 +4,11 @@ import KeychainCore
 /// `kc_members`, `kc_requests`, `kc_mk_wraps`): each method is one statement, and callers
 /// open the transactions (a write's first statement is `claim`, an admin operation's
 /// `lockForAdmin`). Everything stored here is signed or sealed by the clients.
+///
+/// The log is read only as runs of entries that the caller walks as one hash chain: there is
+/// deliberately no statement for one entry by generation, which a server could answer from
+/// another branch than the walk's (issue 29, item 2: a fact is established once, from the
+/// one verified walk, and never fetched again).
 package final class TeamTables {
     /// The connection every statement goes through.
     package let connection: PostgresConnection
@@ -144,14 +149,6 @@ package final class TeamTables {
             guard let g = r.int64(i, 0).flatMap({ UInt64(exactly: $0) }), let e = r.bytes(i, 1) else { throw malformed("log entry") }
             return (g, e)
         }
-    }
-
-    /// The log entry at `generation`; nil when there is none.
-    package func entry(at generation: UInt64) throws -> [UInt8]? {
-        let r = try connection.execute("SELECT entry FROM kc_log WHERE keychain_id = $1 AND generation = $2", [id, try Self.int64(generation)])
-        guard r.rowCount > 0 else { return nil }
-        guard let e = r.bytes(0, 0) else { throw malformed("log entry") }
-        return e
     }
 
     // MARK: - Members and join requests

@@ -57,12 +57,12 @@ import KCTestSupport
     @Test func aCheckpointRoundTripsAndIsReplaced() throws {
         let f = try Fixture()
         #expect(try Checkpoint.read(at: f.path, key: f.key) == nil)
-        try f.sample.write(to: f.path, key: f.key)
+        try f.sample.advance(at: f.path, key: f.key)
         #expect(try Checkpoint.read(at: f.path, key: f.key) == f.sample)
         var next = f.sample
         next.generation = 43
         next.time += 60
-        try next.write(to: f.path, key: f.key)
+        try next.advance(at: f.path, key: f.key)
         #expect(try Checkpoint.read(at: f.path, key: f.key) == next)
         // The same seed gives the same key (a restarted agent reads its checkpoint).
         let again = try Checkpoint.key(seed: MemberKeys(seed: f.keys.seed).seed)
@@ -73,18 +73,18 @@ import KCTestSupport
 
     @Test func theFileIsPrivateInAPrivateFolder() throws {
         let f = try Fixture()
-        try f.sample.write(to: f.path, key: f.key)
+        try f.sample.advance(at: f.path, key: f.key)
         let mode = { (path: String) in (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue }
         #expect(try mode(f.path) == 0o600)
         #expect(try mode(f.home.directory + "/state/kc") == 0o700)
-        try f.sample.write(to: f.path, key: f.key)
+        try f.sample.advance(at: f.path, key: f.key)
         #expect(try mode(f.path) == 0o600)
     }
 
     /// Every byte is covered by the MAC: each one changed in turn is refused.
     @Test func changingAnyByteIsRefusedAsAltered() throws {
         let f = try Fixture()
-        try f.sample.write(to: f.path, key: f.key)
+        try f.sample.advance(at: f.path, key: f.key)
         let original = try f.bytes
         for i in original.indices {
             var edited = original
@@ -103,7 +103,7 @@ import KCTestSupport
     /// Another member's checkpoint (another seed's key) is not this one's.
     @Test func aCheckpointUnderAnotherKeyIsRefused() throws {
         let f = try Fixture()
-        try f.sample.write(to: f.path, key: f.key)
+        try f.sample.advance(at: f.path, key: f.key)
         let other = try Checkpoint.key(seed: MemberKeys.generate().seed)
         #expect(Self.failure { _ = try Checkpoint.read(at: f.path, key: other) }?.status == errSecDecode)
     }
@@ -112,7 +112,7 @@ import KCTestSupport
     /// key from the seed and the MAC of the file's body.
     @Test func theKeyAndMACAreTheDocumentedOnes() throws {
         let f = try Fixture()
-        try f.sample.write(to: f.path, key: f.key)
+        try f.sample.advance(at: f.path, key: f.key)
         let seedHex = f.keys.seed.withUnsafeBytes { Hex.encode(Array($0)) }
         let python = """
         import hashlib, struct, sys
@@ -129,5 +129,58 @@ import KCTestSupport
         """
         let out = try PythonReference.run(python, [seedHex, f.path])
         #expect(out == "42 \(Hex.encode(f.sample.head)) \(Hex.encode(f.sample.setDigest)) 7 3 1795000000")
+    }
+    /// A checkpoint never moves backwards (issue 29, item 1): a lower generation leaves the
+    /// file as it is and answers what it holds; so does the same generation with another
+    /// head (the caller's view then shows a fork).
+    @Test func aLowerGenerationNeverReplacesAHigherOne() throws {
+        let f = try Fixture()
+        var higher = f.sample
+        higher.generation = 43
+        #expect(try higher.advance(at: f.path, key: f.key) == higher)
+        #expect(try f.sample.advance(at: f.path, key: f.key) == higher)
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == higher)
+        var other = higher
+        other.head = Sodium.randomBytes(32)
+        #expect(try other.advance(at: f.path, key: f.key) == higher)
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == higher)
+    }
+
+    /// Writers racing (each with its own descriptor, as processes have) leave the highest
+    /// generation any of them recorded: the read, the comparison and the write are one step.
+    @Test func racingWritersLeaveTheHighest() throws {
+        let f = try Fixture()
+        let base = f.sample, path = f.path, key = f.key
+        /// The generation writer `t` records at its step `i`.
+        let generation: @Sendable (Int, Int) -> UInt64 = { t, i in UInt64(1 + (i * 8 + t) % 300) }
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            for i in 0..<40 {
+                var cp = base
+                cp.generation = generation(t, i)
+                _ = try? cp.advance(at: path, key: key)
+            }
+        }
+        var top: UInt64 = 0
+        for t in 0..<8 { for i in 0..<40 { top = max(top, generation(t, i)) } }
+        #expect(try Checkpoint.read(at: f.path, key: f.key)?.generation == top)
+    }
+    /// A holder of the folder's lock that never lets go (a stopped process) does not make a
+    /// writer wait for ever (a lock of the keychain records the checkpoint): it gives up
+    /// after `Checkpoint.lockWait` seconds and leaves the file as it was.
+    @Test func aHeldLockIsWaitedForAFewSecondsOnly() throws {
+        let f = try Fixture()
+        try f.sample.advance(at: f.path, key: f.key)
+        let folder = f.home.directory + "/state/kc"
+        let held = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        #expect(held >= 0 && flock(held, LOCK_EX) == 0)
+        defer { close(held) }
+        var next = f.sample
+        next.generation += 1
+        let started = Date()
+        #expect(Self.failure { try next.advance(at: f.path, key: f.key) }?.status == errSecNotAvailable)
+        #expect(Date().timeIntervalSince(started) < Double(Checkpoint.lockWait) + 5)
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == f.sample)
+        flock(held, LOCK_UN)
+        #expect(try next.advance(at: f.path, key: f.key) == next)
     }
 }

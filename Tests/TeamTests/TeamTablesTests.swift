@@ -26,7 +26,7 @@ import TeamStore
         try t.createKeychain(genesis: [0x60], firstEntry: [0xE1, 0], head: [0x11, 0x22])
         #expect(try t.head() == TeamHead(generation: 1, keyGeneration: 1, head: [0x11, 0x22], schemaVersion: 1, minWriterVersion: 1))
         #expect(try t.genesis() == [0x60])
-        #expect(try t.entry(at: 1) == [0xE1, 0])
+        #expect(try t.entries(after: 0, through: 1).map(\.entry) == [[0xE1, 0]])
         #expect(try t.entries(after: 0, kind: 1).map(\.generation) == [1])
         #expect(try t.entries(after: 0, kind: 0).isEmpty)
         #expect(Self.status { try t.createKeychain(genesis: [9], firstEntry: [9], head: [9]) } == errSecDuplicateKeychain)
@@ -55,7 +55,7 @@ import TeamStore
         #expect(try t.entries(after: 0, kind: 0).map(\.generation) == [2])
         #expect(try t.entries(after: 1, kind: 1).map(\.generation) == [3])
         #expect(try t.entries(after: 3).isEmpty)
-        #expect(try t.entry(at: 4) == nil)
+        #expect(try t.entries(after: 3, through: 4).isEmpty)
         // An entry at a generation that has one is a duplicate, and moves nothing.
         #expect(Self.status { try t.append(generation: 3, kind: 0, entry: [9], newHead: [0xCC], keyGeneration: nil) } == errSecDuplicateItem)
         #expect(try t.head()?.head == [0xBB])

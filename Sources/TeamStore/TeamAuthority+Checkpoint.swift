@@ -1,0 +1,72 @@
+import KeychainCore
+import POSIXSupport
+import TeamCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device's checkpoint (`docs/format.md` §9.6) as the team authority uses it: never moved
+/// backwards (`Checkpoint.advance`), re-read when another process of this member moved it,
+/// and compared with the log only as the one verified walk passes it (issue 29, items 1
+/// and 2).
+extension TeamAuthority {
+    /// The heads this device saw, by generation: its checkpoint's and, once opened, the
+    /// verified view's. A full verification must find each on the one chain it walks.
+    func seenHeads() throws -> [UInt64: [UInt8]] {
+        var seen: [UInt64: [UInt8]] = [:]
+        if let cp = try checkpointOnDisk() { seen[cp.generation] = cp.head }
+        if generation > 0 {
+            if let other = seen[generation], other != head {
+                throw serverError("this device saw two entries at generation \(generation) (a fork)")
+            }
+            seen[generation] = head
+        }
+        return seen
+    }
+
+    /// The error for a head below one this device saw.
+    func rollback(from seen: UInt64, to shown: UInt64) -> KeychainError {
+        serverError("the server went back from generation \(seen), which this device saw, to \(shown): it was restored from an older dump (rollback)")
+    }
+
+    /// This device's checkpoint on disk, read again only when the file changed (another
+    /// process of this member moved it: `kc team remove` runs in its own process).
+    func checkpointOnDisk() throws -> Checkpoint? {
+        var st = stat()
+        let identity = lstat(checkpointPath, &st) == 0 ? CheckpointFileIdentity(st) : nil
+        if let known = knownCheckpoint, known.file == identity { return known.checkpoint }
+        let cp = identity == nil ? nil : try Checkpoint.read(at: checkpointPath, key: checkpointKey)
+        knownCheckpoint = (cp, identity)
+        return cp
+    }
+
+    /// Records the verified head in the checkpoint, at most once a second unless `force`.
+    /// Never moves it backwards (`Checkpoint.advance`): a view older than what another
+    /// process of this member recorded (a `kc team remove` since) leaves the file as it is.
+    func saveCheckpoint(force: Bool = false) {
+        guard force || Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+        let cp = Checkpoint(generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
+                            keyGeneration: keyGeneration, time: lastTime)
+        if (try? cp.advance(at: checkpointPath, key: checkpointKey)) != nil { lastCheckpoint = .now }
+    }
+}
+
+/// Which file a checkpoint was read from: a rename over it (every write is one) or a change
+/// in place gives another identity.
+struct CheckpointFileIdentity: Equatable {
+    var device: UInt64, inode: UInt64, size: Int64
+    var modified: (seconds: Int, nanoseconds: Int), changed: (seconds: Int, nanoseconds: Int)
+
+    /// The identity of the file `st` describes.
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        modified = (st.st_mtim.tv_sec, st.st_mtim.tv_nsec)
+        changed = (st.st_ctim.tv_sec, st.st_ctim.tv_nsec)
+    }
+
+    static func == (a: Self, b: Self) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size && a.modified == b.modified && a.changed == b.changed
+    }
+}
