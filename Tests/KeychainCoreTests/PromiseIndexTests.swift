@@ -35,10 +35,11 @@ import Testing
     }
 
     /// The references of one document: `SuiteTests`, `SuiteTests.name`, and the
-    /// `, .other` names that follow one in the same bracket or cell.
+    /// `, .other` names that follow one in the same bracket or cell (a folder of a path,
+    /// `Tests/TeamTests/…`, is not a reference).
     static func references(in document: String) throws -> [Reference] {
         let text = try String(contentsOfFile: root + "/" + document, encoding: .utf8)
-        let pattern = try NSRegularExpression(pattern: #"\b([A-Z][A-Za-z0-9]*Tests)\b((?:\.[A-Za-z_][A-Za-z0-9_]*)?)((?:,\s*\.[A-Za-z_][A-Za-z0-9_]*)*)"#)
+        let pattern = try NSRegularExpression(pattern: #"(?<![/\w])([A-Z][A-Za-z0-9]*Tests)\b(?!/)((?:\.[A-Za-z_][A-Za-z0-9_]*)?)((?:,\s*\.[A-Za-z_][A-Za-z0-9_]*)*)"#)
         var out: [Reference] = []
         let ns = text as NSString
         for match in pattern.matches(in: text, range: NSRange(location: 0, length: ns.length)) {
