@@ -4,6 +4,7 @@ import KeychainCore
 import AgentWire
 import KeychainClient
 import KCTestSupport
+import POSIXSupport
 
 /// Issue 18, user presence, through the real `kc`: an item added with --user-presence gives
 /// its secret only to the keychain password typed on a terminal for that command, with the
@@ -161,18 +162,17 @@ import KCTestSupport
         var fail = query
         fail[kSecUseAuthenticationUI] = kSecUseAuthenticationUIFail
         #expect(throws: KeychainError.self) { _ = try agent.perform(path: h.defaultKeychain, .copyMatching(fail)) }
-        let wrong = UserPresence(password: try SecureBytes(copying: Array("guess".utf8)))
-        do {
-            _ = try agent.performIfFits(path: h.defaultKeychain, .copyMatching(query), presence: wrong)
-            Issue.record("a wrong proof was accepted")
-        } catch let error as KeychainError {
-            #expect(error.status == errSecAuthFailed, "\(error)")
+        // Version 4's proof request (the password before the operation) is refused: the
+        // agent takes no proof at all, right or wrong, and answers with no secret.
+        for password in ["guess", KCHome.password] {
+            var body: [UInt8] = withUnsafeBytes(of: UInt32(password.utf8.count).bigEndian, Array.init) + Array(password.utf8)
+            body += try AgentRequest.operationBody(path: h.defaultKeychain, .copyMatching(query)).bytes
+            let socket = try #require(try UnixSocket.connect(to: h.directory + "/agent/agent.sock"))
+            try socket.writeAll(AgentProtocol.frame(type: 7, body: body), until: .after(seconds: 10))
+            let reply = try AgentReply.decode(try socket.readFrame(until: .after(seconds: 10)))
+            guard case .error(let error) = reply else { Issue.record("type 7 was answered: \(reply)"); continue }
+            #expect(error.status == errSecParam && error.message.contains("unknown agent request 7"), "\(error)")
         }
-        let right = UserPresence(password: try SecureBytes(copying: Array(KCHome.password.utf8)))
-        guard case .result(let reply)? = try agent.performIfFits(path: h.defaultKeychain, .copyMatching(query), presence: right) else {
-            Issue.record("the agent did not answer"); return
-        }
-        #expect(try reply.value() as? Data == Data("pin-4711".utf8))
         // KeychainSession: Skip leaves the item out; with no way to ask, errSecInteractionNotAllowed.
         let session = try KeychainSession(path: h.defaultKeychain, agent: agent) { _ in throw KeychainError(errSecInteractionNotAllowed) }
         let all: [String: Any] = [kSecClass: kSecClassGenericPassword, kSecAttrAccount: "me", kSecReturnAttributes: true, kSecReturnData: true,
