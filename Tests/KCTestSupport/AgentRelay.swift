@@ -62,7 +62,9 @@ public final class AgentRelay {
                     plen = int.from_bytes(request[7:11], "big")
                     op = request[11 + plen] if len(request) > 11 + plen else 0
                     if op in (2, 8):
-                        body = (1).to_bytes(4, "big") + lp(forge.encode())
+                        # in the client's own protocol: version 4 named one item, 5 a list
+                        body = lp(forge.encode())
+                        if int.from_bytes(version, "big") >= 5: body = (1).to_bytes(4, "big") + body
                         reply = version + bytes([0x83]) + body
                         reply = len(reply).to_bytes(4, "big") + reply
                         print(n, "a2c", reply.hex(), "forged", file=out, flush=True)
