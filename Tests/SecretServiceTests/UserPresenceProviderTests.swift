@@ -9,7 +9,9 @@ import KCTestSupport
 @Suite struct UserPresenceProviderTests {
     @Test func aProtectedSecretIsNotHandedOut() throws {
         let (home, bus) = try SecretToolTests.unlocked()
-        #expect(try home.kc(["add", "-s", "bank", "-a", "me", "--user-presence", "-w", "pin-4711"]).status == 0)
+        // A protected secret is written in kc's own process, with the keychain's password
+        // (issue 29, item 8: it never crosses the agent's socket).
+        #expect(try home.kc(["add", "-s", "bank", "-a", "me", "--user-presence", "-w", "pin-4711"], password: KCHome.password).status == 0)
         #expect(try home.kc(["add", "-s", "news", "-a", "me", "-w", "plain"]).status == 0)
         var out = try bus.run(["secret-tool", "lookup", "service", "bank", "account", "me"])
         #expect(out.status != 0 && !out.stdout.contains("pin-4711"), "\(out.stdout) \(out.stderr)")
