@@ -46,7 +46,7 @@ struct ImpostorRelayTests {
     /// The typing of a person who answers one presence prompt with the right password.
     static let answer = [["expect", "requires your presence. Password for keychain"], ["send", KCHome.password + "\n"]]
 
-    /// Reads of a protected item (`kc find -w`, `kc read`, `kc run`) through the relay: kc
+    /// Reads of a protected item (`kc find -w`, `kc read`, `kc run`, `kc inject`) through the relay: kc
     /// asks on the terminal, naming the item, and reads it in its own process. The relay
     /// sees the request and the agent's "presence required", never the password or the PIN.
     @Test func aPresenceReadGivesTheRelayNoPasswordAndNoSecret() throws {
@@ -57,7 +57,12 @@ struct ImpostorRelayTests {
         #expect(s.status == 0 && s.screen.contains(Self.pin), "\(s.screen)")
         s = try Self.drive(h, ["run", "--env", "P=kc://bank/me", "--env", "N=kc://news/me", "--", "/bin/sh", "-c", "echo \"got:$P:$N\""], Self.answer)
         #expect(s.status == 0 && s.screen.contains("got:\(Self.pin):plain-news"), "\(s.screen)")
-        #expect(relay.connections >= 3, "kc went through the relay")
+        let template = h.home.directory + "/config.tmpl", output = h.home.directory + "/config.out"
+        try "pin={{ kc://bank/me }}\n".write(toFile: template, atomically: true, encoding: .utf8)
+        #expect(chown(h.home.directory, 65534, 65534) == 0 && chown(template, 65534, 65534) == 0)
+        s = try Self.drive(h, ["inject", "-i", template, "-o", output], Self.answer)
+        #expect(s.status == 0 && (try? String(contentsOfFile: output, encoding: .utf8)) == "pin=\(Self.pin)\n", "\(s.screen)")
+        #expect(relay.connections >= 4, "kc went through the relay")
         #expect(!relay.received(KCHome.password), "the relay received the keychain password")
         #expect(!relay.received(Self.pin), "the relay received the protected secret")
     }
