@@ -100,12 +100,16 @@ import POSIXSupport
     @Test func aPromptNamesEveryItemItReleases() throws {
         let h = try Self.home()
         #expect(try h.kc(["add", "-s", "safe", "-a", "you", "--user-presence", "-w", "combo"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["add", "--class", "internet", "-s", "web.example.com", "-a", "me", "--user-presence", "-w", "web"],
+                         password: KCHome.password).status == 0)
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         let both = "the secrets of 2 items: \"bank\" (account \"me\"), \"safe\" (account \"you\")"
+        // An export: one prompt for every class, naming all three.
         var s = try drive(h, ["export", "-o", h.directory + "/all.json"], [
-            ["expect", "Reading \(both) requires your presence. Password for keychain"], ["send", KCHome.password + "\n"],
+            ["expect", "Reading the secrets of 3 items: \"bank\" (account \"me\"), \"safe\" (account \"you\"), \"web.example.com\" (account \"me\") requires your presence. Password for keychain"],
+            ["send", KCHome.password + "\n"],
         ])
-        #expect(s.status == 0 && s.echo_off == [true], "one prompt, naming both: \(s.screen) \(s.error ?? "")")
+        #expect(s.status == 0 && s.echo_off == [true], "one prompt, naming all: \(s.screen) \(s.error ?? "")")
         s = try drive(h, ["find", "-a", "me", "-w", "--prompt", "Pay the rent"], [
             ["expect", "Pay the rent (this releases the secret of \"bank\" (account \"me\")). Password for keychain"],
             ["send", KCHome.password + "\n"],
@@ -122,7 +126,7 @@ import POSIXSupport
         }
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         s = try drive(h, ["export", "-o", h.directory + "/more.json"], [
-            ["expect", "Reading the secrets of 8 items: "], ["expect", " and 3 more requires your presence."], ["send", KCHome.password + "\n"],
+            ["expect", "Reading the secrets of 9 items: "], ["expect", " and 4 more requires your presence."], ["send", KCHome.password + "\n"],
         ])
         #expect(s.status == 0, "\(s.screen)")
         #expect(try h.kc(["lock"]).status == 0)
