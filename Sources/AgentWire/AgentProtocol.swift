@@ -11,7 +11,11 @@ public enum AgentProtocol {
     /// pairs of a migrated file for tampering.
     /// 4: user presence (`operationWithProof`, `presenceRequired`); an agent of version 3
     /// would hand out the secrets of items that require it without a proof.
-    public static let version: UInt16 = 4
+    /// 5: no proof crosses the socket (issue 29): `operationWithProof` (type 7), whose proof
+    /// was the keychain's password, is gone and refused; `presenceRequired` names every
+    /// protected item the request would release. A client of version 4 would send the
+    /// password to whatever answered "presence required".
+    public static let version: UInt16 = 5
     /// The largest frame either side accepts: the largest secret plus room for a query.
     package static let maxFrame = (16 << 20) + (1 << 20)
 
@@ -21,8 +25,8 @@ public enum AgentProtocol {
         /// Unlock (or create and unlock) a keychain with a password that a held keychain
         /// keeps as an item: the password never leaves the agent.
         case unlockWithKept = 6
-        /// An operation with a proof of user presence: `lp(password) ‖` an operation's body.
-        case operationWithProof = 7
+        // 7 was `operationWithProof` (version 4: the keychain's password as a proof of
+        // presence). Never reused: an agent refuses it as an unknown request.
     }
 
     /// Operations on an unlocked keychain. `backup` takes `["destination": String,
@@ -42,8 +46,9 @@ public enum AgentProtocol {
         case error = 0x81
         /// The agent does not hold that keychain unlocked.
         case notHeld = 0x82
-        /// The operation reads an item protected by user presence and came without a proof:
-        /// `lp(the item's name)`. The client asks the user and sends `operationWithProof`.
+        /// The operation reads items protected by user presence: `u32 count ‖ lp(name)…`, every
+        /// protected item it would release, named. The client asks the user, naming them, and
+        /// performs the operation in its own process (no proof is ever sent to the agent).
         case presenceRequired = 0x83
     }
 

@@ -8,8 +8,8 @@ package enum AgentReply {
     case error(KeychainError)
     /// The agent does not hold that keychain unlocked.
     case notHeld
-    /// The operation needs a proof of user presence for the item named.
-    case presenceRequired(item: String)
+    /// The operation would release the secrets of these items, protected by user presence.
+    case presenceRequired(items: [String])
 
     /// The reply's frame. An `ok` value that cannot be encoded becomes an internal error.
     package func frame() -> [UInt8] {
@@ -27,8 +27,16 @@ package enum AgentReply {
             type = .error
         case .notHeld:
             type = .notHeld
-        case .presenceRequired(let item):
-            w.lengthPrefixed(Array(item.utf8))
+        case .presenceRequired(let items):
+            // As many names as fit in one frame (the count says how many there are).
+            w.u32(UInt32(clamping: items.count))
+            var room = AgentProtocol.maxFrame - 64
+            for item in items {
+                let bytes = Array(item.utf8.prefix(Self.maxName))
+                room -= bytes.count + 4
+                guard room > 0 else { break }
+                w.lengthPrefixed(bytes)
+            }
             type = .presenceRequired
         }
         return AgentProtocol.frame(type: type.rawValue, body: w.bytes)
@@ -59,8 +67,20 @@ package enum AgentReply {
             guard r.isAtEnd else { throw malformed }
             return .notHeld
         case .presenceRequired:
-            guard let item = r.lengthPrefixed(max: 1 << 16), r.isAtEnd else { throw malformed }
-            return .presenceRequired(item: String(decoding: item, as: UTF8.self))
+            guard let count = r.u32(), count > 0, count <= 1 << 20 else { throw malformed }
+            var items: [String] = []
+            while !r.isAtEnd {
+                guard items.count < count, let name = r.lengthPrefixed(max: maxName) else { throw malformed }
+                items.append(String(decoding: name, as: UTF8.self))
+            }
+            guard !items.isEmpty else { throw malformed }
+            // Names that did not fit are counted, not named.
+            let unnamed = Int(count) - items.count
+            if unnamed > 0 { items.append(contentsOf: repeatElement("(unnamed item)", count: unnamed)) }
+            return .presenceRequired(items: items)
         }
     }
+
+    /// The longest item name a "presence required" reply carries.
+    static let maxName = 1 << 12
 }

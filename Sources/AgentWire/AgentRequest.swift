@@ -10,8 +10,6 @@ package enum AgentRequest: ~Copyable {
     case stop
     case operation(path: String, KeychainRequest)
     case unlockWithKept(KeptPassword)
-    /// An operation with a proof of user presence (the keychain's password, wiped after use).
-    case operationWithProof(path: String, KeychainRequest, proof: SecureBytes)
 
     /// - Throws: errSecParam for an unknown type or a malformed body.
     package static func decode(type: UInt8, body: [UInt8]) throws -> AgentRequest {
@@ -36,12 +34,6 @@ package enum AgentRequest: ~Copyable {
         case .operation:
             let (path, operation) = try decodeOperation(&r)
             return .operation(path: path, operation)
-        case .operationWithProof:
-            guard var proofBytes = r.lengthPrefixed(max: 1 << 16) else { throw bad }
-            defer { Sodium.wipe(&proofBytes) }
-            let proof = try SecureBytes(copying: proofBytes)
-            let (path, operation) = try decodeOperation(&r)
-            return .operationWithProof(path: path, operation, proof: proof)
         case .unlockWithKept:
             func text(max: Int) throws -> String {
                 guard let bytes = r.lengthPrefixed(max: max), let s = String(validating: bytes, as: UTF8.self) else { throw bad }
@@ -65,18 +57,6 @@ package enum AgentRequest: ~Copyable {
         guard r.isAtEnd, let q = query as? [String: Any] else { throw bad }
         guard attributes == nil || attributes is [String: Any] else { throw bad }
         return (path, try KeychainRequest(op, query: q, attributes: attributes as? [String: Any]))
-    }
-
-    /// An `operationWithProof` body: `lp(proof) ‖` the operation's body. Wipe it after use.
-    package static func operationWithProofBody(path: String, _ request: KeychainRequest, proof: UnsafeRawBufferPointer) throws -> ByteWriter {
-        var operation = try operationBody(path: path, request)
-        defer { operation.wipe() }
-        var w = ByteWriter(capacity: operation.bytes.count + proof.count + 4)
-        // Straight from the caller's buffer (no unwiped [UInt8] copy of the password).
-        w.u32(UInt32(proof.count))
-        w.raw(proof)
-        w.raw(operation.bytes)
-        return w
     }
 
     /// An `unlockWithKept` body: `lp(path) ‖ lp(holder) ‖ lp(service) ‖ lp(account) ‖ u8 create`.

@@ -48,6 +48,8 @@ public final class AgentServer {
     /// back is refused at the next unlock.
     private var generations: [[UInt8]: UInt64] = [:]
     private var emptySince = Deadline.now
+    /// Wrong unlock passwords: each doubles the wait before the next is tried.
+    private var backoff = PasswordBackoff()
     private var stopping = false
     /// The boot the agent started in: another one means every key goes.
     private let boot = BootSession.current()
@@ -215,10 +217,6 @@ public final class AgentServer {
             return AgentReply.ok(nil).frame()
         case .operation(let path, let request):
             return try perform(request, on: path, presence: UserPresence())
-        case .operationWithProof(let path, let request, let proof):
-            // Checked here, even though the keychain is unlocked: the proof is the password
-            // typed for this one request (one Argon2 derivation, one request at a time).
-            return try perform(request, on: path, presence: UserPresence(password: proof))
         case .unlockWithKept(let kept):
             guard servesFiles else {
                 throw KeychainError(errSecParam, "this agent holds team keychains: it keeps no keychain file's password")
@@ -230,8 +228,9 @@ public final class AgentServer {
         }
     }
 
-    /// Performs an operation on a held keychain with the proof of user presence it came with
-    /// (none for a plain `operation`); "presence required" when it needs one it lacks.
+    /// Performs an operation on a held keychain, without a proof of user presence (the agent
+    /// takes none): "presence required", naming the items, when it would release a secret
+    /// that needs one.
     private func perform(_ request: KeychainRequest, on path: String, presence: UserPresence) throws -> [UInt8] {
         guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
         if !entry.locked { entry.idleDeadline = .after(seconds: Double(entry.idleTimeout)) }
@@ -267,7 +266,9 @@ public final class AgentServer {
             // A locked keychain has forgotten the master key a proof is checked against:
             // the client unlocks it first (the password it types is then the proof).
             if entry.locked { return AgentReply.notHeld.frame() }
-            return AgentReply.presenceRequired(item: required.item).frame()
+            // The client asks the user, naming these, and performs the request itself: no
+            // proof of presence is ever taken here (protocol version 5).
+            return AgentReply.presenceRequired(items: required.items).frame()
         } catch let error as KeychainError where entry.locked && (entry.keychain.isLockedOut(error) || error.status == errSecItemNotFound) {
             // A when-unlocked item, a write, or nothing found (see above): what a locked
             // keychain answers today.
@@ -327,7 +328,15 @@ public final class AgentServer {
         }
         let previous = entries[path]?.keychain
         let known = try previous.map { generations[try $0.keychainID()] ?? $0.generation } ?? 0
-        let keychain = try opener(path, password, known)
+        try backoff.admit()
+        let keychain: Keychain
+        do {
+            keychain = try opener(path, password, known)
+        } catch let error as KeychainError where error.status == errSecAuthFailed {
+            backoff.failed()
+            throw error
+        }
+        backoff.succeeded()
         let id = try keychain.keychainID()
         if let seen = generations[id], keychain.generation < seen {
             throw KeychainError(errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",

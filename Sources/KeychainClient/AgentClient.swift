@@ -157,29 +157,21 @@ public struct AgentClient: Sendable {
     }
 
     /// As `perform`, but nil when the request is larger than one agent message (a big
-    /// import): the caller then does the work itself.
-    /// - Parameter presence: a proof of user presence to send with the request (the
-    ///   keychain's password, so the agent must pass the same checks as for a secret).
-    /// - Throws: `UserPresenceRequired` when the request needs a proof it lacks.
-    public func performIfFits(path: String, _ request: KeychainRequest, presence: UserPresence? = nil) throws -> Outcome? {
-        var w: ByteWriter
-        if let presence, presence.isOffered {
-            guard let body = try presence.withOfferedProof({ try AgentRequest.operationWithProofBody(path: path, request, proof: $0) }) else {
-                throw KeychainError(errSecInternalError, "the proof of user presence was already used")
-            }
-            w = body
-        } else {
-            w = try AgentRequest.operationBody(path: path, request)
-        }
+    /// import): the caller then does the work itself. No proof of user presence is ever
+    /// sent: a request that needs one is performed by the caller in its own process.
+    /// - Throws: `UserPresenceRequired`, naming the items, when the request would release
+    ///   secrets protected by user presence (or when an impostor says so: nothing is sent
+    ///   in return, so saying so gains it nothing).
+    public func performIfFits(path: String, _ request: KeychainRequest) throws -> Outcome? {
+        var w = try AgentRequest.operationBody(path: path, request)
         defer { w.wipe() }
         guard w.bytes.count + 3 <= AgentProtocol.maxFrame else { return nil }
-        let proven = presence?.isOffered == true
-        switch try roundTrip(proven ? .operationWithProof : .operation, w.bytes, carriesSecret: request.carriesSecret || proven) {
+        switch try roundTrip(.operation, w.bytes, carriesSecret: request.carriesSecret) {
         case nil: return .noAgent
         case .notHeld?: return .notHeld
         case .ok(let value)?: return .result(try KeychainReply(wire: value, for: request))
         case .error(let error)?: throw error
-        case .presenceRequired(let item)?: throw UserPresenceRequired(item: item)
+        case .presenceRequired(let items)?: throw UserPresenceRequired(items: items)
         }
     }
 

@@ -22,7 +22,7 @@ public final class KeychainSession: @unchecked Sendable {
     /// (errSecInteractionNotAllowed when there is none to be had).
     public typealias PasswordProvider = (_ path: String) throws -> SecureBytes
     /// Asks the user for a proof of presence (the keychain's password, typed now) before a
-    /// request reads an item that requires it, or throws (errSecInteractionNotAllowed when
+    /// request releases items that require it (the prompt names them), or throws (errSecInteractionNotAllowed when
     /// nobody can answer, errSecUserCanceled when the user declines).
     public typealias PresenceProvider = (_ prompt: PresencePrompt) throws -> SecureBytes
 
@@ -111,30 +111,63 @@ public final class KeychainSession: @unchecked Sendable {
         _ = try lock.withLock { try opened() }
     }
 
-    /// Performs one request: by the agent when it holds the keychain, else here. A request
-    /// that reads an item protected by user presence asks `presence` for a proof once and
-    /// is performed again with it (so one request asks at most once, whatever it reads).
+    /// Opens the keychain in this process now (asking for its password), whether or not
+    /// the agent holds it: a command that will write a secret user presence protects
+    /// (`KeychainRequest.setsUserPresence`) asks for the password before the secret.
+    public func prepareHere() throws {
+        guard teamName == nil else { return try prepare() }
+        do {
+            _ = try lock.withLock { try opened() }
+        } catch let error as KeychainError where error.status == errSecInteractionNotAllowed {
+            throw Self.presenceNeedsPassword(path, error)
+        }
+    }
+
+    /// Why a write of a protected secret needs the keychain's password here.
+    private static func presenceNeedsPassword(_ path: String, _ error: KeychainError) -> KeychainError {
+        KeychainError(errSecInteractionNotAllowed,
+                      "an item that requires user presence is written in this process, so that its secret never goes to the agent's socket, and that needs the password of \(path)",
+                      hint: "type it on a terminal, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+    }
+
+    /// Performs one request: by the agent when it holds the keychain, else here.
+    ///
+    /// User presence (`docs/security.md`, "User presence") never crosses the agent's socket:
+    /// - a request that would release protected secrets gets "presence required", naming
+    ///   them; `presence` asks the user once, naming them, and the request is performed in
+    ///   this process: the keychain opened here with the password typed (or, opened here
+    ///   already, checked against it). Neither the password nor the secret goes to the
+    ///   agent, so an impostor that relays or forges that reply learns nothing;
+    /// - a request that writes a secret presence will protect (`setsUserPresence`: an add
+    ///   or import of such an item, an update that sets the flag) is performed here too,
+    ///   with the keychain's password from `password`.
     public func perform(_ request: KeychainRequest) throws -> KeychainReply {
         do {
+            if request.setsUserPresence && teamName == nil {
+                return try performHere(request)
+            }
             return try perform(request, proof: nil)
         } catch let required as UserPresenceRequired {
             guard let presence else {
                 throw required.error(why: "this program has no way to ask for it")
             }
-            let password = try presence(PresencePrompt(path: path, item: required.item, reason: request.operationPrompt))
+            if teamName != nil {
+                throw required.error(why: "a team keychain is reached only through its agent, which takes no proof")
+            }
+            let password = try presence(PresencePrompt(path: path, items: required.items, reason: request.operationPrompt))
             do {
-                return try perform(request, proof: UserPresence(password: password))
+                return try performProven(request, password: password, expecting: required.items)
             } catch let again as UserPresenceRequired {
                 throw again.error(why: "the proof given was not accepted")
             }
         }
     }
 
-    /// One attempt at `request`, with a proof of presence or none.
+    /// One attempt at `request` without a proof: by the agent, else here.
     private func perform(_ request: KeychainRequest, proof: UserPresence?) throws -> KeychainReply {
         var tooLarge = false
         if lock.withLock({ local == nil }) {
-            switch try agent.performIfFits(path: path, request, presence: proof) {
+            switch try agent.performIfFits(path: path, request) {
             case .result(let reply)?: return reply
             case .notHeld?, .noAgent?: break
             case nil: tooLarge = true
@@ -154,6 +187,43 @@ public final class KeychainSession: @unchecked Sendable {
             }
             return try request.perform(on: keychain, presence: proof ?? UserPresence())
         }
+    }
+
+    /// `request`, which writes a secret presence will protect, performed on the keychain
+    /// opened here (its password from `password`), never through the agent.
+    private func performHere(_ request: KeychainRequest) throws -> KeychainReply {
+        try lock.withLock {
+            let keychain: Keychain
+            do {
+                keychain = try opened()
+            } catch let error as KeychainError where error.status == errSecInteractionNotAllowed {
+                throw Self.presenceNeedsPassword(path, error)
+            }
+            return try request.perform(on: keychain, presence: UserPresence())
+        }
+    }
+
+    /// `request` with the password the user typed as the proof, in this process: on the
+    /// keychain opened here (the proof checked against it), else on the file opened now
+    /// with that password (opening it is the proof) and closed again. Only the items the
+    /// prompt named (`expecting`) are released.
+    /// - Throws: errSecAuthFailed for a wrong password.
+    private func performProven(_ request: KeychainRequest, password: consuming SecureBytes, expecting: [String]) throws -> KeychainReply {
+        if lock.withLock({ local != nil }) {
+            let proof = UserPresence(password: password, expecting: expecting)
+            return try lock.withLock {
+                guard let local else { throw KeychainError(errSecInternalError, "the keychain opened here was closed") }
+                return try request.perform(on: local, presence: proof)
+            }
+        }
+        let keychain: Keychain
+        do {
+            keychain = try Keychain.open(at: path, password: password)
+        } catch let error as KeychainError where error.status == errSecAuthFailed {
+            throw KeychainError(errSecAuthFailed, "wrong password for \(path): user presence was not confirmed")
+        }
+        defer { keychain.lock() }
+        return try request.perform(on: keychain, presence: .openedWithTypedPassword(expecting: expecting))
     }
 
     /// The keychain opened here (asking for its password) once. Called under the lock.

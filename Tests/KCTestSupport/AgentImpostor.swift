@@ -5,6 +5,9 @@ import Testing
 /// attacker of docs/security.md, "Other processes of your user"). It records every frame
 /// it receives and answers each with "ok": an `operation` (type 4) with `operationReply`
 /// when given, anything else with a status list, empty or claiming `holds`.
+///
+/// Its RELAY mode (`relay`, `AgentRelay`) takes over a running agent's socket instead,
+/// relays every frame both ways, records every byte and can forge replies.
 public enum AgentImpostor {
     /// How the impostor process looks to a peer check.
     public enum Kind: String, Sendable {
@@ -99,6 +102,16 @@ public enum AgentImpostor {
             """], environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0, "the impostor did not start: \(out.stderr)")
         return log
+    }
+
+    /// The RELAY mode: see `AgentRelay.start`.
+    public static func relay(_ h: KCHome, asUser: String = "", forgePresence: String? = nil) throws -> AgentRelay {
+        try AgentRelay.start(h, asUser: asUser, forgePresence: forgePresence)
+    }
+
+    /// Whether the impostor logged at `log` received `text` (UTF-8) in any frame.
+    public static func received(_ log: String, _ text: String) -> Bool {
+        received(log).contains { AgentRelay.contains(AgentRelay.bytes(hex: $0), Array(text.utf8)) }
     }
 
     /// What the impostor received, as hex, one entry per connection.

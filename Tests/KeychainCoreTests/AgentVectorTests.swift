@@ -33,7 +33,7 @@ import AgentWire
     }
 
     @Test func everyMessageHasAVector() {
-        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 16)
+        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 15)
         #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 12)
     }
 
@@ -62,12 +62,6 @@ import AgentWire
             #expect(path == Self.path)
             try Self.checkMeaning(name, request)
             encoded = try AgentRequest.operationBody(path: path, request).bytes
-        case .operationWithProof(let path, let request, let proof):
-            #expect(name == "request-copy-matching-with-proof" && path == Self.path)
-            #expect(proof.withUnsafeBytes { Array($0) } == Array("hunter2".utf8))
-            guard case .copyMatching(let q) = request else { Issue.record("not copyMatching"); return }
-            #expect(q[kSecUseOperationPrompt] as? String == "Deploy" && request.operationPrompt == "Deploy")
-            encoded = try proof.withUnsafeBytes { try AgentRequest.operationWithProofBody(path: path, request, proof: $0).bytes }
         case .unlockWithKept(let kept):
             #expect(name == "request-unlock-with-kept")
             #expect(kept == KeptPassword(path: "/home/alice/.local/share/kc/awsvault.keychain-db", holder: Self.path,
@@ -109,6 +103,16 @@ import AgentWire
         }
     }
 
+    /// Version 4's `operationWithProof` (type 7: the keychain's password as a proof of user
+    /// presence, before an operation's body) is no request of version 5: refused as unknown,
+    /// so no agent ever takes a password as a proof again (issue 29, item 8).
+    @Test func theOldProofRequestIsRefused() throws {
+        var body: [UInt8] = [0, 0, 0, 7] + Array("hunter2".utf8)
+        body += try AgentRequest.operationBody(path: Self.path, .copyMatching([kSecClass: kSecClassGenericPassword])).bytes
+        #expect(throws: KeychainError.self) { _ = try AgentRequest.decode(type: 7, body: body) }
+        #expect(AgentProtocol.Request(rawValue: 7) == nil)
+    }
+
     @Test(arguments: AgentVectorTests.names.filter { $0.hasPrefix("reply-") })
     func repliesDecodeAndEncodeToTheSameBytes(_ name: String) throws {
         let (frame, payload) = try Self.vector(name)
@@ -121,8 +125,8 @@ import AgentWire
             #expect(e == KeychainError(errSecAuthFailed, "wrong password"))
         case ("reply-not-held", .notHeld):
             break
-        case ("reply-presence-required", .presenceRequired(let item)):
-            #expect(item == "\"github.com\"")
+        case ("reply-presence-required", .presenceRequired(let items)):
+            #expect(items == ["\"github.com\" (account \"alice\")", "\"npm\""])
         case ("reply-status", .ok(let value)):
             #expect(try HeldKeychain.list(value) == [HeldKeychain(path: Self.path, idle: 840, maximum: 43000, idleTimeout: 900)])
             #expect(AgentReply.ok(try HeldKeychain.list(value).map(\.dictionary)).frame() == frame)

@@ -23,7 +23,7 @@ import KCTestSupport
     @Test func theSecretNeedsAProofAndTheAttributesDoNot() throws {
         let t = try Self.keychain()
         let data = genp([kSecAttrService: "bank", kSecReturnData: true])
-        #expect(throws: UserPresenceRequired(item: "\"bank\"")) { try t.keychain.copyMatching(data) }
+        #expect(throws: UserPresenceRequired(item: "\"bank\" (account \"me\")")) { try t.keychain.copyMatching(data) }
         let attributes = try t.keychain.copyMatching(genp([kSecAttrService: "bank", kSecReturnAttributes: true])) as? [String: Any]
         #expect(attributes?[kcAttrAccessControlFlags] as? Int == 1, "the flags come back with the attributes")
         #expect(try t.keychain.copyMatching(data, presence: Self.proof()) as? Data == Data("pin-4711".utf8))
@@ -75,6 +75,36 @@ import KCTestSupport
         let item = ImportItem(query: genp([kSecAttrService: "safe", kSecAttrAccount: "me", kcAttrAccessControlFlags: 2 | 16384,
                                            kSecValueData: Data("guess".utf8)]), source: "guess")
         #expect(throws: UserPresenceRequired.self) { _ = try t.keychain.importItems([item], dryRun: true) }
+    }
+
+    /// Issue 29, item 10: the signal names every protected item the operation would release
+    /// (an export, a batch, an update, an import), so one prompt can name the whole batch;
+    /// a proof given for the items named releases no other.
+    @Test func theSignalNamesEveryItemItReleases() throws {
+        let t = try Self.keychain()
+        try t.keychain.add(genp([kSecAttrService: "safe", kSecAttrAccount: "me", kcAttrAccessControlFlags: 1, kSecValueData: Data("combo".utf8)]))
+        let names = ["\"bank\" (account \"me\")", "\"safe\" (account \"me\")"]
+        func named(_ body: () throws -> Void) -> [String] {
+            do { try body() } catch let required as UserPresenceRequired { return required.items.sorted() } catch { Issue.record("\(error)") }
+            return []
+        }
+        let all = genp([kSecAttrAccount: "me", kSecReturnData: true, kSecMatchLimit: kSecMatchLimitAll])
+        #expect(named { _ = try t.keychain.copyMatching(all) } == names, "an export names both")
+        var one = all
+        one[kSecMatchLimit] = nil
+        #expect(named { _ = try t.keychain.copyMatching(one) }.count == 1, "a search for one names only what it would return")
+        let batch = KeychainRequest.copyMany(BatchRequest(queries: ["bank", "news", "safe"].map { genp([kSecAttrService: $0, kSecReturnData: true]) }))
+        #expect(named { _ = try batch.perform(on: t.keychain) } == names, "a batch names every query's")
+        #expect(named { _ = try t.keychain.update(genp([kSecAttrAccount: "me"]), [kSecAttrComment: "x"]) } == names)
+        let guesses = ["bank", "safe"].map {
+            ImportItem(query: genp([kSecAttrService: $0, kSecAttrAccount: "me", kSecValueData: Data("guess".utf8)]), source: $0)
+        }
+        #expect(named { _ = try t.keychain.importItems(guesses, dryRun: true) } == names)
+        // A proof given after a prompt that named only "bank" does not release "safe".
+        let forBank = UserPresence(password: try secure(TempKeychain.password), expecting: [names[0]])
+        expectStatus(errSecAuthFailed, "an item the prompt did not name") { _ = try t.keychain.copyMatching(all, presence: forBank) }
+        let forBoth = UserPresence(password: try secure(TempKeychain.password), expecting: names)
+        #expect((try t.keychain.copyMatching(all, presence: forBoth) as? [Data])?.count == 3)
     }
 
     @Test func flagsAreCheckedOnAddAndUpdate() throws {

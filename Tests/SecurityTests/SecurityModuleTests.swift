@@ -264,6 +264,42 @@ import KCTestSupport
         KeychainConfiguration.useDefault()
     }
 
+    /// Issue 29, item 8, for programs that link the Security module: an impostor relaying the
+    /// agent's socket (`AgentRelay`; a visible python process, which the module, not being kc,
+    /// does not compare with any program) gets no proof and no protected secret. A read of a
+    /// protected item asks on the terminal or fails (this test process has none); an add with
+    /// `.userPresence` is written in this process with `$KC_PASSWORD`, never sent.
+    @Test func aRelayAtTheAgentSocketGetsNoProofAndNoProtectedSecret() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        #expect(try home.kc(["add", "-s", "bank", "-a", "me", "--user-presence", "-w", "pin-4711-sec"], password: KCHome.password).status == 0)
+        #expect(try home.kc(["add", "-s", "news", "-a", "me", "-w", "plain"], password: KCHome.password).status == 0)
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        let relay = try AgentRelay.start(home)
+        defer { relay.stop() }
+        try withEnvironment(["KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
+                             "KC_PASSWORD": KCHome.password]) {
+            KeychainConfiguration.useDefault()
+            var item: CFTypeRef?
+            let plain: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "news",
+                                        kSecReturnData as String: true]
+            #expect(SecItemCopyMatching(plain as CFDictionary, &item) == errSecSuccess && item as? Data == Data("plain".utf8))
+            let bank: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bank",
+                                       kSecReturnData as String: true]
+            #expect(SecItemCopyMatching(bank as CFDictionary, &item) == errSecInteractionNotAllowed, "no terminal to ask on")
+            let access = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+            let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "vault",
+                                      kSecAttrAccount as String: "me", kSecAttrAccessControl as String: access,
+                                      kSecValueData as String: Data("security-module-secret".utf8)]
+            #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+        }
+        KeychainConfiguration.useDefault()
+        #expect(try home.kc(["find", "-s", "vault"]).stdout.contains("access-control: user-presence"))
+        #expect(relay.connections >= 2, "the module went through the relay")
+        #expect(!relay.received(KCHome.password), "the relay received the keychain password")
+        #expect(!relay.received("pin-4711-sec") && !relay.received("security-module-secret"), "the relay received a protected secret")
+    }
+
     /// Sets (or, for nil, removes) environment variables for `body`, then restores them.
     private func withEnvironment(_ values: [String: String?], _ body: () throws -> Void) throws {
         var saved: [String: String?] = [:]

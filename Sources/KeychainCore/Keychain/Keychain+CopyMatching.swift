@@ -25,15 +25,19 @@ extension Keychain {
             // From nothing: a team keychain's read may run this twice.
             results = []
             found = 0
+            presence.forgetDeferred()
             let codec = RowCodec(keys: keys)
             let collect: (Any?) -> Bool = { value in
                 found += 1
                 if let value { results.append(value) }
-                return maximum.map { found < $0 } ?? true
+                return maximum.map { found + presence.deferredCount < $0 } ?? true
             }
+            // A protected item left out for want of a proof counts against the limit as if
+            // found: the search stops where it would have, having named what it would release.
+            let deferredAll: () -> Bool = { maximum.map { found + presence.deferredCount < $0 } ?? true }
             if q.itemClass == .identity {
                 try forEachIdentity(q, includeData: q.returnData, codec: codec) { cert, key in
-                    if q.returnData, try !presence.admits(key, ui: q.authenticationUI) { return true }
+                    if q.returnData, try !presence.admits(key, ui: q.authenticationUI) { return deferredAll() }
                     var merged = key.attributes
                     for (k, v) in cert.attributes { merged[k] = v }
                     let data = q.returnData ? try codec.openDataCopy(key.row) : nil
@@ -46,12 +50,13 @@ extension Keychain {
                 }
             } else {
                 try forEachMatch(q, itemClass: q.itemClass, conditions: q.attributes, includeData: q.returnData, codec: codec) { item in
-                    if q.returnData, try !presence.admits(item, ui: q.authenticationUI) { return true }
+                    if q.returnData, try !presence.admits(item, ui: q.authenticationUI) { return deferredAll() }
                     let data = q.returnData ? try codec.openDataCopy(item.row) : nil
                     return collect(Results.item(item.attributes, persistentRef: item.persistentRef, data: data, query: q))
                 }
             }
         }
+        try presence.throwIfDeferred()
         guard found > 0 else { throw KeychainError(errSecItemNotFound) }
         if q.limit.isArray { return results }
         return results.first

@@ -45,6 +45,8 @@ extension Keychain {
                         }
                         if (index + 1) % 1000 == 0 { progress?(index + 1) }
                     }
+                    // Every protected item met is named, and nothing is written (rolled back).
+                    try presence.throwIfDeferred()
                     if dryRun { throw DryRunRollback(outcomes: outcomes) }
                     return outcomes
                 }
@@ -92,7 +94,9 @@ private struct ImportRun {
                                    keys: codec.keys, state: &state)
             return .created
         }
-        _ = try presence.admits(existing, ui: .allow)
+        // Without a proof, not compared (`unchanged` would tell its secret): named, and the
+        // import fails at its end with `UserPresenceRequired`.
+        guard try presence.admits(existing, ui: .allow) else { return .skipped(duplicateOf: earlier) }
         if try same(existing, attributes, data) { return .unchanged(duplicateOf: earlier) }
         guard updateExisting else { return .skipped(duplicateOf: earlier) }
         if item.created == nil, let cdat = existing.attributes["cdat"] { attributes["cdat"] = cdat }

@@ -59,6 +59,7 @@ extension Keychain {
             }
             guard !targets.isEmpty else { throw KeychainError(errSecItemNotFound) }
             for item in targets { _ = try presence.admits(item, ui: q.authenticationUI) }
+            try presence.throwIfDeferred()   // every protected target named, nothing written
             let now = Date().timeIntervalSinceReferenceDate
             for item in targets {
                 guard let change = changesByClass[item.itemClass] else { continue }

@@ -15,20 +15,24 @@ extension KeychainRequest {
             return .outcomes(try keychain.importItems(i.items, updateExisting: i.updateExisting, dryRun: i.dryRun,
                                                       skipInvalid: i.skipInvalid, progress: i.progress, presence: presence))
         case .copyMany(let b):
-            // One proof for the whole batch: a query that needs one fails the batch (so the
-            // caller asks once and sends it all again), every other error stays its query's.
+            // One proof for the whole batch: queries that need one fail the batch, naming every
+            // protected item of every query (so the caller asks once, naming them all, and
+            // performs it all again); every other error stays its query's.
             var results: [Result<Any?, KeychainError>] = []
+            var protected: [String] = []
             for query in b.queries {
                 do {
                     results.append(.success(try keychain.copyMatching(query, presence: presence)))
                 } catch let error as KeychainError {
                     results.append(.failure(error))
                 } catch let required as UserPresenceRequired {
-                    throw required
+                    protected += required.items
+                    results.append(.failure(KeychainError(errSecInteractionNotAllowed)))
                 } catch {
                     results.append(.failure(KeychainError(errSecInternalError)))
                 }
             }
+            if !protected.isEmpty { throw UserPresenceRequired(items: protected) }
             return .results(results)
         case .verify: return .count(try keychain.check())
         }

@@ -32,6 +32,32 @@ public enum KeychainRequest {
 }
 
 extension KeychainRequest {
+    /// Whether the request writes a secret that user presence will protect: an add or
+    /// import of an item with access-control flags that ask for a person, or an update that
+    /// sets such flags. A front end performs it in its own process (`KeychainSession`), so
+    /// that the new secret never crosses the agent's socket to a peer it cannot establish.
+    /// A flags value kc cannot read counts as protecting (the safe reading).
+    public var setsUserPresence: Bool {
+        func protects(_ dictionary: [String: Any]) -> Bool {
+            guard let value = dictionary[kcAttrAccessControlFlags] else { return false }
+            let raw: Int64? = switch value {
+            case let v as Int: Int64(v)
+            case let v as Int64: v
+            case let v as Int32: Int64(v)
+            case let v as UInt32: Int64(v)
+            default: nil
+            }
+            guard let raw else { return true }
+            return AccessControlFlags(stored: .int(raw)).requiresUserPresence
+        }
+        switch self {
+        case .add(let q): return protects(q)
+        case .update(_, let attributes): return protects(attributes)
+        case .importItems(let i): return i.items.contains { protects($0.query) }
+        default: return false
+        }
+    }
+
     /// The caller's `kSecUseOperationPrompt`, shown when the request needs a proof of user
     /// presence (the first query's, for a batch).
     public var operationPrompt: String? {

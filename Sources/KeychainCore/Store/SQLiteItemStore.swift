@@ -11,8 +11,11 @@ package final class SQLiteItemStore: ItemStore {
 
     /// Opens an existing keychain file after `FileSafety` checks; migrates an older schema,
     /// refuses a newer one or a file that is not a kc keychain.
-    package init(openingExisting path: String) throws {
-        try FileSafety.checkKeychainFile(at: path)
+    /// - Parameter checkFile: run `FileSafety.checkKeychainFile` first (false only for a
+    ///   second connection to a file this process already checked and holds open: see
+    ///   `freshConnection`).
+    package init(openingExisting path: String, checkFile: Bool = true) throws {
+        if checkFile { try FileSafety.checkKeychainFile(at: path) }
         let before = Self.identity(of: path)
         database = try Database(path: path)
         let appID = try Migrations.applicationID(database)
@@ -358,7 +361,15 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func freshConnection() throws -> (any ItemStore)? {
-        let fresh = try SQLiteItemStore(openingExisting: database.path)
+        // Not through `FileSafety.checkKeychainFile`: it reads the file's magic through a
+        // descriptor of its own, and closing any descriptor of a file drops every POSIX lock
+        // this process holds on it, SQLite's included. The agent's connection then looked
+        // like no connection at all: the next process to close the keychain took itself for
+        // the last one, checkpointed and unlinked the -shm, and the agent, still mapping
+        // the unlinked one, never saw another process's commit again (issue 29, found by
+        // its presence tests). The identity comparison below ties the fresh connection to
+        // the file checked at the first open.
+        let fresh = try SQLiteItemStore(openingExisting: database.path, checkFile: false)
         return fresh.fileIdentity == fileIdentity ? fresh : nil
     }
 

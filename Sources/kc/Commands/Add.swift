@@ -112,7 +112,9 @@ struct Add: ParsableCommand {
         let recipe = try generate.map { try GenerationRequest(spec: $0).recipe() }
         accessible?.warnIfDeprecated()
         let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf)
-        try keychain.prepare()   // the keychain password is asked for before the secret
+        // The keychain password is asked for before the secret. A secret user presence will
+        // protect never goes to the agent: the keychain is opened here for it.
+        if userPresence { try keychain.prepareHere() } else { try keychain.prepare() }
         let value: SecureBytes
         if let recipe {
             value = try PasswordGenerator.generate(recipe)

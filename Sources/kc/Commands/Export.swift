@@ -78,6 +78,8 @@ struct Export: ParsableCommand {
         // and export"): an export must not launder replayed or edited rows into plaintext.
         _ = try handle.verify()
         var items: [(className: String, attributes: [String: Any], data: Data?)] = []
+        var classes: [CLIClass] = []
+        var queries: [[String: Any]] = []
         for cls in itemClass.map({ [$0] }) ?? CLIClass.allCases {
             var query: [String: Any] = [kSecClass: cls.secClass, kSecMatchLimit: kSecMatchLimitAll,
                                         kSecReturnAttributes: true, kSecReturnData: true]
@@ -86,13 +88,19 @@ struct Export: ParsableCommand {
             query[kSecAttrLabel] = label
             // Certificates and keys have no service or account: none of theirs can match.
             if (service != nil || account != nil) && cls != .generic && cls != .internet { continue }
-            let result: Any?
-            do {
-                result = try handle.copyMatching(query)
-            } catch let error as KeychainError where error.status == errSecItemNotFound {
-                continue
+            classes.append(cls)
+            queries.append(query)
+        }
+        // One batch for every class: items that require user presence, whatever their class,
+        // are named in one prompt, asked once (docs/security.md, "User presence").
+        for (cls, result) in zip(classes, try handle.copyMany(queries)) {
+            let found: Any?
+            switch result {
+            case .success(let value): found = value
+            case .failure(let error) where error.status == errSecItemNotFound: continue
+            case .failure(let error): throw error
             }
-            for dict in result as? [[String: Any]] ?? [] {
+            for dict in found as? [[String: Any]] ?? [] {
                 var attributes = dict
                 let data = attributes.removeValue(forKey: kSecValueData) as? Data
                 items.append((cls.rawValue, attributes, data))

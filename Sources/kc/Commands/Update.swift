@@ -71,7 +71,7 @@ struct Update: ParsableCommand {
         try secret.checkArgument()
         newAccessible?.warnIfDeprecated()
         let keychain = try Session.open(self.keychain.choice)
-        try keychain.prepare()
+        if userPresence == true { try keychain.prepareHere() } else { try keychain.prepare() }   // a protected secret: opened here
         let queries = try Guard.selection(keychain, item: item, matching: match.matching, all: all, verb: "update").queries
         var changes = attributeChanges
         // A new secret is read unless only attributes change.

@@ -25,7 +25,7 @@ enum PresenceSource {
         guard Terminal.isAvailable else {
             throw UserPresenceRequired(item: prompt.item).error(why: "there is no terminal to ask on")
         }
-        let shown = prompt.reason == nil && reason != nil ? PresencePrompt(path: prompt.path, item: prompt.item, reason: reason) : prompt
+        let shown = prompt.reason == nil && reason != nil ? prompt.with(reason: reason) : prompt
         return try Terminal.readSecret(prompt: shown.text)
     }
 }

@@ -8,8 +8,9 @@ Run: python3 make_agent_vectors.py   (writes the .hex files beside this script)
 """
 import os, struct
 
-VERSION = 4
-REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5, "unlockWithKept": 6, "operationWithProof": 7}
+VERSION = 5
+# 7 was operationWithProof (version 4); version 5 refuses it as an unknown request.
+REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5, "unlockWithKept": 6}
 RESP = {"ok": 0x80, "error": 0x81, "notHeld": 0x82, "presenceRequired": 0x83}
 OP = {"add": 1, "copyMatching": 2, "update": 3, "delete": 4, "count": 5,
       "backup": 6, "importItems": 7, "copyMany": 8, "verify": 9}
@@ -78,9 +79,6 @@ vectors = {
         "update": True, "dryRun": False, "skipInvalid": True}),
     "request-copy-many": op("copyMany", {"queries": [dict(GENP, r_Data=True), {"class": "genp", "svce": "npm", "r_Data": True, "kcsa": {}}]}),
     "request-verify": op("verify", {}),
-    # Version 4: an operation with a proof of user presence, lp(password) before the operation's body.
-    "request-copy-matching-with-proof": frame(REQ["operationWithProof"], lp(b"hunter2") + lp(PATH) + bytes([OP["copyMatching"]])
-                                              + value(dict(GENP, r_Data=True, u_OpPrompt="Deploy")) + value(None)),
     "reply-ok-null": frame(RESP["ok"], value(None)),
     "reply-ok-count": frame(RESP["ok"], value(3)),
     "reply-ok-data": frame(RESP["ok"], value(b"token")),
@@ -89,7 +87,8 @@ vectors = {
     "reply-error": frame(RESP["error"], struct.pack(">i", -25300) + lp("no item matches") + lp("list items with kc find --all")),
     "reply-error-no-hint": frame(RESP["error"], struct.pack(">i", -25293) + lp("wrong password") + lp("")),
     "reply-not-held": frame(RESP["notHeld"], b""),
-    "reply-presence-required": frame(RESP["presenceRequired"], lp('"github.com"')),
+    # Version 5: u32 count || lp(name) for every protected item the request would release.
+    "reply-presence-required": frame(RESP["presenceRequired"], struct.pack(">I", 2) + lp('"github.com" (account "alice")') + lp('"npm"')),
     "reply-status": frame(RESP["ok"], value([{"path": PATH, "idle": 840, "maximum": 43000, "idleTimeout": 900}])),
     "reply-status-empty": frame(RESP["ok"], value([])),
     "reply-import": frame(RESP["ok"], value([
