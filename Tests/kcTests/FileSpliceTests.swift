@@ -18,10 +18,13 @@ import KCTestSupport
     /// (the agent let go of a file re-keyed or replaced under it).
     static let refusals: Set<Int32> = [93, 51, 36]
 
-    /// A live keychain and an older copy of it, both written by the real `kc`: the copy is
-    /// taken after four items; then one is updated, one deleted, one added, the password is
-    /// changed (`kc passwd`, as a user would run it) and one more item is added under the
-    /// new password.
+    /// A live keychain and an older copy of it, both written by the real `kc`: the keychain
+    /// is made with the moderate KDF profile, and the copy taken after five items (one with a
+    /// Secret Service map, so `kc_pairs` has rows); then one item is updated, one deleted, one
+    /// added, the password is changed to the interactive profile (`kc passwd --kdf`, as a user
+    /// would run it, so every KDF field but the algorithm, the only one there is, differs
+    /// between the copies) and one more item is added under the new password. The writes
+    /// before the change go through the agent (one moderate derivation, not one per command).
     struct Scene {
         let home: KCHome
         let live: String
@@ -35,24 +38,33 @@ import KCTestSupport
     static func scene() throws -> Scene {
         let h = try KCHome()
         let live = h.directory + "/live.keychain-db"
-        func kc(_ arguments: [String], _ password: String = oldPassword, _ extra: [String: String] = [:]) throws {
-            let out = try h.kc(arguments + ["-k", live], password: password, extra: extra.merging(["KC_AGENT_DIR": h.directory + "/no-agent"]) { a, _ in a })
+        func kc(_ arguments: [String], _ password: String? = nil, inProcess: Bool = false, _ extra: [String: String] = [:]) throws {
+            var env = extra
+            if inProcess { env["KC_AGENT_DIR"] = h.directory + "/no-agent" }
+            let out = try h.kc(arguments + ["-k", live], password: password, extra: env)
             #expect(out.status == 0, "kc \(arguments): \(out.stderr)")
         }
-        try kc(["create", "--kdf", "interactive"])
+        try kc(["create", "--kdf", "moderate"], oldPassword, inProcess: true)
+        try kc(["unlock"], oldPassword)
         try kc(["add", "-s", "deploy", "-a", "prod", "-w", "prod-1"])
         try kc(["add", "-s", "deploy", "-a", "staging", "-w", "staging-1"])
         try kc(["add", "-s", "gone", "-a", "x", "-w", "gone-1"])
         try kc(["add", "-s", "backup", "-a", "cron", "--accessible", "ck", "-w", "cron-1"])
+        let map = h.directory + "/map.json"
+        try Data(#"{"format":"kc-export","version":1,"items":[{"class":"generic","attributes":{"service":"ss-app","account":"carol","secret-service-attributes":{"application":"ss-app","env":"prod"}},"data":"c3MtdG9rZW4="}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: map))
+        try kc(["import", map])
         let old = h.directory + "/old.keychain-db"
         try FileSplicer.sqlite(live, "VACUUM INTO '\(old)';")
         chmod(old, 0o600)
         try kc(["update", "-s", "deploy", "-a", "prod", "-w", "prod-2"])
         try kc(["delete", "-s", "gone", "-a", "x"])
         try kc(["add", "-s", "later", "-a", "y", "-w", "later-1"])
-        try kc(["passwd"], oldPassword, ["KC_NEW_PASSWORD": newPassword])
-        try kc(["add", "-s", "after", "-a", "change", "-w", "after-change"], newPassword)
-        // No process holds the live file: its log is folded in, so a plain copy is the file.
+        try kc(["lock"])
+        try kc(["passwd", "--kdf", "interactive"], oldPassword, inProcess: true, ["KC_NEW_PASSWORD": newPassword])
+        try kc(["add", "-s", "after", "-a", "change", "-w", "after-change"], newPassword, inProcess: true)
+        // No process holds the live file (the agent closed it when it locked): its log is
+        // folded in, so a plain copy is the file.
         try FileSplicer.sqlite(live, "PRAGMA wal_checkpoint(TRUNCATE);")
         return Scene(home: h, live: live, splicer: FileSplicer(live: live, old: old))
     }
@@ -111,8 +123,12 @@ import KCTestSupport
     @Test func thePasswordRecordAndHeaderOfAnOlderCopyCannotBeSplicedIn() throws {
         let scene = try Self.scene()
         let splices = try scene.splicer.splices(of: ["kc_keychain", "kc_state"])
-        #expect(splices.contains { $0.name == "column kc_keychain.wrapped_master_key of [1]" })
-        #expect(splices.contains { $0.name == "column kc_keychain.kdf_salt of [1]" })
+        for column in ["key_generation", "kdf_opslimit", "kdf_memlimit", "kdf_salt", "wrapped_master_key"] {
+            #expect(splices.contains { $0.name == "column kc_keychain.\(column) of [1]" }, "\(column)")
+        }
+        for column in ["generation", "item_count", "accumulator", "mac"] {
+            #expect(splices.contains { $0.name == "column kc_state.\(column) of [1]" }, "\(column)")
+        }
         try Self.attackAll(scene, splices, minimum: 8)
     }
 
@@ -122,6 +138,7 @@ import KCTestSupport
         let scene = try Self.scene()
         let splices = try scene.splicer.splices().filter { !$0.name.hasPrefix("column") }
         #expect(splices.contains { $0.name.hasPrefix("every table") })
+        #expect(splices.contains { $0.name.hasPrefix("table kc_pairs") } && splices.contains { $0.name.hasPrefix("row kc_pairs") })
         try Self.attackAll(scene, splices, minimum: 8)
     }
 
@@ -129,7 +146,10 @@ import KCTestSupport
     @Test func noColumnOfAnOlderItemRowCanBeSplicedIn() throws {
         let scene = try Self.scene()
         let splices = try scene.splicer.splices(of: ["kc_items", "kc_pairs"]).filter { $0.name.hasPrefix("column") }
-        try Self.attackAll(scene, splices, minimum: 4)
+        for column in ["row_version", "pk", "i_svce", "i_acct", "wrapped_key", "metadata", "data"] {
+            #expect(splices.contains { $0.name.hasPrefix("column kc_items.\(column) ") }, "\(column)")
+        }
+        try Self.attackAll(scene, splices, minimum: 8)
     }
 
     /// Why `kc passwd` re-keys by default: the attacker knows the old password, so the old
