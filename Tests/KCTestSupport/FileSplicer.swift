@@ -45,7 +45,7 @@ public struct FileSplicer: Sendable {
         for table in chosen where try rows(table.name, in: live) != rows(table.name, in: old) {
             all.append(Splice(name: "table \(table.name)", sql: "DELETE FROM main.\(table.name); INSERT INTO main.\(table.name) SELECT * FROM o.\(table.name);"))
         }
-        if only == nil || only == ["kc_keychain", "kc_state"] {
+        if chosen.contains(where: { $0.name == "kc_keychain" }) && chosen.contains(where: { $0.name == "kc_state" }) {
             all.append(Splice(name: "the header (kc_keychain and kc_state)", sql: ["kc_keychain", "kc_state"].map {
                 "DELETE FROM main.\($0); INSERT INTO main.\($0) SELECT * FROM o.\($0);"
             }.joined(separator: " ")))
