@@ -70,12 +70,67 @@ import Testing
         #expect(cert[kSecAttrAccessible] as? String == "dk")
     }
 
+    /// Format 4 → 5: no row changes (the after-first-unlock items stay where format 4 put
+    /// them); the header MAC is written anew over the whole password record.
+    @Test func formatFourOpensMigratesAndKeepsEveryItem() throws {
+        let (directory, path) = try Self.copy("v4.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try Self.versions(path) == "4\n4\n4\n")
+        let rows = try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"])
+        let k = try Keychain.open(at: path, password: try secure("fixture-v4-password"))
+        #expect(try Self.versions(path) == "5\n4\n5\n")
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"]) == rows,
+                "the migration to format 5 changes no row")
+        #expect(try Self.protectionClasses(path) == "0|7\n1|2\n")
+        #expect(try k.itemCount() == 9)
+        #expect(try k.check() == 9)
+        #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"])) == Array("prod-token-2".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "staging"])) == Array("staging-token".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "bin", kSecAttrAccount: "raw"])) == [0, 1] + Array("binary".utf8))
+        #expect(try Self.secret(k, [kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob"]) == Array("hunter2".utf8))
+        expectStatus(errSecItemNotFound) { _ = try k.copyMatching(genp([kSecAttrService: "gone"])) }
+        let prod = try #require(try k.copyMatching(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kSecReturnAttributes: true])) as? [String: Any])
+        #expect(prod[kSecAttrLabel] as? String == "deploy prod")
+        #expect(prod[kSecAttrComment] as? String == "a comment")
+        try Self.expectTheFormatThreeItems(k)
+        #expect(try k.copyMatching(genp([kSecAttrService: "presence", kSecAttrAccount: "guarded", kSecReturnAttributes: true])) is [String: Any])
+        try Self.expectSecretServiceItems(k, path: path, password: "fixture-v4-password", count: 9)
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v3-password")) }
+        k.lockKeepingAfterFirstUnlock()
+        #expect(try Self.secret(k, genp([kSecAttrService: "backup", kSecAttrAccount: "cron"])) == Array("cron-token".utf8))
+        expectStatus(errSecInteractionNotAllowed) { _ = try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "staging"])) }
+    }
+
+    /// A migrated file set back to format 4 (whose header MAC left the password record out)
+    /// does not open: the format is in the master key's associated data.
+    @Test func aMigratedFileCannotBeSetBackToFormatFour() throws {
+        let (directory, path) = try Self.copy("v4.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try Keychain.open(at: path, password: try secure("fixture-v4-password"))
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_keychain SET format_version = 4; UPDATE kc_state SET min_writer_version = 4"])
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v4-password")) }
+    }
+
+    /// The format-4 password record, authentic and opening with its password, spliced into
+    /// the file after its migration (so that the next open would check the header with
+    /// format 4's MAC, which leaves the record out) is refused: the migrated header's MAC is
+    /// format 5's, and an open keychain takes no other format.
+    @Test func aFormatFourRecordSplicedIntoAMigratedFileIsRefused() throws {
+        let (directory, path) = try Self.copy("v4.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let k = try Keychain.open(at: path, password: try secure("fixture-v4-password"))
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "ATTACH '\(Self.fixtures)/v4.keychain-db' AS o; DELETE FROM main.kc_keychain; INSERT INTO main.kc_keychain SELECT * FROM o.kc_keychain;"])
+        expectStatus(errSecDecode) { _ = try Keychain.open(at: path, password: try secure("fixture-v4-password")) }
+        expectStatus(errSecDecode) { _ = try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"])) }
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]) == "4\n", "nothing was migrated again")
+    }
+
     @Test func formatThreeOpensAndKeepsEveryItem() throws {
         let (directory, path) = try Self.copy("v3.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try Self.versions(path) == "3\n3\n3\n")
         let k = try Keychain.open(at: path, password: try secure("fixture-v3-password"))
-        #expect(try Self.versions(path) == "4\n4\n4\n")
+        #expect(try Self.versions(path) == "5\n4\n5\n")
         // The ck item and the certificate (dk) moved to the after-first-unlock class key.
         #expect(try Self.protectionClasses(path) == "0|6\n1|2\n")
         #expect(try k.itemCount() == 8)
@@ -140,7 +195,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try Self.versions(path) == "2\n2\n2\n")
         let k = try Keychain.open(at: path, password: try secure("fixture-v2-password"))
-        #expect(try Self.versions(path) == "4\n4\n4\n")
+        #expect(try Self.versions(path) == "5\n4\n5\n")
         #expect(try Self.protectionClasses(path) == "0|4\n")
         try Self.expectTheFixtureItems(k)
         try k.add(genp([kSecAttrService: "later", kSecValueData: Data("new".utf8)]))
@@ -192,7 +247,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))
         let k = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
-        #expect(try Self.versions(path) == "4\n4\n4\n")
+        #expect(try Self.versions(path) == "5\n4\n5\n")
         #expect(try Self.protectionClasses(path) == "0|4\n")
         try Self.expectTheFixtureItems(k)
         // The migrated file is an ordinary current one: writes, a fresh open, the old password.

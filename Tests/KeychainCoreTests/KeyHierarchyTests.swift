@@ -114,6 +114,33 @@ import Testing
         #expect(AttributeValue.int(0).indexEncoding != AttributeValue.string("").indexEncoding)
         #expect(AttributeValue.string("a\u{0}").indexEncoding != AttributeValue.string("a").indexEncoding)
     }
+
+    /// Format 5's header MAC (`docs/format.md` §6) over a fixed record and state: the whole
+    /// password record (its one password slot, wrap and KDF fields) inside, as Python computes it.
+    @Test func theFormatFiveHeaderMACMatchesIndependentComputation() throws {
+        let v = try Self.vectors()
+        let keys = try hierarchy(v)
+        let record = KeychainRecord(formatVersion: 5, keychainID: Array(repeating: 7, count: 16), keyGeneration: 1, kdfAlgorithm: 2,
+                                    kdfOpslimit: 2, kdfMemlimit: 67_108_864, kdfSalt: Array(0..<16), wrappedMasterKey: Array(100..<172))
+        let state = StateRecord(minWriterVersion: 5, generation: 7, itemCount: 3, accumulator: Array(repeating: 0xAA, count: 32),
+                                idleTimeout: 900, maxTimeout: 43_200, mac: [])
+        #expect(Header.mac(state, record: record, keys: keys) == v["header.v5.mac"])
+        // Every field of the record is covered: each one changed changes the MAC.
+        var edits: [KeychainRecord] = []
+        for edit in 0..<6 {
+            var r = record
+            switch edit {
+            case 0: r.kdfSalt[0] ^= 1
+            case 1: r.wrappedMasterKey[71] ^= 1
+            case 2: r.kdfOpslimit = 3
+            case 3: r.kdfMemlimit = 1 << 27
+            case 4: r.kdfAlgorithm = 1
+            default: r.keyGeneration = 2
+            }
+            edits.append(r)
+        }
+        for r in edits { #expect(Header.mac(state, record: r, keys: keys) != v["header.v5.mac"], "\(r)") }
+    }
 }
 
 /// Argon2id parameters and the sealing primitives.

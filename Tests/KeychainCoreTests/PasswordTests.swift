@@ -36,6 +36,22 @@ import Testing
         try t.keychain.add(genp([kSecAttrService: "t"]))
     }
 
+    /// Issue 29, item 14, in this process: the password record of a copy made before the
+    /// change, spliced into the live file, used to open with the old password and pass every
+    /// check. Format 5's header MAC covers the record: the open keychain, a fresh open with
+    /// either password and `check()` all refuse it.
+    @Test func anOlderPasswordRecordSplicedInIsRefused() throws {
+        let t = try TempKeychain()
+        try t.keychain.add(genp([kSecAttrService: "s", kSecValueData: Data("kept".utf8)]))
+        try t.sql("ATTACH '\(t.directory)/old.db' AS o; CREATE TABLE o.record AS SELECT * FROM main.kc_keychain;")
+        try t.keychain.changePassword(to: try secure("new password"))
+        try t.keychain.add(genp([kSecAttrService: "after", kSecValueData: Data("later".utf8)]))
+        try t.sql("ATTACH '\(t.directory)/old.db' AS o; DELETE FROM main.kc_keychain; INSERT INTO main.kc_keychain SELECT * FROM o.record;")
+        expectStatus(errSecDecode) { _ = try t.keychain.copyMatching(genp([kSecAttrService: "after", kSecReturnData: true])) }
+        expectStatus(errSecDecode) { _ = try t.reopen() }
+        expectStatus(errSecAuthFailed) { _ = try t.reopen(password: "new password") }
+    }
+
     @Test func changePasswordToAnotherProfile() throws {
         let t = try TempKeychain()
         #expect(try t.keychain.kdfProfile() == .interactive)

@@ -60,3 +60,17 @@ afu = kdf(mk, 6, "kckeys01")
 print("subkey.afu =", afu.hex())
 print("subkey.afu.meta =", kdf(afu, 1, "kcclass1").hex())
 print("subkey.afu.wrap =", kdf(afu, 2, "kcclass1").hex())
+# Format 5: the header MAC covers the whole password record (docs/format.md §6): the record
+# is label("kc/v5/record") || u32 format || lp(keychain_id) || u32 key_generation || u32 slot
+# count || each slot as lp(label(kind) || fields); the password slot's fields are u32
+# kdf_algorithm || u64 opslimit || u64 memlimit || lp(salt) || lp(wrapped_master_key).
+def u32(v):
+    return struct.pack(">I", v)
+def u64(v):
+    return struct.pack(">Q", v)
+salt, wrap = bytes(range(16)), bytes(range(100, 172))
+slot = label("kc/v5/slot/password") + u32(2) + u64(2) + u64(67108864) + lp(salt) + lp(wrap)
+record = label("kc/v5/record") + u32(5) + lp(b"\x07" * 16) + u32(1) + u32(1) + lp(slot)
+header = (label("kc/v5/header") + lp(record) + u32(5) + u64(7) + u64(3) + lp(b"\xaa" * 32)
+          + u64(900) + u64(43200))
+print("header.v5.mac =", hashlib.blake2b(header, key=subs["header"], digest_size=32).hexdigest())

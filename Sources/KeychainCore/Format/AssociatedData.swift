@@ -5,7 +5,12 @@ package enum AssociatedData {
     static let dataKeyLabel = "kc/v1/dek"
     static let metadataLabel = "kc/v1/meta"
     static let dataLabel = "kc/v1/data"
-    static let headerLabel = "kc/v1/header"
+    /// The header MAC of formats 1–4 (`Header.macV1`): the password record not covered.
+    static let headerLabelV1 = "kc/v1/header"
+    /// The header MAC of format 5 (`Header.mac`): the whole password record covered.
+    static let headerLabel = "kc/v5/header"
+    /// The password record inside format 5's header MAC (`KeychainRecord.authenticatedBytes`).
+    static let recordLabel = "kc/v5/record"
     /// Format 2's accumulator term covers every column (`Header.term`); format 1's did not.
     static let accumulatorLabel = "kc/v2/acc"
     static let accumulatorLabelV1 = "kc/v1/acc"

@@ -1,11 +1,35 @@
 /// The authenticated header state (`docs/format.md` §6): a generation counter, the item
 /// count and an XOR accumulator of keyed hashes of (item id, row version, class), under a
-/// MAC with the versions and settings. Deleted, inserted or replayed rows change the
-/// accumulator and are detected at open and by `verify()`.
+/// MAC with the versions, the settings and (format 5) the whole password record. Deleted,
+/// inserted or replayed rows change the accumulator and are detected at open and by
+/// `verify()`; a password record spliced in from another copy fails the MAC.
 enum Header {
+    /// The header MAC of a file of `record`'s format: format 5's covers every field of the
+    /// password record, every wrap of the master key and its KDF fields included
+    /// (`KeychainRecord.authenticatedBytes`), then the state:
+    /// label("kc/v5/header") ‖ lp(record) ‖ u32 min_writer_version ‖ u64 generation ‖
+    /// u64 item_count ‖ lp(accumulator) ‖ u64 idle_timeout ‖ u64 max_timeout.
+    /// Formats 1–4 used `macV1` (read once more, to check a file before its migration).
     static func mac(_ s: StateRecord, record: KeychainRecord, keys: KeyHierarchy) -> [UInt8] {
-        var w = ByteWriter(capacity: 128)
+        guard record.formatVersion >= 5 else { return macV1(s, record: record, keys: keys) }
+        let covered = record.authenticatedBytes
+        var w = ByteWriter(capacity: 96 + covered.count)
         w.label(AssociatedData.headerLabel)
+        w.lengthPrefixed(covered)
+        w.u32(s.minWriterVersion)
+        w.u64(s.generation)
+        w.u64(s.itemCount)
+        w.lengthPrefixed(s.accumulator)
+        w.u64(s.idleTimeout)
+        w.u64(s.maxTimeout)
+        return Hashing.mac(w.bytes, key: keys.header)
+    }
+
+    /// The header MAC of formats 1–4, which covered the record's format, keychain id and
+    /// key generation but not its wrapped master key or KDF fields (issue 29).
+    static func macV1(_ s: StateRecord, record: KeychainRecord, keys: KeyHierarchy) -> [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        w.label(AssociatedData.headerLabelV1)
         w.u32(record.formatVersion)
         w.u32(s.minWriterVersion)
         w.lengthPrefixed(record.keychainID)
@@ -83,8 +107,15 @@ enum Header {
 
 extension Keychain {
     /// Checks the header MAC, that the keys in hand belong to this file, and that the
-    /// generation has not gone back. - Throws: errSecDecode, errSecInteractionNotAllowed.
-    func checkHeader(_ record: KeychainRecord, _ state: StateRecord, keys: KeyHierarchy) throws {
+    /// generation has not gone back. Only a migration (`migrating`) accepts a record of an
+    /// older format, whose MAC did not cover the whole password record: anywhere else a
+    /// format that went back is a header spliced in from an older file.
+    /// - Throws: errSecDecode, errSecInteractionNotAllowed.
+    func checkHeader(_ record: KeychainRecord, _ state: StateRecord, keys: KeyHierarchy, migrating: Bool = false) throws {
+        guard record.formatVersion == Keychain.formatVersion || (migrating && record.formatVersion < Keychain.formatVersion) else {
+            throw KeychainError(errSecDecode, "the header of \(path) says format \(record.formatVersion) where this keychain is format \(Keychain.formatVersion): the file was tampered with",
+                                hint: "restore the keychain from a backup")
+        }
         guard record.keychainID == keys.keychainID, record.keyGeneration == keys.keyGeneration else {
             lock()
             throw KeychainError(errSecInteractionNotAllowed,
@@ -128,6 +159,13 @@ extension Keychain {
     /// its generation would make the next read look like a restored older copy. Its own
     /// commit never costs a scan.
     func write<T>(_ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
+        try write(replacingRecord: nil, body)
+    }
+
+    /// `write`, which also replaces the password record with what `replacingRecord` makes
+    /// of the one in the file (a password change): the new record is written in the same
+    /// transaction, and the header MAC covers it.
+    func write<T>(replacingRecord: ((KeychainRecord) throws -> KeychainRecord)?, _ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> T {
         let keys = try allKeys()
         if let authority {
             return try authority.write(keys: keys, adopt: { self.keys = $0 }, body)
@@ -145,7 +183,9 @@ extension Keychain {
             try verifyIfChanged(keys, state)
             state.generation += 1
             let result = try body(keys, &state)
-            state.mac = Header.mac(state, record: record, keys: keys)
+            let written = try replacingRecord?(record) ?? record
+            state.mac = Header.mac(state, record: written, keys: keys)
+            if written != record { try store.writeKeychainRecord(written) }
             try store.writeState(state)
             return (result, state.generation, try store.changeStamp())
         }

@@ -12,9 +12,13 @@ extension Keychain {
     /// after-first-unlock (`ck`, `cku`, `dk`, `dku`: certificates, by Apple's default) gets
     /// its data key re-wrapped and its metadata re-sealed under that class's key, with
     /// the migration's generation as its row version; the rest keep their rows.
+    /// Format 4 → 5: the rows are checked as format 4 checks them and none changes; the
+    /// header MAC is written anew in format 5's layout, which covers the whole password
+    /// record (the wrap, the KDF fields), so that none can be spliced in from an older copy.
     /// Either way the master key is then re-wrapped with the new format in its associated
     /// data under the same KEK, and the minimum writer version raised, so that an older kc
-    /// refuses to write the file. The pair table (`kc_pairs`) itself is created by the
+    /// refuses to write the file. One write transaction: a kill at any moment leaves the
+    /// old file or the migrated one. The pair table (`kc_pairs`) itself is created by the
     /// schema migration when the store opens (`Migrations`, schema 3).
     /// - Throws: errSecDecode when the old file fails its checks (nothing is written);
     ///   errSecReadOnly when the file cannot be written.
@@ -28,10 +32,11 @@ extension Keychain {
                 return nil
             }
             var state = try store.readState()
-            try checkHeader(current, state, keys: keys)
+            try checkHeader(current, state, keys: keys, migrating: true)
             try verifyRows(keys, state, formatVersion: current.formatVersion)
             state.generation += 1
-            let moved = try moveToClassKeys(keys, formatVersion: current.formatVersion, generation: state.generation)
+            let moved = current.formatVersion < 4
+                ? try moveToClassKeys(keys, formatVersion: current.formatVersion, generation: state.generation) : 0
             if current.formatVersion == 1 || moved > 0 {
                 var acc = [UInt8](repeating: 0, count: 32)
                 try store.forEachRow(.all, includeData: true) { row in

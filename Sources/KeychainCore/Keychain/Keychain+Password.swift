@@ -22,14 +22,16 @@ extension Keychain {
         record.kdfMemlimit = kdf.memlimit
         record.kdfSalt = kdf.salt
         record.wrappedMasterKey = try AEAD.seal(keys.master().bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
-        try write { _, _ in
-            let current = try store.readKeychainRecord()
+        // The write bumps the generation, and the header MAC covers the new record: the
+        // record it replaces, spliced back in, fails the MAC, and a whole older header with
+        // it is a generation any process that saw this one refuses.
+        try write(replacingRecord: { current in
             guard current == before else {
-                throw KeychainError(errSecInteractionNotAllowed, "the password of \(path) was changed by another process meanwhile; nothing was written",
+                throw KeychainError(errSecInteractionNotAllowed, "the password of \(self.path) was changed by another process meanwhile; nothing was written",
                                     hint: "unlock with the current password and try again")
             }
-            try store.writeKeychainRecord(record)
-        }
+            return record
+        }) { _, _ in }
         openedRecord = record
         try store.compactLog()
     }
@@ -70,11 +72,13 @@ extension Keychain {
         let generation = try store.transaction(write: true) {
             let current = try store.readKeychainRecord()
             var state = try store.readState()
+            // The header MAC covers the record (format 5): an edited one is tampering; one
+            // another kc changed with its own password change is not ours to replace.
+            try checkHeader(current, state, keys: oldKeys)
             guard current == before else {
                 throw KeychainError(errSecInteractionNotAllowed, "\(path) was changed by another process meanwhile; nothing was written",
                                     hint: "unlock again and retry")
             }
-            try checkHeader(current, state, keys: oldKeys)
             guard state.minWriterVersion <= Keychain.formatVersion else {
                 throw KeychainError(errSecReadOnly, "\(path) was last written by a newer kc (writer version \(state.minWriterVersion))",
                                     hint: "upgrade kc")
