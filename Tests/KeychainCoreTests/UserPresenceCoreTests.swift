@@ -34,6 +34,22 @@ import KCTestSupport
         #expect(try t.keychain.copyMatching(genp([kSecAttrService: "news", kSecReturnData: true])) as? Data == Data("plain".utf8))
     }
 
+    /// Issue 29, item 14: the old password, with the password record of a copy made before
+    /// a password change spliced back in (the master key kept), is no proof of presence: the
+    /// check itself opens only the record the header MAC covers.
+    @Test func anOldPasswordRecordSplicedInIsNoProof() throws {
+        let t = try Self.keychain()
+        try t.sql("ATTACH '\(t.directory)/old.db' AS o; CREATE TABLE o.record AS SELECT * FROM main.kc_keychain;")
+        try t.keychain.changePassword(to: try secure("new password"))
+        try t.sql("ATTACH '\(t.directory)/old.db' AS o; DELETE FROM main.kc_keychain; INSERT INTO main.kc_keychain SELECT * FROM o.record;")
+        expectStatus(errSecDecode, "the spliced record fails the header MAC") {
+            try t.keychain.checkPresenceProof(try secure(TempKeychain.password))
+        }
+        expectStatus(errSecDecode) {
+            _ = try t.keychain.copyMatching(genp([kSecAttrService: "bank", kSecReturnData: true]), presence: Self.proof())
+        }
+    }
+
     @Test func failRefusesWithoutAskingAndSkipLeavesTheItemOut() throws {
         let t = try Self.keychain()
         var all = genp([kSecAttrAccount: "me", kSecReturnData: true, kSecReturnAttributes: true, kSecMatchLimit: kSecMatchLimitAll])
