@@ -64,7 +64,7 @@ public enum TeamKeychains {
     package static func connect(name: String, keychainID: [UInt8], dsn: String, insecure: Bool, member: MemberKeys,
                                 checkpoints: String = Checkpoint.stateDirectory) throws -> Opened {
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecure)
-        let connection = try PostgresConnection(dsn: dsn)
+        let connection = try PostgresConnection(dsn: dsn, insecureTransport: insecure)
         try PostgresSchema.check(connection)
         let label = TeamName.prefix + name
         let store = PostgresItemStore(connection: connection, keychainID: keychainID, label: label)

@@ -47,8 +47,9 @@ struct AddRunner: ParsableCommand {
         let name = try teamName(keychain)
         let opened = try openTeam(name, password)
         let file = try TeamFile.read(at: TeamFile.path(name: name))
-        // Never this device's database password: a leaked token would carry its role.
-        let runnerDSN = try dsn ?? PostgresConnection.withoutPassword(file.dsn)
+        // Never what authenticates this device (its database password, its client key's
+        // passphrase): a leaked token would carry its role. Only the shareable keywords.
+        let runnerDSN = try dsn ?? PostgresConnection.shareable(file.dsn)
         try PostgresConnection.checkTransport(dsn: runnerDSN, insecureAllowed: false)
         let token = try TeamAdmin.addRunner(opened, teamName: name, memberName: member, role: role, expires: until, dsn: runnerDSN)
         var text: [UInt8] = token.withUnsafeBytes { Array($0) } + [0x0a]
