@@ -76,6 +76,14 @@ public enum TeamKeychains {
         let keys = try authority.openAndVerify()
         try authority.checkFreshness()
         authority.saveCheckpoint(force: true)
-        return Opened(keychain: Keychain.team(path: label, store: store, keys: keys, authority: authority), authority: authority)
+        let keychain = Keychain.team(path: label, store: store, keys: keys, authority: authority)
+        // A lock or stop of the team agent during an operation (`KeyRevocation`): the
+        // connection is shut (its waiting statement ends, none follows) and this member's
+        // keys are zeroed with the keychain's. The checkpoint's MAC key is not a team key:
+        // the lock still writes the checkpoint with it.
+        let gate = connection.gate
+        keychain.revocation.onRevoke { gate.revoke() }
+        keychain.revocation.onRevoke { member.wipe() }
+        return Opened(keychain: keychain, authority: authority)
     }
 }

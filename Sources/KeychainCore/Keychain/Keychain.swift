@@ -34,8 +34,14 @@ public final class Keychain {
     /// Where the rows and the header live: the seam below the keychain (`ItemStore`).
     let store: any ItemStore
     /// The keys held: all of them while unlocked; after `lock(keepingAfterFirstUnlock:)`
-    /// only those that read after-first-unlock items; nil once locked entirely.
-    var keys: KeyHierarchy?
+    /// only those that read after-first-unlock items; nil once locked entirely. Each
+    /// hierarchy it ever holds is one `revocation` zeroes.
+    var keys: KeyHierarchy? {
+        didSet { if let keys { revocation.watch(keys) } }
+    }
+    /// What another thread uses to make the keys unusable at once, during an operation
+    /// (`KeyRevocation`: the team agent's lock and stop while it waits for a server).
+    public let revocation = KeyRevocation()
     /// The highest header generation seen: a lower one later means a rolled-back file.
     var highestGeneration: UInt64 = 0
     /// The store as it was when this process last verified every row (or wrote itself);
@@ -56,6 +62,7 @@ public final class Keychain {
         self.path = path
         self.store = store
         self.keys = keys
+        revocation.watch(keys)
     }
 
     /// A team keychain: rows in `store`, vouched for by `authority` (its signed log), opened
@@ -248,7 +255,7 @@ public final class Keychain {
     /// The keys held (all, or after-first-unlock's only), or errSecInteractionNotAllowed
     /// once locked entirely.
     func unlockedKeys() throws -> KeyHierarchy {
-        guard let keys else {
+        guard let keys, !revocation.isRevoked else {
             throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked", hint: "unlock it again")
         }
         return keys
@@ -257,7 +264,7 @@ public final class Keychain {
     /// Every key, or errSecInteractionNotAllowed when the keychain is locked (whether or
     /// not it keeps after-first-unlock items readable): writes, backups, password changes.
     func allKeys() throws -> KeyHierarchy {
-        guard let keys, keys.isComplete else {
+        guard let keys, keys.isComplete, !revocation.isRevoked else {
             throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked", hint: "unlock it again")
         }
         return keys
