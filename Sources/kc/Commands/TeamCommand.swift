@@ -53,11 +53,13 @@ struct TeamCommand: ParsableCommand {
                       hint: "install it with `make install`, which puts kc-team beside kc")
     }
 
-    /// Replaces this process with `kc-team ARGUMENTS` (the environment as it is).
+    /// Replaces this process with `kc-team ARGUMENTS` (the environment as it is), each
+    /// `--dsn` value passed through a pipe rather than the command line (`TeamDSNHandOff`).
     /// - Throws: errSecUnimplemented when kc-team cannot be run; returns never otherwise.
     static func exec(_ arguments: ArraySlice<String>) throws -> Never {
         let path = programPath
-        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        let passed = try TeamDSNHandOff.arguments(Array(arguments))
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + passed).map { strdup($0) } + [nil]
         execv(path, &argv)
         let code = errno
         for p in argv { free(p) }
