@@ -20,6 +20,12 @@ struct TeamCommand: ParsableCommand {
         creates, joins and administers them. Its subcommands: create, join,
         add, add-runner, remove, members, head, verify, agent (kc-team --help).
 
+        Keep a database password off the command line, which every local
+        user can read: give create and add-runner the DSN with --dsn-file
+        FILE or --dsn-stdin, or keep the password in ~/.pgpass. Each
+        statement to the server has a deadline, KC_TEAM_ROUND_TRIP_TIMEOUT
+        seconds (default 30): past it, exit 53.
+
         Examples:
           kc team join kct1:...       # this device asks to join
           kc unlock -k team:infra     # the team password of this device
