@@ -60,8 +60,11 @@ public final class AgentServer {
     nonisolated(unsafe) static var signalled: Int32 = 0
 
     /// Opens the keychain an unlock names, with its password, refusing one older than the
-    /// generation this agent has seen of it.
-    public typealias Opener = (_ path: String, _ password: borrowing SecureBytes, _ minimumGeneration: UInt64) throws -> Keychain
+    /// generation this agent has seen of it. `revocation` is the one the keychain is to
+    /// have (`Keychain.revocation`): a lock or stop that arrives while it opens revokes it
+    /// at once (the team agent's; the file agent's opener lets the keychain make its own).
+    public typealias Opener = (_ path: String, _ password: borrowing SecureBytes, _ minimumGeneration: UInt64,
+                               _ revocation: KeyRevocation) throws -> Keychain
 
     /// How this agent opens keychains: keychain files for `kc agent`, team keychains for
     /// `kc-team agent`.
@@ -74,7 +77,7 @@ public final class AgentServer {
     public init(paths: AgentPaths = AgentPaths(), grace: Double = 60) {
         self.paths = paths
         self.grace = grace
-        opener = { path, password, minimumGeneration in
+        opener = { path, password, minimumGeneration, _ in
             try Keychain.open(at: path, password: password, minimumGeneration: minimumGeneration)
         }
         servesFiles = true
@@ -353,10 +356,12 @@ public final class AgentServer {
         }
         let previous = entries[path]?.keychain
         let known = try previous.map { generations[try $0.keychainID()] ?? $0.generation } ?? 0
-        let watch = beginWatch()
+        // A lock or stop while it opens (waiting for a server) revokes what it opened so far.
+        let revocation = KeyRevocation()
+        let watch = beginWatch(unlocking: (path, revocation))
         let keychain: Keychain
         do {
-            keychain = try opener(path, password, known)
+            keychain = try opener(path, password, known, revocation)
         } catch {
             _ = endWatch(watch, path: path)
             throw error
@@ -381,9 +386,11 @@ public final class AgentServer {
 extension AgentServer {
     /// Starts a `LockWatch` on the socket for the request about to run (the team agent
     /// only: its requests may wait for a server); nil for the file agent.
-    fileprivate func beginWatch() -> LockWatch? {
+    /// - Parameter unlocking: the keychain being unlocked, and the revocation it gets.
+    fileprivate func beginWatch(unlocking: (String, KeyRevocation)? = nil) -> LockWatch? {
         guard !servesFiles, let listening else { return nil }
-        return LockWatch(listener: listening, held: entries.mapValues { $0.keychain.revocation })
+        let held = entries.map { ($0.key, $0.value.keychain.revocation) } + (unlocking.map { [$0] } ?? [])
+        return LockWatch(listener: listening, held: held)
     }
 
     /// Ends `watch` and applies what it saw: the locks and the stop it answered (their

@@ -33,15 +33,16 @@ final class LockWatch: @unchecked Sendable {
     }
 
     private let listener: UnixSocket
-    private let held: [String: KeyRevocation]
+    private let held: [(path: String, revocation: KeyRevocation)]
     private let state = Mutex(Outcome())
     /// A pipe whose write end `finish` closes to end the thread.
     private let wake: (read: Int32, write: Int32)
     private var thread = pthread_t()
     private var started = false
 
-    /// Starts watching `listener`; `held` are the revocations of the keychains held now.
-    init(listener: UnixSocket, held: [String: KeyRevocation]) {
+    /// Starts watching `listener`; `held` are the revocations of the keychains held now
+    /// and of one being unlocked (a path may appear twice: held, and being unlocked again).
+    init(listener: UnixSocket, held: [(path: String, revocation: KeyRevocation)]) {
         self.listener = listener
         self.held = held
         let fds = CloseOnExec.pipe() ?? [-1, -1]
@@ -102,7 +103,7 @@ final class LockWatch: @unchecked Sendable {
                 if all { s.all = true } else { s.paths.insert(path) }
             }
         case .stop:
-            for revocation in held.values { revocation.revoke() }
+            for (_, revocation) in held { revocation.revoke() }
             state.withLock { $0.stop = true }
         default:
             return false

@@ -66,6 +66,32 @@ import KCTestSupport
         try Self.expectKeysGone(home)
     }
 
+    /// A lock that arrives while an unlock waits for the server: answered at once, and the
+    /// keys that unlock derived are revoked with its connection; nothing stays held.
+    @Test func lockAnswersAtOnceWhileAnUnlockWaitsForTheServer() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let home = try Self.unlockedTeam(dsn)
+        defer { _ = try? home.kc(["team", "agent", "--stop"]) }
+        try TeamCommandTests.run(home, ["lock", "-k", "team:infra"])
+        let lock = try StalledServer.TableLock(dsn: dsn)
+        defer { lock.release() }
+        let unlocking = try Spawn.start([KCBinary.path, "unlock", "-k", "team:infra"],
+                                        environment: home.environment.merging(["PATH": "/usr/bin:/bin", "KC_PASSWORD": TeamCommandTests.teamPassword]) { a, _ in a },
+                                        timeout: 60)
+        #expect(try Self.waitForLockWaiter(TestPostgres.databaseName(of: dsn)), "the unlock never waited for the lock")
+        let start = Date()
+        let locked = try KCBinary.run(["lock", "-k", "team:infra"], environment: home.environment, timeout: 20)
+        #expect(locked.status == 0, "kc lock: \(locked.status) \(locked.stderr)")
+        #expect(Date().timeIntervalSince(start) < 5, "kc lock waited \(Date().timeIntervalSince(start)) s for the unlock")
+        // It ends at once (its connection shut), not at its 30 s round-trip deadline
+        // holding the keys it derived until then.
+        let ended = try unlocking.finish()
+        #expect(ended.status != 0, "the unlock the lock overtook succeeded: \(ended.stderr)")
+        #expect(Date().timeIntervalSince(start) < 10, "the unlock held its keys \(Date().timeIntervalSince(start)) s after the lock")
+        lock.release()
+        try Self.expectKeysGone(home)
+    }
+
     @Test func stopAnswersAtOnceWhileTheServerIsSilent() throws {
         let relay = try StalledServer.Relay(to: try TestPostgres.shared.port())
         defer { relay.stop() }

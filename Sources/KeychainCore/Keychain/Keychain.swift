@@ -41,7 +41,7 @@ public final class Keychain {
     }
     /// What another thread uses to make the keys unusable at once, during an operation
     /// (`KeyRevocation`: the team agent's lock and stop while it waits for a server).
-    public let revocation = KeyRevocation()
+    public let revocation: KeyRevocation
     /// The highest header generation seen: a lower one later means a rolled-back file.
     var highestGeneration: UInt64 = 0
     /// The store as it was when this process last verified every row (or wrote itself);
@@ -58,9 +58,10 @@ public final class Keychain {
     /// header MAC and accumulator do (`HeaderAuthority`).
     package private(set) var authority: (any HeaderAuthority)?
 
-    init(path: String, store: any ItemStore, keys: KeyHierarchy) {
+    init(path: String, store: any ItemStore, keys: KeyHierarchy, revocation: KeyRevocation = KeyRevocation()) {
         self.path = path
         self.store = store
+        self.revocation = revocation
         self.keys = keys
         revocation.watch(keys)
     }
@@ -68,8 +69,11 @@ public final class Keychain {
     /// A team keychain: rows in `store`, vouched for by `authority` (its signed log), opened
     /// with `keys` derived from the team's master key; `authority` has verified every row.
     /// - Parameter path: its name in messages and to the agent, `team:NAME`.
-    package static func team(path: String, store: any ItemStore, keys: KeyHierarchy, authority: any HeaderAuthority) -> Keychain {
-        let keychain = Keychain(path: path, store: store, keys: keys)
+    /// - Parameter revocation: the one its opener registered its connection and member
+    ///   keys with (`KeyRevocation`).
+    package static func team(path: String, store: any ItemStore, keys: KeyHierarchy, authority: any HeaderAuthority,
+                             revocation: KeyRevocation = KeyRevocation()) -> Keychain {
+        let keychain = Keychain(path: path, store: store, keys: keys, revocation: revocation)
         keychain.authority = authority
         return keychain
     }
