@@ -53,13 +53,20 @@ public final class AgentServer {
     private var stopping = false
     /// The boot the agent started in: another one means every key goes.
     private let boot = BootSession.current()
+    /// The listening socket while `run` runs (a `LockWatch` watches it during a request).
+    private var listening: UnixSocket?
+    /// Requests a `LockWatch` read during the last request, served next, in order.
+    private var pending: [(UnixSocket, [UInt8])] = []
 
     /// Set by SIGTERM/SIGINT/SIGHUP.
     nonisolated(unsafe) static var signalled: Int32 = 0
 
     /// Opens the keychain an unlock names, with its password, refusing one older than the
-    /// generation this agent has seen of it.
-    public typealias Opener = (_ path: String, _ password: borrowing SecureBytes, _ minimumGeneration: UInt64) throws -> Keychain
+    /// generation this agent has seen of it. `revocation` is the one the keychain is to
+    /// have (`Keychain.revocation`): a lock or stop that arrives while it opens revokes it
+    /// at once (the team agent's; the file agent's opener lets the keychain make its own).
+    public typealias Opener = (_ path: String, _ password: borrowing SecureBytes, _ minimumGeneration: UInt64,
+                               _ revocation: KeyRevocation) throws -> Keychain
 
     /// How this agent opens keychains: keychain files for `kc agent`, team keychains for
     /// `kc-team agent`.
@@ -72,7 +79,7 @@ public final class AgentServer {
     public init(paths: AgentPaths = AgentPaths(), grace: Double = 60) {
         self.paths = paths
         self.grace = grace
-        opener = { path, password, minimumGeneration in
+        opener = { path, password, minimumGeneration, _ in
             try Keychain.open(at: path, password: password, minimumGeneration: minimumGeneration)
         }
         servesFiles = true
@@ -108,13 +115,19 @@ public final class AgentServer {
         // Under the lock, a socket left by a killed agent is stale: replace it.
         unlink(paths.socket)
         let listener = try UnixSocket.listen(at: paths.socket)
-        defer { unlink(paths.socket) }
+        listening = listener
+        defer { unlink(paths.socket); listening = nil; pending = [] }
         for s in [SIGTERM, SIGINT, SIGHUP] { signal(s, agentSignalHandler) }
         var none = sigset_t()
         sigemptyset(&none)
         sigprocmask(SIG_SETMASK, &none, nil)   // a signal to stop must get through
         signal(SIGPIPE, SIG_IGN)
         while !stopping && AgentServer.signalled == 0 {
+            if !pending.isEmpty {
+                var (connection, payload) = pending.removeFirst()
+                respond(connection, &payload)
+                continue
+            }
             expire()
             if entries.isEmpty && Deadline.now.nanoseconds > emptySince.nanoseconds &+ UInt64(graceSeconds * 1e9) { break }
             var p = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
@@ -167,10 +180,22 @@ public final class AgentServer {
     private func serve(_ connection: UnixSocket) {
         guard let uid = try? connection.peerUID(), uid == geteuid() else { return }   // closed without a byte
         let deadline = Deadline.after(seconds: Self.requestDeadline)
-        var reply: [UInt8]
+        var payload: [UInt8]
         do {
-            var payload = try connection.readFrame(until: deadline)
-            defer { Sodium.wipe(&payload) }
+            payload = try connection.readFrame(until: deadline)
+        } catch {
+            let e = error as? KeychainError ?? KeychainError(errSecInternalError)
+            try? connection.writeAll(AgentReply.error(e).frame(), until: .after(seconds: 5))
+            return
+        }
+        respond(connection, &payload)
+    }
+
+    /// Answers one request read from `connection`, and wipes it.
+    private func respond(_ connection: UnixSocket, _ payload: inout [UInt8]) {
+        var reply: [UInt8]
+        defer { Sodium.wipe(&payload) }
+        do {
             // `parse` copies the body out of the payload: an unlock's password, an add's secret.
             var (version, type, body) = try AgentProtocol.parse(payload)
             defer { Sodium.wipe(&body) }
@@ -216,6 +241,8 @@ public final class AgentServer {
             clear()
             return AgentReply.ok(nil).frame()
         case .operation(let path, let request):
+            let watch = beginWatch()
+            defer { _ = endWatch(watch, path: path) }
             return try perform(request, on: path, presence: UserPresence())
         case .unlockWithKept(let kept):
             guard servesFiles else {
@@ -329,14 +356,22 @@ public final class AgentServer {
         let previous = entries[path]?.keychain
         let known = try previous.map { generations[try $0.keychainID()] ?? $0.generation } ?? 0
         try backoff.admit()
+        // A lock or stop while it opens (waiting for a server) revokes what it opened so far.
+        let revocation = KeyRevocation()
+        let watch = beginWatch(unlocking: (path, revocation))
         let keychain: Keychain
         do {
-            keychain = try opener(path, password, known)
-        } catch let error as KeychainError where error.status == errSecAuthFailed {
-            backoff.failed()
+            keychain = try opener(path, password, known, revocation)
+        } catch {
+            _ = endWatch(watch, path: path)
+            if let error = error as? KeychainError, error.status == errSecAuthFailed { backoff.failed() }
             throw error
         }
         backoff.succeeded()
+        if endWatch(watch, path: path) {
+            keychain.lock()
+            throw KeychainError(errSecInteractionNotAllowed, "\(path) was locked while it was being unlocked", hint: "unlock it again")
+        }
         let id = try keychain.keychainID()
         if let seen = generations[id], keychain.generation < seen {
             throw KeychainError(errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",
@@ -347,6 +382,36 @@ public final class AgentServer {
         let entry = Entry(keychain: keychain, idle: idle > 0 ? idle : stored.idle, maximum: maximum > 0 ? maximum : stored.maximum)
         previous?.lock()
         entries[path] = entry
+    }
+}
+
+extension AgentServer {
+    /// Starts a `LockWatch` on the socket for the request about to run (the team agent
+    /// only: its requests may wait for a server); nil for the file agent.
+    /// - Parameter unlocking: the keychain being unlocked, and the revocation it gets.
+    fileprivate func beginWatch(unlocking: (String, KeyRevocation)? = nil) -> LockWatch? {
+        guard !servesFiles, let listening else { return nil }
+        let held = entries.map { ($0.key, $0.value.keychain.revocation) } + (unlocking.map { [$0] } ?? [])
+        return LockWatch(listener: listening, held: held)
+    }
+
+    /// Ends `watch` and applies what it saw: the locks and the stop it answered (their
+    /// keys already revoked), and the requests it left, served next.
+    /// - Returns: whether a lock or stop named `path` (a keychain being unlocked then is
+    ///   locked again at once).
+    fileprivate func endWatch(_ watch: LockWatch?, path: String) -> Bool {
+        guard let watch else { return false }
+        let outcome = watch.finish()
+        pending += outcome.pending.map { ($0.connection, $0.payload) }
+        if outcome.stop {
+            stopping = true
+            clear()
+        } else if outcome.all {
+            for held in Array(entries.keys) { lockEntry(held) }
+        } else {
+            for held in outcome.paths { lockEntry(held) }
+        }
+        return outcome.stop || outcome.all || outcome.paths.contains(path)
     }
 }
 

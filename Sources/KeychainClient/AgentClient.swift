@@ -82,10 +82,11 @@ public struct AgentClient: Sendable {
     public static let agentEnvironment = ["HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"]
 
     /// The variables the team agent inherits: the file agent's, and where it keeps its
-    /// checkpoints (`$XDG_STATE_HOME/kc`), the readers' staleness limit, and libpq's files
+    /// checkpoints (`$XDG_STATE_HOME/kc`), the readers' staleness limit, the round-trip
+    /// deadline (`KC_TEAM_ROUND_TRIP_TIMEOUT`), and libpq's files
     /// and TLS settings (`.pgpass`, the CA). Never a password (not even `PGPASSWORD`) or a
     /// runner token.
-    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME", "KC_TEAM_MAX_STALENESS",
+    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME", "KC_TEAM_MAX_STALENESS", "KC_TEAM_ROUND_TRIP_TIMEOUT",
                                                                  "PGPASSFILE", "PGSERVICEFILE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLMODE"]
 
     /// Connects to the running agent, or nil when none runs.

@@ -54,6 +54,14 @@ package final class MemberKeys: @unchecked Sendable {
     /// The Ed25519 secret key in libsodium's form (seed ‖ public key, 64 bytes).
     private let signSecretKey: SecureBytes
 
+    /// Zeroes the seed and both secret keys in place (a revoked team keychain's,
+    /// `KeyRevocation`): whoever still holds this object holds zeros from now on.
+    package func wipe() {
+        seed.withUnsafeMutableBytes { Sodium.wipe($0) }
+        boxSecretKey.withUnsafeMutableBytes { Sodium.wipe($0) }
+        signSecretKey.withUnsafeMutableBytes { Sodium.wipe($0) }
+    }
+
     /// Derives both key pairs from a 32-byte seed (copied into guarded memory).
     ///
     ///     let keys = try MemberKeys(seed: seedFromTeamFile)

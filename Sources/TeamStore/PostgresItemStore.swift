@@ -60,7 +60,8 @@ package final class PostgresItemStore: ItemStore {
         do {
             if connection.isBroken { try connection.reconnect() }
             try connection.begin(readOnlySnapshot: !write)
-        } catch let e as KeychainError where e.status == errSecNotAvailable && connection.isBroken {
+        } catch let e as KeychainError where e.status == errSecNotAvailable && connection.isBroken && !connection.timedOut {
+            // (Not after a deadline passed: the server is stalled, and would be waited for again.)
             try connection.reconnect()
             try connection.begin(readOnlySnapshot: !write)
         }
@@ -167,7 +168,8 @@ package final class PostgresItemStore: ItemStore {
         if connection.isBroken { try connection.reconnect() }
         do {
             return try statement()
-        } catch let e as KeychainError where e.status == errSecNotAvailable && connection.isBroken {
+        } catch let e as KeychainError where e.status == errSecNotAvailable && connection.isBroken && !connection.timedOut {
+            // (Not after a deadline passed: the server is stalled, and would be waited for again.)
             try connection.reconnect()
             return try statement()
         }
@@ -342,6 +344,6 @@ package final class PostgresItemStore: ItemStore {
     }
 
     package func freshConnection() throws -> (any ItemStore)? {
-        PostgresItemStore(connection: try PostgresConnection(dsn: connection.dsn), keychainID: keychainID, label: label)
+        PostgresItemStore(connection: try PostgresConnection(like: connection), keychainID: keychainID, label: label)
     }
 }

@@ -26,16 +26,17 @@ package enum TeamAdmin {
         try requireNoTeamFile(path, name: name)
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecureTransport)
         let member = try MemberKeys.generate()
-        let id = try createOnServer(name: name, dsn: dsn, memberName: memberName, member: member)
+        let id = try createOnServer(name: name, dsn: dsn, memberName: memberName, member: member, insecureTransport: insecureTransport)
         try TeamFile.create(at: path, teamName: name, keychainID: id, dsn: dsn, memberID: member.memberID,
                             insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
-        // The join string is shared freely: never with the database password in it.
-        return Created(join: JoinString(keychainID: id, dsn: try PostgresConnection.withoutPassword(dsn)), fingerprint: member.fingerprint)
+        // The join string is shared freely: only the shareable keywords of the DSN.
+        return Created(join: JoinString(keychainID: id, dsn: try PostgresConnection.shareable(dsn)), fingerprint: member.fingerprint)
     }
 
     /// Writes a new team keychain `name` to the server at `dsn` (its schema installed when
     /// missing) with `member` as its root admin `memberName`; answers its id. No local file.
-    package static func createOnServer(name: String, dsn: String, memberName: String, member: MemberKeys) throws -> [UInt8] {
+    package static func createOnServer(name: String, dsn: String, memberName: String, member: MemberKeys,
+                                       insecureTransport: Bool = false) throws -> [UInt8] {
         let now = TeamAuthority.now
         let root = MemberRecord(name: memberName, role: .admin, boxPublicKey: member.boxPublicKey, signPublicKey: member.signPublicKey)
         let genesis = Genesis(name: name, root: root, created: now)
@@ -49,7 +50,7 @@ package enum TeamAdmin {
         first.sign(keychainID: id, with: member)
         let wrap = try MasterKeyDelivery.wrap(masterKey: mk, keychainID: id, keyGeneration: 1, memberID: root.memberID,
                                               memberBoxKey: root.boxPublicKey, admin: member, commitment: commitment)
-        let connection = try PostgresConnection(dsn: dsn)
+        let connection = try PostgresConnection(dsn: dsn, insecureTransport: insecureTransport)
         try PostgresSchema.install(connection)
         let store = PostgresItemStore(connection: connection, keychainID: id, label: TeamName.prefix + name)
         let tables = TeamTables(connection: connection, keychainID: id)
@@ -70,7 +71,7 @@ package enum TeamAdmin {
         try Sodium.ensureReady()
         try PostgresConnection.checkTransport(dsn: join.dsn, insecureAllowed: insecureTransport)
         let member = try MemberKeys.generate()
-        let genesis = try requestToJoin(join, memberName: memberName, member: member) { genesis in
+        let genesis = try requestToJoin(join, memberName: memberName, member: member, insecureTransport: insecureTransport) { genesis in
             let name = localName ?? genesis.name
             try TeamName.validate(name)
             try requireNoTeamFile(TeamFile.path(name: name), name: name)
@@ -84,9 +85,9 @@ package enum TeamAdmin {
     /// The server part of `join`: checks the genesis against the join string's id (then
     /// calls `check` with it, before anything is written) and leaves `member`'s join request.
     /// - Returns: the verified genesis.
-    package static func requestToJoin(_ join: JoinString, memberName: String, member: MemberKeys,
+    package static func requestToJoin(_ join: JoinString, memberName: String, member: MemberKeys, insecureTransport: Bool = false,
                                       check: (Genesis) throws -> Void = { _ in }) throws -> Genesis {
-        let connection = try PostgresConnection(dsn: join.dsn)
+        let connection = try PostgresConnection(dsn: join.dsn, insecureTransport: insecureTransport)
         try PostgresSchema.check(connection)
         let store = PostgresItemStore(connection: connection, keychainID: join.keychainID, label: "the team keychain")
         let tables = TeamTables(connection: connection, keychainID: join.keychainID)

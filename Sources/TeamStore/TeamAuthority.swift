@@ -313,9 +313,9 @@ package final class TeamAuthority: HeaderAuthority {
     /// Starts a scan of the pieces it claims on a thread with a connection of its own that
     /// reads `snapshot`; nil when no thread starts.
     private func startParallelScan(_ snapshot: String, pieces: ScanPieces, capacity: Int) -> BackgroundThread<ScannedRows>? {
-        let dsn = store.connection.dsn, keychainID = keychainID, label = label
+        let dsn = store.connection.dsn, insecure = store.connection.insecureTransport, keychainID = keychainID, label = label
         return try? BackgroundThread {
-            let connection = try PostgresConnection(dsn: dsn)
+            let connection = try PostgresConnection(dsn: dsn, insecureTransport: insecure)
             try connection.begin(readOnlySnapshot: true)
             try connection.execute("SET TRANSACTION SNAPSHOT '\(snapshot)'")
             let rows = try Self.scan(PostgresItemStore(connection: connection, keychainID: keychainID, label: label), pieces: pieces, capacity: capacity)
@@ -620,7 +620,7 @@ package final class TeamAuthority: HeaderAuthority {
                 let result = try body(keys, state(generation: generation, count: ledger.count))
                 if seen != nil { return result }
             } catch is NeedsSnapshot {
-            } catch let e as KeychainError where e.status == errSecNotAvailable && store.connection.isBroken {
+            } catch let e as KeychainError where e.status == errSecNotAvailable && store.connection.isBroken && !store.connection.timedOut {
             }
         }
         // A run `PostgresItemStore.transaction` repeats (a pool lost a prepared statement)
@@ -728,7 +728,9 @@ package final class TeamAuthority: HeaderAuthority {
                 let current = try store.transaction(write: false) { try catchUp(keys, mark: e.generation) }
                 if current !== keys { adopt(current); keys = current }
                 return markedHash == e.hash
-            } catch let error as KeychainError where error.status == errSecNotAvailable {
+            } catch let error as KeychainError where error.status == errSecNotAvailable && !store.connection.timedOut {
+                // (A server that let a round trip pass its deadline is stalled: the error
+                // goes up, the write's outcome unknown until the next read shows it.)
                 usleep(100_000)
             }
         }

@@ -11,8 +11,11 @@ public enum TeamKeychains {
     /// Opens the team keychain `name` with `secret` (the password of this device's seed
     /// file, or a runner token `kcr1:…`), checks it against the server and the local
     /// checkpoint, and answers it ready for SecItem calls.
-    public static func open(name: String, secret: borrowing SecureBytes, minimumGeneration: UInt64) throws -> Keychain {
-        try openMember(name: name, secret: secret).keychain
+    /// - Parameter revocation: the keychain's (`KeyRevocation`), which shuts its connection
+    ///   and wipes its keys, those of the open in progress included.
+    public static func open(name: String, secret: borrowing SecureBytes, minimumGeneration: UInt64,
+                            revocation: KeyRevocation = KeyRevocation()) throws -> Keychain {
+        try openMember(name: name, secret: secret, revocation: revocation).keychain
     }
 
     /// What `openMember` answers: the keychain and its authority (the admin commands use it).
@@ -22,7 +25,7 @@ public enum TeamKeychains {
     }
 
     /// Opens the team keychain `name` as `open` does, answering its authority too.
-    package static func openMember(name: String, secret: borrowing SecureBytes) throws -> Opened {
+    package static func openMember(name: String, secret: borrowing SecureBytes, revocation: KeyRevocation = KeyRevocation()) throws -> Opened {
         try TeamName.validate(name)
         try Sodium.ensureReady()
         let isToken = secret.withUnsafeBytes { $0.starts(with: Array("kcr1:".utf8)) }
@@ -44,7 +47,7 @@ public enum TeamKeychains {
             insecure = file.insecureTransport
             member = try MemberKeys(seed: file.openSeed(password: secret))
         }
-        return try connect(name: name, keychainID: keychainID, dsn: dsn, insecure: insecure, member: member)
+        return try connect(name: name, keychainID: keychainID, dsn: dsn, insecure: insecure, member: member, revocation: revocation)
     }
 
     /// `KC_TEAM_MAX_STALENESS` in seconds (a number, or N followed by s, m, h or d); 0 when unset.
@@ -62,9 +65,16 @@ public enum TeamKeychains {
     /// Connects and verifies the keychain `keychainID` at `dsn` as `member`.
     /// - Parameter checkpoints: the folder of checkpoints (`Checkpoint.stateDirectory`).
     package static func connect(name: String, keychainID: [UInt8], dsn: String, insecure: Bool, member: MemberKeys,
-                                checkpoints: String = Checkpoint.stateDirectory) throws -> Opened {
+                                checkpoints: String = Checkpoint.stateDirectory, revocation: KeyRevocation = KeyRevocation()) throws -> Opened {
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecure)
-        let connection = try PostgresConnection(dsn: dsn)
+        let connection = try PostgresConnection(dsn: dsn, insecureTransport: insecure)
+        // A lock or stop of the team agent during an operation, this open included
+        // (`KeyRevocation`): the connection is shut (its waiting statement ends, none
+        // follows) and this member's keys are zeroed with the keychain's. The checkpoint's
+        // MAC key is not a team key: the lock still writes the checkpoint with it.
+        let gate = connection.gate
+        revocation.onRevoke { gate.revoke() }
+        revocation.onRevoke { member.wipe() }
         try PostgresSchema.check(connection)
         let label = TeamName.prefix + name
         let store = PostgresItemStore(connection: connection, keychainID: keychainID, label: label)
@@ -76,6 +86,7 @@ public enum TeamKeychains {
         let keys = try authority.openAndVerify()
         try authority.checkFreshness()
         authority.saveCheckpoint(force: true)
-        return Opened(keychain: Keychain.team(path: label, store: store, keys: keys, authority: authority), authority: authority)
+        let keychain = Keychain.team(path: label, store: store, keys: keys, authority: authority, revocation: revocation)
+        return Opened(keychain: keychain, authority: authority)
     }
 }

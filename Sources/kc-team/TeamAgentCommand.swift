@@ -45,10 +45,10 @@ struct TeamAgentCommand: ParsableCommand {
     /// Opens the team keychain an unlock names, `team:NAME`, with the device's team
     /// password or a runner token.
     /// - Throws: errSecParam for a path that is not `team:NAME`; what `TeamKeychains.open` throws.
-    static func open(_ path: String, _ secret: borrowing SecureBytes, _ minimumGeneration: UInt64) throws -> Keychain {
+    static func open(_ path: String, _ secret: borrowing SecureBytes, _ minimumGeneration: UInt64, _ revocation: KeyRevocation) throws -> Keychain {
         guard let name = try TeamName.parse(path) else {
             throw KeychainError(errSecParam, "the team agent holds team keychains (team:NAME), not \(path)")
         }
-        return try TeamKeychains.open(name: name, secret: secret, minimumGeneration: minimumGeneration)
+        return try TeamKeychains.open(name: name, secret: secret, minimumGeneration: minimumGeneration, revocation: revocation)
     }
 }

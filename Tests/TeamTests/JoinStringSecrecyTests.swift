@@ -22,6 +22,45 @@ import KCTestSupport
             try TeamCommandTests.run(bob, ["team", "join", join, "--member", "bob", "--kdf", "interactive"])
         }
     }
+
+    /// Not only the password authenticates a client: the passphrase of its TLS key
+    /// (`sslpassword`), its key and certificate files and its password file do too, or name
+    /// files only the admin's device has. The join string carries only an allow-list of
+    /// keywords (`PostgresConnection.shareableKeywords`), in the URI form and the
+    /// keyword/value form alike.
+    @Test(arguments: [false, true])
+    func theJoinStringCarriesOnlyShareableKeywords(_ keywordForm: Bool) throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let port = try TestPostgres.shared.port(), db = TestPostgres.databaseName(of: dsn)
+        let given = keywordForm
+            ? "host=127.0.0.1 port=\(port) dbname=\(db) user=postgres password=pw-secret-1 sslpassword='ssl pass-secret-2' "
+                + "sslkey=/nowhere/key-secret-3.key sslcert=/nowhere/cert-secret-4.crt passfile=/nowhere/passfile-secret-5 application_name=app-secret-6"
+            : dsn.replacingOccurrences(of: "postgres@", with: "postgres:pw-secret-1@")
+                + "?sslpassword=ssl%20pass-secret-2&sslkey=/nowhere/key-secret-3.key&sslcert=/nowhere/cert-secret-4.crt"
+                + "&passfile=/nowhere/passfile-secret-5&application_name=app-secret-6"
+        let admin = try KCHome()
+        let created = try TeamCommandTests.run(admin, ["team", "create", "t", "--dsn", given, "--member", "admin", "--kdf", "interactive"])
+        #expect(!created.stdout.contains("secret"), "the join string carries what authenticates the admin: \(created.stdout)")
+        #expect(!created.stderr.contains("secret"))
+        let join = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(join.contains(db) && join.contains("127.0.0.1"), "the join string still names the server: \(join)")
+        let bob = try KCHome()
+        try TeamCommandTests.run(bob, ["team", "join", join, "--member", "bob", "--kdf", "interactive"])
+    }
+
+    /// The allow-list itself, on both forms: a DSN of shareable keywords only is kept as
+    /// it was; anything else is rebuilt from the shareable keywords alone.
+    @Test func onlyShareableKeywordsLeaveTheDevice() throws {
+        let uri = "postgresql://kc@db.example:5433/kc?sslmode=verify-full&sslrootcert=/etc/ssl/ca.pem&target_session_attrs=read-write"
+        #expect(try PostgresConnection.shareable(uri) == uri)
+        let kept = try PostgresConnection.parse(PostgresConnection.shareable(uri + "&sslpassword=S1&passfile=/p/S2&sslkey=/k/S3&options=-c%20x%3DS4"))
+        #expect(kept == ["host": "db.example", "port": "5433", "dbname": "kc", "user": "kc", "sslmode": "verify-full",
+                         "sslrootcert": "/etc/ssl/ca.pem", "target_session_attrs": "read-write"])
+        let kv = "host=db.example dbname=kc password=S0 sslpassword='S 1' sslcert=/c/S5 sslmode=verify-ca"
+        let shared = try PostgresConnection.shareable(kv)
+        #expect(!shared.contains("S"), "\(shared)")
+        #expect(try PostgresConnection.parse(shared) == ["host": "db.example", "dbname": "kc", "sslmode": "verify-ca"])
+    }
 }
 
 /// libpq's parse errors quote the offending token, which may be the password (a runner's

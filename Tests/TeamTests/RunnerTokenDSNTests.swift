@@ -34,4 +34,17 @@ import TeamCore
             #expect(try TeamCommandTests.run(runner, ["find", "-s", "deploy", "-a", "ci", "-w"], password: nil, extra: ["KC_KEYCHAIN": "team:infra"]).stdout == "deploy-token")
         }
     }
+
+    /// A runner token made without `--dsn` carries the admin's DSN through the allow-list:
+    /// not its TLS key's passphrase (`sslpassword`), key file or password file either.
+    @Test func aRunnerTokenCarriesNoneOfWhatAuthenticatesTheAdmin() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let admin = try KCHome()
+        try TeamCommandTests.run(admin, ["team", "create", "infra", "--dsn", dsn + "?sslpassword=keypass-secret-1&sslkey=/nowhere/key-secret-2.key&passfile=/nowhere/pgpass-secret-3",
+                                         "--member", "admin", "--kdf", "interactive"])
+        let printed = try TeamCommandTests.run(admin, ["team", "add-runner", "ci-a", "-k", "team:infra"]).stdout
+        let carried = try Self.dsn(in: printed)
+        #expect(!carried.contains("secret"), "the runner token carries what authenticates the admin: \(carried)")
+        #expect(carried.contains(TestPostgres.databaseName(of: dsn)))
+    }
 }

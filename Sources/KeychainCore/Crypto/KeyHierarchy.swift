@@ -150,3 +150,14 @@ package final class KeyHierarchy: @unchecked Sendable {
         return SymmetricKey(dek)
     }
 }
+
+extension KeyHierarchy {
+    /// Zeroes every key of this hierarchy in place (`KeyRevocation`): whoever still holds
+    /// a reference to it holds zeros from now on.
+    func wipe() {
+        var keys = [header, set, afterFirstUnlock.meta, afterFirstUnlock.wrap] + Array(blindKeys.values)
+        if let masterKey { keys.append(masterKey) }
+        if let whenUnlocked { keys += [whenUnlocked.meta, whenUnlocked.wrap] }
+        for key in keys { key.wipe() }
+    }
+}

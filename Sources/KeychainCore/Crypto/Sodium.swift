@@ -50,6 +50,11 @@ package enum Sodium {
         }
     }
 
+    /// Zeroes memory in place (`sodium_memzero`).
+    package static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
+    }
+
     /// Constant-time equality of two byte arrays of equal length.
     package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }

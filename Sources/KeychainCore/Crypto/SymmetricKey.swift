@@ -14,3 +14,11 @@ package final class SymmetricKey: @unchecked Sendable {
         try bytes.withUnsafeBytes(body)
     }
 }
+
+extension SymmetricKey {
+    /// Zeroes the key in place (`KeyRevocation`); it stays allocated until its last
+    /// reference goes.
+    package func wipe() {
+        bytes.withUnsafeMutableBytes { Sodium.wipe($0) }
+    }
+}

@@ -37,8 +37,14 @@ public final class Keychain {
     /// Where the rows and the header live: the seam below the keychain (`ItemStore`).
     let store: any ItemStore
     /// The keys held: all of them while unlocked; after `lock(keepingAfterFirstUnlock:)`
-    /// only those that read after-first-unlock items; nil once locked entirely.
-    var keys: KeyHierarchy?
+    /// only those that read after-first-unlock items; nil once locked entirely. Each
+    /// hierarchy it ever holds is one `revocation` zeroes.
+    var keys: KeyHierarchy? {
+        didSet { if let keys { revocation.watch(keys) } }
+    }
+    /// What another thread uses to make the keys unusable at once, during an operation
+    /// (`KeyRevocation`: the team agent's lock and stop while it waits for a server).
+    public let revocation: KeyRevocation
     /// The highest header generation seen: a lower one later means a rolled-back file.
     var highestGeneration: UInt64 = 0
     /// The store as it was when this process last verified every row (or wrote itself);
@@ -55,17 +61,22 @@ public final class Keychain {
     /// header MAC and accumulator do (`HeaderAuthority`).
     package private(set) var authority: (any HeaderAuthority)?
 
-    init(path: String, store: any ItemStore, keys: KeyHierarchy) {
+    init(path: String, store: any ItemStore, keys: KeyHierarchy, revocation: KeyRevocation = KeyRevocation()) {
         self.path = path
         self.store = store
+        self.revocation = revocation
         self.keys = keys
+        revocation.watch(keys)
     }
 
     /// A team keychain: rows in `store`, vouched for by `authority` (its signed log), opened
     /// with `keys` derived from the team's master key; `authority` has verified every row.
     /// - Parameter path: its name in messages and to the agent, `team:NAME`.
-    package static func team(path: String, store: any ItemStore, keys: KeyHierarchy, authority: any HeaderAuthority) -> Keychain {
-        let keychain = Keychain(path: path, store: store, keys: keys)
+    /// - Parameter revocation: the one its opener registered its connection and member
+    ///   keys with (`KeyRevocation`).
+    package static func team(path: String, store: any ItemStore, keys: KeyHierarchy, authority: any HeaderAuthority,
+                             revocation: KeyRevocation = KeyRevocation()) -> Keychain {
+        let keychain = Keychain(path: path, store: store, keys: keys, revocation: revocation)
         keychain.authority = authority
         return keychain
     }
@@ -251,7 +262,7 @@ public final class Keychain {
     /// The keys held (all, or after-first-unlock's only), or errSecInteractionNotAllowed
     /// once locked entirely.
     func unlockedKeys() throws -> KeyHierarchy {
-        guard let keys else {
+        guard let keys, !revocation.isRevoked else {
             throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked", hint: "unlock it again")
         }
         return keys
@@ -260,7 +271,7 @@ public final class Keychain {
     /// Every key, or errSecInteractionNotAllowed when the keychain is locked (whether or
     /// not it keeps after-first-unlock items readable): writes, backups, password changes.
     func allKeys() throws -> KeyHierarchy {
-        guard let keys, keys.isComplete else {
+        guard let keys, keys.isComplete, !revocation.isRevoked else {
             throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked", hint: "unlock it again")
         }
         return keys

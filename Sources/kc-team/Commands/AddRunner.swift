@@ -18,13 +18,15 @@ struct AddRunner: ParsableCommand {
         command with -k team:NAME. The token holds the runner's key: whoever
         has it reads the team keychain until the runner is removed or expires.
         It also holds the DSN the runner connects with: give the runner its own
-        (SELECT-only) role with --dsn; without, the team's DSN goes in without
-        its password.
+        (SELECT-only) role with --dsn-file FILE or --dsn-stdin (--dsn puts its
+        password where every local user can read it); without, the team's DSN
+        goes in with only where the server is and how to check it, never a
+        password or key.
 
         Examples:
           kc team add-runner ci-prod -k team:infra --role reader --expires 90d
-          kc team add-runner ci-prod -k team:infra \\
-            --dsn 'postgresql://ci_prod:PW@db.internal/kc?sslmode=verify-full'
+          printf '%s\\n' 'postgresql://ci_prod:PW@db.internal/kc?sslmode=verify-full' \\
+            | kc team add-runner ci-prod -k team:infra --dsn-stdin
         """
     )
 
@@ -36,8 +38,8 @@ struct AddRunner: ParsableCommand {
     var expires: String?
     @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
     var keychain: String
-    @Option(help: ArgumentHelp("The runner's own PostgreSQL connection string (default: this device's, without its password).", valueName: "DSN"))
-    var dsn: String?
+    @OptionGroup(title: "The runner's own PostgreSQL connection string (default: this device's, without what authenticates it)")
+    var connection: DSNSource
     @OptionGroup var password: TeamPassword
 
     func run() throws {
@@ -45,10 +47,15 @@ struct AddRunner: ParsableCommand {
         guard role != .admin else { throw KeychainError(errSecParam, "a runner cannot be an admin", hint: "use --role reader or --role writer") }
         let until = try expires.map { try TeamAuthority.now + Self.seconds($0) } ?? 0
         let name = try teamName(keychain)
+        guard !(connection.readsStandardInput && password.passwordStdin) else {
+            throw KeychainError(errSecParam, "standard input can give the DSN or the team password, not both")
+        }
+        let dsn = try connection.read()
         let opened = try openTeam(name, password)
         let file = try TeamFile.read(at: TeamFile.path(name: name))
-        // Never this device's database password: a leaked token would carry its role.
-        let runnerDSN = try dsn ?? PostgresConnection.withoutPassword(file.dsn)
+        // Never what authenticates this device (its database password, its client key's
+        // passphrase): a leaked token would carry its role. Only the shareable keywords.
+        let runnerDSN = try dsn ?? PostgresConnection.shareable(file.dsn)
         try PostgresConnection.checkTransport(dsn: runnerDSN, insecureAllowed: false)
         let token = try TeamAdmin.addRunner(opened, teamName: name, memberName: member, role: role, expires: until, dsn: runnerDSN)
         var text: [UInt8] = token.withUnsafeBytes { Array($0) } + [0x0a]

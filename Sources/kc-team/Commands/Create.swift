@@ -15,20 +15,32 @@ struct Create: ParsableCommand {
         and this device's fingerprint. The team password protects this device's
         key file; it never leaves the device.
 
+        The DSN comes from --dsn, --dsn-file FILE (- for standard input) or
+        --dsn-stdin. Keep a database password out of the command line, which
+        every local user can read: put it in ~/.pgpass, or pass the DSN with
+        --dsn-file or --dsn-stdin. The join string carries only where the
+        server is and how to check it, never a password or key.
+
         Examples:
           kc team create infra --dsn postgresql://kc@db.internal/kc
+          kc team create infra --dsn-file ~/.config/kc/infra.dsn
         """
     )
 
     @Argument(help: "The team's name: -k team:NAME chooses it.")
     var name: String
-    @Option(help: ArgumentHelp("The PostgreSQL connection string.", valueName: "DSN"))
-    var dsn: String
+    @OptionGroup var connection: DSNSource
     @OptionGroup var device: DeviceOptions
     @OptionGroup var password: TeamPassword
 
     func run() throws {
         try TeamName.validate(name)
+        guard !(connection.readsStandardInput && password.passwordStdin) else {
+            throw KeychainError(errSecParam, "standard input can give the DSN or the team password, not both")
+        }
+        guard let dsn = try connection.read() else {
+            throw KeychainError(errSecParam, "give the team's PostgreSQL connection string: --dsn, --dsn-file or --dsn-stdin")
+        }
         let secret = try password.read(prompt: "New password for team keychain team:\(name): ", confirm: true)
         let created = try TeamAdmin.create(name: name, dsn: dsn, memberName: device.memberName, password: secret,
                                            profile: device.kdf, insecureTransport: device.insecureTransport)

@@ -20,6 +20,12 @@ struct TeamCommand: ParsableCommand {
         creates, joins and administers them. Its subcommands: create, join,
         add, add-runner, remove, members, head, verify, agent (kc-team --help).
 
+        Keep a database password off the command line, which every local
+        user can read: give create and add-runner the DSN with --dsn-file
+        FILE or --dsn-stdin, or keep the password in ~/.pgpass. Each
+        statement to the server has a deadline, KC_TEAM_ROUND_TRIP_TIMEOUT
+        seconds (default 30): past it, exit 53.
+
         Examples:
           kc team join kct1:...       # this device asks to join
           kc unlock -k team:infra     # the team password of this device
@@ -53,11 +59,13 @@ struct TeamCommand: ParsableCommand {
                       hint: "install it with `make install`, which puts kc-team beside kc")
     }
 
-    /// Replaces this process with `kc-team ARGUMENTS` (the environment as it is).
+    /// Replaces this process with `kc-team ARGUMENTS` (the environment as it is), each
+    /// `--dsn` value passed through a pipe rather than the command line (`TeamDSNHandOff`).
     /// - Throws: errSecUnimplemented when kc-team cannot be run; returns never otherwise.
     static func exec(_ arguments: ArraySlice<String>) throws -> Never {
         let path = programPath
-        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        let passed = try TeamDSNHandOff.arguments(Array(arguments))
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + passed).map { strdup($0) } + [nil]
         execv(path, &argv)
         let code = errno
         for p in argv { free(p) }
