@@ -51,7 +51,10 @@ public enum OtherUser {
             try checkReachable(copy)
         }
         if let kc = copies["kc"] {
-            let out = try Spawn.run(setpriv + [kc, "--version"], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+            // Through a shell: setpriv itself still holds root's capabilities when it execs
+            // (they go at that exec), so it reaches what the account alone could not;
+            // dbus-daemon, or kc starting its agent, execs as the account.
+            let out = try Spawn.run(setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", kc], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
             guard out.status == 0 else {
                 throw KeychainError(errSecIO, "uid \(uid) cannot run \(kc) (exit \(out.status)): \(out.stderr)"
                                     + "; the Swift runtime it links must be readable by every user")
