@@ -65,7 +65,8 @@ let package = Package(
             dependencies: ["CSodium", "CSQLite"]
         ),
         // Unix plumbing both sides of the agent use: sockets with deadlines, peer
-        // credentials, spawning with close-on-exec and a clean signal state.
+        // credentials, spawning with close-on-exec and a clean signal state; and the one
+        // escaping of text for a terminal (TerminalSafe) every program here writes through.
         .target(
             name: "POSIXSupport",
             dependencies: ["KeychainCore"]

@@ -398,13 +398,24 @@ def disk_full(kc, loadgen):
     return phase
 
 
+def reachable_copy(program, folder):
+    """A copy of `program` in `folder`, mode 0755: another uid can run it but not change it."""
+    copy = os.path.join(folder, os.path.basename(program))
+    shutil.copyfile(program, copy)
+    os.chmod(copy, 0o755)
+    return copy
+
+
 def read_only(kc, loadgen):
     """A read-only keychain file, then a read-only folder, for a user who is not root: a clear
     error (errSecReadOnly), reads still work where they can, and nothing is lost."""
     phase = Phase("read-only file and folder (uid nobody)")
     nobody = 65534
-    base = tempfile.mkdtemp(prefix="kc-stress-ro-")
+    # Under /tmp, and with copies of the programs nobody runs, so that nobody reaches them
+    # wherever the checkout (and TMPDIR) lives: a clone in a 0700 folder is out of its reach.
+    base = tempfile.mkdtemp(prefix="kc-stress-ro-", dir="/tmp")
     os.chmod(base, 0o711)
+    kc, loadgen = reachable_copy(kc, base), reachable_copy(loadgen, base)
     home = Home(kc, base=base, owner=nobody)
     try:
         os.chown(home.dir, nobody, nobody)

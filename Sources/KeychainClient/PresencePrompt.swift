@@ -1,3 +1,5 @@
+import POSIXSupport
+
 /// What a front end tells the user when it asks for a proof of user presence
 /// (`KeychainSession.presence`): which keychain, what the operation releases (how many
 /// items, and which), and why.
@@ -55,10 +57,10 @@ public struct PresencePrompt: Sendable, Equatable {
         return "\(why) Password for keychain \(path): "
     }
 
-    /// Text without control characters, at most 200 characters (a reason is the caller's
-    /// text, an item's name comes from the keychain, possibly from an import: both are shown
-    /// on a terminal).
+    /// At most 200 characters with every control character escaped (`TerminalSafe`: C0,
+    /// DEL, C1, bidi formatting): a reason is the caller's text, an item's name comes from
+    /// the keychain, possibly from an import, and both are shown on a terminal.
     static func plain(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.prefix(200).map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        TerminalSafe.escaped(String(String.UnicodeScalarView(text.unicodeScalars.prefix(200))))
     }
 }

@@ -1,4 +1,5 @@
 import KeychainCore
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,8 +48,10 @@ public enum TerminalPrompt {
             for s in signals { signal(s, restoreAndExit) }
             tcsetattr(fd, TCSAFLUSH, &quiet)
         }
-        // The prompt appears only once echo is off.
-        writeAll(fd, Array(prompt.utf8))
+        // The prompt appears only once echo is off, its control characters escaped (it may
+        // name a keychain path, an item's label, a caller's reason); its line ends are the
+        // caller's own (what it quotes, PresencePrompt escapes whole).
+        writeAll(fd, Array(TerminalSafe.escaped(prompt, .lines).utf8))
         defer {
             if haveTermios {
                 tcsetattr(fd, TCSAFLUSH, &old)

@@ -12,7 +12,10 @@ package final class UnixSocket {
     deinit { close(fd) }
 
     /// `struct ucred` (not exported to Swift): pid, uid, gid.
-    package struct PeerCredentials { package var pid: Int32 = 0; package var uid: UInt32 = 0; package var gid: UInt32 = 0 }
+    package struct PeerCredentials {
+        package var pid: Int32 = 0; package var uid: UInt32 = 0; package var gid: UInt32 = 0
+        package init() {}
+    }
 
     /// The pid, uid and gid of the process at the other end (as of its connect or listen).
     package func peerCredentials() throws -> PeerCredentials {

@@ -29,7 +29,9 @@ or the bus cannot be reached, 2 usage error.
 """
 
 func fail(_ message: String, _ code: Int32) -> Never {
-    let text = "kc secret-service: " + message + "\n"
+    // A message quotes argv and errors quote paths: escaped (`TerminalSafe`), the usage
+    // text after an unknown option being the program's own lines.
+    let text = TerminalSafe.escaped("kc secret-service: " + message, .lines) + "\n"
     _ = text.withCString { write(2, $0, strlen($0)) }
     exit(code)
 }
@@ -73,7 +75,7 @@ while let word = arguments.popFirst() {
         _ = usage.withCString { write(1, $0, strlen($0)) }
         exit(0)
     default:
-        fail("unknown option '\(word)'\n" + usage, 2)
+        fail("unknown option '\(TerminalSafe.escaped(word))'\n" + usage, 2)
     }
 }
 
@@ -84,7 +86,7 @@ if startMode {
         if let terminal = tty ?? (isatty(0) == 1 ? ttyname(0).map { String(cString: $0) } : nil) { extra += ["--tty", terminal] }
         extra += ["--prompt-timeout", String(promptTimeout)]
         let lines = try ProviderLauncher.start(executable: AgentClient.ownExecutable, replace: replace, arguments: extra) { note in
-            let text = "kc: " + note + "\n"
+            let text = "kc: " + TerminalSafe.escaped(note) + "\n"
             _ = text.withCString { write(2, $0, strlen($0)) }
         }
         _ = lines.withCString { write(1, $0, strlen($0)) }

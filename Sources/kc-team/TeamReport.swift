@@ -1,4 +1,5 @@
 import KeychainCore
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,8 @@ import Glibc
 enum TeamReport {
     /// Reports `error` and exits with its status's low byte, as kc does.
     static func fail(_ error: KeychainError) -> Never {
-        write(2, "kc-team: \(escaped(error.message))\n" + (error.hint.map { "kc-team: hint: \(escaped($0))\n" } ?? ""))
+        line("kc-team: " + error.message)
+        if let hint = error.hint { line("kc-team: hint: " + hint) }
         exit(exitCode(for: error.status))
     }
 
@@ -23,17 +25,9 @@ enum TeamReport {
         }
     }
 
-    /// `text` with control characters as `\u{…}` escapes: a message quoting input cannot act
-    /// on the terminal or start another line.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) {
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+    /// One line on `fd`, its control characters escaped (`TerminalSafe`): a member's name,
+    /// a path or a server's text in it cannot act on the terminal or start another line.
+    static func line(_ text: String, to fd: Int32 = 2) {
+        write(fd, TerminalSafe.escaped(text) + "\n")
     }
 }

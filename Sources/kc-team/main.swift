@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +27,7 @@ do {
         if !message.isEmpty { TeamReport.write(1, message + "\n") }
         exit(0)
     }
-    TeamReport.write(2, message + "\n")
+    TeamReport.write(2, TerminalSafe.usageMessage(message, arguments: Array(CommandLine.arguments.dropFirst())) + "\n")
     // Usage errors exit 2, as kc's (ArgumentParser's default is 64).
     exit(code == .validationFailure ? 2 : code.rawValue)
 }

@@ -37,8 +37,10 @@ public final class KCHome {
     public let directory: String
     public var environment: [String: String]
 
-    public init() throws {
-        var template = Array((NSTemporaryDirectory() + "/kc-cli-XXXXXX").utf8CString)
+    /// - Parameter base: the folder to make it in (`OtherUser.base` for a home another
+    ///   account uses: TMPDIR may be a private folder).
+    public init(base: String = NSTemporaryDirectory()) throws {
+        var template = Array((base + "/kc-cli-XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw KeychainError(errSecIO, "mkdtemp failed")
         }

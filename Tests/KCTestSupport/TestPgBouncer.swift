@@ -38,7 +38,8 @@ public final class TestPgBouncer: Sendable {
             throw KeychainError(errSecIO, "no \(binary): the PgBouncer tests need it (apt-get install pgbouncer; make test-deps installs it)")
         }
         let serverPort = try cluster.port()
-        let folder = NSTemporaryDirectory() + "/kc-pgbouncer-" + UUID().uuidString
+        // Under /tmp, whatever TMPDIR says: as root, PgBouncer runs as postgres, who must reach it.
+        let folder = OtherUser.base + "/kc-pgbouncer-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var runAs: [String] = []
         if getuid() == 0 {

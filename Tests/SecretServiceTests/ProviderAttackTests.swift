@@ -72,7 +72,7 @@ import KCTestSupport
     /// kc no longer lets its name be taken.
     @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
     func anotherUserCannotTakeTheNameOver() throws {
-        let home = try KCHome()
+        let home = try KCHome(base: OtherUser.base)
         try home.createKeychain()
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         let bus = try PrivateBus(home, anyUser: true)
@@ -97,7 +97,7 @@ import KCTestSupport
     /// and the shell lines pointing this user's clients at it. The owner's uid is checked.
     @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
     func startDoesNotTakeAnotherUsersProcessForKc() throws {
-        let home = try KCHome()
+        let home = try KCHome(base: OtherUser.base)
         try home.createKeychain()
         let bus = try PrivateBus(home, anyUser: true)
         let squatter = try Spawn.start(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", """
@@ -129,7 +129,7 @@ import KCTestSupport
     /// establishing, and a second CreateCollection of the label returns the same collection.
     @Test(.enabled(if: geteuid() == 0, "needs root to run the bus as another user"))
     func createCollectionWorksForANormalUser() throws {
-        let home = try KCHome()
+        let home = try KCHome(base: OtherUser.base)
         #expect(chown(home.directory, 65534, 65534) == 0)
         let bus = try PrivateBus(home, asNobody: true)
         defer { _ = try? bus.kc(["agent", "--stop"]) }
@@ -320,7 +320,7 @@ import KCTestSupport
     /// Only the bus itself (sender org.freedesktop.DBus) is believed now.
     @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
     func anotherUserCannotForgeTheBusSignals() throws {
-        let home = try KCHome()
+        let home = try KCHome(base: OtherUser.base)
         try home.createKeychain()
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         let bus = try PrivateBus(home, anyUser: true)

@@ -8,7 +8,7 @@ import KCTestSupport
     /// Calls from another uid are refused (the bus here lets any user connect).
     @Test func anotherUidIsRefused() throws {
         guard getuid() == 0 else { return }   // only root can act as another user here
-        let home = try KCHome()
+        let home = try KCHome(base: OtherUser.base)
         try home.createKeychain()
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         let bus = try PrivateBus(home, anyUser: true)

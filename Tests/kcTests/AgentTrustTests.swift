@@ -137,10 +137,14 @@ import Testing
 }
 
 /// A KCHome owned by nobody (uid 65534), with kc run as nobody through setpriv: the
-/// kernel then hides the agent's executable, as it does for every normal user.
+/// kernel then hides the agent's executable, as it does for every normal user. The home is
+/// under /tmp and kc a copy in it (`OtherUser`), so nobody reaches both wherever the
+/// checkout lives.
 final class NobodyHome {
-    static let setpriv = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+    static let setpriv = OtherUser.setpriv.joined(separator: " ")
     let home: KCHome
+    /// The copy of kc that nobody runs.
+    let kcPath: String
 
     deinit {
         // The agent runs as nobody: KCHome's own stop (as root) is refused by its uid check.
@@ -148,8 +152,12 @@ final class NobodyHome {
     }
 
     init() throws {
-        home = try KCHome()
+        home = try KCHome(base: OtherUser.base)
         #expect(chown(home.directory, 65534, 65534) == 0)
+        guard let copy = try OtherUser.install(["kc"], into: home.directory + "/bin")["kc"] else {
+            throw KeychainError(errSecIO, "kc was not copied")
+        }
+        kcPath = copy
         let out = try kc(["create", "--kdf", "interactive"], password: KCHome.password)
         #expect(out.status == 0, "\(out.stderr)")
     }
@@ -158,8 +166,7 @@ final class NobodyHome {
         var env = home.environment
         env["PATH"] = "/usr/bin:/bin"
         if let password { env["KC_PASSWORD"] = password }
-        return try Spawn.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KCBinary.path] + arguments,
-                             environment: env, stdin: stdin)
+        return try Spawn.run(OtherUser.setpriv + [kcPath] + arguments, environment: env, stdin: stdin)
     }
 }
 

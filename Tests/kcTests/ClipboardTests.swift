@@ -10,25 +10,41 @@ import KCTestSupport
 /// a message naming what was tried when nothing works. The keeper that clears it holds no
 /// descriptor of its caller and is gone afterwards.
 @Suite struct ClipboardTests {
-    /// An Xvfb on a display number of its own, killed when the value goes.
+    /// An Xvfb on a display number of its own, killed when the value goes; run as `user`
+    /// (another account, for the tests that attack with it) and listening on TCP too when
+    /// `tcp` is set.
     final class XServer {
         let display: String
+        /// The display number N (`:N`; TCP port 6000+N).
+        let number: Int
+        /// The account the server runs as (nil: this process's).
+        let user: uid_t?
         private let child: SpawnedChild
 
-        init() throws {
+        init(user: uid_t? = nil, tcp: Bool = false) throws {
             var lastError = ""
             for _ in 0..<20 {
                 let n = Int.random(in: 300..<30000)
                 if FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { continue }
-                let child = try Spawn.start(["/usr/bin/Xvfb", ":\(n)", "-nolisten", "tcp", "-screen", "0", "320x200x8"],
-                                            environment: ["PATH": "/usr/bin:/bin"], timeout: 300)
+                let server = ["/usr/bin/Xvfb", ":\(n)"] + (tcp ? ["-listen", "tcp"] : ["-nolisten", "tcp"]) + ["-screen", "0", "320x200x8"]
+                let child = try Spawn.start(Self.as(user, server), environment: ["PATH": "/usr/bin:/bin"], timeout: 300)
                 for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
                     if kill(child.pid, 0) != 0 { break }
+                    usleep(20_000)
+                }
+                // The socket exists once the server listens; it answers clients only once it
+                // has set itself up: wait for that (xclip opens the display), as long as it takes.
+                for _ in 0..<1500 where FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
+                    let probe = try Spawn.run(["/usr/bin/xclip", "-selection", "clipboard", "-out"],
+                                              environment: ["DISPLAY": ":\(n)", "PATH": "/usr/bin:/bin"], timeout: 30)
+                    if !probe.stderr.contains("Can't open display") || kill(child.pid, 0) != 0 { break }
                     usleep(20_000)
                 }
                 var status: Int32 = 0
                 if FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") && waitpid(child.pid, &status, WNOHANG) == 0 {
                     display = ":\(n)"
+                    number = n
+                    self.user = user
                     self.child = child
                     return
                 }
@@ -39,16 +55,23 @@ import KCTestSupport
 
         deinit { kill(child.pid, SIGTERM) }
 
-        /// What the CLIPBOARD selection holds now, read with xclip ("" when nothing).
+        /// `argv` run as `user` (setpriv: real and effective uid and gid, no groups).
+        static func `as`(_ user: uid_t?, _ argv: [String]) -> [String] {
+            guard let user else { return argv }
+            return ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + argv
+        }
+
+        /// What the CLIPBOARD selection holds now, read with xclip as the server's own user
+        /// ("" when nothing).
         func clipboard() throws -> String {
-            let out = try Spawn.run(["/usr/bin/xclip", "-selection", "clipboard", "-out"],
+            let out = try Spawn.run(Self.as(user, ["/usr/bin/xclip", "-selection", "clipboard", "-out"]),
                                     environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
             return out.status == 0 ? out.stdout : ""
         }
 
-        /// Copies `text` as a user would (xclip's background owner keeps no pipe of ours).
+        /// Copies `text` as the server's user would (xclip's background owner keeps no pipe of ours).
         func copy(_ text: String) throws {
-            let out = try Spawn.run(["/bin/sh", "-c", "printf %s \"$1\" | /usr/bin/xclip -selection clipboard -in >/dev/null 2>&1", "sh", text],
+            let out = try Spawn.run(Self.as(user, ["/bin/sh", "-c", "printf %s \"$1\" | /usr/bin/xclip -selection clipboard -in >/dev/null 2>&1", "sh", text]),
                                     environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
             #expect(out.status == 0)
         }
@@ -198,16 +221,17 @@ import KCTestSupport
     @Test func theCallReturnsWhileTheKeeperWaits() throws {
         let x = try XServer()
         let h = try homeWithSecret("clip-secret")
+        let said = h.directory + "/kc.out"
         let out = try h.sh("""
             start=$(date +%s)
-            DISPLAY=\(x.display) kc find -s clip.example -w --clip 60 2>&1 | cat >/dev/null
+            DISPLAY=\(x.display) kc find -s clip.example -w --clip 60 2>&1 | cat >'\(said)'
             echo $(( $(date +%s) - start ))
             """)
         #expect(out.status == 0, "\(out.stderr)")
         let seconds = Int(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 999
         #expect(seconds < 30, "the pipeline ended after \(seconds) s")
         let keepers = Self.keepers(for: x.display)
-        #expect(keepers.count == 1, "the keeper still waits")
+        #expect(keepers.count == 1, "the keeper still waits; kc said: \((try? String(contentsOfFile: said, encoding: .utf8)) ?? "")")
         for pid in keepers { kill(pid, SIGKILL) }
     }
 
@@ -398,10 +422,46 @@ import KCTestSupport
             without --clip, -w prints the secret
 
             """, "\(out.stderr)")
-        // A display that does not answer: xclip and xsel are run, and fail.
+        // A display where no server answers: kc finds no server to check, and passes it over.
         out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password, extra: ["DISPLAY": ":29999"])
         #expect(out.status == 53 && out.stdout.isEmpty, "status \(out.status)")
-        #expect(out.stderr.contains("xclip: failed with exit 1; xsel: failed with exit 1;"), "\(out.stderr)")
+        #expect(out.stderr.contains("xclip: no X server answers at :29999 (/tmp/.X11-unix/X29999); xsel: no X server answers at :29999"),
+                "\(out.stderr)")
+    }
+
+    /// Issue 29, item 12: `su` without `-` keeps $DISPLAY, and every client of an X server
+    /// reads its clipboard. An Xvfb run by another account (nobody), named in each local
+    /// form (`:N`, `unix:N`, the socket's path, `localhost:N` over TCP), gets no copy: kc
+    /// exits 53 naming whose server it is, and that account's clipboard still holds what
+    /// it held (read with xclip as nobody). A display on another host is refused unchecked.
+    /// Before, xclip copied the secret to nobody's server.
+    @Test(.enabled(if: getuid() == 0, "runs an X server as another account"))
+    func anotherAccountsXServerGetsNoCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let x = try XServer(user: 65534, tcp: true)
+        try x.copy("nobody's own")
+        #expect(try x.clipboard() == "nobody's own")
+        for display in [x.display, "unix:\(x.number)", "unix/:\(x.number).0", "/tmp/.X11-unix/X\(x.number)", "localhost:\(x.number).0",
+                        "127.0.0.1:\(x.number)"] {
+            for arguments in [["find", "-s", "clip.example", "-w", "--clip", "5"], ["read", "kc://clip.example/alice", "--clip", "5"]] {
+                let out = try h.kc(arguments, password: KCHome.password, extra: ["DISPLAY": display, "TERM": "dumb"])
+                #expect(out.status == 53 && out.stdout.isEmpty && !out.stderr.contains(secret), "\(display) \(arguments): \(out.stderr)")
+                #expect(out.stderr.contains("xclip: the X server at \(display) is another account's (uid 65534), not this user's or root's"),
+                        "\(display): \(out.stderr)")
+            }
+            #expect(try x.clipboard() == "nobody's own", "\(display): the secret reached nobody's X server")
+        }
+        #expect(Self.keepers(for: x.display).isEmpty)
+        let remote = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                              extra: ["DISPLAY": "192.0.2.7:0", "TERM": "dumb"])
+        #expect(remote.status == 53 && remote.stderr.contains("xclip: DISPLAY=192.0.2.7:0 is on another host"), "\(remote.stderr)")
+        // Root's own server (and this user's) still gets the copy: XServer() runs as root here.
+        let own = try XServer()
+        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password, extra: ["DISPLAY": "unix:\(own.number)"])
+        #expect(out.status == 0 && out.stderr.contains("copied to the clipboard with xclip"), "\(out.stderr)")
+        #expect(try own.clipboard() == secret)
+        for pid in Self.keepers(for: "unix:\(own.number)") { kill(pid, SIGKILL) }
     }
 
     @Test func clipRefusesWhatItCannotDo() throws {
@@ -416,6 +476,24 @@ import KCTestSupport
 /// `--clip` alone means `--clip=45`; a number after it is its value; words after `--`
 /// and other commands are left alone.
 @Suite struct ClipTargetTests {
+    /// $DISPLAY is read as libxcb (under xclip and xsel) reads it, so kc checks the server
+    /// the tool will reach (issue 29, item 12).
+    @Test func displaysAreResolvedAsXcbResolvesThem() {
+        #expect(XServerOwner.parse(":0") == .socket("/tmp/.X11-unix/X0"))
+        #expect(XServerOwner.parse(":12.1") == .socket("/tmp/.X11-unix/X12"))
+        #expect(XServerOwner.parse("unix:3") == .socket("/tmp/.X11-unix/X3"))
+        #expect(XServerOwner.parse("unix/:3") == .socket("/tmp/.X11-unix/X3"))
+        #expect(XServerOwner.parse("tcp/:3") == .socket("/tmp/.X11-unix/X3"), "no host: xcb takes the Unix socket")
+        #expect(XServerOwner.parse("localhost:10.0") == .tcp(host: "localhost", port: 6010))
+        #expect(XServerOwner.parse("[::1]:2") == .tcp(host: "::1", port: 6002))
+        #expect(XServerOwner.parse("tcp/example.org:1") == .tcp(host: "example.org", port: 6001))
+        for bad in ["", "0", ":", ":x", ":1.", ":1.x", "host", "/no/such/socket", "/no/such/socket.0"] {
+            #expect(XServerOwner.parse(bad) == nil, "\(bad)")
+        }
+        #expect(XServerOwner.isLoopback("localhost") && XServerOwner.isLoopback("127.0.0.1") && XServerOwner.isLoopback("::1"))
+        #expect(!XServerOwner.isLoopback("127.example.org") && !XServerOwner.isLoopback("192.0.2.7"))
+    }
+
     /// A copy goes only to a compositor or tmux server whose socket is this user's: not to
     /// a file that is no socket, a link, or another account's socket (`su` keeps $TMUX).
     @Test func onlyOwnSocketsAreUsed() throws {

@@ -1,25 +1,12 @@
 import KeychainCore
+import POSIXSupport
 /// A minimal JSON writer with a stable field order.
 public enum JSON {
+    /// `s` as a JSON string: `"` and `\` escaped, and every character a terminal may act on
+    /// (`TerminalSafe.isControl`: C0, DEL, C1, bidi formatting) as `\uXXXX`, so kc's JSON
+    /// is as safe to show on a terminal as its text.
     public static func string(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                    let h = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        "\"" + TerminalSafe.escaped(s, .json) + "\""
     }
 
     public static func object(_ fields: [(String, String)]) -> String {

@@ -1,5 +1,6 @@
 import KeychainCore
 import KeychainClient
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -281,7 +282,8 @@ package final class SecretServiceProvider {
     private func openDialog(_ prompt: PendingPrompt, held: Set<String>, error: String?) {
         guard let pinentry, prompt.dialog == nil, let keychain = prompt.keychains.first(where: { !held.contains($0) }) else { return }
         let name = collections.all.first { $0.path == keychain }?.name ?? keychain
-        let description = "A program asks for the kc keychain \(name).\nType its password to unlock it, as kc unlock would."
+        // The name may be a client's label: escaped, for pinentry-curses draws it on a terminal.
+        let description = "A program asks for the kc keychain \(TerminalSafe.escaped(name)).\nType its password to unlock it, as kc unlock would."
         prompt.dialog = try? PinentryDialog(program: pinentry.program, tty: pinentry.tty, description: description, error: error)
         prompt.dialogKeychain = keychain
     }

@@ -44,7 +44,7 @@ struct Create: ParsableCommand {
         let secret = try password.read(prompt: "New password for team keychain team:\(name): ", confirm: true)
         let created = try TeamAdmin.create(name: name, dsn: dsn, memberName: device.memberName, password: secret,
                                            profile: device.kdf, insecureTransport: device.insecureTransport)
-        print(created.join.text)
+        TeamReport.line(created.join.text, to: 1)
         note("created team:\(name); this device is its admin, fingerprint \(created.fingerprint)")
         note("give the join string above to other devices: kc team join 'kct1:…'")
     }
@@ -60,5 +60,5 @@ func defaultMemberName() -> String {
 
 /// A line on standard error, `kc-team: …`.
 func note(_ line: String) {
-    TeamReport.write(2, "kc-team: \(TeamReport.escaped(line))\n")
+    TeamReport.line("kc-team: " + line)
 }

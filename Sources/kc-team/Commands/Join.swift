@@ -31,7 +31,7 @@ struct Join: ParsableCommand {
         let secret = try password.read(prompt: "New password for this device's team key: ", confirm: true)
         let joined = try TeamAdmin.join(join, memberName: device.memberName, localName: name, password: secret,
                                         profile: device.kdf, insecureTransport: device.insecureTransport)
-        print(joined.fingerprint)
+        TeamReport.line(joined.fingerprint, to: 1)
         note("asked to join team:\(joined.name); an admin adds this device with: kc team add NAME --key \(joined.fingerprint)")
     }
 }

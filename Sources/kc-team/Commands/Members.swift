@@ -23,7 +23,7 @@ struct Members: ParsableCommand {
         let opened = try openTeam(try teamName(keychain), password)
         for m in opened.authority.roster.members.sorted(by: { $0.name < $1.name }) {
             let extra = m.isRunner ? "  runner" + (m.expires == 0 ? "" : " until \(m.expires)") : ""
-            print("\(m.name)  \(m.role.name)  \(m.fingerprint)\(extra)")
+            TeamReport.line("\(m.name)  \(m.role.name)  \(m.fingerprint)\(extra)", to: 1)
         }
     }
 }
@@ -44,7 +44,7 @@ struct Head: ParsableCommand {
 
     func run() throws {
         let opened = try openTeam(try teamName(keychain), password)
-        print(opened.authority.headText)
+        TeamReport.line(opened.authority.headText, to: 1)
     }
 }
 
@@ -66,7 +66,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let opened = try openTeam(try teamName(keychain), password)
         let count = try opened.keychain.check()
-        print("\(opened.keychain.path): \(count) items, \(opened.authority.roster.members.count) members, head \(opened.authority.headText): verified")
+        TeamReport.line("\(opened.keychain.path): \(count) items, \(opened.authority.roster.members.count) members, head \(opened.authority.headText): verified", to: 1)
     }
 }
 
@@ -92,6 +92,6 @@ struct Heartbeat: ParsableCommand {
     func run() throws {
         let opened = try openTeam(try teamName(keychain), password)
         try opened.keychain.withTeamKeys { keys, adopt in try opened.authority.heartbeat(keys: keys, adopt: adopt) }
-        print(opened.authority.headText)
+        TeamReport.line(opened.authority.headText, to: 1)
     }
 }

@@ -60,6 +60,9 @@ enum ClipboardBackend: String, CaseIterable {
         case .xclip, .xsel:
             guard let display = variable("DISPLAY") else { return .unusable("DISPLAY is not set") }
             guard let tool = ClipboardTool.find(rawValue) else { return .unusable("not installed") }
+            // `su` without `-` keeps $DISPLAY: every client of an X server can read its
+            // clipboard, so the server must be this user's or root's.
+            if let refusal = XServerOwner.refusal(display: display) { return .unusable(refusal) }
             return .usable(target: display, tool: tool)
         case .tmux:
             guard let session = variable("TMUX") else { return .unusable("TMUX is not set") }

@@ -158,15 +158,15 @@ struct FindRequest: Equatable {
         return data
     }
 
-    /// The secret's exact bytes; a newline only when a person is reading the terminal.
+    /// The secret's exact bytes; on a terminal, a newline after it and its control
+    /// characters escaped (`SecretOutput`).
     private func printSecret(_ data: Data) {
         if hex {
             Report.out(ItemPrinter.hex(Array(data)) + "\n")
         } else if base64 {
             Report.out(data.base64EncodedString() + "\n")
         } else {
-            data.withUnsafeBytes { Report.writeAll(1, $0) }
-            if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }
+            data.withUnsafeBytes { SecretOutput.write($0) }
         }
     }
 }

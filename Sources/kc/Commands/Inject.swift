@@ -72,6 +72,9 @@ struct Inject: ParsableCommand {
         var out: [UInt8] = []
         defer { out.withUnsafeMutableBytes { if let b = $0.baseAddress { memset(b, 0, $0.count) } } }
         var n = 0
+        // On a terminal, a secret with control characters is shown escaped (SecretOutput).
+        let onTerminal = output == nil && Terminal.stdoutIsTerminal
+        var escapedAny = false
         for piece in pieces {
             out += Array(piece.literal.utf8)
             guard let reference = piece.reference else { continue }
@@ -83,6 +86,11 @@ struct Inject: ParsableCommand {
                                         hint: "use the default --format raw, or kc run")
                 }
                 out += Array(quoted.utf8)
+            } else if onTerminal, secret.bytes.withUnsafeBytes(SecretOutput.needsEscaping) {
+                var shown = secret.bytes.withUnsafeBytes(SecretOutput.escaped)
+                out += shown
+                SecretOutput.wipe(&shown)
+                escapedAny = true
             } else {
                 out += secret.bytes
             }
@@ -91,6 +99,7 @@ struct Inject: ParsableCommand {
             try PrivateFile.write(out, to: output, force: force)
         } else {
             Report.writeAll(1, out)
+            if escapedAny { Report.note(SecretOutput.note) }
         }
     }
 }

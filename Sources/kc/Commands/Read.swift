@@ -53,7 +53,6 @@ struct Read: ParsableCommand {
             try Clipboard.copy(secret: secret.bytes, clearAfter: clip)
             return
         }
-        Report.writeAll(1, secret.bytes)
-        if Terminal.stdoutIsTerminal { Report.writeAll(1, [0x0A]) }
+        secret.bytes.withUnsafeBytes { SecretOutput.write($0) }
     }
 }

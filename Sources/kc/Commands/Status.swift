@@ -2,6 +2,7 @@ import ArgumentParser
 import KeychainCore
 import KeychainClient
 import KeychainFormats
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,11 +57,12 @@ struct Status: ParsableCommand {
             return
         }
         if list.isEmpty {
-            Report.out(chosen.map { "\($0): locked\n" } ?? "no keychain is unlocked\n")
+            Report.out(chosen.map { "\(TerminalSafe.escaped($0)): locked\n" } ?? "no keychain is unlocked\n")
         }
         for e in list {
             let idle = e.idle, maximum = e.maximum
-            Report.out("\(e.path): unlocked, locks in \(Self.duration(min(idle, maximum)))"
+            // The path comes from the agent (or whatever answers at its socket): escaped.
+            Report.out("\(TerminalSafe.escaped(e.path)): unlocked, locks in \(Self.duration(min(idle, maximum)))"
                        + " (idle \(Self.duration(idle)), at most \(Self.duration(maximum)))\n")
         }
         // A running team agent is said even when it holds nothing (it exits after its grace).

@@ -1,5 +1,6 @@
 import KeychainCore
 import KeychainClient
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,7 @@ enum Terminal {
             throw KeychainError(errSecInteractionNotAllowed, "there is no terminal to ask on")
         }
         defer { close(fd) }
-        Report.writeAll(fd, Array(prompt.utf8))
+        Report.writeAll(fd, Array(TerminalSafe.escaped(prompt, .lines).utf8))
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while line.count < 64 {

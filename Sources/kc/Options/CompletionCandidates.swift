@@ -1,6 +1,7 @@
 import ArgumentParser
 import KeychainCore
 import KeychainClient
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -122,7 +123,7 @@ enum CompletionCandidates {
     static func formatted(_ values: [String]) -> [String] {
         let shell = CompletionShell.requesting
         return values
-            .filter { !$0.isEmpty && !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+            .filter { !$0.isEmpty && !TerminalSafe.hasControl($0) }
             .map { value in
                 if shell == .bash {
                     return value.map { c in

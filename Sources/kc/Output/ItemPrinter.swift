@@ -3,6 +3,7 @@ import FoundationEssentials
 #endif
 import KeychainCore
 import KeychainFormats
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,10 +51,11 @@ enum ItemPrinter {
         }
     }
 
-    /// Plain text as is; text with control characters, quotes or edge spaces quoted as JSON.
+    /// Plain text as is; text with control characters (`TerminalSafe.isControl`: C0, DEL,
+    /// C1, bidi formatting), quotes or edge spaces quoted as JSON, whose escapes are
+    /// TerminalSafe's.
     static func printable(_ s: String) -> String {
-        let needsQuotes = s.isEmpty || s.first == " " || s.last == " " || s.first == "\""
-            || s.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+        let needsQuotes = s.isEmpty || s.first == " " || s.last == " " || s.first == "\"" || TerminalSafe.hasControl(s)
         return needsQuotes ? JSON.string(s) : s
     }
 

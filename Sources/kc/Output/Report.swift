@@ -1,4 +1,5 @@
 import KeychainCore
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,7 +39,7 @@ enum Report {
     }
 
     /// `kc: <message>\n` and, when there is one, `kc: hint: <hint>\n`: each one line, its
-    /// control characters escaped (`TerminalSafe`), for an error carries input.
+    /// control characters escaped (`TerminalSafe`, POSIXSupport), for an error carries input.
     static func lines(_ error: KeychainError) -> String {
         "kc: \(TerminalSafe.escaped(error.message))\n" + (error.hint.map { "kc: hint: \(TerminalSafe.escaped($0))\n" } ?? "")
     }

@@ -12,6 +12,8 @@ final class PrivateBus {
     private let daemon: SpawnedChild
     /// The command prefix that runs the daemon and every client as nobody (`asNobody`).
     let runAs: [String]
+    /// The kc that clients run: the one built, or as nobody its copy beside the provider's.
+    let kcPath: String
 
     /// The package's folder (README.md, docs/).
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -31,11 +33,21 @@ final class PrivateBus {
     ///   - daemonEnvironment: more variables for the daemon, which activation passes on to
     ///     the provider.
     ///   - asNobody: run the daemon (so the provider) and every client as uid 65534, a
-    ///     normal user without CAP_SYS_PTRACE (the home must be nobody's: `NobodyHome`).
+    ///     normal user without CAP_SYS_PTRACE (the home must be nobody's, made under
+    ///     `OtherUser.base`). The provider and kc it runs are copies in the home
+    ///     (`OtherUser.install`), which nobody reaches wherever the checkout lives.
     init(_ home: KCHome, promptTimeout: Double = 5, anyUser: Bool = false, provider: [String] = ["--no-pinentry"],
          daemonEnvironment: [String: String] = [:], asNobody: Bool = false) throws {
         self.home = home
-        runAs = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+        runAs = asNobody ? OtherUser.setpriv : []
+        var providerPath = Self.providerPath
+        var kcPath = KCBinary.path
+        if asNobody {
+            let copies = try OtherUser.install(["kc", "kc-secret-service"], into: home.directory + "/bin")
+            providerPath = copies["kc-secret-service"] ?? providerPath
+            kcPath = copies["kc"] ?? kcPath
+        }
+        self.kcPath = kcPath
         let dir = home.directory + "/bus"
         try FileManager.default.createDirectory(atPath: dir + "/services", withIntermediateDirectories: true)
         if asNobody { for folder in [dir, dir + "/services"] { chown(folder, 65534, 65534) } }
@@ -44,7 +56,7 @@ final class PrivateBus {
         try """
             [D-BUS Service]
             Name=org.freedesktop.secrets
-            Exec=\(([Self.providerPath, "--prompt-timeout", String(promptTimeout)] + provider).joined(separator: " "))
+            Exec=\(([providerPath, "--prompt-timeout", String(promptTimeout)] + provider).joined(separator: " "))
 
             """.write(toFile: dir + "/services/org.freedesktop.secrets.service", atomically: true, encoding: .utf8)
         try """
@@ -77,6 +89,8 @@ final class PrivateBus {
             usleep(10_000)
         }
         if anyUser { chmod(home.directory, 0o755); chmod(dir, 0o755); chmod(socket, 0o777) }
+        // Another uid connects here: fail now, saying why, if it cannot reach the socket.
+        if anyUser || asNobody { try OtherUser.checkReachable(socket) }
     }
 
     deinit { kill(daemon.pid, SIGTERM) }
@@ -105,7 +119,7 @@ final class PrivateBus {
     func kc(_ arguments: [String], password: String? = nil, stdin: String? = nil) throws -> KCBinary.Output {
         var env = environment
         if let password { env["KC_PASSWORD"] = password }
-        if !runAs.isEmpty { return try Spawn.run(runAs + [KCBinary.path] + arguments, environment: env, stdin: stdin.map { Data($0.utf8) }) }
+        if !runAs.isEmpty { return try Spawn.run(runAs + [kcPath] + arguments, environment: env, stdin: stdin.map { Data($0.utf8) }) }
         return try KCBinary.run(arguments, environment: env, stdin: stdin.map { Data($0.utf8) })
     }
 
