@@ -42,12 +42,39 @@ extension TeamAuthority {
 
     /// Records the verified head in the checkpoint, at most once a second unless `force`.
     /// Never moves it backwards (`Checkpoint.advance`): a view older than what another
-    /// process of this member recorded (a `kc team remove` since) leaves the file as it is.
+    /// process of this member recorded (a `kc team remove` since) leaves the file as it is;
+    /// nor over a checkpoint below the view that names another entry than the one the view
+    /// walked past (a fork, which the next catch-up names).
     func saveCheckpoint(force: Bool = false) {
         guard force || Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+        try? recordCheckpoint()
+    }
+
+    /// Records the verified head in the checkpoint now, waiting up to `wait` seconds for
+    /// another writer's lock (see `saveCheckpoint`).
+    /// - Throws: what `Checkpoint.advance` throws: the lock not had in time, a fork, an
+    ///   altered file, a full disk.
+    func recordCheckpoint(wait: Int = Checkpoint.lockWait) throws {
         let cp = Checkpoint(generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
                             keyGeneration: keyGeneration, time: lastTime)
-        if (try? cp.advance(at: checkpointPath, key: checkpointKey)) != nil { lastCheckpoint = .now }
+        let walked = walked
+        let kept = try cp.advance(at: checkpointPath, key: checkpointKey, wait: wait, agrees: walked.agrees)
+        lastCheckpoint = .now
+        recordedHead = kept.generation >= generation ? (generation, head) : nil
+        if kept.generation == generation, kept.head == head { self.walked.restart(at: generation, head: head) }
+    }
+
+    /// Records a roster change this process committed (a removal) in the checkpoint,
+    /// waiting for another writer's lock as long as a command may (`commandLockWait`).
+    /// - Throws: errSecNotAvailable saying the change is committed but not recorded: left
+    ///   unrecorded, a restore of a dump from before it would be accepted by this device.
+    func recordCommittedChange() throws {
+        do {
+            try recordCheckpoint(wait: Checkpoint.commandLockWait)
+        } catch let e as KeychainError {
+            throw KeychainError(errSecNotAvailable, "\(label): the change is committed (generation \(generation)), but this device's checkpoint does not hold it: \(e.message); until it does, a restore of an older dump that undoes it is not noticed here",
+                                hint: "run `kc team head -k \(label)` once the other kc process is done (it records the checkpoint), and compare the head with another member's", cause: e.cause)
+        }
     }
 }
 

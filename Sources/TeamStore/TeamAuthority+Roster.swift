@@ -84,12 +84,13 @@ extension TeamAuthority {
                 generation = entry.generation
                 head = entry.hash
                 lastTime = entry.time
+                walked.append(entry.hash, at: entry.generation)
                 if let newLedger, let newSet, let newKeys {
                     ledger = newLedger
                     set = newSet
                     adopt(newKeys)
                 }
-                saveCheckpoint(force: true)
+                try recordCommittedChange()
                 return entry
             } catch is NeedsSnapshot {
                 latest = try catchUpInSnapshot(latest, adopt: adopt)

@@ -54,8 +54,14 @@ package final class TeamAuthority: HeaderAuthority {
     /// How many connections the last full verification scanned the rows on: 2 when the
     /// second one shared the snapshot, 1 when it could not (tests check both paths).
     package private(set) var lastScanConnections = 0
-    /// When the checkpoint was last recorded (`saveCheckpoint`).
+    /// When the checkpoint was last recorded (`saveCheckpoint`), and the head it then held
+    /// (the view's, or a higher one another process recorded).
     var lastCheckpoint = Deadline.now
+    var recordedHead: (generation: UInt64, head: [UInt8])?
+    /// The entries the view walked past since the checkpoint on disk was last its head: a
+    /// checkpoint another process of this member records below the view is compared with
+    /// them (`WalkedHeads`).
+    var walked: WalkedHeads
 
     /// The write in progress: its changes, and the set and ledger as they will be.
     private var pending: [RowChange] = []
@@ -80,6 +86,7 @@ package final class TeamAuthority: HeaderAuthority {
         self.member = member
         self.checkpointPath = checkpointPath
         self.checkpointKey = checkpointKey
+        walked = WalkedHeads(base: 0, head: keychainID)
         roster = try Roster([])
     }
 
@@ -160,6 +167,10 @@ package final class TeamAuthority: HeaderAuthority {
         var last: LogEntry?
         var beforeHeadTime: UInt64 = 0
         var after: UInt64 = 0
+        // The hashes walked past the lowest head this device saw (every generation, for a
+        // device with none): what a checkpoint another process records later is compared with.
+        let walkBase = seen.keys.min() ?? 0
+        var walk = WalkedHeads(base: walkBase, head: seen[walkBase] ?? keychainID)
         paging: while after < serverHead.generation {
             let page = try tables.entries(after: after, limit: logPageSize)
             guard let lastOfPage = page.last?.generation else { break }
@@ -175,6 +186,7 @@ package final class TeamAuthority: HeaderAuthority {
                 if let saw = seen[g], saw != previous {
                     throw serverError("the entry at generation \(g) is not the one this device saw (a fork)")
                 }
+                if g > walkBase { walk.append(previous, at: g) }
                 try checkTime(e, after: last?.time ?? 0, now: now)
                 beforeHeadTime = last?.time ?? 0
                 last = e
@@ -256,6 +268,7 @@ package final class TeamAuthority: HeaderAuthority {
         generation = serverHead.generation
         head = serverHead.head
         lastTime = headEntry.time
+        walked = walk
         return keys
     }
 
@@ -443,6 +456,7 @@ package final class TeamAuthority: HeaderAuthority {
         // rows `apply` changes are journalled and put back. A rescan assigns the ledger
         // last, after which nothing throws.
         let saved = (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime)
+        let savedWalk = walked
         ledgerJournal = []
         journalling = true
         defer { journalling = false; ledgerJournal = [] }
@@ -451,6 +465,7 @@ package final class TeamAuthority: HeaderAuthority {
             return try catchUpEntries(keys, to: seen, mayRescan: mayRescan, mark: mark)
         } catch {
             (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime) = saved
+            walked = savedWalk
             for (itemID, hash) in ledgerJournal.reversed() { ledger[itemID] = hash }
             throw error
         }
@@ -472,6 +487,11 @@ package final class TeamAuthority: HeaderAuthority {
             guard serverHead.generation >= floor.generation else { throw rollback(from: floor.generation, to: serverHead.generation) }
             guard floor.generation != generation || floor.head == head else {
                 throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)")
+            }
+            // A checkpoint below the view (another process, shown the log from another
+            // connection, recorded it since): its entry must be the one this view walked.
+            guard floor.generation > generation || walked.agrees(at: floor.generation, head: floor.head) else {
+                throw serverError("this device recorded another entry at generation \(floor.generation) than the one its view walked past (a fork: the server shows this device's processes two histories)")
             }
         }
         if serverHead.generation == generation {
@@ -549,6 +569,7 @@ package final class TeamAuthority: HeaderAuthority {
             generation = g
             head = e.hash
             lastTime = e.time
+            walked.append(e.hash, at: g)
             last = e
         }
         guard head == serverHead.head else { throw serverError("the head does not name the last entry of the log") }
@@ -715,6 +736,7 @@ package final class TeamAuthority: HeaderAuthority {
         generation = e.generation
         head = e.hash
         lastTime = e.time
+        walked.append(e.hash, at: e.generation)
     }
 
     /// Whether the entry `e` is on the server after reconnecting: the view catches up (every
@@ -781,5 +803,14 @@ package final class TeamAuthority: HeaderAuthority {
 
     package func didLock() {
         saveCheckpoint(force: true)
+    }
+
+    /// Records the view's head when the checkpoint does not hold it yet (a read or write
+    /// within a second of the last recording left it), not waiting for another writer's
+    /// lock: tried again at the next idle second.
+    package func idle() {
+        guard recordedHead?.generation != generation || recordedHead?.head != head,
+              Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+        try? recordCheckpoint(wait: 0)
     }
 }
