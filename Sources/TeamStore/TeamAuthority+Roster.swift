@@ -34,6 +34,8 @@ extension TeamAuthority {
                     guard let me, me.role == .admin else {
                         throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
                     }
+                    // Every other member refuses a roster entry signed after its signer expired.
+                    guard me.isValid(at: nextEntryTime) else { throw expired(me) }
                     guard try tables.lockForAdmin() != nil, try tables.claim(expectedGeneration: generation) else { throw LostRace() }
                     let newRoster = try change(roster)
                     guard newRoster.member(me.memberID)?.role == .admin || rekey else {

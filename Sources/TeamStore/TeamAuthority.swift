@@ -110,6 +110,13 @@ package final class TeamAuthority: HeaderAuthority {
         Self.tampered(label, what)
     }
 
+    /// The error for this member's expired membership (a runner past `--expires`): its
+    /// token opens nothing, and an entry it signed now every other member would refuse.
+    func expired(_ me: MemberRecord) -> KeychainError {
+        KeychainError(errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
+                      hint: "an admin issues a new one with `kc team add-runner`")
+    }
+
     /// `tampered(_:)` for the keychain named `label` (a scan on another thread).
     static func tampered(_ label: String, _ what: String) -> KeychainError {
         KeychainError(errSecDecode, "\(label): \(what)", hint: "run `kc team verify`; see docs/team.md, \"What the server can and cannot do\"")
@@ -230,10 +237,7 @@ package final class TeamAuthority: HeaderAuthority {
             throw KeychainError(errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
                                 hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
         }
-        guard me.isValid(at: Self.now) else {
-            throw KeychainError(errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
-                                hint: "an admin issues a new one with `kc team add-runner`")
-        }
+        guard me.isValid(at: Self.now) else { throw expired(me) }
         let keys = try openMasterKey(generation: keyGen, signedBy: lastRoster)
         // Every row, against the head's set hash and count. A scan the second connection
         // could not make (or one that failed) is made again on this one, whose error is the
@@ -473,6 +477,8 @@ package final class TeamAuthority: HeaderAuthority {
 
     /// `catchUp`'s work, which may leave the view halfway when it throws.
     private func catchUpEntries(_ keys: KeyHierarchy, to seen: TeamHead?, mayRescan: Bool, mark: UInt64?) throws -> KeyHierarchy {
+        // A token past `--expires` opens nothing, in a running agent as at a first open.
+        if let me, !me.isValid(at: Self.now) { throw expired(me) }
         guard let serverHead = try seen ?? tables.head() else {
             throw serverError("the team keychain is gone from the server")
         }
@@ -676,6 +682,9 @@ package final class TeamAuthority: HeaderAuthority {
                         throw KeychainError(errSecReadOnly, "\(label) is read-only for \(self.me?.name ?? "this device"), a reader",
                                             hint: "an admin can make it a writer: kc team remove, then kc team add with --role writer")
                     }
+                    // Never commit an entry every other member refuses (`checkWriter`): one
+                    // signed after the expiry would leave the keychain unreadable to all.
+                    guard me.isValid(at: nextEntryTime), me.isValid(at: lastTime) else { throw expired(me) }
                     guard try tables.claim(expectedGeneration: generation) else { throw LostRace() }
                     pending = []
                     pendingSet = set
