@@ -92,7 +92,7 @@ extension TeamAuthority {
                     set = newSet
                     adopt(newKeys)
                 }
-                try recordCommittedChange()
+                try recordCommittedChange(keys: newKeys ?? latest, adopt: adopt)
                 return entry
             } catch is NeedsSnapshot {
                 latest = try catchUpInSnapshot(latest, adopt: adopt)
