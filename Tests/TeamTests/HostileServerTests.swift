@@ -371,11 +371,28 @@ import TeamCore
         return fd
     }
 
+    /// Starts `kc team remove bob-laptop` in `home` and answers it once the server's head
+    /// as new connections see it moved past `before` (the removal committed), within 60 s.
+    static func startRemoval(_ home: KCHome, server: HostilePostgres, before: String) throws -> SpawnedChild {
+        var env = home.environment
+        env["KC_PASSWORD"] = TeamCommandTests.teamPassword
+        let removal = try Spawn.start([KCBinary.path, "team", "remove", "bob-laptop", "-k", "team:infra"], environment: env, timeout: 120)
+        var committed = false
+        for _ in 0..<600 where !committed {
+            committed = try server.head() != before
+            if !committed { usleep(100_000) }
+        }
+        #expect(committed, "kc team remove did not commit within 60 s")
+        return removal
+    }
+
     /// Two processes of one member, two histories: the admin's team agent reads carol's two
-    /// writes (its checkpoint not yet recorded); the server then gives every new connection
-    /// the log as it was before them, while the agent's connection stays on carol's branch.
-    /// `kc team remove bob-laptop` (its own process, a new connection) commits the removal
-    /// there and records it in the checkpoint, at a generation below the agent's view. The
+    /// writes, its checkpoint not recorded (the checkpoints' lock held, as another kc
+    /// process holds it); the server then gives every new connection the log as it was
+    /// before them, while the agent's connection stays on carol's branch. `kc team remove
+    /// bob-laptop` (its own process, a new connection) commits the removal there; the lock
+    /// is let go and the command records the removal (its wait polls every 5 ms, the
+    /// agent's idle recording once a second without waiting), below the agent's view. The
     /// agent's next request must name the fork: otherwise it goes on on carol's branch,
     /// writes its checkpoint over the removal, and once the server settles on carol's
     /// branch bob (never removed there) reads the admin's next secret.
@@ -387,13 +404,18 @@ import TeamCore
         let beforeCarol = try team.server.keepWritable("before_carol")
         try Self.run(carol, ["add", "-k", "team:infra", "-s", "c1", "-a", "x", "-w", "1"])
         try Self.run(carol, ["add", "-k", "team:infra", "-s", "c2", "-a", "x", "-w", "2"])
-        _ = try Self.holdingCheckpointLock(team.admin) { try Self.run(team.admin, ["list", "-k", "team:infra"]) }
+        var lock = try Self.lockCheckpoints(team.admin)
+        defer { if lock >= 0 { close(lock) } }
+        _ = try Self.run(team.admin, ["list", "-k", "team:infra"])
         try team.server.route(newConnectionsTo: beforeCarol)
-        let removal = try team.admin.kc(["team", "remove", "bob-laptop", "-k", "team:infra"], password: TeamCommandTests.teamPassword)
-        if removal.status != 0 {
-            // The agent recorded carol's branch first (its idle second): the command, shown
-            // the log before it, names the rollback itself.
-            #expect(removal.status == Self.exit(errSecInvalidKeychain) && removal.stderr.contains("rollback"), "\(removal.status) \(removal.stderr)")
+        let removal = try Self.startRemoval(team.admin, server: team.server, before: try team.server.head())
+        close(lock)
+        lock = -1
+        let removed = try removal.finish()
+        if removed.status != 0 {
+            // The agent's idle recording of carol's branch came first (rare): the command,
+            // shown the log before it, names the rollback itself.
+            #expect(removed.status == Self.exit(errSecInvalidKeychain) && removed.stderr.contains("rollback"), "\(removed.status) \(removed.stderr)")
             return
         }
         let read = try team.admin.kc(["list", "-k", "team:infra"], password: TeamCommandTests.teamPassword)
@@ -486,17 +508,7 @@ import TeamCore
         _ = try Self.run(team.admin, ["list", "-k", "team:infra"])   // the agent on carol's branch, unrecorded
         let carolsHead = try team.server.head()
         try team.server.route(newConnectionsTo: beforeCarol)
-        let before = try team.server.head()
-        var env = team.admin.environment
-        env["KC_PASSWORD"] = TeamCommandTests.teamPassword
-        let removal = try Spawn.start([KCBinary.path, "team", "remove", "bob-laptop", "-k", "team:infra"], environment: env, timeout: 120)
-        // Committed on the log before carol's writes: the server's head moves for new connections.
-        var committed = false
-        for _ in 0..<600 where !committed {
-            committed = try team.server.head() != before
-            if !committed { usleep(100_000) }
-        }
-        #expect(committed, "kc team remove did not commit within 60 s")
+        let removal = try Self.startRemoval(team.admin, server: team.server, before: try team.server.head())
         killpg(removal.pid, SIGSTOP)
         let checkpoint = team.admin.directory + "/.local/state/kc/infra-" + Hex.encode(Array(try team.keychainID.prefix(4))) + ".checkpoint"
         func inode() -> UInt64? {
