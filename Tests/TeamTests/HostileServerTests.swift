@@ -7,8 +7,10 @@ import TeamCore
 
 /// Every line of docs/team.md's "What the server can and cannot do", performed by the
 /// hostile server (`HostilePostgres`: real SQL, real dumps, views keyed on who asks and on
-/// what is asked) against the real `kc`, `kc-team` and team agent; and the attacks of
-/// issue 29 items 1, 2 and 4. Members are devices with homes of their own on this machine.
+/// what is asked) against the real `kc`, `kc-team` and team agent; the attacks of issue 29
+/// items 1, 2 and 4; and those of the review of the promises as a whole (two processes of
+/// one member shown two histories, the checkpoints' lock held, an agent killed while idle).
+/// Members are devices with homes of their own on this machine.
 @Suite struct HostileServerTests {
     /// The exit code of a status (its low byte).
     static func exit(_ status: OSStatus) -> Int32 { Int32(UInt8(truncatingIfNeeded: status)) }
