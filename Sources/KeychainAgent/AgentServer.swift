@@ -151,6 +151,10 @@ public final class AgentServer {
         for (path, entry) in entries where !entry.locked && (entry.idleDeadline <= now || entry.absoluteDeadline <= now) {
             lockEntry(path)
         }
+        // What a request left unrecorded (a team keychain's checkpoint, written at most once
+        // a second) is recorded now: an agent that dies before its next request or lock
+        // (kill -9, a power cut) must not have kept the newest head it verified to itself.
+        for entry in entries.values where !entry.locked { entry.keychain.idle() }
     }
 
     /// Locks one keychain: it stays held, locked, when it has after-first-unlock items

@@ -28,8 +28,13 @@ package struct Checkpoint: Sendable, Equatable {
     static let label = "kc team checkpoint v1"
     /// The MAC's length.
     static let macBytes = 32
-    /// How long (seconds) `advance` waits for another writer's lock.
+    /// How long (seconds) `advance` waits for another writer's lock, by default (the team
+    /// agent, which must not keep a lock of the keychain waiting).
     package static let lockWait = 2
+    /// How long (seconds) a `kc team` command waits for it after committing a roster change
+    /// (a removal), which it may not leave unrecorded: a restore of a dump from before it
+    /// would then go unnoticed.
+    package static let commandLockWait = 30
 
     /// The generation of the newest verified log entry.
     package var generation: UInt64
@@ -139,13 +144,19 @@ package struct Checkpoint: Sendable, Equatable {
     /// older view locking afterwards both keep the highest (issue 29, item 1).
     /// The file is replaced atomically: a new 0600 file, flushed, renamed over the old one,
     /// the folder flushed; the folder (0700) is made when missing.
+    /// - Parameter wait: how long (seconds) to wait for another writer's lock.
+    /// - Parameter agrees: whether the entry a lower checkpoint on disk names (generation,
+    ///   head) is on the chain the caller's view walked; when not, the view is on a fork
+    ///   (another process of this member was shown another branch) and nothing is written.
     /// - Returns: what the file holds afterwards: `self`, or the higher (or same-generation)
     ///   checkpoint that was kept. A caller whose view has that generation with another head
     ///   was shown a fork.
     /// - Throws: `errSecDecode` when the file on disk was altered (it is left for the next
-    ///   open to refuse); `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
+    ///   open to refuse); `errSecInvalidKeychain` when `agrees` refuses the lower checkpoint;
+    ///   `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
     @discardableResult
-    package func advance(at path: String, key: SymmetricKey) throws -> Checkpoint {
+    package func advance(at path: String, key: SymmetricKey, wait: Int = lockWait,
+                         agrees: (_ generation: UInt64, _ head: [UInt8]) -> Bool = { _, _ in true }) throws -> Checkpoint {
         let folder = FileSafety.parentDirectory(of: path)
         try FileSafety.makeDirectories(folder)
         let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -156,20 +167,25 @@ package struct Checkpoint: Sendable, Equatable {
         defer { close(lock) }
         // Holders keep the lock for one read and one write; a holder stopped or stuck must not
         // make a lock of the keychain (which records the checkpoint) wait: at most
-        // `lockWait` seconds, then the checkpoint is left as it is.
+        // `wait` seconds, then the checkpoint is left as it is.
         var waited = 0
         while flock(lock, LOCK_EX | LOCK_NB) != 0 {
             let e = errno
             guard e == EWOULDBLOCK || e == EINTR else {
                 throw KeychainError(errSecIO, "cannot lock \(folder): \(String(cString: strerror(e)))", cause: .errno(e))
             }
-            guard waited < Self.lockWait * 200 else {
-                throw KeychainError(errSecNotAvailable, "another process kept the checkpoints in \(folder) locked for \(Self.lockWait) s; the checkpoint was not recorded")
+            guard waited < wait * 200 else {
+                throw KeychainError(errSecNotAvailable, "another process kept the checkpoints in \(folder) locked for \(wait) s; the checkpoint was not recorded")
             }
             usleep(5_000)
             waited += 1
         }
-        if let kept = try Self.read(at: path, key: key), kept.generation >= generation { return kept }
+        if let kept = try Self.read(at: path, key: key) {
+            if kept.generation >= generation { return kept }
+            guard agrees(kept.generation, kept.head) else {
+                throw KeychainError(errSecInvalidKeychain, "the checkpoint \(path) names another entry at generation \(kept.generation) than the one this view walked past (a fork); it was left as it is")
+            }
+        }
         let body = self.body
         try PrivateFiles.replace(path, bytes: body + Self.mac(body, key: key))
         return self

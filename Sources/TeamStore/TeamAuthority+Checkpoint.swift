@@ -42,12 +42,54 @@ extension TeamAuthority {
 
     /// Records the verified head in the checkpoint, at most once a second unless `force`.
     /// Never moves it backwards (`Checkpoint.advance`): a view older than what another
-    /// process of this member recorded (a `kc team remove` since) leaves the file as it is.
+    /// process of this member recorded (a `kc team remove` since) leaves the file as it is;
+    /// nor over a checkpoint below the view that names another entry than the one the view
+    /// walked past (a fork, which the next catch-up names).
     func saveCheckpoint(force: Bool = false) {
         guard force || Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+        try? recordCheckpoint()
+    }
+
+    /// Records the verified head in the checkpoint now, waiting up to `wait` seconds for
+    /// another writer's lock (see `saveCheckpoint`).
+    /// - Returns: what the file holds afterwards (`Checkpoint.advance`).
+    /// - Throws: what `Checkpoint.advance` throws: the lock not had in time, a fork, an
+    ///   altered file, a full disk.
+    @discardableResult
+    func recordCheckpoint(wait: Int = Checkpoint.lockWait) throws -> Checkpoint {
         let cp = Checkpoint(generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
                             keyGeneration: keyGeneration, time: lastTime)
-        if (try? cp.advance(at: checkpointPath, key: checkpointKey)) != nil { lastCheckpoint = .now }
+        let walked = walked
+        let kept = try cp.advance(at: checkpointPath, key: checkpointKey, wait: wait, agrees: walked.agrees)
+        lastCheckpoint = .now
+        recordedHead = kept.generation >= generation ? (generation, head) : nil
+        if kept.generation == generation, kept.head == head { self.walked.restart(at: generation, head: head) }
+        return kept
+    }
+
+    /// Records a roster change this process committed (a removal) in the checkpoint,
+    /// waiting for another writer's lock as long as a command may (`commandLockWait`).
+    /// When another process of this member (its team agent) recorded a higher head
+    /// meanwhile, this change must be on that head's chain: the view catches up to the
+    /// server's head (a verified walk, which compares the checkpoint as it passes it, or
+    /// names a rollback below it) and records again.
+    /// - Parameters: keys: the keys in force after the change; adopt: takes new ones.
+    /// - Throws: saying the change is committed but not recorded: errSecInvalidKeychain
+    ///   when the server showed this process and the other two branches (a fork, a
+    ///   rollback), else errSecNotAvailable. Left unrecorded, a restore of a dump from
+    ///   before the change would be accepted by this device.
+    func recordCommittedChange(keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws {
+        let committed = generation
+        do {
+            if try recordCheckpoint(wait: Checkpoint.commandLockWait).generation > generation {
+                _ = try catchUpInSnapshot(keys, adopt: adopt)
+                try recordCheckpoint(wait: Checkpoint.commandLockWait)
+            }
+        } catch let e as KeychainError {
+            throw KeychainError(e.status == errSecInvalidKeychain ? e.status : errSecNotAvailable,
+                                "\(label): the change is committed (generation \(committed)), but this device's checkpoint does not hold it: \(e.message); until it does, a restore of an older dump that undoes it is not noticed here",
+                                hint: "run `kc team head -k \(label)` once the other kc process is done (it records the checkpoint), and compare the head with another member's", cause: e.cause)
+        }
     }
 }
 

@@ -34,6 +34,8 @@ extension TeamAuthority {
                     guard let me, me.role == .admin else {
                         throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
                     }
+                    // Every other member refuses a roster entry signed after its signer expired.
+                    guard me.isValid(at: nextEntryTime) else { throw expired(me) }
                     guard try tables.lockForAdmin() != nil, try tables.claim(expectedGeneration: generation) else { throw LostRace() }
                     let newRoster = try change(roster)
                     guard newRoster.member(me.memberID)?.role == .admin || rekey else {
@@ -84,12 +86,13 @@ extension TeamAuthority {
                 generation = entry.generation
                 head = entry.hash
                 lastTime = entry.time
+                walked.append(entry.hash, at: entry.generation)
                 if let newLedger, let newSet, let newKeys {
                     ledger = newLedger
                     set = newSet
                     adopt(newKeys)
                 }
-                saveCheckpoint(force: true)
+                try recordCommittedChange(keys: newKeys ?? latest, adopt: adopt)
                 return entry
             } catch is NeedsSnapshot {
                 latest = try catchUpInSnapshot(latest, adopt: adopt)

@@ -54,8 +54,14 @@ package final class TeamAuthority: HeaderAuthority {
     /// How many connections the last full verification scanned the rows on: 2 when the
     /// second one shared the snapshot, 1 when it could not (tests check both paths).
     package private(set) var lastScanConnections = 0
-    /// When the checkpoint was last recorded (`saveCheckpoint`).
+    /// When the checkpoint was last recorded (`saveCheckpoint`), and the head it then held
+    /// (the view's, or a higher one another process recorded).
     var lastCheckpoint = Deadline.now
+    var recordedHead: (generation: UInt64, head: [UInt8])?
+    /// The entries the view walked past since the checkpoint on disk was last its head: a
+    /// checkpoint another process of this member records below the view is compared with
+    /// them (`WalkedHeads`).
+    var walked: WalkedHeads
 
     /// The write in progress: its changes, and the set and ledger as they will be.
     private var pending: [RowChange] = []
@@ -80,6 +86,7 @@ package final class TeamAuthority: HeaderAuthority {
         self.member = member
         self.checkpointPath = checkpointPath
         self.checkpointKey = checkpointKey
+        walked = WalkedHeads(base: 0, head: keychainID)
         roster = try Roster([])
     }
 
@@ -101,6 +108,13 @@ package final class TeamAuthority: HeaderAuthority {
 
     func tampered(_ what: String) -> KeychainError {
         Self.tampered(label, what)
+    }
+
+    /// The error for this member's expired membership (a runner past `--expires`): its
+    /// token opens nothing, and an entry it signed now every other member would refuse.
+    func expired(_ me: MemberRecord) -> KeychainError {
+        KeychainError(errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
+                      hint: "an admin issues a new one with `kc team add-runner`")
     }
 
     /// `tampered(_:)` for the keychain named `label` (a scan on another thread).
@@ -160,6 +174,10 @@ package final class TeamAuthority: HeaderAuthority {
         var last: LogEntry?
         var beforeHeadTime: UInt64 = 0
         var after: UInt64 = 0
+        // The hashes walked past the lowest head this device saw (every generation, for a
+        // device with none): what a checkpoint another process records later is compared with.
+        let walkBase = seen.keys.min() ?? 0
+        var walk = WalkedHeads(base: walkBase, head: seen[walkBase] ?? keychainID)
         paging: while after < serverHead.generation {
             let page = try tables.entries(after: after, limit: logPageSize)
             guard let lastOfPage = page.last?.generation else { break }
@@ -175,6 +193,7 @@ package final class TeamAuthority: HeaderAuthority {
                 if let saw = seen[g], saw != previous {
                     throw serverError("the entry at generation \(g) is not the one this device saw (a fork)")
                 }
+                if g > walkBase { walk.append(previous, at: g) }
                 try checkTime(e, after: last?.time ?? 0, now: now)
                 beforeHeadTime = last?.time ?? 0
                 last = e
@@ -218,10 +237,7 @@ package final class TeamAuthority: HeaderAuthority {
             throw KeychainError(errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
                                 hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
         }
-        guard me.isValid(at: Self.now) else {
-            throw KeychainError(errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
-                                hint: "an admin issues a new one with `kc team add-runner`")
-        }
+        guard me.isValid(at: Self.now) else { throw expired(me) }
         let keys = try openMasterKey(generation: keyGen, signedBy: lastRoster)
         // Every row, against the head's set hash and count. A scan the second connection
         // could not make (or one that failed) is made again on this one, whose error is the
@@ -256,6 +272,7 @@ package final class TeamAuthority: HeaderAuthority {
         generation = serverHead.generation
         head = serverHead.head
         lastTime = headEntry.time
+        walked = walk
         return keys
     }
 
@@ -443,6 +460,7 @@ package final class TeamAuthority: HeaderAuthority {
         // rows `apply` changes are journalled and put back. A rescan assigns the ledger
         // last, after which nothing throws.
         let saved = (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime)
+        let savedWalk = walked
         ledgerJournal = []
         journalling = true
         defer { journalling = false; ledgerJournal = [] }
@@ -451,6 +469,7 @@ package final class TeamAuthority: HeaderAuthority {
             return try catchUpEntries(keys, to: seen, mayRescan: mayRescan, mark: mark)
         } catch {
             (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime) = saved
+            walked = savedWalk
             for (itemID, hash) in ledgerJournal.reversed() { ledger[itemID] = hash }
             throw error
         }
@@ -458,6 +477,8 @@ package final class TeamAuthority: HeaderAuthority {
 
     /// `catchUp`'s work, which may leave the view halfway when it throws.
     private func catchUpEntries(_ keys: KeyHierarchy, to seen: TeamHead?, mayRescan: Bool, mark: UInt64?) throws -> KeyHierarchy {
+        // A token past `--expires` opens nothing, in a running agent as at a first open.
+        if let me, !me.isValid(at: Self.now) { throw expired(me) }
         guard let serverHead = try seen ?? tables.head() else {
             throw serverError("the team keychain is gone from the server")
         }
@@ -472,6 +493,11 @@ package final class TeamAuthority: HeaderAuthority {
             guard serverHead.generation >= floor.generation else { throw rollback(from: floor.generation, to: serverHead.generation) }
             guard floor.generation != generation || floor.head == head else {
                 throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)")
+            }
+            // A checkpoint below the view (another process, shown the log from another
+            // connection, recorded it since): its entry must be the one this view walked.
+            guard floor.generation > generation || walked.agrees(at: floor.generation, head: floor.head) else {
+                throw serverError("this device recorded another entry at generation \(floor.generation) than the one its view walked past (a fork: the server shows this device's processes two histories)")
             }
         }
         if serverHead.generation == generation {
@@ -549,6 +575,7 @@ package final class TeamAuthority: HeaderAuthority {
             generation = g
             head = e.hash
             lastTime = e.time
+            walked.append(e.hash, at: g)
             last = e
         }
         guard head == serverHead.head else { throw serverError("the head does not name the last entry of the log") }
@@ -655,6 +682,9 @@ package final class TeamAuthority: HeaderAuthority {
                         throw KeychainError(errSecReadOnly, "\(label) is read-only for \(self.me?.name ?? "this device"), a reader",
                                             hint: "an admin can make it a writer: kc team remove, then kc team add with --role writer")
                     }
+                    // Never commit an entry every other member refuses (`checkWriter`): one
+                    // signed after the expiry would leave the keychain unreadable to all.
+                    guard me.isValid(at: nextEntryTime), me.isValid(at: lastTime) else { throw expired(me) }
                     guard try tables.claim(expectedGeneration: generation) else { throw LostRace() }
                     pending = []
                     pendingSet = set
@@ -715,6 +745,7 @@ package final class TeamAuthority: HeaderAuthority {
         generation = e.generation
         head = e.hash
         lastTime = e.time
+        walked.append(e.hash, at: e.generation)
     }
 
     /// Whether the entry `e` is on the server after reconnecting: the view catches up (every
@@ -783,5 +814,14 @@ package final class TeamAuthority: HeaderAuthority {
 
     package func didLock() {
         saveCheckpoint(force: true)
+    }
+
+    /// Records the view's head when the checkpoint does not hold it yet (a read or write
+    /// within a second of the last recording left it), not waiting for another writer's
+    /// lock: tried again at the next idle second.
+    package func idle() {
+        guard recordedHead?.generation != generation || recordedHead?.head != head,
+              Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+        try? recordCheckpoint(wait: 0)
     }
 }

@@ -3,6 +3,7 @@ import Testing
 import KeychainCore
 import TeamCore
 import KCTestSupport
+@testable import TeamStore
 
 /// The checkpoint of a team keychain (`docs/format.md` §9.6): private, replaced atomically,
 /// and refused when any byte of it changed (a program of this user moving it back would
@@ -182,5 +183,40 @@ import KCTestSupport
         #expect(try Checkpoint.read(at: f.path, key: f.key) == f.sample)
         flock(held, LOCK_UN)
         #expect(try next.advance(at: f.path, key: f.key) == next)
+    }
+
+    /// A lower checkpoint on disk that names another entry at its generation than the one
+    /// the writer's view walked past (another process of this member shown another branch)
+    /// is a fork: it is left as it is, not replaced by the higher one
+    /// (`HostileServerTests.aRemovalRecordedBelowTheAgentsViewIsComparedWithTheChainItWalked`).
+    @Test func aHigherCheckpointOnAnotherChainDoesNotReplaceALowerOne() throws {
+        let f = try Fixture()
+        try f.sample.advance(at: f.path, key: f.key)
+        var higher = f.sample
+        higher.generation = 44
+        higher.head = Sodium.randomBytes(32)
+        let refused = Self.failure {
+            try higher.advance(at: f.path, key: f.key) { generation, head in generation == 42 && head == Sodium.randomBytes(32) }
+        }
+        #expect(refused?.status == errSecInvalidKeychain)
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == f.sample)
+        try higher.advance(at: f.path, key: f.key) { generation, head in generation == 42 && head == f.sample.head }
+        #expect(try Checkpoint.read(at: f.path, key: f.key) == higher)
+    }
+
+    /// The hashes a view walked: known from its base to its top, forgotten after a failed
+    /// catch-up, and a walk that skips a generation starts again there.
+    @Test func walkedHeadsKnowWhatTheViewWalkedPast() throws {
+        let base = Sodium.randomBytes(32), h1 = Sodium.randomBytes(32), h2 = Sodium.randomBytes(32)
+        var w = WalkedHeads(base: 5, head: base)
+        w.append(h1, at: 6)
+        w.append(h2, at: 7)
+        #expect(w.hash(at: 5) == base && w.hash(at: 6) == h1 && w.hash(at: 7) == h2)
+        #expect(w.hash(at: 4) == nil && w.hash(at: 8) == nil)
+        #expect(w.agrees(at: 6, head: h1) && !w.agrees(at: 6, head: h2) && w.agrees(at: 3, head: h2))
+        w.truncate(to: 6)
+        #expect(w.top == 6 && w.hash(at: 7) == nil)
+        w.append(h2, at: 9)
+        #expect(w.base == 9 && w.hash(at: 6) == nil && w.hash(at: 9) == h2)
     }
 }

@@ -35,4 +35,29 @@ import TeamCore
         #expect(live?.message.contains("expired") == true)
         #expect(failure { try team.reopen(bob.keys, as: "bob") }?.status == errSecInvalidKeychain)
     }
+
+    /// A writer runner whose agent was unlocked before its token expired goes on after the
+    /// expiry (a long CI job, the real `kc` and team agent): its write, signed after the
+    /// expiry, must not be committed. Every other member refuses such an entry ("signed
+    /// after its membership expired"), and no one reads or writes past a refused entry:
+    /// one late write left the keychain unreadable to every member until someone edited
+    /// the database. The runner's kc refuses it, and its reads, once the token expired.
+    @Test func anExpiredRunnersAgentWritesNothingTheOthersRefuse() throws {
+        let team = try TeamFixture()
+        let bob = try team.addMember("bob")
+        let expiry = TeamAuthority.now + 8
+        let token = try TeamAdmin.addRunner(team.admin.opened, teamName: team.name, memberName: "ci", role: .writer, expires: expiry, dsn: team.dsn)
+        let runner = try KCHome()
+        let file = runner.directory + "/kc-token"
+        try Data(token.withUnsafeBytes { Array($0) }).write(to: URL(fileURLWithPath: file))
+        try TeamCommandTests.run(runner, ["unlock", "--team-token-file", file], password: nil)
+        let env = ["KC_KEYCHAIN": "team:\(team.name)"]
+        while TeamAuthority.now <= expiry { usleep(200_000) }
+        let late = try runner.kc(["add", "-s", "after", "-a", "ci", "-w", "late"], extra: env)
+        #expect(late.status == Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)), "an expired runner's write: \(late.status) \(late.stderr)")
+        #expect(late.stderr.contains("expired"), "\(late.stderr)")
+        let read = try runner.kc(["find", "-s", "after", "-a", "ci", "-w"], extra: env)
+        #expect(read.status == Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)), "an expired runner's read: \(read.status) \(read.stderr)")
+        #expect(failure { try bob.keychain.itemCount() } == nil, "bob can no longer read the keychain after the runner's late write")
+    }
 }

@@ -38,4 +38,8 @@ package protocol HeaderAuthority: AnyObject {
     func unsupported(_ operation: String) -> KeychainError?
     /// The keychain was locked: keep what must outlive the keys (a checkpoint).
     func didLock()
+    /// The agent holding the keychain unlocked is idle (called about once a second between
+    /// requests): record what a read or write left unrecorded (a checkpoint written at most
+    /// once a second), without waiting for anything.
+    func idle()
 }

@@ -207,6 +207,14 @@ public final class Keychain {
         return try store.transaction(write: false) { try store.readKeychainRecord() }.keychainID
     }
 
+    /// Called by the agent about once a second between requests while it holds the keychain
+    /// unlocked: a team keychain records the head its view moved to since its last
+    /// checkpoint (`HeaderAuthority.idle`); a file keychain does nothing.
+    public func idle() {
+        guard keys != nil else { return }
+        authority?.idle()
+    }
+
     /// Wipes the keys; every later call fails with errSecInteractionNotAllowed.
     public func lock() {
         authority?.didLock()

@@ -17,7 +17,8 @@ import KCTestSupport
 /// kept beside the live one); `answer` swaps a view in for a kc table that answers one
 /// chosen statement (by its text, `current_query()`) from a kept history and every other
 /// from the live table; `show` swaps views in for every kc table that show one role (a
-/// member's) a kept history and everyone else the live one; `freeze` makes the server
+/// member's) a kept history and everyone else the live one; `route` sends every new
+/// connection to a writable history (`keepWritable`) while the open ones keep the live one; `freeze` makes the server
 /// drop every new log entry. Stalls (held locks, a peer that never answers) live in
 /// `StalledServer`.
 final class HostilePostgres {
@@ -153,8 +154,34 @@ final class HostilePostgres {
         try grantAll()
     }
 
-    /// Takes every view trick away: the live tables again, for everyone.
+    /// Copies every kc table as it is now into the schema `name` as tables that take
+    /// writes (columns, keys and identity as kc made them): a history another process can
+    /// go on writing on (`route(newConnectionsTo:)`).
+    func keepWritable(_ name: String) throws -> History {
+        let schema = "kept_" + name.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "_" }
+        var script = "BEGIN; CREATE SCHEMA \(schema);"
+        for t in Self.tables {
+            script += "CREATE TABLE \(schema).\(t) (LIKE public.\(t) INCLUDING ALL); INSERT INTO \(schema).\(t) OVERRIDING SYSTEM VALUE SELECT * FROM public.\(t);"
+        }
+        script += "SELECT setval(pg_get_serial_sequence('\(schema).kc_items', 'seq'), (SELECT max(seq) FROM \(schema).kc_items));"
+        try sql(script + "COMMIT;")
+        for role in roles.values { try sql("GRANT USAGE ON SCHEMA \(schema) TO \(role); GRANT ALL ON ALL TABLES IN SCHEMA \(schema) TO \(role)") }
+        return History(schema: schema)
+    }
+
+    /// From now on every new connection to the database (a `kc team` command in its own
+    /// process, the superuser's psql too) reads and writes `history` (kept with
+    /// `keepWritable`), while the connections open now (the team agents', which keep
+    /// theirs) go on with the live tables: two processes of one member, same role, same
+    /// DSN, shown two histories. (`ALTER DATABASE … SET search_path`: the server tells them
+    /// apart by when they connected; a real one can use anything.)
+    func route(newConnectionsTo history: History) throws {
+        try sql("ALTER DATABASE \(database) SET search_path = \(history.schema), public")
+    }
+
+    /// Takes every view and routing trick away: the live tables again, for everyone.
     func honest() throws {
+        try sql("ALTER DATABASE \(database) RESET search_path")
         var script = "BEGIN;"
         for t in Self.tables {
             guard try !sql("SELECT 1 FROM pg_views WHERE schemaname = 'public' AND viewname = '\(t)'").isEmpty else { continue }
