@@ -96,6 +96,21 @@ import Testing
         #expect(count > 80, "only \(count) test references found in \(Self.documents)")
     }
 
+    /// The adversaries the documents point to (`Tests/…` paths in backticks) exist.
+    @Test func everyAdversaryTheSecurityDocumentsNameExists() throws {
+        let pattern = try NSRegularExpression(pattern: #"`(Tests/[A-Za-z0-9_/.-]+\.swift)`"#)
+        var count = 0
+        for document in Self.documents {
+            let text = try String(contentsOfFile: Self.root + "/" + document, encoding: .utf8) as NSString
+            for match in pattern.matches(in: text as String, range: NSRange(location: 0, length: text.length)) {
+                let path = text.substring(with: match.range(at: 1))
+                count += 1
+                #expect(FileManager.default.fileExists(atPath: Self.root + "/" + path), "\(document) names \(path), which does not exist")
+            }
+        }
+        #expect(count >= 5, "the documents name the adversaries under Tests/ (\(count) found)")
+    }
+
     @Test func aNameThatDoesNotExistIsCaught() {
         #expect(!Self.resolves(Reference(document: "-", suite: "PromiseIndexTests", test: "noSuchTest")))
         #expect(!Self.resolves(Reference(document: "-", suite: "NoSuchSuiteTests", test: nil)))
