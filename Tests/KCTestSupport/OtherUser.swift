@@ -45,8 +45,7 @@ public enum OtherUser {
             let source = name == "kc" ? KCBinary.path : buildFolder + "/" + name
             let copy = folder + "/" + name
             if FileManager.default.fileExists(atPath: copy) { try FileManager.default.removeItem(atPath: copy) }
-            try FileManager.default.copyItem(atPath: source, toPath: copy)
-            guard chmod(copy, 0o755) == 0 else { throw KeychainError(errSecIO, "cannot chmod \(copy): errno \(errno)") }
+            try copyClosingOnExec(source, to: copy)
             copies[name] = copy
             try checkReachable(copy)
         }
@@ -54,13 +53,47 @@ public enum OtherUser {
             // Through a shell: setpriv itself still holds root's capabilities when it execs
             // (they go at that exec), so it reaches what the account alone could not;
             // dbus-daemon, or kc starting its agent, execs as the account.
-            let out = try Spawn.run(setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", kc], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+            // A child another test forks at the moment of the copy holds the copy's write
+            // descriptor until its own exec (close-on-exec closes it only then): exec meets
+            // "Text file busy" in that window, so a few tries.
+            var out = try Spawn.run(setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", kc], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+            for _ in 0..<20 where out.status == 126 && out.stderr.contains("Text file busy") {
+                usleep(50_000)
+                out = try Spawn.run(setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", kc], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+            }
             guard out.status == 0 else {
                 throw KeychainError(errSecIO, "uid \(uid) cannot run \(kc) (exit \(out.status)): \(out.stderr)"
                                     + "; the Swift runtime it links must be readable by every user")
             }
         }
         return copies
+    }
+
+    /// Copies `source` to a new file `destination`, mode 0755, through descriptors that are
+    /// close-on-exec from birth (FileManager's copy is not: a child another test forks
+    /// meanwhile would keep the copy open for writing, and the copy could not be run).
+    /// - Throws: errSecIO, naming the file and errno.
+    static func copyClosingOnExec(_ source: String, to destination: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw KeychainError(errSecIO, "cannot open \(source): errno \(errno)") }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o755)
+        guard output >= 0 else { throw KeychainError(errSecIO, "cannot create \(destination): errno \(errno)") }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var failed: Int32 = 0
+        while failed == 0 {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 { if errno != EINTR { failed = errno }; continue }
+            var written = 0
+            while written < count && failed == 0 {
+                let n = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                if n < 0 { if errno != EINTR { failed = errno } } else { written += n }
+            }
+        }
+        if fchmod(output, 0o755) != 0 && failed == 0 { failed = errno }
+        close(output)
+        if failed != 0 { throw KeychainError(errSecIO, "cannot copy \(source) to \(destination): errno \(failed)") }
     }
 
     /// Throws, saying which folder stops it, unless the account can enter every folder on

@@ -32,7 +32,7 @@ struct ImpostorRelayTests {
     /// `kc ARGUMENTS` as nobody on a terminal (`pty_session.py`), typing as `steps` say.
     static func drive(_ h: NobodyHome, _ arguments: [String], _ steps: [[String]]) throws -> TerminalTests.Session {
         let spec: [String: Any] = [
-            "argv": ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KCBinary.path] + arguments,
+            "argv": OtherUser.setpriv + [h.kcPath] + arguments,
             "env": h.home.environment.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
             "steps": steps, "answers": [] as [[String]], "timeout": 30,
         ]
@@ -145,10 +145,11 @@ struct ImpostorRelayTests {
     /// itself, and a protected item's secret stays out of a helper's `get`.
     @Test func credentialHelpersGiveTheRelayNothingItCouldNotRead() throws {
         let (h, relay) = try Self.relayed()
-        let bin = h.home.directory + "/bin"
+        // Links to nobody's own copy of kc (NobodyHome: reachable wherever the checkout lives).
+        let bin = h.home.directory + "/helpers"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
         for name in ["git-credential-kc", "docker-credential-kc"] {
-            try FileManager.default.createSymbolicLink(atPath: bin + "/" + name, withDestinationPath: KCBinary.path)
+            try FileManager.default.createSymbolicLink(atPath: bin + "/" + name, withDestinationPath: h.kcPath)
         }
         func helper(_ name: String, _ operation: String, _ input: String) throws -> KCBinary.Output {
             var env = h.home.environment
@@ -195,19 +196,30 @@ struct ImpostorRelayTests {
     /// read it from the agent anyway), its `get_password` of a protected item fails (no
     /// terminal), and the relay never sees the keychain password or the protected secret.
     @Test func thePythonKeyringBackendGivesTheRelayNothingItCouldNotRead() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        let venv = root + "/.build/python-keyring-venv"
-        if !FileManager.default.isExecutableFile(atPath: venv + "/bin/python") || !FileManager.default.fileExists(atPath: venv + "/bin/keyring") {
-            let made = try Spawn.run(["/bin/sh", "-c", "python3 -m venv '\(venv)' && '\(venv)/bin/pip' install -q keyring pytest"],
-                                     environment: ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": NSTemporaryDirectory()], timeout: 900)
-            #expect(made.status == 0, "\(made.stderr)")
-        }
         let (h, relay) = try Self.relayed()
         var env = h.home.environment
         env["PATH"] = "/usr/bin:/bin"
-        env["KC_BINARY"] = KCBinary.path
-        env["PYTHONPATH"] = root + "/integrations/python"
-        let out = try Spawn.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", venv + "/bin/python", "-c", """
+        // keyring from PyPI in a virtual environment of Debian's python3 under /tmp, and a copy
+        // of the backend, where nobody can read them (the checkout may be in a folder only
+        // its owner enters), running nobody's copy of kc.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let venv = OtherUser.base + "/kc-tests-keyring-venv"
+        if !FileManager.default.fileExists(atPath: venv + "/bin/keyring") {
+            // Made under a name of its own, then renamed: a run killed half-way leaves no venv
+            // that looks complete.
+            let making = venv + "-\(getpid())-\(UUID().uuidString.prefix(8))"
+            let made = try Spawn.run(["/bin/sh", "-c", "/usr/bin/python3 -m venv '\(making)' && '\(making)/bin/pip' install -q keyring && chmod -R a+rX '\(making)' && { mv -T '\(making)' '\(venv)' || rm -rf '\(making)'; }"],
+                                     environment: ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()], timeout: 900)
+            #expect(made.status == 0, "\(made.stderr)")
+        }
+        let python = h.home.directory + "/python"
+        try FileManager.default.createDirectory(atPath: python + "/keyrings", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: root + "/integrations/python/keyrings/kc", toPath: python + "/keyrings/kc")
+        _ = try Spawn.run(["/bin/chmod", "-R", "a+rX", python], environment: [:])
+        try OtherUser.checkReachable(venv + "/bin/python")
+        env["KC_BINARY"] = h.kcPath
+        env["PYTHONPATH"] = python
+        let out = try Spawn.run(OtherUser.setpriv + [venv + "/bin/python", "-c", """
             from keyrings.kc import KcKeyring
             k = KcKeyring()
             k.set_password('pypi.example.com', '__token__', 'py-token-1')
