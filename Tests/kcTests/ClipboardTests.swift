@@ -280,9 +280,10 @@ import KCTestSupport
         #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
         #expect(out.stderr.contains("copied to the clipboard with wl-copy; cleared in 5 s"), "\(out.stderr)")
         #expect(try w.clipboard() == secret)
-        #expect(Self.keepers(for: w.display).count == 1)
+        // The keeper is given the socket's resolved path (`ClipboardBackend.ownSocket`).
+        #expect(Self.keepers(for: w.runtime + "/" + w.display).count == 1)
         #expect(try Self.eventually(20) { try w.clipboard().isEmpty }, "cleared after 5 s")
-        #expect(Self.eventually(5) { Self.keepers(for: w.display).isEmpty }, "the keeper exits after clearing")
+        #expect(Self.eventually(5) { Self.keepers(for: w.runtime + "/" + w.display).isEmpty }, "the keeper exits after clearing")
     }
 
     /// Without xclip on PATH, xsel: the same copy and the same clearing.
@@ -462,6 +463,63 @@ import KCTestSupport
         #expect(out.status == 0 && out.stderr.contains("copied to the clipboard with xclip"), "\(out.stderr)")
         #expect(try own.clipboard() == secret)
         for pid in Self.keepers(for: "unix:\(own.number)") { kill(pid, SIGKILL) }
+    }
+
+    /// `su` without `-` keeps $TMUX (and $WAYLAND_DISPLAY, $XDG_RUNTIME_DIR), and the
+    /// account that ran `su` chooses it: it names a socket of this user's own through a
+    /// folder of that account's, a link it flips, in a loop, between this user's tmux
+    /// folder and its own, where its tmux server listens. kc checked the path as given
+    /// (a socket of this user's, not itself a link) and tmux then connected through the
+    /// link as it was a moment later: the secret landed in nobody's tmux buffer within a
+    /// few tries. Now kc resolves the path, requires that no other account can change what
+    /// it names, and gives tmux the resolved path: nobody's server gets nothing in 30 tries,
+    /// while the copies to this user's own server still go through.
+    @Test(.enabled(if: getuid() == 0, "runs a tmux server as another account"))
+    func aSocketPathThroughAnotherAccountsFolderGetsNoCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let base = h.directory + "/race"
+        let own = base + "/own", theirs = base + "/theirs"
+        try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(atPath: theirs + "/server", withIntermediateDirectories: true)
+        #expect(chmod(h.directory, 0o711) == 0 && chmod(base, 0o755) == 0)
+        #expect(chown(theirs, OtherUser.uid, OtherUser.uid) == 0 && chown(theirs + "/server", OtherUser.uid, OtherUser.uid) == 0)
+        let env = ["PATH": "/usr/bin:/bin", "TERM": "xterm", "SHELL": "/bin/sh"]
+        let tmux = "/usr/bin/tmux"
+        #expect(try Spawn.run([tmux, "-S", own + "/s", "-f", "/dev/null", "new-session", "-d", "sleep 120"], environment: env, timeout: 20).status == 0)
+        defer { _ = try? Spawn.run([tmux, "-S", own + "/s", "kill-server"], environment: env, timeout: 10) }
+        let nobody = OtherUser.setpriv
+        #expect(try Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "-f", "/dev/null", "new-session", "-d", "sleep 120"],
+                              environment: env, timeout: 20).status == 0)
+        defer { _ = try? Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "kill-server"], environment: env, timeout: 10) }
+        // nobody flips its link `theirs/d` between this user's folder and its own, as fast as it can.
+        let flipper = """
+            import os, sys, time
+            theirs, own = sys.argv[1], sys.argv[2]
+            end, i = time.time() + 90, 0
+            while time.time() < end:
+                i += 1
+                t = theirs + "/t%d" % (i % 2)
+                try: os.unlink(t)
+                except OSError: pass
+                os.symlink(own if i % 2 else theirs + "/server", t)
+                os.rename(t, theirs + "/d")
+            """
+        let flipping = try Spawn.start(nobody + ["/usr/bin/python3", "-c", flipper, theirs, own], environment: env, timeout: 120)
+        defer { kill(flipping.pid, SIGKILL) }
+        var copied = 0
+        for attempt in 1...30 {
+            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                               extra: ["TMUX": theirs + "/d/s,1,0", "DISPLAY": "", "WAYLAND_DISPLAY": "", "TERM": "dumb"])
+            #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
+            if out.stderr.contains("copied to the clipboard with tmux") { copied += 1 }
+            let held = try Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "list-buffers", "-F", "#{buffer_sample}"], environment: env, timeout: 10)
+            if held.stdout.contains(secret) {
+                Issue.record("attempt \(attempt): the secret reached nobody's tmux server")
+                break
+            }
+        }
+        #expect(copied > 0, "copies to this user's own tmux server still go through")
     }
 
     @Test func clipRefusesWhatItCannotDo() throws {
