@@ -21,12 +21,15 @@ import KCTestSupport
         let user: uid_t?
         private let child: SpawnedChild
 
-        init(user: uid_t? = nil, tcp: Bool = false) throws {
+        /// - Parameter abstract: false for a server that does not listen on the abstract
+        ///   socket `@/tmp/.X11-unix/XN` (`-nolisten local`), only on the socket file.
+        init(user: uid_t? = nil, tcp: Bool = false, abstract: Bool = true) throws {
             var lastError = ""
             for _ in 0..<20 {
                 let n = Int.random(in: 300..<30000)
                 if FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { continue }
-                let server = ["/usr/bin/Xvfb", ":\(n)"] + (tcp ? ["-listen", "tcp"] : ["-nolisten", "tcp"]) + ["-screen", "0", "320x200x8"]
+                let server = ["/usr/bin/Xvfb", ":\(n)"] + (tcp ? ["-listen", "tcp"] : ["-nolisten", "tcp"])
+                    + (abstract ? [] : ["-nolisten", "local"]) + ["-screen", "0", "320x200x8"]
                 let child = try Spawn.start(Self.as(user, server), environment: ["PATH": "/usr/bin:/bin"], timeout: 300)
                 for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
                     if kill(child.pid, 0) != 0 { break }
@@ -520,6 +523,76 @@ import KCTestSupport
             }
         }
         #expect(copied > 0, "copies to this user's own tmux server still go through")
+    }
+
+    /// xclip and xsel (libxcb) try the abstract socket `@/tmp/.X11-unix/XN` before the
+    /// file, and any account may bind an abstract name that is free. This user's X server
+    /// listens on the file only (`-nolisten local`); nobody watches /proc for an xclip or
+    /// xsel, takes the abstract name the moment one starts (after kc's check) and relays it
+    /// to its own X server. Before, kc checked the file's server (this user's), xclip then
+    /// connected to nobody's name, and the secret landed on nobody's clipboard. Now a
+    /// display is taken only when the server answers on its abstract socket too (a name a
+    /// live server holds cannot be taken): kc passes it over, exit 53, saying why.
+    @Test(.enabled(if: getuid() == 0, "runs an X server as another account"))
+    func aSquatterOnTheAbstractNameGetsNoCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let own = try XServer(abstract: false)
+        let theirs = try XServer(user: 65534)
+        try theirs.copy("nobody's own")
+        let squatter = """
+            import os, socket, sys, time, threading
+            name, target = sys.argv[1], sys.argv[2]
+            # Watches each new process (the last pid given, /proc/loadavg) until it runs
+            # xclip or xsel, then takes the abstract name while that tool loads its libraries.
+            def last(): return int(open("/proc/loadavg").read().split()[4])
+            seen, fresh, end = last(), {}, time.time() + 60
+            found = False
+            while time.time() < end and not found:
+                now = last()
+                for pid in range(seen + 1, now + 1): fresh[pid] = time.time()
+                seen = max(seen, now)
+                for pid in list(fresh):
+                    try: comm = open("/proc/%d/comm" % pid).read().strip()
+                    except OSError: comm = ""
+                    if comm in ("xclip", "xsel"): found = True
+                    if time.time() - fresh[pid] > 0.5: del fresh[pid]
+                time.sleep(0.0001)
+            s = socket.socket(socket.AF_UNIX); s.bind("\\0" + name); s.listen(8); s.settimeout(20)
+            def pump(a, b):
+                try:
+                    while True:
+                        d = a.recv(65536)
+                        if not d: break
+                        b.sendall(d)
+                except OSError: pass
+                try: b.shutdown(socket.SHUT_WR)
+                except OSError: pass
+            while True:
+                try: c, _ = s.accept()
+                except socket.timeout: break
+                u = socket.socket(socket.AF_UNIX); u.connect(target)
+                threading.Thread(target=pump, args=(c, u), daemon=True).start()
+                threading.Thread(target=pump, args=(u, c), daemon=True).start()
+            """
+        // A few tries: the squatter must win a race with the tool's start-up (it did in
+        // most tries before; a single win is the leak). Each try has its own squatter.
+        for attempt in 1...6 {
+            let squatting = try Spawn.start(OtherUser.setpriv + ["/usr/bin/python3", "-c", squatter, "/tmp/.X11-unix/X\(own.number)",
+                                                                 "/tmp/.X11-unix/X\(theirs.number)"],
+                                            environment: ["PATH": "/usr/bin:/bin"], timeout: 90)
+            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                               extra: ["DISPLAY": own.display, "TERM": "dumb"])
+            #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
+            // Read while the squatter still relays (the copy's owner is connected through it).
+            let reached = try theirs.clipboard() == secret
+            #expect(!reached, "attempt \(attempt): the secret reached nobody's X server through the abstract name")
+            #expect(out.status == 53 && out.stderr.contains("xclip: the X server at \(own.display) does not listen on its abstract socket"),
+                    "\(out.stderr)")
+            _ = squatting   // killed and reaped here
+            if reached { break }
+        }
+        for pid in Self.keepers(for: own.display) { kill(pid, SIGKILL) }
     }
 
     @Test func clipRefusesWhatItCannotDo() throws {

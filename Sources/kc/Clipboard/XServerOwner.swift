@@ -19,7 +19,9 @@ import Glibc
 /// - a Unix socket (`:N`, `unix:N`, `unix/:N`, `/path/to/socket[.S]`): xcb tries the
 ///   abstract socket `@/tmp/.X11-unix/XN` first, then the file; kc connects the same way
 ///   and reads the server's uid from the connection (SO_PEERCRED), so neither a socket file
-///   chowned after the fact nor an abstract socket without a file can mislead it;
+///   chowned after the fact nor an abstract socket without a file can mislead it; and it
+///   requires the server to answer on the abstract socket, whose name another account
+///   could otherwise take after the check;
 /// - TCP on this machine (`localhost:N`, `127.0.0.1:N`, `[::1]:N`, as an ssh-forwarded
 ///   display is): the uid of every socket listening on port 6000+N on a loopback or
 ///   wildcard address (/proc/net/tcp, tcp6), all of which must be this user's or root's
@@ -37,8 +39,14 @@ enum XServerOwner {
         let me = getuid()
         switch target {
         case .socket(let path):
-            guard let uid = unixServerUID(path) else { return "no X server answers at \(display) (\(path))" }
-            return uid == me || uid == 0 ? nil : "the X server at \(display) is another account's (uid \(uid)), not this user's or root's"
+            let server = unixServer(path)
+            guard let uid = server.uid else { return "no X server answers at \(display) (\(path))" }
+            guard uid == me || uid == 0 else { return "the X server at \(display) is another account's (uid \(uid)), not this user's or root's" }
+            guard server.abstract else {
+                return "the X server at \(display) does not listen on its abstract socket (@\(path)), and another account could take that name "
+                    + "between kc's check and the tool's connect (the tool tries it first): let the server listen there (no `-nolisten local`)"
+            }
+            return nil
         case .tcp(let host, let port):
             guard isLoopback(host) else {
                 return "DISPLAY=\(display) is on another host: kc cannot tell whose X server that is"
@@ -105,15 +113,19 @@ enum XServerOwner {
     }
 
     /// The uid of the server at a Unix socket, reached as xcb reaches it: the abstract
-    /// socket first, then (only if nothing is bound there) the file. Nil when nothing answers.
-    static func unixServerUID(_ path: String) -> uid_t? {
+    /// socket first, then (only if nothing is bound there) the file; nil when nothing
+    /// answers. `abstract` says whether it answered on the abstract socket: only then is
+    /// the name held, since any account may bind a free abstract name, and xcb, trying it
+    /// first, would reach that account's server in the moment between this check and the
+    /// tool's connect [ClipboardTests.aSquatterOnTheAbstractNameGetsNoCopy].
+    static func unixServer(_ path: String) -> (uid: uid_t?, abstract: Bool) {
         switch peerUID(path, abstract: true) {
-        case .answered(let uid): return uid
+        case .answered(let uid): return (uid, true)
         case .absent: break
-        case .failed: return nil
+        case .failed: return (nil, false)
         }
-        if case .answered(let uid) = peerUID(path, abstract: false) { return uid }
-        return nil
+        if case .answered(let uid) = peerUID(path, abstract: false) { return (uid, false) }
+        return (nil, false)
     }
 
     /// What a connection attempt found.
