@@ -51,12 +51,20 @@ enum XServerOwner {
             guard isLoopback(host) else {
                 return "DISPLAY=\(display) is on another host: kc cannot tell whose X server that is"
             }
-            let uids = tcpListenerUIDs(port: port)
-            guard !uids.isEmpty else { return "no X server listens at \(display) (port \(port))" }
-            if let other = uids.first(where: { $0 != me && $0 != 0 }) {
-                return "the X server at \(display) is another account's (uid \(other)), not this user's or root's"
+            let listeners = tcpListeners(port: port)
+            guard !listeners.isEmpty else { return "no X server listens at \(display) (port \(port))" }
+            if let other = listeners.first(where: { $0.uid != me && $0.uid != 0 }) {
+                return "the X server at \(display) is another account's (uid \(other.uid)), not this user's or root's"
             }
-            return nil
+            // xcb connects to the addresses `host` resolves to, in order, and keeps the first
+            // that answers: each one before the first a listener holds is free for another
+            // account to take between this check and the tool's connect.
+            for address in resolve(host) {
+                if listeners.contains(where: { holds($0.address, address) }) { return nil }
+                return "nothing of this user's or root's listens at \(text(address)) port \(port), where the tool connects first for \(display), "
+                    + "and another account could take it between kc's check and the tool's connect"
+            }
+            return "DISPLAY=\(display) names no address kc can check"
         }
     }
 
@@ -154,11 +162,59 @@ enum XServerOwner {
         return .answered(cred.uid)
     }
 
-    /// The uids of the sockets listening on TCP `port` at a loopback or wildcard address,
-    /// IPv4 and IPv6, from /proc/net/tcp and /proc/net/tcp6 (this network namespace, the
-    /// one xclip connects from).
-    static func tcpListenerUIDs(port: Int) -> [uid_t] {
-        var uids: [uid_t] = []
+    /// The uids of the sockets listening on TCP `port` at a loopback or wildcard address.
+    static func tcpListenerUIDs(port: Int) -> [uid_t] { tcpListeners(port: port).map(\.uid) }
+
+    /// The addresses xcb's `_xcb_open_tcp` tries for `host`, in its order (getaddrinfo,
+    /// any family, stream sockets, AI_ADDRCONFIG), as 4 or 16 bytes.
+    static func resolve(_ host: String) -> [[UInt8]] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0 else { return [] }
+        defer { freeaddrinfo(list) }
+        var out: [[UInt8]] = []
+        var next = list
+        while let entry = next {
+            if let address = entry.pointee.ai_addr {
+                if entry.pointee.ai_family == AF_INET {
+                    let a = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                    out.append(withUnsafeBytes(of: a) { Array($0) })
+                } else if entry.pointee.ai_family == AF_INET6 {
+                    let a = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                    out.append(withUnsafeBytes(of: a) { Array($0) })
+                }
+            }
+            next = entry.pointee.ai_next
+        }
+        return out
+    }
+
+    /// Whether a listener bound at `listener` takes the connections to `address`: the same
+    /// address, the wildcard of its family, or for IPv4 the IPv6 wildcard (dual-stack) or
+    /// the IPv4-mapped form of the address.
+    static func holds(_ listener: [UInt8], _ address: [UInt8]) -> Bool {
+        if listener == address { return true }
+        if listener.count == address.count { return listener.allSatisfy { $0 == 0 } }
+        guard address.count == 4, listener.count == 16 else { return false }
+        return listener.allSatisfy { $0 == 0 } || listener == [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address
+    }
+
+    /// An address as text (inet_ntop).
+    static func text(_ address: [UInt8]) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = address.count == 4 ? AF_INET : AF_INET6
+        let ok = address.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) } != nil
+        return ok ? String(cString: buffer) : "?"
+    }
+
+    /// The sockets listening on TCP `port` at a loopback or wildcard address, IPv4 and
+    /// IPv6, with their address (4 or 16 bytes) and uid, from /proc/net/tcp and
+    /// /proc/net/tcp6 (this network namespace, the one xclip connects from).
+    static func tcpListeners(port: Int) -> [(address: [UInt8], uid: uid_t)] {
+        var found: [(address: [UInt8], uid: uid_t)] = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
             guard let data = FileManager.default.contents(atPath: table) else { continue }
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
@@ -167,11 +223,28 @@ enum XServerOwner {
                 guard fields.count > 7, fields[3] == "0A" else { continue }
                 let local = fields[1].split(separator: ":")
                 guard local.count == 2, Int(local[1], radix: 16) == port, isLoopbackOrAny(hex: local[0]),
-                      let uid = uid_t(fields[7]) else { continue }
-                uids.append(uid)
+                      let uid = uid_t(fields[7]), let address = bytes(hex: local[0]) else { continue }
+                found.append((address, uid))
             }
         }
-        return uids
+        return found
+    }
+
+    /// A /proc/net/tcp address as bytes in network order: each 32-bit word is printed in
+    /// this machine's (little-endian) order.
+    private static func bytes(hex: Substring) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 8 || digits.count == 32 else { return nil }
+        var out: [UInt8] = []
+        for word in stride(from: 0, to: digits.count, by: 8) {
+            var group: [UInt8] = []
+            for i in stride(from: word, to: word + 8, by: 2) {
+                guard let b = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+                group.append(b)
+            }
+            out += group.reversed()
+        }
+        return out
     }
 
     /// Whether a /proc/net/tcp address (hex, in the kernel's byte order: each 32-bit word
