@@ -21,12 +21,15 @@ import KCTestSupport
         let user: uid_t?
         private let child: SpawnedChild
 
-        init(user: uid_t? = nil, tcp: Bool = false) throws {
+        /// - Parameter abstract: false for a server that does not listen on the abstract
+        ///   socket `@/tmp/.X11-unix/XN` (`-nolisten local`), only on the socket file.
+        init(user: uid_t? = nil, tcp: Bool = false, abstract: Bool = true) throws {
             var lastError = ""
             for _ in 0..<20 {
                 let n = Int.random(in: 300..<30000)
                 if FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { continue }
-                let server = ["/usr/bin/Xvfb", ":\(n)"] + (tcp ? ["-listen", "tcp"] : ["-nolisten", "tcp"]) + ["-screen", "0", "320x200x8"]
+                let server = ["/usr/bin/Xvfb", ":\(n)"] + (tcp ? ["-listen", "tcp"] : ["-nolisten", "tcp"])
+                    + (abstract ? [] : ["-nolisten", "local"]) + ["-screen", "0", "320x200x8"]
                 let child = try Spawn.start(Self.as(user, server), environment: ["PATH": "/usr/bin:/bin"], timeout: 300)
                 for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
                     if kill(child.pid, 0) != 0 { break }
@@ -280,9 +283,10 @@ import KCTestSupport
         #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
         #expect(out.stderr.contains("copied to the clipboard with wl-copy; cleared in 5 s"), "\(out.stderr)")
         #expect(try w.clipboard() == secret)
-        #expect(Self.keepers(for: w.display).count == 1)
+        // The keeper is given the socket's resolved path (`ClipboardBackend.ownSocket`).
+        #expect(Self.keepers(for: w.runtime + "/" + w.display).count == 1)
         #expect(try Self.eventually(20) { try w.clipboard().isEmpty }, "cleared after 5 s")
-        #expect(Self.eventually(5) { Self.keepers(for: w.display).isEmpty }, "the keeper exits after clearing")
+        #expect(Self.eventually(5) { Self.keepers(for: w.runtime + "/" + w.display).isEmpty }, "the keeper exits after clearing")
     }
 
     /// Without xclip on PATH, xsel: the same copy and the same clearing.
@@ -462,6 +466,192 @@ import KCTestSupport
         #expect(out.status == 0 && out.stderr.contains("copied to the clipboard with xclip"), "\(out.stderr)")
         #expect(try own.clipboard() == secret)
         for pid in Self.keepers(for: "unix:\(own.number)") { kill(pid, SIGKILL) }
+    }
+
+    /// `su` without `-` keeps $TMUX (and $WAYLAND_DISPLAY, $XDG_RUNTIME_DIR), and the
+    /// account that ran `su` chooses it: it names a socket of this user's own through a
+    /// folder of that account's, a link it flips, in a loop, between this user's tmux
+    /// folder and its own, where its tmux server listens. kc checked the path as given
+    /// (a socket of this user's, not itself a link) and tmux then connected through the
+    /// link as it was a moment later: the secret landed in nobody's tmux buffer within a
+    /// few tries. Now kc resolves the path, requires that no other account can change what
+    /// it names, and gives tmux the resolved path: nobody's server gets nothing in 30 tries,
+    /// while the copies to this user's own server still go through.
+    @Test(.enabled(if: getuid() == 0, "runs a tmux server as another account"))
+    func aSocketPathThroughAnotherAccountsFolderGetsNoCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let base = h.directory + "/race"
+        let own = base + "/own", theirs = base + "/theirs"
+        try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(atPath: theirs + "/server", withIntermediateDirectories: true)
+        #expect(chmod(h.directory, 0o711) == 0 && chmod(base, 0o755) == 0)
+        #expect(chown(theirs, OtherUser.uid, OtherUser.uid) == 0 && chown(theirs + "/server", OtherUser.uid, OtherUser.uid) == 0)
+        let env = ["PATH": "/usr/bin:/bin", "TERM": "xterm", "SHELL": "/bin/sh"]
+        let tmux = "/usr/bin/tmux"
+        #expect(try Spawn.run([tmux, "-S", own + "/s", "-f", "/dev/null", "new-session", "-d", "sleep 120"], environment: env, timeout: 20).status == 0)
+        defer { _ = try? Spawn.run([tmux, "-S", own + "/s", "kill-server"], environment: env, timeout: 10) }
+        let nobody = OtherUser.setpriv
+        #expect(try Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "-f", "/dev/null", "new-session", "-d", "sleep 120"],
+                              environment: env, timeout: 20).status == 0)
+        defer { _ = try? Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "kill-server"], environment: env, timeout: 10) }
+        // nobody flips its link `theirs/d` between this user's folder and its own, as fast as it can.
+        let flipper = """
+            import os, sys, time
+            theirs, own = sys.argv[1], sys.argv[2]
+            end, i = time.time() + 90, 0
+            while time.time() < end:
+                i += 1
+                t = theirs + "/t%d" % (i % 2)
+                try: os.unlink(t)
+                except OSError: pass
+                os.symlink(own if i % 2 else theirs + "/server", t)
+                os.rename(t, theirs + "/d")
+            """
+        let flipping = try Spawn.start(nobody + ["/usr/bin/python3", "-c", flipper, theirs, own], environment: env, timeout: 120)
+        defer { kill(flipping.pid, SIGKILL) }
+        var copied = 0
+        for attempt in 1...30 {
+            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                               extra: ["TMUX": theirs + "/d/s,1,0", "DISPLAY": "", "WAYLAND_DISPLAY": "", "TERM": "dumb"])
+            #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
+            if out.stderr.contains("copied to the clipboard with tmux") { copied += 1 }
+            let held = try Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "list-buffers", "-F", "#{buffer_sample}"], environment: env, timeout: 10)
+            if held.stdout.contains(secret) {
+                Issue.record("attempt \(attempt): the secret reached nobody's tmux server")
+                break
+            }
+        }
+        #expect(copied > 0, "copies to this user's own tmux server still go through")
+    }
+
+    /// A relay to the X server `server`'s socket file, run as `user`: it listens on an
+    /// abstract name (`kind` "abstract", `at` the name) or on TCP at 127.0.0.1 ("tcp4") or
+    /// ::1 ("tcp6"), `at` the port. With `waitForTheTool` it binds only when an xclip or
+    /// xsel starts: it watches each new process (the last pid given, /proc/loadavg) and
+    /// takes its place while that tool loads its libraries, after kc's check.
+    static func relay(as user: uid_t?, _ kind: String, _ at: String, to server: XServer, waitForTheTool: Bool) throws -> SpawnedChild {
+        let script = """
+            import os, socket, sys, time, threading
+            kind, at, target, wait = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+            def last(): return int(open("/proc/loadavg").read().split()[4])
+            seen, fresh, end = last(), {}, time.time() + 60
+            found = not wait
+            while time.time() < end and not found:
+                now = last()
+                for pid in range(seen + 1, now + 1): fresh[pid] = time.time()
+                seen = max(seen, now)
+                for pid in list(fresh):
+                    try: comm = open("/proc/%d/comm" % pid).read().strip()
+                    except OSError: comm = ""
+                    if comm in ("xclip", "xsel"): found = True
+                    if time.time() - fresh[pid] > 0.5: del fresh[pid]
+                time.sleep(0.0001)
+            if kind == "abstract":
+                s = socket.socket(socket.AF_UNIX); s.bind("\\0" + at)
+            elif kind == "tcp4":
+                s = socket.socket(socket.AF_INET); s.bind(("127.0.0.1", int(at)))
+            else:
+                s = socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1); s.bind(("::1", int(at)))
+            s.listen(8); s.settimeout(60)
+            print("listening", flush=True)
+            def pump(a, b):
+                try:
+                    while True:
+                        d = a.recv(65536)
+                        if not d: break
+                        b.sendall(d)
+                except OSError: pass
+                try: b.shutdown(socket.SHUT_WR)
+                except OSError: pass
+            while True:
+                try: c, _ = s.accept()
+                except socket.timeout: break
+                u = socket.socket(socket.AF_UNIX); u.connect(target)
+                threading.Thread(target=pump, args=(c, u), daemon=True).start()
+                threading.Thread(target=pump, args=(u, c), daemon=True).start()
+            """
+        return try Spawn.start(XServer.as(user, ["/usr/bin/python3", "-c", script, kind, at, "/tmp/.X11-unix/X\(server.number)",
+                                                 waitForTheTool ? "1" : "0"]),
+                               environment: ["PATH": "/usr/bin:/bin"], timeout: 120)
+    }
+
+    /// xclip and xsel (libxcb) try the abstract socket `@/tmp/.X11-unix/XN` before the
+    /// file, and any account may bind an abstract name that is free. This user's X server
+    /// listens on the file only (`-nolisten local`); nobody watches /proc for an xclip or
+    /// xsel, takes the abstract name the moment one starts (after kc's check) and relays it
+    /// to its own X server. Before, kc checked the file's server (this user's), xclip then
+    /// connected to nobody's name, and the secret landed on nobody's clipboard. Now a
+    /// display is taken only when the server answers on its abstract socket too (a name a
+    /// live server holds cannot be taken): kc passes it over, exit 53, saying why.
+    @Test(.enabled(if: getuid() == 0, "runs an X server as another account"))
+    func aSquatterOnTheAbstractNameGetsNoCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let own = try XServer(abstract: false)
+        let theirs = try XServer(user: 65534)
+        try theirs.copy("nobody's own")
+        // A few tries: the squatter must win a race with the tool's start-up (it did in
+        // most tries before; a single win is the leak). Each try has its own squatter.
+        for attempt in 1...6 {
+            let squatting = try Self.relay(as: OtherUser.uid, "abstract", "/tmp/.X11-unix/X\(own.number)", to: theirs, waitForTheTool: true)
+            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                               extra: ["DISPLAY": own.display, "TERM": "dumb"])
+            #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
+            // Read while the squatter still relays (the copy's owner is connected through it).
+            let reached = try theirs.clipboard() == secret
+            #expect(!reached, "attempt \(attempt): the secret reached nobody's X server through the abstract name")
+            // (A squatter that an xclip of a test running beside this one set off early is
+            // refused as what it is.)
+            #expect(out.status == 53 && (out.stderr.contains("xclip: the X server at \(own.display) does not listen on its abstract socket")
+                                         || out.stderr.contains("xclip: the X server at \(own.display) is another account's (uid 65534)")),
+                    "\(out.stderr)")
+            _ = squatting   // killed and reaped here
+            if reached { break }
+        }
+        for pid in Self.keepers(for: own.display) { kill(pid, SIGKILL) }
+    }
+
+    /// TCP: xcb connects to the addresses the host resolves to, in order, and takes the
+    /// first that answers. This user's server (as an sshd run with `AddressFamily inet`
+    /// forwards `ssh -X`) listens on 127.0.0.1 only; ::1 on that port is free, and nobody
+    /// takes it the moment xclip starts, relaying to its own X server. Before, kc saw only
+    /// this user's listener on the port and let xclip go, which connected to nobody's ::1.
+    /// (On a dual-stack resolver `localhost` gives ::1 first; this machine's /etc/hosts
+    /// does not, so the display names ::1 itself.) Now every address up to the first that
+    /// a listener of this user's or root's holds must be held: kc passes it over, exit 53.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.fileExists(atPath: "/proc/net/if_inet6"), "runs an X server as another account"))
+    func aSquatterOnAFreeLoopbackAddressGetsNoCopy() throws {
+        let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try homeWithSecret(secret)
+        let own = try XServer()
+        let theirs = try XServer(user: 65534)
+        try theirs.copy("nobody's own")
+        // A display number whose port nothing holds, served on 127.0.0.1 by this user's relay.
+        var number = 0
+        for _ in 0..<50 {
+            let n = Int.random(in: 40000..<50000)
+            if XServerOwner.tcpListenerUIDs(port: 6000 + n).isEmpty { number = n; break }
+        }
+        #expect(number > 0)
+        let forwarded = try Self.relay(as: nil, "tcp4", String(6000 + number), to: own, waitForTheTool: false)
+        #expect(Self.eventually(20) { !XServerOwner.tcpListenerUIDs(port: 6000 + number).isEmpty })
+        let display = "[::1]:\(number)"
+        for attempt in 1...6 {
+            let squatting = try Self.relay(as: OtherUser.uid, "tcp6", String(6000 + number), to: theirs, waitForTheTool: true)
+            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                               extra: ["DISPLAY": display, "TERM": "dumb"])
+            #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
+            let reached = try theirs.clipboard() == secret
+            #expect(!reached, "attempt \(attempt): the secret reached nobody's X server through ::1")
+            #expect(out.status == 53 && (out.stderr.contains("xclip: nothing of this user's or root's listens at ::1 port \(6000 + number)")
+                                         || out.stderr.contains("is another account's (uid 65534)")),
+                    "\(out.stderr)")
+            _ = squatting
+            if reached { break }
+        }
+        _ = forwarded
+        for pid in Self.keepers(for: display) { kill(pid, SIGKILL) }
     }
 
     @Test func clipRefusesWhatItCannotDo() throws {

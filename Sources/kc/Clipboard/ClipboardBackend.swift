@@ -55,8 +55,9 @@ enum ClipboardBackend: String, CaseIterable {
                 return .unusable("it would keep the secret in a file under /tmp, which is on disk here (not tmpfs)")
             }
             let socket = display.hasPrefix("/") ? display : (variable("XDG_RUNTIME_DIR") ?? "") + "/" + display
-            guard Self.isOwnSocket(socket) else { return .unusable("\(socket) is not a socket of this user") }
-            return .usable(target: display, tool: tool)
+            // The resolved path goes to wl-copy (WAYLAND_DISPLAY may be absolute): see `ownSocket`.
+            guard let resolved = Self.ownSocket(socket) else { return .unusable("\(socket) is not a socket of this user") }
+            return .usable(target: resolved, tool: tool)
         case .xclip, .xsel:
             guard let display = variable("DISPLAY") else { return .unusable("DISPLAY is not set") }
             guard let tool = ClipboardTool.find(rawValue) else { return .unusable("not installed") }
@@ -71,20 +72,45 @@ enum ClipboardBackend: String, CaseIterable {
             let socket = String(session.split(separator: ",", omittingEmptySubsequences: false).first ?? "")
             guard socket.hasPrefix("/") else { return .unusable("TMUX does not name a socket") }
             // `su` without `-` keeps $TMUX: the secret must not go to another account's server.
-            guard Self.isOwnSocket(socket) else { return .unusable("\(socket) is not a socket of this user") }
-            return .usable(target: socket, tool: tool)
+            guard let resolved = Self.ownSocket(socket) else { return .unusable("\(socket) is not a socket of this user") }
+            return .usable(target: resolved, tool: tool)
         case .osc52:
             guard let tty = OSC52.controllingTerminal() else { return .unusable("no controlling terminal") }
             return .usable(target: tty, tool: nil)
         }
     }
 
-    /// Whether `path` is a socket (not a link to one) owned by this user: the compositor or
-    /// tmux server a copy goes to is then this user's own (root's too, for root).
-    static func isOwnSocket(_ path: String) -> Bool {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return false }
-        return (st.st_mode & S_IFMT) == S_IFSOCK && st.st_uid == getuid()
+    /// Whether `path` is a socket of this user's that stays so (`ownSocket`).
+    static func isOwnSocket(_ path: String) -> Bool { ownSocket(path) != nil }
+
+    /// `path` with every symbolic link in its folders resolved, when it is a socket (not a
+    /// link to one) owned by this user and no other account can change what that resolved
+    /// path names: each folder above it is this user's or root's, and one that others may
+    /// write is sticky (so they cannot rename or remove the entry below it, which is this
+    /// user's or root's too). Nil otherwise. The copy and the keeper use the resolved path:
+    /// checking the path as given let an account that owns one of its folders (`su` keeps
+    /// $TMUX and $WAYLAND_DISPLAY, and their folders are that account's to point) swap a
+    /// link between the check and the tool's connect and receive the secret
+    /// [ClipboardTests.aSocketPathThroughAnotherAccountsFolderGetsNoCopy].
+    static func ownSocket(_ path: String) -> String? {
+        let me = getuid()
+        func isOwn(_ p: String) -> Bool {
+            var st = stat()
+            return lstat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK && st.st_uid == me
+        }
+        guard isOwn(path), let real = realpath(path, nil) else { return nil }
+        let resolved = String(cString: real)
+        free(real)
+        guard resolved.hasPrefix("/"), isOwn(resolved) else { return nil }
+        var folder = resolved
+        repeat {
+            folder = String(folder[..<(folder.lastIndex(of: "/") ?? folder.startIndex)])
+            let checked = folder.isEmpty ? "/" : folder
+            var st = stat()
+            guard lstat(checked, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == me || st.st_uid == 0 else { return nil }
+            if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 { return nil }
+        } while !folder.isEmpty
+        return resolved
     }
 
     /// Whether the file system mounted at `path` (or the mount that holds it) keeps its files

@@ -19,7 +19,9 @@ import Glibc
 /// - a Unix socket (`:N`, `unix:N`, `unix/:N`, `/path/to/socket[.S]`): xcb tries the
 ///   abstract socket `@/tmp/.X11-unix/XN` first, then the file; kc connects the same way
 ///   and reads the server's uid from the connection (SO_PEERCRED), so neither a socket file
-///   chowned after the fact nor an abstract socket without a file can mislead it;
+///   chowned after the fact nor an abstract socket without a file can mislead it; and it
+///   requires the server to answer on the abstract socket, whose name another account
+///   could otherwise take after the check;
 /// - TCP on this machine (`localhost:N`, `127.0.0.1:N`, `[::1]:N`, as an ssh-forwarded
 ///   display is): the uid of every socket listening on port 6000+N on a loopback or
 ///   wildcard address (/proc/net/tcp, tcp6), all of which must be this user's or root's
@@ -37,18 +39,32 @@ enum XServerOwner {
         let me = getuid()
         switch target {
         case .socket(let path):
-            guard let uid = unixServerUID(path) else { return "no X server answers at \(display) (\(path))" }
-            return uid == me || uid == 0 ? nil : "the X server at \(display) is another account's (uid \(uid)), not this user's or root's"
+            let server = unixServer(path)
+            guard let uid = server.uid else { return "no X server answers at \(display) (\(path))" }
+            guard uid == me || uid == 0 else { return "the X server at \(display) is another account's (uid \(uid)), not this user's or root's" }
+            guard server.abstract else {
+                return "the X server at \(display) does not listen on its abstract socket (@\(path)), and another account could take that name "
+                    + "between kc's check and the tool's connect (the tool tries it first): let the server listen there (no `-nolisten local`)"
+            }
+            return nil
         case .tcp(let host, let port):
             guard isLoopback(host) else {
                 return "DISPLAY=\(display) is on another host: kc cannot tell whose X server that is"
             }
-            let uids = tcpListenerUIDs(port: port)
-            guard !uids.isEmpty else { return "no X server listens at \(display) (port \(port))" }
-            if let other = uids.first(where: { $0 != me && $0 != 0 }) {
-                return "the X server at \(display) is another account's (uid \(other)), not this user's or root's"
+            let listeners = tcpListeners(port: port)
+            guard !listeners.isEmpty else { return "no X server listens at \(display) (port \(port))" }
+            if let other = listeners.first(where: { $0.uid != me && $0.uid != 0 }) {
+                return "the X server at \(display) is another account's (uid \(other.uid)), not this user's or root's"
             }
-            return nil
+            // xcb connects to the addresses `host` resolves to, in order, and keeps the first
+            // that answers: each one before the first a listener holds is free for another
+            // account to take between this check and the tool's connect.
+            for address in resolve(host) {
+                if listeners.contains(where: { holds($0.address, address) }) { return nil }
+                return "nothing of this user's or root's listens at \(text(address)) port \(port), where the tool connects first for \(display), "
+                    + "and another account could take it between kc's check and the tool's connect"
+            }
+            return "DISPLAY=\(display) names no address kc can check"
         }
     }
 
@@ -105,15 +121,19 @@ enum XServerOwner {
     }
 
     /// The uid of the server at a Unix socket, reached as xcb reaches it: the abstract
-    /// socket first, then (only if nothing is bound there) the file. Nil when nothing answers.
-    static func unixServerUID(_ path: String) -> uid_t? {
+    /// socket first, then (only if nothing is bound there) the file; nil when nothing
+    /// answers. `abstract` says whether it answered on the abstract socket: only then is
+    /// the name held, since any account may bind a free abstract name, and xcb, trying it
+    /// first, would reach that account's server in the moment between this check and the
+    /// tool's connect [ClipboardTests.aSquatterOnTheAbstractNameGetsNoCopy].
+    static func unixServer(_ path: String) -> (uid: uid_t?, abstract: Bool) {
         switch peerUID(path, abstract: true) {
-        case .answered(let uid): return uid
+        case .answered(let uid): return (uid, true)
         case .absent: break
-        case .failed: return nil
+        case .failed: return (nil, false)
         }
-        if case .answered(let uid) = peerUID(path, abstract: false) { return uid }
-        return nil
+        if case .answered(let uid) = peerUID(path, abstract: false) { return (uid, false) }
+        return (nil, false)
     }
 
     /// What a connection attempt found.
@@ -142,11 +162,59 @@ enum XServerOwner {
         return .answered(cred.uid)
     }
 
-    /// The uids of the sockets listening on TCP `port` at a loopback or wildcard address,
-    /// IPv4 and IPv6, from /proc/net/tcp and /proc/net/tcp6 (this network namespace, the
-    /// one xclip connects from).
-    static func tcpListenerUIDs(port: Int) -> [uid_t] {
-        var uids: [uid_t] = []
+    /// The uids of the sockets listening on TCP `port` at a loopback or wildcard address.
+    static func tcpListenerUIDs(port: Int) -> [uid_t] { tcpListeners(port: port).map(\.uid) }
+
+    /// The addresses xcb's `_xcb_open_tcp` tries for `host`, in its order (getaddrinfo,
+    /// any family, stream sockets, AI_ADDRCONFIG), as 4 or 16 bytes.
+    static func resolve(_ host: String) -> [[UInt8]] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0 else { return [] }
+        defer { freeaddrinfo(list) }
+        var out: [[UInt8]] = []
+        var next = list
+        while let entry = next {
+            if let address = entry.pointee.ai_addr {
+                if entry.pointee.ai_family == AF_INET {
+                    let a = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                    out.append(withUnsafeBytes(of: a) { Array($0) })
+                } else if entry.pointee.ai_family == AF_INET6 {
+                    let a = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                    out.append(withUnsafeBytes(of: a) { Array($0) })
+                }
+            }
+            next = entry.pointee.ai_next
+        }
+        return out
+    }
+
+    /// Whether a listener bound at `listener` takes the connections to `address`: the same
+    /// address, the wildcard of its family, or for IPv4 the IPv6 wildcard (dual-stack) or
+    /// the IPv4-mapped form of the address.
+    static func holds(_ listener: [UInt8], _ address: [UInt8]) -> Bool {
+        if listener == address { return true }
+        if listener.count == address.count { return listener.allSatisfy { $0 == 0 } }
+        guard address.count == 4, listener.count == 16 else { return false }
+        return listener.allSatisfy { $0 == 0 } || listener == [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address
+    }
+
+    /// An address as text (inet_ntop).
+    static func text(_ address: [UInt8]) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = address.count == 4 ? AF_INET : AF_INET6
+        let ok = address.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) } != nil
+        return ok ? String(cString: buffer) : "?"
+    }
+
+    /// The sockets listening on TCP `port` at a loopback or wildcard address, IPv4 and
+    /// IPv6, with their address (4 or 16 bytes) and uid, from /proc/net/tcp and
+    /// /proc/net/tcp6 (this network namespace, the one xclip connects from).
+    static func tcpListeners(port: Int) -> [(address: [UInt8], uid: uid_t)] {
+        var found: [(address: [UInt8], uid: uid_t)] = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
             guard let data = FileManager.default.contents(atPath: table) else { continue }
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
@@ -155,11 +223,28 @@ enum XServerOwner {
                 guard fields.count > 7, fields[3] == "0A" else { continue }
                 let local = fields[1].split(separator: ":")
                 guard local.count == 2, Int(local[1], radix: 16) == port, isLoopbackOrAny(hex: local[0]),
-                      let uid = uid_t(fields[7]) else { continue }
-                uids.append(uid)
+                      let uid = uid_t(fields[7]), let address = bytes(hex: local[0]) else { continue }
+                found.append((address, uid))
             }
         }
-        return uids
+        return found
+    }
+
+    /// A /proc/net/tcp address as bytes in network order: each 32-bit word is printed in
+    /// this machine's (little-endian) order.
+    private static func bytes(hex: Substring) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 8 || digits.count == 32 else { return nil }
+        var out: [UInt8] = []
+        for word in stride(from: 0, to: digits.count, by: 8) {
+            var group: [UInt8] = []
+            for i in stride(from: word, to: word + 8, by: 2) {
+                guard let b = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+                group.append(b)
+            }
+            out += group.reversed()
+        }
+        return out
     }
 
     /// Whether a /proc/net/tcp address (hex, in the kernel's byte order: each 32-bit word
