@@ -129,6 +129,12 @@ import KCTestSupport
         for column in ["generation", "item_count", "accumulator", "mac"] {
             #expect(splices.contains { $0.name == "column kc_state.\(column) of [1]" }, "\(column)")
         }
+        // The old record (or state) beside the live one, outside the MAC: kc_keychain and
+        // kc_state hold one row, and a second one is refused at every read, not only by
+        // `kc verify` (found attacking item 14's fix: the agent and every open took it).
+        for table in ["kc_keychain", "kc_state"] {
+            #expect(splices.contains { $0.name == "row \(table) of the old copy added beside the live one (id 2)" }, "\(table)")
+        }
         try Self.attackAll(scene, splices, minimum: 8)
     }
 
