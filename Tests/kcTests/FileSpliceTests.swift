@@ -185,6 +185,39 @@ import KCTestSupport
         try Self.attackAll(scene, splices, minimum: 20)
     }
 
+    /// A locked agent (docs/security.md, "A locked agent") keeps the after-first-unlock class
+    /// key, K_header and K_set, and must not answer from a spliced file any more than an
+    /// unlocked one: each splice of a copy under the same keys is made after `kc lock`, and
+    /// the after-first-unlock item (the same in both copies, so only the checks of the rest
+    /// of the file can refuse it) is read through the locked agent.
+    @Test func aLockedAgentServesNothingFromASplicedFile() throws {
+        let scene = try Self.scene(passwd: false)
+        let h = scene.home
+        let splices = try scene.splicer.splices()
+        var applied = 0
+        for (i, splice) in splices.enumerated() {
+            let path = h.directory + "/locked-\(i).keychain-db"
+            try FileManager.default.copyItem(atPath: scene.live, toPath: path)
+            chmod(path, 0o600)
+            var out = try h.kc(["unlock", "-k", path], password: scene.newPassword)
+            try #require(out.status == 0, "unlock before \(splice): \(out.stderr)")
+            out = try h.kc(["lock", "-k", path])
+            try #require(out.status == 0, "lock before \(splice): \(out.stderr)")
+            out = try h.kc(["find", "-k", path, "-s", "backup", "-a", "cron", "-w"])
+            try #require(out.status == 0 && out.stdout == "cron-1", "the locked agent reads the item before \(splice): \(out.status) \(out.stderr)")
+            do {
+                try scene.splicer.apply(splice, to: path)
+            } catch {
+                continue   // SQLite's own constraints refused it (checked by the other tests)
+            }
+            applied += 1
+            out = try h.kc(["find", "-k", path, "-s", "backup", "-a", "cron", "-w"])
+            #expect(out.status != 0 && out.stdout.isEmpty, "the locked agent served \(splice): \(out.status) \(out.stdout) \(out.stderr)")
+            _ = try h.kc(["lock", "-k", path])
+        }
+        #expect(applied >= 20, "only \(applied) of \(splices.count) splices applied")
+    }
+
     /// Why `kc passwd` re-keys by default: the attacker knows the old password, so the old
     /// copy's wrap gives it the master key the old password protected, and with it the
     /// header key. Had the master key been kept, it could write a header MAC over the old
