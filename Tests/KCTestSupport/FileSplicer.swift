@@ -5,7 +5,8 @@ import KeychainCore
 /// write the keychain file and kept an older copy of it, both written by the real `kc`. It
 /// makes every splice of the older copy into the live file that SQLite lets it make, with
 /// sqlite3 on a copy of the live file (the old copy attached as `o`):
-/// - each table whole, the header's two tables together, and every table at once;
+/// - each table whole, the header's two tables together, the rows' two tables together,
+///   every table but one (each in turn), and every table at once;
 /// - each row: put back as the old copy has it, or removed when the old copy did not have it,
 ///   and the old copy's row of each header table added beside the live one (check
 ///   constraints off);
@@ -53,9 +54,16 @@ public struct FileSplicer: Sendable {
             }.joined(separator: " ")))
         }
         if only == nil {
-            all.append(Splice(name: "every table (the old copy restored whole)", sql: Self.tables.map {
-                "DELETE FROM main.\($0.name); INSERT INTO main.\($0.name) SELECT * FROM o.\($0.name);"
-            }.joined(separator: " ")))
+            func restore(_ names: [String]) -> String {
+                names.map { "DELETE FROM main.\($0); INSERT INTO main.\($0) SELECT * FROM o.\($0);" }.joined(separator: " ")
+            }
+            let names = Self.tables.map(\.name)
+            all.append(Splice(name: "every table (the old copy restored whole)", sql: restore(names)))
+            all.append(Splice(name: "the rows (kc_items and kc_pairs) under the live header", sql: restore(["kc_items", "kc_pairs"])))
+            // The old copy restored whole but for one table, which stays live.
+            for kept in names {
+                all.append(Splice(name: "every table but \(kept)", sql: restore(names.filter { $0 != kept })))
+            }
         }
         for table in chosen { all += try rowSplices(table.name, key: table.key) }
         for table in chosen where Self.headerTables.contains(table.name) { all.append(try secondRowSplice(table.name)) }
