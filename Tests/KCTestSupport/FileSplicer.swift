@@ -5,8 +5,11 @@ import KeychainCore
 /// write the keychain file and kept an older copy of it, both written by the real `kc`. It
 /// makes every splice of the older copy into the live file that SQLite lets it make, with
 /// sqlite3 on a copy of the live file (the old copy attached as `o`):
-/// - each table whole, the header's two tables together, and every table at once;
-/// - each row: put back as the old copy has it, or removed when the old copy did not have it;
+/// - each table whole, the header's two tables together, the rows' two tables together,
+///   every table but one (each in turn), and every table at once;
+/// - each row: put back as the old copy has it, or removed when the old copy did not have it,
+///   and the old copy's row of each header table added beside the live one (check
+///   constraints off);
 /// - each column of each row both copies hold, where the two differ.
 /// The password record (`kc_keychain`) and the header state (`kc_state`) are tables like the
 /// others here, so every column of them is spliced too. Splicing every table at once is the
@@ -51,11 +54,19 @@ public struct FileSplicer: Sendable {
             }.joined(separator: " ")))
         }
         if only == nil {
-            all.append(Splice(name: "every table (the old copy restored whole)", sql: Self.tables.map {
-                "DELETE FROM main.\($0.name); INSERT INTO main.\($0.name) SELECT * FROM o.\($0.name);"
-            }.joined(separator: " ")))
+            func restore(_ names: [String]) -> String {
+                names.map { "DELETE FROM main.\($0); INSERT INTO main.\($0) SELECT * FROM o.\($0);" }.joined(separator: " ")
+            }
+            let names = Self.tables.map(\.name)
+            all.append(Splice(name: "every table (the old copy restored whole)", sql: restore(names)))
+            all.append(Splice(name: "the rows (kc_items and kc_pairs) under the live header", sql: restore(["kc_items", "kc_pairs"])))
+            // The old copy restored whole but for one table, which stays live.
+            for kept in names {
+                all.append(Splice(name: "every table but \(kept)", sql: restore(names.filter { $0 != kept })))
+            }
         }
         for table in chosen { all += try rowSplices(table.name, key: table.key) }
+        for table in chosen where Self.headerTables.contains(table.name) { all.append(try secondRowSplice(table.name)) }
         for table in chosen { all += try columnSplices(table.name, key: table.key) }
         return all
     }
@@ -73,6 +84,18 @@ public struct FileSplicer: Sendable {
             out.append(Splice(name: "row \(table)[\(k)] removed (not in the old copy)", sql: "DELETE FROM main.\(table) WHERE \(Self.match(key, k));"))
         }
         return out
+    }
+
+    /// The header's tables, which hold one row (`CHECK (id = 1)`).
+    public static let headerTables: Set<String> = ["kc_keychain", "kc_state"]
+
+    /// The old copy's row of a header table put beside the live one as row 2, with SQLite's
+    /// check constraints turned off (as any writer of the file can): the live row stays,
+    /// authentic, and the old one sits outside the header MAC.
+    func secondRowSplice(_ table: String) throws -> Splice {
+        let others = try Self.columns(table, in: live).filter { $0 != "id" }.joined(separator: ", ")
+        return Splice(name: "row \(table) of the old copy added beside the live one (id 2)",
+                      sql: "PRAGMA ignore_check_constraints = ON; INSERT INTO main.\(table)(id, \(others)) SELECT 2, \(others) FROM o.\(table);")
     }
 
     /// Each column, of each row both copies hold, whose value differs.

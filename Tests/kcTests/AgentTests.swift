@@ -222,7 +222,10 @@ import KCTestSupport
 
     @Test func rekeyElsewhereMakesTheAgentLetGo() throws {
         let h = try Self.unlocked()
-        let out = try h.kc(["passwd", "--rekey"], password: KCHome.password, extra: ["KC_NEW_PASSWORD": "rotated"])
+        // A re-key by a process that does not reach this agent (`kc passwd` itself tells the
+        // agent it reaches: PasswdAgentSpliceTests): the agent notices at its next request.
+        let out = try h.kc(["passwd", "--rekey"], password: KCHome.password,
+                           extra: ["KC_NEW_PASSWORD": "rotated", "KC_AGENT_DIR": h.directory + "/another-agent"])
         #expect(out.status == 0, "\(out.stderr)")
         let find = try h.kc(["find", "-s", "ci", "-w"])
         #expect(find.status == 36, "\(find.stderr)")

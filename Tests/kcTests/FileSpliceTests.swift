@@ -29,13 +29,21 @@ import KCTestSupport
         let home: KCHome
         let live: String
         let splicer: FileSplicer
+        /// The password before the copy was taken and the live one (the same when the scene
+        /// has no `kc passwd`).
+        let oldPassword: String
+        let newPassword: String
         /// Runs kc with no agent (the file is opened in this process).
         func inProcess(_ arguments: [String], password: String) throws -> KCBinary.Output {
             try home.kc(arguments, password: password, extra: ["KC_AGENT_DIR": home.directory + "/no-agent"])
         }
     }
 
-    static func scene() throws -> Scene {
+    /// - Parameter passwd: false for a scene without `kc passwd`: the copy and the live file
+    ///   share the master key and the password (an attacker who knows no password, and
+    ///   splices what the same keys sealed).
+    static func scene(passwd: Bool = true) throws -> Scene {
+        let newPassword = passwd ? Self.newPassword : Self.oldPassword
         let h = try KCHome()
         let live = h.directory + "/live.keychain-db"
         func kc(_ arguments: [String], _ password: String? = nil, inProcess: Bool = false, _ extra: [String: String] = [:]) throws {
@@ -61,12 +69,16 @@ import KCTestSupport
         try kc(["delete", "-s", "gone", "-a", "x"])
         try kc(["add", "-s", "later", "-a", "y", "-w", "later-1"])
         try kc(["lock"])
-        try kc(["passwd", "--kdf", "interactive"], oldPassword, inProcess: true, ["KC_NEW_PASSWORD": newPassword])
+        if passwd {
+            try kc(["passwd", "--kdf", "interactive"], oldPassword, inProcess: true, ["KC_NEW_PASSWORD": newPassword])
+        } else {
+            try kc(["settings", "-t", "600"], oldPassword, inProcess: true)
+        }
         try kc(["add", "-s", "after", "-a", "change", "-w", "after-change"], newPassword, inProcess: true)
         // No process holds the live file (the agent closed it when it locked): its log is
         // folded in, so a plain copy is the file.
         try FileSplicer.sqlite(live, "PRAGMA wal_checkpoint(TRUNCATE);")
-        return Scene(home: h, live: live, splicer: FileSplicer(live: live, old: old))
+        return Scene(home: h, live: live, splicer: FileSplicer(live: live, old: old), oldPassword: oldPassword, newPassword: newPassword)
     }
 
     /// Applies `splice` to a fresh copy of the live file that the agent unlocked, then checks
@@ -76,7 +88,7 @@ import KCTestSupport
         let path = h.directory + "/splice-\(number).keychain-db"
         try FileManager.default.copyItem(atPath: scene.live, toPath: path)
         chmod(path, 0o600)
-        var out = try h.kc(["unlock", "-k", path], password: newPassword)
+        var out = try h.kc(["unlock", "-k", path], password: scene.newPassword)
         try #require(out.status == 0, "unlock before \(splice): \(out.stderr)")
         do {
             try scene.splicer.apply(splice, to: path)
@@ -92,22 +104,24 @@ import KCTestSupport
             // file"); the agent, which saw the newer file, does not.
             out = try h.kc(read)
             #expect(refusals.contains(out.status) && out.stdout.isEmpty, "agent, \(splice): \(out.status) \(out.stdout) \(out.stderr)")
-            out = try scene.inProcess(read, password: oldPassword)
+            out = try scene.inProcess(read, password: scene.oldPassword)
             #expect(out.status == 0 && out.stdout == "prod-1", "the old copy opens with its password: \(out.stderr)")
-            out = try scene.inProcess(read, password: newPassword)
-            #expect(out.status == 51, "\(splice): \(out.stderr)")
+            if scene.newPassword != scene.oldPassword {
+                out = try scene.inProcess(read, password: scene.newPassword)
+                #expect(out.status == 51, "\(splice): \(out.stderr)")
+            }
             return
         }
         out = try h.kc(read)
         #expect(refusals.contains(out.status) && out.stdout.isEmpty, "agent served \(splice): \(out.status) \(out.stdout) \(out.stderr)")
-        for password in [newPassword, oldPassword] {
+        for password in Set([scene.newPassword, scene.oldPassword]) {
             out = try scene.inProcess(read, password: password)
             #expect(refusals.contains(out.status) && out.stdout.isEmpty,
                     "opened after \(splice) with the \(password): \(out.status) \(out.stdout) \(out.stderr)")
         }
-        out = try scene.inProcess(["verify", "-k", path], password: newPassword)
+        out = try scene.inProcess(["verify", "-k", path], password: scene.newPassword)
         #expect(refusals.contains(out.status), "kc verify passed \(splice): \(out.status) \(out.stderr)")
-        out = try scene.inProcess(["find", "-k", path, "-s", "after", "-a", "change", "-w"], password: oldPassword)
+        out = try scene.inProcess(["find", "-k", path, "-s", "after", "-a", "change", "-w"], password: scene.oldPassword)
         #expect(out.stdout.isEmpty, "the old password read an item added after the change, after \(splice)")
     }
 
@@ -129,6 +143,12 @@ import KCTestSupport
         for column in ["generation", "item_count", "accumulator", "mac"] {
             #expect(splices.contains { $0.name == "column kc_state.\(column) of [1]" }, "\(column)")
         }
+        // The old record (or state) beside the live one, outside the MAC: kc_keychain and
+        // kc_state hold one row, and a second one is refused at every read, not only by
+        // `kc verify` (found attacking item 14's fix: the agent and every open took it).
+        for table in ["kc_keychain", "kc_state"] {
+            #expect(splices.contains { $0.name == "row \(table) of the old copy added beside the live one (id 2)" }, "\(table)")
+        }
         try Self.attackAll(scene, splices, minimum: 8)
     }
 
@@ -137,7 +157,7 @@ import KCTestSupport
     @Test func noRowOrTableOfAnOlderCopyCanBeSplicedIn() throws {
         let scene = try Self.scene()
         let splices = try scene.splicer.splices().filter { !$0.name.hasPrefix("column") }
-        #expect(splices.contains { $0.name.hasPrefix("every table") })
+        #expect(splices.contains { $0.name.hasPrefix("every table (") } && splices.contains { $0.name == "every table but kc_state" })
         #expect(splices.contains { $0.name.hasPrefix("table kc_pairs") } && splices.contains { $0.name.hasPrefix("row kc_pairs") })
         try Self.attackAll(scene, splices, minimum: 8)
     }
@@ -150,6 +170,52 @@ import KCTestSupport
             #expect(splices.contains { $0.name.hasPrefix("column kc_items.\(column) ") }, "\(column)")
         }
         try Self.attackAll(scene, splices, minimum: 8)
+    }
+
+    /// The attacker who knows no password: the copy and the live file share the master key
+    /// (no `kc passwd` between them; the timeouts changed instead, so the header state
+    /// differs in more than its counters), so every spliced row, column and header was
+    /// sealed or MACed by the very keys the live file uses. Every splice is refused at
+    /// open, by `kc verify` and by the agent, except the old copy restored whole.
+    @Test func noSpliceOfACopyUnderTheSameKeysIsAccepted() throws {
+        let scene = try Self.scene(passwd: false)
+        let splices = try scene.splicer.splices()
+        #expect(splices.contains { $0.name == "column kc_state.idle_timeout of [1]" })
+        #expect(splices.contains { $0.name.hasPrefix("column kc_items.data ") })
+        try Self.attackAll(scene, splices, minimum: 20)
+    }
+
+    /// A locked agent (docs/security.md, "A locked agent") keeps the after-first-unlock class
+    /// key, K_header and K_set, and must not answer from a spliced file any more than an
+    /// unlocked one: each splice of a copy under the same keys is made after `kc lock`, and
+    /// the after-first-unlock item (the same in both copies, so only the checks of the rest
+    /// of the file can refuse it) is read through the locked agent.
+    @Test func aLockedAgentServesNothingFromASplicedFile() throws {
+        let scene = try Self.scene(passwd: false)
+        let h = scene.home
+        let splices = try scene.splicer.splices()
+        var applied = 0
+        for (i, splice) in splices.enumerated() {
+            let path = h.directory + "/locked-\(i).keychain-db"
+            try FileManager.default.copyItem(atPath: scene.live, toPath: path)
+            chmod(path, 0o600)
+            var out = try h.kc(["unlock", "-k", path], password: scene.newPassword)
+            try #require(out.status == 0, "unlock before \(splice): \(out.stderr)")
+            out = try h.kc(["lock", "-k", path])
+            try #require(out.status == 0, "lock before \(splice): \(out.stderr)")
+            out = try h.kc(["find", "-k", path, "-s", "backup", "-a", "cron", "-w"])
+            try #require(out.status == 0 && out.stdout == "cron-1", "the locked agent reads the item before \(splice): \(out.status) \(out.stderr)")
+            do {
+                try scene.splicer.apply(splice, to: path)
+            } catch {
+                continue   // SQLite's own constraints refused it (checked by the other tests)
+            }
+            applied += 1
+            out = try h.kc(["find", "-k", path, "-s", "backup", "-a", "cron", "-w"])
+            #expect(out.status != 0 && out.stdout.isEmpty, "the locked agent served \(splice): \(out.status) \(out.stdout) \(out.stderr)")
+            _ = try h.kc(["lock", "-k", path])
+        }
+        #expect(applied >= 20, "only \(applied) of \(splices.count) splices applied")
     }
 
     /// Why `kc passwd` re-keys by default: the attacker knows the old password, so the old

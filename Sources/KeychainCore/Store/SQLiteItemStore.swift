@@ -101,7 +101,7 @@ package final class SQLiteItemStore: ItemStore {
     package func readKeychainRecord() throws -> KeychainRecord {
         let s = try database.statement("""
             SELECT format_version, keychain_id, key_generation, kdf_algorithm, kdf_opslimit,
-                   kdf_memlimit, kdf_salt, wrapped_master_key FROM kc_keychain WHERE id = 1
+                   kdf_memlimit, kdf_salt, wrapped_master_key, id FROM kc_keychain
             """)
         defer { s.reset() }
         guard try s.step() else {
@@ -113,8 +113,23 @@ package final class SQLiteItemStore: ItemStore {
         else {
             throw KeychainError(errSecDecode, "\(database.path) has a malformed keychain header")
         }
-        return KeychainRecord(formatVersion: format, keychainID: id, keyGeneration: gen, kdfAlgorithm: alg,
-                              kdfOpslimit: ops, kdfMemlimit: mem, kdfSalt: salt, wrappedMasterKey: wrap)
+        let record = KeychainRecord(formatVersion: format, keychainID: id, keyGeneration: gen, kdfAlgorithm: alg,
+                                    kdfOpslimit: ops, kdfMemlimit: mem, kdfSalt: salt, wrappedMasterKey: wrap)
+        try requireOnlyRow(s, idColumn: 8, of: "password record")
+        return record
+    }
+
+    /// The header's tables hold one row, id 1 (`CHECK (id = 1)`): a second one, which only
+    /// a writer that turned SQLite's check constraints off can add (an older password record
+    /// put beside the live one, outside the header MAC), is tampering at every read, not
+    /// only for `kc verify`'s integrity check. Steps past the current row: call it once its
+    /// columns are read.
+    private func requireOnlyRow(_ s: Statement, idColumn: Int32, of what: String) throws {
+        let first = s.int(idColumn)
+        guard first == 1, try !s.step() else {
+            throw KeychainError(errSecDecode, "\(database.path) has more than one \(what), or one that is not row 1: the file was tampered with",
+                                hint: "restore the keychain from a backup")
+        }
     }
 
     package func writeKeychainRecord(_ r: KeychainRecord) throws {
@@ -136,7 +151,7 @@ package final class SQLiteItemStore: ItemStore {
     package func readState() throws -> StateRecord {
         let s = try database.statement("""
             SELECT min_writer_version, generation, item_count, accumulator, idle_timeout, max_timeout, mac
-            FROM kc_state WHERE id = 1
+            , id FROM kc_state
             """)
         defer { s.reset() }
         guard try s.step() else {
@@ -148,8 +163,10 @@ package final class SQLiteItemStore: ItemStore {
         else {
             throw KeychainError(errSecDecode, "\(database.path) has a malformed keychain state")
         }
-        return StateRecord(minWriterVersion: minWriter, generation: gen, itemCount: count, accumulator: acc,
-                           idleTimeout: idle, maxTimeout: cap, mac: mac)
+        let state = StateRecord(minWriterVersion: minWriter, generation: gen, itemCount: count, accumulator: acc,
+                                idleTimeout: idle, maxTimeout: cap, mac: mac)
+        try requireOnlyRow(s, idColumn: 7, of: "header state")
+        return state
     }
 
     package func writeState(_ st: StateRecord) throws {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import KeychainClient
 
 /// `kc passwd`: a new keychain password and, by default, a new master key
 /// (`docs/security.md`, "What an old password still opens").
@@ -49,7 +50,17 @@ struct Passwd: ParsableCommand {
         if keepMasterKey {
             try opened.changePassword(to: newPassword, profile: kdf)
         } else {
+            // An agent that holds this keychain holds the old master key, and anyone with a
+            // copy from before and the old password holds it too: they could put a file
+            // under that key in place, at a higher generation, and the agent, which never
+            // saw the new one, would serve it and seal new secrets under the old key. So the
+            // agent lets go of the old key first, and after the re-key reads the file once,
+            // which makes it forget what it kept for after-first-unlock items
+            // (docs/security.md, "What an old password still opens").
+            let agent = AgentClient()
+            _ = try? agent.lock(path: opened.path)
             try opened.rekey(newPassword: newPassword, profile: kdf)
+            _ = try? agent.perform(path: opened.path, .count([kSecClass: kSecClassGenericPassword]))
         }
         Report.note(keepMasterKey ? "changed the password of \(opened.path) (the master key is kept)" : "changed the password and master key of \(opened.path)")
     }
