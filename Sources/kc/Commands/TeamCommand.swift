@@ -65,10 +65,12 @@ struct TeamCommand: ParsableCommand {
     static func exec(_ arguments: ArraySlice<String>) throws -> Never {
         let path = programPath
         let passed = try TeamDSNHandOff.arguments(Array(arguments))
-        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + passed).map { strdup($0) } + [nil]
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + passed.arguments).map { strdup($0) } + [nil]
+        TeamDSNHandOff.inheritable(passed.descriptors)
         execv(path, &argv)
         let code = errno
         for p in argv { free(p) }
+        for fd in passed.descriptors { close(fd) }
         throw missing(path, code)
     }
 

@@ -10,16 +10,30 @@ import Glibc
 /// and kc execs kc-team, which would keep kc's arguments. Each `--dsn VALUE` (or
 /// `--dsn=VALUE`) before a `--` becomes `--dsn-fd N`: VALUE is written into a pipe whose
 /// read end kc-team inherits as descriptor N, which only this user (and root) can open.
+/// The pipe is close-on-exec from birth; `inheritable` clears the flag on its read ends
+/// only in `TeamCommand.exec`, immediately before the exec.
 /// kc-team warns when the DSN holds a password all the same: kc's own command line held
 /// it until the exec.
 enum TeamDSNHandOff {
     /// The largest DSN handed over (a pipe holds 64 KiB without a reader).
     static let maxLength = 60_000
 
-    /// `arguments` with every `--dsn` value moved into an inherited pipe.
+    /// `arguments` with every `--dsn` value moved into a pipe, and the pipes' read ends
+    /// (still close-on-exec: `inheritable` lets them through the exec).
     /// - Throws: errSecParam for a DSN over `maxLength` bytes; errSecIO when no pipe can be had.
-    static func arguments(_ arguments: [String]) throws -> [String] {
+    static func arguments(_ arguments: [String]) throws -> (arguments: [String], descriptors: [Int32]) {
         var out: [String] = []
+        var descriptors: [Int32] = []
+        func handOff(_ dsn: String) throws -> Int32 {
+            do {
+                let fd = try Self.handOff(dsn)
+                descriptors.append(fd)
+                return fd
+            } catch {
+                descriptors.forEach { close($0) }
+                throw error
+            }
+        }
         var i = 0
         while i < arguments.count {
             let a = arguments[i]
@@ -40,10 +54,16 @@ enum TeamDSNHandOff {
             out.append(a)
             i += 1
         }
-        return out
+        return (out, descriptors)
     }
 
-    /// Writes `dsn` into a new pipe and answers its read end, inheritable across exec.
+    /// Lets `descriptors` survive the exec that follows at once (kc runs no other thread
+    /// that could spawn meanwhile).
+    static func inheritable(_ descriptors: [Int32]) {
+        for fd in descriptors { _ = fcntl(fd, F_SETFD, 0) }
+    }
+
+    /// Writes `dsn` into a new close-on-exec pipe and answers its read end.
     private static func handOff(_ dsn: String) throws -> Int32 {
         var bytes = Array(dsn.utf8) + [0x0a]
         defer { Sodium.wipe(&bytes) }
@@ -60,8 +80,6 @@ enum TeamDSNHandOff {
             }
             done += n
         }
-        // The read end survives the exec of kc-team (and only that: kc execs at once).
-        _ = fcntl(fds[0], F_SETFD, 0)
         return fds[0]
     }
 }
