@@ -45,9 +45,7 @@ package enum Sodium {
 
     /// Zeroes an array's storage in place (best effort: copies made earlier are not reached).
     package static func wipe(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { buffer in
-            if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
-        }
+        bytes.withUnsafeMutableBytes { wipe($0) }
     }
 
     /// Zeroes memory in place (`sodium_memzero`).

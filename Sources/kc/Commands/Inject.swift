@@ -89,7 +89,7 @@ struct Inject: ParsableCommand {
             } else if onTerminal, secret.bytes.withUnsafeBytes(SecretOutput.needsEscaping) {
                 var shown = secret.bytes.withUnsafeBytes(SecretOutput.escaped)
                 out += shown
-                SecretOutput.wipe(&shown)
+                Sodium.wipe(&shown)
                 escapedAny = true
             } else {
                 out += secret.bytes

@@ -43,17 +43,12 @@ enum SecretOutput {
         var shown = escaped(secret)
         Report.writeAll(1, shown)
         Report.writeAll(1, [0x0A])
-        wipe(&shown)
+        Sodium.wipe(&shown)
         Report.note(note)
     }
 
     /// `secret` in `TerminalSafe`'s `.secret` style (the caller wipes the result).
     static func escaped(_ secret: UnsafeRawBufferPointer) -> [UInt8] {
         TerminalSafe.escaped(raw: secret, .secret)
-    }
-
-    /// Overwrites `bytes` with zeros.
-    static func wipe(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } }
     }
 }
