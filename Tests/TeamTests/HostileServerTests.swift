@@ -360,6 +360,14 @@ import TeamCore
         return try body()
     }
 
+    /// Records an undone removal as the failure it is, with its damage: the admin writes a
+    /// new secret and `bob` (removed) tries to read it.
+    static func recordTheDamage(_ team: Team, _ bob: KCHome, _ what: String) throws {
+        try Self.run(team.admin, ["add", "-k", "team:infra", "-s", "after", "-a", "x", "-w", "new-secret"])
+        let bobReads = try bob.kc(["find", "-k", "team:infra", "-s", "after", "-a", "x", "-w"], password: TeamCommandTests.teamPassword)
+        Issue.record("\(what); bob (removed) reads: \(bobReads.stdout == "new-secret" ? "the admin's new secret" : "nothing (\(bobReads.stderr))")")
+    }
+
     /// Takes the lock of `home`'s checkpoint folder; answers the descriptor whose closing
     /// releases it.
     static func lockCheckpoints(_ home: KCHome) throws -> Int32 {
@@ -430,9 +438,7 @@ import TeamCore
         try team.server.honest()
         let unlock = try team.admin.kc(["unlock", "-k", "team:infra"], password: TeamCommandTests.teamPassword)
         guard unlock.status == 0 else { return }
-        try Self.run(team.admin, ["add", "-k", "team:infra", "-s", "after", "-a", "x", "-w", "new-secret"])
-        let bobReads = try bob.kc(["find", "-k", "team:infra", "-s", "after", "-a", "x", "-w"], password: TeamCommandTests.teamPassword)
-        Issue.record("the removal was undone without a word; bob (removed) reads: \(bobReads.stdout == "new-secret" ? "the admin's new secret" : "nothing (\(bobReads.stderr))")")
+        try Self.recordTheDamage(team, bob, "the removal was undone without a word")
     }
 
     /// The checkpoints' lock held for 8 s by another process of this user (a kc process
@@ -454,9 +460,7 @@ import TeamCore
         #expect(read.status == Self.exit(errSecInvalidKeychain), "the admin's agent accepted a dump from before the removal: \(read.stderr)")
         #expect(read.stderr.contains("rollback"), "\(read.stderr)")
         guard read.status == 0 else { return }
-        try Self.run(team.admin, ["add", "-k", "team:infra", "-s", "after", "-a", "x", "-w", "new-secret"])
-        let bobReads = try bob.kc(["find", "-k", "team:infra", "-s", "after", "-a", "x", "-w"], password: TeamCommandTests.teamPassword)
-        Issue.record("the removal was undone without a word; bob (removed) reads: \(bobReads.stdout == "new-secret" ? "the admin's new secret" : "nothing (\(bobReads.stderr))")")
+        try Self.recordTheDamage(team, bob, "the removal was undone without a word")
     }
 
     /// The team agent records its checkpoint at most once a second, after a request: the
@@ -532,8 +536,6 @@ import TeamCore
         guard out.status == 0 else { return }
         try team.server.honest()
         #expect(try team.server.head() == carolsHead)
-        try Self.run(team.admin, ["add", "-k", "team:infra", "-s", "after", "-a", "x", "-w", "new-secret"])
-        let bobReads = try bob.kc(["find", "-k", "team:infra", "-s", "after", "-a", "x", "-w"], password: TeamCommandTests.teamPassword)
-        Issue.record("the removal was reported done and undone without a word (agent recorded first: \(recorded)); bob (removed) reads: \(bobReads.stdout == "new-secret" ? "the admin's new secret" : "nothing (\(bobReads.stderr))")")
+        try Self.recordTheDamage(team, bob, "the removal was reported done and undone without a word (agent recorded first: \(recorded))")
     }
 }
