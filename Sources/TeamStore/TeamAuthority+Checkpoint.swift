@@ -7,12 +7,32 @@ import Glibc
 
 /// The device's checkpoint (`docs/format.md` §9.6) as the team authority uses it: never moved
 /// backwards (`Checkpoint.advance`), re-read when another process of this member moved it,
-/// and compared with the log only as the one verified walk passes it (issue 29, items 1
-/// and 2).
+/// checked against the server's head in one place (`headsToPass`, the floor) and compared
+/// with the log only as the one verified walk passes it (issue 29, items 1 and 2).
 extension TeamAuthority {
+    /// The heads this device saw that a walk of the log to `serverHead` must pass (the
+    /// checkpoint floor): the one place they are checked against the server's head (a
+    /// rollback) and the view (a fork); the walk (`LogChain`) compares each with the entry
+    /// it passes at its generation.
+    /// - Parameter origin: where the walk starts. From the genesis, every head this device
+    ///   saw (its checkpoint's and, once opened, the view's); from the view, the
+    ///   checkpoint's when it is above the view.
+    func headsToPass(to serverHead: TeamHead, from origin: LogChain.Origin) throws -> [UInt64: [UInt8]] {
+        switch origin {
+        case .genesis:
+            let seen = try seenHeads()
+            if let highest = seen.keys.max(), serverHead.generation < highest {
+                throw rollback(from: highest, to: serverHead.generation)
+            }
+            return seen
+        case .view:
+            return try viewAndFloor(serverHead)
+        }
+    }
+
     /// The heads this device saw, by generation: its checkpoint's and, once opened, the
     /// verified view's. A full verification must find each on the one chain it walks.
-    func seenHeads() throws -> [UInt64: [UInt8]] {
+    private func seenHeads() throws -> [UInt64: [UInt8]] {
         var seen: [UInt64: [UInt8]] = [:]
         if let cp = try checkpointOnDisk() { seen[cp.generation] = cp.head }
         if generation > 0 {
@@ -22,6 +42,35 @@ extension TeamAuthority {
             seen[generation] = head
         }
         return seen
+    }
+
+    /// The server's head against the view and against what another process of this member
+    /// saw since (its checkpoint, ahead of this view after a `kc team remove`): the server
+    /// may not go below either, at the view's generation it must show the view's head, and
+    /// the entry the checkpoint names must be on the chain the view walked (at or below it)
+    /// or walks next (above it).
+    /// - Returns: the checkpoint's head when it is above the view, for the walk to pass.
+    private func viewAndFloor(_ serverHead: TeamHead) throws -> [UInt64: [UInt8]] {
+        guard serverHead.generation >= generation else {
+            throw serverError("the server went back from generation \(generation) to \(serverHead.generation): it was restored from an older dump (rollback)")
+        }
+        let floor = try checkpointOnDisk()
+        if let floor {
+            guard serverHead.generation >= floor.generation else { throw rollback(from: floor.generation, to: serverHead.generation) }
+            guard floor.generation != generation || floor.head == head else {
+                throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)")
+            }
+            // A checkpoint below the view (another process, shown the log from another
+            // connection, recorded it since): its entry must be the one this view walked.
+            guard floor.generation > generation || walked.agrees(at: floor.generation, head: floor.head) else {
+                throw serverError("this device recorded another entry at generation \(floor.generation) than the one its view walked past (a fork: the server shows this device's processes two histories)")
+            }
+        }
+        guard serverHead.generation != generation || serverHead.head == head else {
+            throw serverError("the server shows another entry at generation \(generation) than this device saw (a fork)")
+        }
+        guard let floor, floor.generation > generation else { return [:] }
+        return [floor.generation: floor.head]
     }
 
     /// The error for a head below one this device saw.
@@ -65,6 +114,19 @@ extension TeamAuthority {
         recordedHead = kept.generation >= generation ? (generation, head) : nil
         if kept.generation == generation, kept.head == head { self.walked.restart(at: generation, head: head) }
         return kept
+    }
+
+    package func didLock() {
+        saveCheckpoint(force: true)
+    }
+
+    /// Records the view's head when the checkpoint does not hold it yet (a read or write
+    /// within a second of the last recording left it), not waiting for another writer's
+    /// lock: tried again at the next idle second.
+    package func idle() {
+        guard recordedHead?.generation != generation || recordedHead?.head != head,
+              Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+        try? recordCheckpoint(wait: 0)
     }
 
     /// Records a roster change this process committed (a removal) in the checkpoint,
