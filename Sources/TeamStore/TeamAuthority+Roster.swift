@@ -25,75 +25,10 @@ extension TeamAuthority {
         var latest = keys
         while true {
             do {
-                var newKeys: KeyHierarchy?
-                var newLedger: [[UInt8]: [UInt8]]?
-                var newSet: LtHash?
-                let entry: LogEntry = try store.transaction(write: true) {
-                    let current = try catchUp(latest, mayRescan: false)
-                    if current !== latest { adopt(current); latest = current }
-                    guard let me, me.role == .admin else {
-                        throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
-                    }
-                    // Every other member refuses a roster entry signed after its signer expired.
-                    guard me.isValid(at: nextEntryTime) else { throw expired(me) }
-                    guard try tables.lockForAdmin() != nil, try tables.claim(expectedGeneration: generation) else { throw LostRace() }
-                    let newRoster = try change(roster)
-                    guard newRoster.member(me.memberID)?.role == .admin || rekey else {
-                        throw KeychainError(errSecParam, "an admin cannot take away its own admin role this way")
-                    }
-                    let g = generation + 1
-                    var keyGen = keyGeneration
-                    var mk = try current.master()
-                    var commit = commitment
-                    var digest = set.digest
-                    var count = UInt64(ledger.count)
-                    if rekey {
-                        keyGen += 1
-                        mk = try KeyHierarchy.newMasterKey()
-                        let target = try KeyHierarchy(master: mk, keychainID: keychainID, keyGeneration: keyGen, blindKeyIDs: Schema.blindKeyIDs)
-                        commit = MasterKeyDelivery.commitment(masterKey: mk, keychainID: keychainID, keyGeneration: keyGen)
-                        let (l, s) = try resealEveryRow(from: current, to: target, rowVersion: g)
-                        newKeys = target
-                        newLedger = l
-                        newSet = s
-                        digest = s.digest
-                        count = UInt64(l.count)
-                    }
-                    // Deliver the master key: to every member after a re-key, else to new ones.
-                    let known = Set(roster.members.map(\.memberID))
-                    for m in newRoster.members where rekey || !known.contains(m.memberID) {
-                        let wrap = try MasterKeyDelivery.wrap(masterKey: mk, keychainID: keychainID, keyGeneration: keyGen, memberID: m.memberID,
-                                                              memberBoxKey: m.boxPublicKey, admin: member, commitment: commit)
-                        try tables.putWrap(keyGeneration: keyGen, memberID: m.memberID, sealed: wrap.sealed, signature: wrap.signature)
-                        try tables.putMember(m.memberID, record: m.encoded)
-                    }
-                    let remaining = Set(newRoster.members.map(\.memberID))
-                    for m in roster.members where !remaining.contains(m.memberID) { try tables.deleteMember(m.memberID) }
-                    if rekey { try tables.deleteWraps(keyGeneration: keyGeneration) }
-                    var e = LogEntry(kind: .roster, generation: g, previous: head, keyGeneration: keyGen, signer: member.memberID,
-                                     time: nextEntryTime, roster: newRoster, masterKeyCommitment: commit, rekeyed: rekey,
-                                     previousRoster: rosterEntryHash, setDigest: digest, count: count, rosterDigest: newRoster.digest)
-                    e.sign(keychainID: keychainID, with: member)
-                    try tables.append(generation: g, kind: Int16(LogEntry.Kind.roster.rawValue), entry: e.encoded, newHead: e.hash,
-                                      keyGeneration: rekey ? keyGen : nil)
-                    return e
+                let committed = try store.transaction(write: true) {
+                    try changeRosterOnce(&latest, rekey: rekey, adopt: adopt, change)
                 }
-                // Committed: the view moves.
-                roster = entry.roster ?? roster
-                rosterEntryHash = entry.hash
-                keyGeneration = entry.keyGeneration
-                commitment = entry.masterKeyCommitment
-                generation = entry.generation
-                head = entry.hash
-                lastTime = entry.time
-                walked.append(entry.hash, at: entry.generation)
-                if let newLedger, let newSet, let newKeys {
-                    ledger = newLedger
-                    set = newSet
-                    adopt(newKeys)
-                }
-                try recordCommittedChange(keys: newKeys ?? latest, adopt: adopt)
-                return entry
+                return try advance(past: committed, keys: latest, adopt: adopt)
             } catch is NeedsSnapshot {
                 latest = try catchUpInSnapshot(latest, adopt: adopt)
             } catch is LostRace {
@@ -103,6 +38,96 @@ extension TeamAuthority {
                 usleep(UInt32.random(in: 1_000...20_000))
             }
         }
+    }
+
+    /// A roster change committed: its entry and, after a re-key, the new keys and the rows'
+    /// new ledger and set hash.
+    struct RosterChange {
+        var entry: LogEntry
+        var rekeyed: (keys: KeyHierarchy, ledger: [[UInt8]: [UInt8]], set: LtHash)?
+    }
+
+    /// One attempt of `changeRoster`, inside its transaction: the view caught up (adopting
+    /// the keys of a re-key), the keychain row locked and the next generation claimed, the
+    /// rows re-sealed for a re-key, the master key delivered and the signed roster entry
+    /// appended.
+    /// - Throws: `LostRace` when another writer claimed the generation first.
+    private func changeRosterOnce(_ latest: inout KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
+                                  _ change: (Roster) throws -> Roster) throws -> RosterChange {
+        let current = try catchUp(latest, mayRescan: false)
+        if current !== latest { adopt(current); latest = current }
+        guard let me, me.role == .admin else {
+            throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
+        }
+        // Every other member refuses a roster entry signed after its signer expired.
+        guard me.isValid(at: nextEntryTime) else { throw expired(me) }
+        guard try tables.lockForAdmin() != nil, try tables.claim(expectedGeneration: generation) else { throw LostRace() }
+        let newRoster = try change(roster)
+        guard newRoster.member(me.memberID)?.role == .admin || rekey else {
+            throw KeychainError(errSecParam, "an admin cannot take away its own admin role this way")
+        }
+        let g = generation + 1
+        var keyGen = keyGeneration
+        var mk = try current.master()
+        var commit = commitment
+        var digest = set.digest
+        var count = UInt64(ledger.count)
+        var rekeyed: (keys: KeyHierarchy, ledger: [[UInt8]: [UInt8]], set: LtHash)?
+        if rekey {
+            keyGen += 1
+            mk = try KeyHierarchy.newMasterKey()
+            let target = try KeyHierarchy(master: mk, keychainID: keychainID, keyGeneration: keyGen, blindKeyIDs: Schema.blindKeyIDs)
+            commit = MasterKeyDelivery.commitment(masterKey: mk, keychainID: keychainID, keyGeneration: keyGen)
+            let (l, s) = try resealEveryRow(from: current, to: target, rowVersion: g)
+            rekeyed = (target, l, s)
+            digest = s.digest
+            count = UInt64(l.count)
+        }
+        try deliver(mk, keyGeneration: keyGen, commitment: commit, to: newRoster, rekey: rekey)
+        var e = LogEntry(kind: .roster, generation: g, previous: head, keyGeneration: keyGen, signer: member.memberID,
+                         time: nextEntryTime, roster: newRoster, masterKeyCommitment: commit, rekeyed: rekey,
+                         previousRoster: rosterEntryHash, setDigest: digest, count: count, rosterDigest: newRoster.digest)
+        e.sign(keychainID: keychainID, with: member)
+        try tables.append(generation: g, kind: Int16(LogEntry.Kind.roster.rawValue), entry: e.encoded, newHead: e.hash,
+                          keyGeneration: rekey ? keyGen : nil)
+        return RosterChange(entry: e, rekeyed: rekeyed)
+    }
+
+    /// Delivers the master key `mk`: to every member of `newRoster` after a re-key, else to
+    /// the members it adds; and keeps `kc_members` (a convenience nobody trusts) in step.
+    private func deliver(_ mk: SymmetricKey, keyGeneration keyGen: UInt32, commitment commit: [UInt8], to newRoster: Roster, rekey: Bool) throws {
+        let known = Set(roster.members.map(\.memberID))
+        for m in newRoster.members where rekey || !known.contains(m.memberID) {
+            let wrap = try MasterKeyDelivery.wrap(masterKey: mk, keychainID: keychainID, keyGeneration: keyGen, memberID: m.memberID,
+                                                  memberBoxKey: m.boxPublicKey, admin: member, commitment: commit)
+            try tables.putWrap(keyGeneration: keyGen, memberID: m.memberID, sealed: wrap.sealed, signature: wrap.signature)
+            try tables.putMember(m.memberID, record: m.encoded)
+        }
+        let remaining = Set(newRoster.members.map(\.memberID))
+        for m in roster.members where !remaining.contains(m.memberID) { try tables.deleteMember(m.memberID) }
+        if rekey { try tables.deleteWraps(keyGeneration: keyGeneration) }
+    }
+
+    /// Moves the view past the roster change this process committed and records it in the
+    /// checkpoint (`recordCommittedChange`).
+    /// - Returns: the roster entry written.
+    private func advance(past committed: RosterChange, keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws -> LogEntry {
+        let entry = committed.entry
+        roster = entry.roster ?? roster
+        rosterEntryHash = entry.hash
+        keyGeneration = entry.keyGeneration
+        commitment = entry.masterKeyCommitment
+        generation = entry.generation
+        head = entry.hash
+        lastTime = entry.time
+        walked.append(entry.hash, at: entry.generation)
+        if let rekeyed = committed.rekeyed {
+            ledger = rekeyed.ledger
+            set = rekeyed.set
+            adopt(rekeyed.keys)
+        }
+        try recordCommittedChange(keys: committed.rekeyed?.keys ?? keys, adopt: adopt)
+        return entry
     }
 
     /// How many rows a re-key writes per statement (`PostgresItemStore.replaceResealed`):
