@@ -57,18 +57,28 @@ extension TeamAuthority {
         }
         let walk = try walkFromGenesis(genesis, to: serverHead, seen: seen, now: now)
         let (headEntry, lastRoster) = try checkHead(of: walk, at: serverHead)
+        // The view takes the walked roster only if the rest holds: `kc team verify` on an
+        // open keychain whose server serves a genuine longer log with rows that do not add up
+        // must leave the view as it was, not half moved (a newer roster over the old head).
+        let before = (roster, keyGeneration, commitment, rosterEntryHash)
         roster = walk.roster
         keyGeneration = walk.keyGeneration
         commitment = lastRoster.masterKeyCommitment
         rosterEntryHash = walk.rosterEntryHash
-        guard let me else {
-            throw KeychainError(errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
-                                hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
+        let keys: KeyHierarchy
+        do {
+            guard let me else {
+                throw KeychainError(errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
+                                    hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
+            }
+            guard me.isValid(at: Self.now) else { throw expired(me) }
+            keys = try openMasterKey(generation: walk.keyGeneration, signedBy: lastRoster)
+            // Every row, against the head's set hash and count.
+            try accept(try finishScan(scan), expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
+        } catch {
+            (roster, keyGeneration, commitment, rosterEntryHash) = before
+            throw error
         }
-        guard me.isValid(at: Self.now) else { throw expired(me) }
-        let keys = try openMasterKey(generation: walk.keyGeneration, signedBy: lastRoster)
-        // Every row, against the head's set hash and count.
-        try accept(try finishScan(scan), expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
         generation = serverHead.generation
         head = serverHead.head
         lastTime = headEntry.time
