@@ -2,15 +2,20 @@
 import PackageDescription
 
 // The targets are the layers of docs/design.md ("Targets and layers"); a target may import
-// only what it lists here, and LayerTests fails when a source file imports anything else.
+// only what it lists here, and LayerTests fails when a source file imports anything else
+// (LayerMapTests, when docs/design.md's table and this file disagree). A target imports only
+// targets on rows below its own:
 //
-//   kc (executable) ──► KeychainClient ──► AgentWire ──► POSIXSupport ──► KeychainCore ──► CSodium, CSQLite
-//        │      └─────► KeychainAgent ───┘      (only Commands/Agent.swift imports KeychainAgent)
-//        ├────────────► KeychainFormats ──────────────► POSIXSupport
-//        └────────────► TeamCore (runner tokens) ─────► KeychainCore
-//   kc-team ──────────► KeychainAgent, KeychainClient, TeamStore ──► TeamCore, CPostgres (libpq)
-//   Security ─────────► KeychainClient
-//   kc-secret-service ► SecretService ──► KeychainClient, CSystemd (sd-bus), COpenSSL (libcrypto)
+//   kc (links TeamCore: runner tokens)   kc-team   kc-secret-service   kc-bench   kc-team-bench   kc-loadgen
+//   Security   KeychainFormats   SecretService ─► CSystemd (sd-bus), COpenSSL (libcrypto)
+//   KeychainClient   KeychainAgent   TeamStore ─► CPostgres (libpq)   KeychainFuzz   KCTestSupport
+//   AgentWire   TeamCore ─► CSodium
+//   KeychainCore ─► CSodium, CSQLite   POSIXSupport   BenchSupport
+//   KeychainStatus (KeychainError) ─► SecurityVocabulary (OSStatus, errSec…, kSec…)     the floor
+//
+// kc links neither libpq nor D-Bus nor OpenSSL: `kc team` and `kc secret-service` exec
+// kc-team and kc-secret-service. KeychainCore re-exports the floor; Security re-exports
+// SecurityVocabulary only.
 let package = Package(
     name: "kc",
     products: [
@@ -57,19 +62,33 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The floor, part one: Apple's vocabulary (OSStatus, the errSec… codes and their
+        // messages, SecCopyErrorMessageString, the kSec… keys and values, kc's kcAttr… keys).
+        // Names only: no dependency at all. Security re-exports it whole.
+        .target(
+            name: "SecurityVocabulary",
+            dependencies: []
+        ),
+        // The floor, part two: KeychainError, the one error type (an OSStatus with a message
+        // and a hint), and the exit code of a status. Kept out of the vocabulary so that the
+        // Security module does not hand kc's error type to Apple code.
+        .target(
+            name: "KeychainStatus",
+            dependencies: ["SecurityVocabulary"]
+        ),
         // The keychain itself: the file format, crypto, the Store seam and its SQLite
         // implementation, schema, queries and the SecItem operations. Nothing about sockets,
-        // processes or terminals.
+        // processes or terminals. Re-exports the floor, in whose terms its interface is written.
         .target(
             name: "KeychainCore",
-            dependencies: ["CSodium", "CSQLite"]
+            dependencies: ["KeychainStatus", "CSodium", "CSQLite"]
         ),
         // Unix plumbing both sides of the agent use: sockets with deadlines, peer
         // credentials, spawning with close-on-exec and a clean signal state; and the one
         // escaping of text for a terminal (TerminalSafe) every program here writes through.
         .target(
             name: "POSIXSupport",
-            dependencies: ["KeychainCore"]
+            dependencies: ["KeychainStatus"]
         ),
         // The agent protocol (docs/protocol.md): frames, the value codec, every typed
         // request and reply, the agent folder and how a peer is established as the agent.
@@ -96,7 +115,7 @@ let package = Package(
         ),
         .target(
             name: "Security",
-            dependencies: ["KeychainCore", "KeychainClient"]
+            dependencies: ["SecurityVocabulary", "KeychainCore", "KeychainClient"]
         ),
         // The Secret Service provider: D-Bus through sd-bus, the DH session through libcrypto,
         // every keychain operation through the agent (KeychainClient). Never linked into kc.

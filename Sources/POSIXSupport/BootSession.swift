@@ -1,4 +1,4 @@
-import KeychainCore
+import KeychainStatus
 #if canImport(Glibc)
 import Glibc
 #endif

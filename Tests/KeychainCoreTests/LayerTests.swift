@@ -6,17 +6,21 @@ import Testing
 /// command imports the agent's server, and the code linked into `kc` takes
 /// FoundationEssentials rather than Foundation. SwiftPM alone would let a target import any
 /// module built before it, so this test is what refuses an import that crosses a layer the
-/// wrong way.
+/// wrong way. The floor (SecurityVocabulary, KeychainStatus) imports nothing of ours and no
+/// system module either; POSIXSupport stands on it alone; and the floor is the only thing
+/// any target re-exports.
 @Suite struct LayerTests {
     /// Each source target and the targets (and products) it may import.
     static let allowed: [String: Set<String>] = [
-        "KeychainCore": ["CSodium", "CSQLite"],
-        "POSIXSupport": ["KeychainCore"],
+        "SecurityVocabulary": [],
+        "KeychainStatus": ["SecurityVocabulary"],
+        "KeychainCore": ["KeychainStatus", "CSodium", "CSQLite"],
+        "POSIXSupport": ["KeychainStatus"],
         "AgentWire": ["KeychainCore", "POSIXSupport"],
         "KeychainAgent": ["KeychainCore", "POSIXSupport", "AgentWire"],
         "KeychainClient": ["KeychainCore", "POSIXSupport", "AgentWire"],
         "KeychainFormats": ["KeychainCore", "POSIXSupport"],
-        "Security": ["KeychainCore", "KeychainClient"],
+        "Security": ["SecurityVocabulary", "KeychainCore", "KeychainClient"],
         "kc": ["KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "TeamCore", "ArgumentParser"],
         "kc-loadgen": ["KeychainCore"],
         "BenchSupport": [],
@@ -30,10 +34,19 @@ import Testing
         "TeamStore": ["KeychainCore", "POSIXSupport", "TeamCore", "CPostgres"],
         "kc-team": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore", "ArgumentParser"],
     ]
+    /// The floor: Apple's names, and KeychainError over them.
+    static let floor: Set<String> = ["SecurityVocabulary", "KeychainStatus"]
+    /// Each `@_exported import` there may be, as "target re-exports module": re-exporting widens
+    /// what a target's importers see past what Package.swift lists, so only the floor may be.
+    static let reExports: Set<String> = [
+        "KeychainStatus re-exports SecurityVocabulary",   // KeychainError's codes with it
+        "KeychainCore re-exports KeychainStatus",         // its interface's vocabulary
+        "Security re-exports SecurityVocabulary",         // Apple's names, and only them
+    ]
     /// Modules of the toolchain any target may import.
     static let system: Set<String> = ["Glibc", "Foundation", "FoundationEssentials", "Synchronization", "Dispatch", "Testing"]
     /// The targets linked into the `kc` binary, which must start fast.
-    static let inKC: Set<String> = ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore", "kc"]
+    static let inKC: Set<String> = ["SecurityVocabulary", "KeychainStatus", "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore", "kc"]
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
@@ -69,10 +82,16 @@ import Testing
         return out
     }
 
+    /// The Swift files of a target, relative to its folder.
+    static func sources(_ target: String) -> [String] {
+        let walker = FileManager.default.enumerator(atPath: folder(target))
+        return (walker?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".swift") }
+    }
+
     @Test(arguments: LayerTests.allowed.keys.sorted())
     func aTargetImportsOnlyWhatItMayDependOn(_ target: String) throws {
         let found = Self.imports(target)
-        #expect(!found.isEmpty, "no sources found for \(target) at \(Self.folder(target))")
+        #expect(!Self.sources(target).isEmpty, "no sources found for \(target) at \(Self.folder(target))")
         for (file, _, module) in found where !Self.system.contains(module) {
             #expect(Self.allowed[target]?.contains(module) == true, "\(target)/\(file) imports \(module), which \(target) may not depend on")
         }
@@ -91,6 +110,45 @@ import Testing
             let previous = index > 0 ? lines[index - 1].trimmingCharacters(in: .whitespaces) : ""
             #expect(previous == "#else", "\(target)/\(file) imports Foundation, which slows kc's start-up")
         }
+    }
+
+    /// The floor is below everything: no target of ours, no C library, not even a system
+    /// module (its names are plain Swift), so anything may stand on it.
+    @Test(arguments: LayerTests.floor.sorted())
+    func theFloorImportsNothingButItself(_ target: String) {
+        for (file, _, module) in Self.imports(target) {
+            #expect(Self.allowed[target]?.contains(module) == true, "\(target)/\(file) imports \(module): the floor imports nothing")
+        }
+    }
+
+    /// POSIXSupport (sockets, spawning, clocks) throws KeychainError and nothing more of the
+    /// keychain: it imports the floor and system modules only, never KeychainCore (SQLite,
+    /// libsodium, the file format).
+    @Test func posixSupportStandsOnTheFloorAlone() {
+        let modules = Set(Self.imports("POSIXSupport").map(\.module))
+        #expect(modules.contains("KeychainStatus"), "POSIXSupport throws KeychainError: it should import KeychainStatus")
+        let ours = modules.subtracting(Self.system).subtracting(Self.floor)
+        #expect(ours.isEmpty, "POSIXSupport imports \(ours.sorted()), above the floor")
+    }
+
+    /// Every `@_exported import` of every target, as "target re-exports module", is one of
+    /// `reExports`: in particular Security re-exports SecurityVocabulary whole and nothing of
+    /// KeychainCore, whose types (and KeychainStatus's KeychainError) would collide with the
+    /// same names in Apple code.
+    @Test func theFloorIsTheOnlyReExport() {
+        var found = Set<String>()
+        for target in Self.allowed.keys {
+            for (file, lines, module) in Self.imports(target) {
+                let exported = lines.contains { line in
+                    let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
+                    return words.first == "@_exported" && words.contains { $0 == module || $0.hasPrefix(module + ".") }
+                }
+                if exported { found.insert("\(target) re-exports \(module)") }
+                #expect(!exported || Self.reExports.contains("\(target) re-exports \(module)"),
+                        "\(target)/\(file) re-exports \(module); only the floor may be re-exported")
+            }
+        }
+        #expect(found == Self.reExports, "missing re-exports: \(Self.reExports.subtracting(found).sorted())")
     }
 
     @Test func packageDeclaresExactlyTheAllowedDependencies() throws {

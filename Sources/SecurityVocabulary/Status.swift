@@ -135,9 +135,3 @@ let statusMessages: [OSStatus: String] = [
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> String? {
     statusMessages[status] ?? "OSStatus \(status)"
 }
-
-/// The process exit code for a status, as macOS `security` uses: the status's low byte
-/// (item not found exits 44, duplicate 45, wrong password 51, interaction not allowed 36).
-public func exitCode(for status: OSStatus) -> Int32 {
-    Int32(UInt32(bitPattern: status) & 0xFF)
-}
