@@ -52,9 +52,6 @@ public struct AgentPaths: Sendable {
     /// The team agent in this agent's folder.
     public var teamAgent: AgentPaths { AgentPaths(directory: directory, name: Self.teamAgentName) }
 
-    /// Whether these are the team agent's paths.
-    public var isTeam: Bool { name == Self.teamAgentName }
-
     /// The socket.
     public var socket: String { directory + "/" + name + ".sock" }
     /// The lock file held by the one running agent of this name.

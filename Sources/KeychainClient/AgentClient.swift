@@ -53,13 +53,21 @@ public struct AgentClient: Sendable {
     /// the team agent is compared with `kc-team` installed beside this one. An unsafe
     /// folder is always refused: a team keychain is never opened in this process instead.
     public var teamAgent: AgentClient {
-        guard !paths.isTeam else { return self }
         var team = AgentClient(paths: paths.teamAgent)
         team.timeout = timeout
         if isKC || agentProgram != nil {
             team.agentProgram = Self.besideOwnExecutable(Self.teamProgramName)
         }
         return team
+    }
+
+    /// The client of the agent that holds `address`, from the file agent's client: this
+    /// one for a keychain file, `teamAgent` for a team keychain.
+    public func holding(_ address: KeychainAddress) -> AgentClient {
+        switch address {
+        case .file: self
+        case .team: teamAgent
+        }
     }
 
     /// This very program (`/proc/self/exe`), which `unlock` starts as the agent, so the

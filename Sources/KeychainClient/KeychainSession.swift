@@ -9,7 +9,7 @@ import Glibc
 /// unlocked (one socket round trip, no password, no key derivation), else opened in this
 /// process once, with a password from the front end's own `PasswordProvider`.
 ///
-///     let session = try KeychainSession(path: KeychainLocation.realPath(path), agent: AgentClient()) { path in
+///     let session = try KeychainSession(address: KeychainAddress(word), agent: AgentClient()) { path in
 ///         try askForPassword(path)
 ///     }
 ///     let secret = try session.copyMatching([kSecClass: kSecClassGenericPassword,
@@ -26,14 +26,14 @@ public final class KeychainSession: @unchecked Sendable {
     /// nobody can answer, errSecUserCanceled when the user declines).
     public typealias PresenceProvider = (_ prompt: PresencePrompt) throws -> SecureBytes
 
-    /// The keychain file's real, absolute path (the agent's key for it); for a team
-    /// keychain its location `team:NAME`.
+    /// The keychain: a file, or a team keychain, which is reached only through the team
+    /// agent and never opened in this process.
+    public let address: KeychainAddress
+    /// The agent's name for it (`KeychainAddress.agentPath`): the keychain file's real,
+    /// absolute path; for a team keychain `team:NAME`.
     public let path: String
     /// How the agent is reached (the team agent for a team keychain).
     public let agent: AgentClient
-    /// For a team keychain, its name: it is reached only through the team agent, never
-    /// opened in this process.
-    public let teamName: String?
     private let password: PasswordProvider
     private let lock = SessionLock()
     /// The keychain opened in this process; while nil, every request goes to the agent first.
@@ -42,37 +42,41 @@ public final class KeychainSession: @unchecked Sendable {
     /// fails with errSecInteractionNotAllowed. Set it before the first request.
     public var presence: PresenceProvider?
 
-    /// A session on the existing keychain at `path` (made absolute and real here).
+    /// A session on the existing keychain at `address` (a file's path is made absolute and
+    /// real here).
     ///
-    /// A team location, `team:NAME` (`KeychainLocation.teamName`), is kept as it is and
-    /// reached through the team agent only (`AgentClient.teamAgent`): `password` is never
-    /// called for it. Whether it exists is settled when the team agent does not hold it
-    /// (see `opened`), so a runner without a team file pays no extra round trip.
+    /// A team keychain is reached through the team agent only (`AgentClient.teamAgent`):
+    /// `password` is never called for it. Whether it exists is settled when the team agent
+    /// does not hold it (see `opened`), so a runner without a team file pays no extra round trip.
     /// - Throws: errSecNoSuchKeychain when there is no file there; the error's hint is
-    ///   `missingHint` (how this front end creates or chooses a keychain). errSecParam for
-    ///   `team:` and a malformed name.
-    public init(path: String, agent: AgentClient, missingHint: String? = nil, password: @escaping PasswordProvider) throws {
-        if let name = try KeychainLocation.teamName(path) {
-            self.path = path
-            self.agent = agent.teamAgent
+    ///   `missingHint` (how this front end creates or chooses a keychain).
+    public init(address: KeychainAddress, agent: AgentClient, missingHint: String? = nil, password: @escaping PasswordProvider) throws {
+        switch address {
+        case .file(let file):
+            try Self.requireExisting(file, hint: missingHint ?? "create it with `kc create \(file)`")
+            self.password = password
+        case .team:
             self.password = { path in throw KeychainError(errSecInteractionNotAllowed, "the team keychain \(path) is locked") }
-            teamName = name
-            return
         }
-        try Self.requireExisting(path, hint: missingHint ?? "create it with `kc create \(path)`")
-        self.path = KeychainLocation.realPath(path)
-        self.agent = agent
-        self.password = password
-        teamName = nil
+        self.address = address
+        path = address.agentPath
+        self.agent = agent.holding(address)
+    }
+
+    /// A session on the existing keychain an agent path names (`KeychainAddress.init(agentPath:)`):
+    /// a file's path, or `team:NAME`.
+    /// - Throws: what `init(address:…)` throws; errSecParam for `team:` and a malformed name.
+    public convenience init(path: String, agent: AgentClient, missingHint: String? = nil, password: @escaping PasswordProvider) throws {
+        try self.init(address: KeychainAddress(agentPath: path), agent: agent, missingHint: missingHint, password: password)
     }
 
     /// A session on a keychain this process has just opened or created; the agent is never asked.
     public init(opened keychain: Keychain, agent: AgentClient = AgentClient()) {
-        path = KeychainLocation.realPath(keychain.path)
+        address = .file(keychain.path)
+        path = address.agentPath
         self.agent = agent
         password = { path in throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked") }
         local = keychain
-        teamName = nil
     }
 
     /// Why a team keychain the team agent does not hold cannot be used: no team file on
@@ -80,7 +84,7 @@ public final class KeychainSession: @unchecked Sendable {
     /// never opened here and no password is asked for: `kc unlock -k team:NAME` hands it
     /// to the team agent.
     public static func teamUnavailable(_ name: String) -> KeychainError {
-        let location = KeychainLocation.teamPrefix + name
+        let location = KeychainAddress.team(name)
         guard exists(KeychainLocation.teamFile(name)) else {
             return KeychainError(errSecNoSuchKeychain,
                                  "no team keychain \(location) on this device (no \(KeychainLocation.teamFile(name)), and the team agent does not hold it)",
@@ -115,7 +119,10 @@ public final class KeychainSession: @unchecked Sendable {
     /// the agent holds it: a command that will write a secret user presence protects
     /// (`KeychainRequest.setsUserPresence`) asks for the password before the secret.
     public func prepareHere() throws {
-        guard teamName == nil else { return try prepare() }
+        switch address {
+        case .team: return try prepare()   // never opened here
+        case .file: break
+        }
         do {
             _ = try lock.withLock { try opened() }
         } catch let error as KeychainError where error.status == errSecInteractionNotAllowed {
@@ -143,16 +150,17 @@ public final class KeychainSession: @unchecked Sendable {
     ///   with the keychain's password from `password`.
     public func perform(_ request: KeychainRequest) throws -> KeychainReply {
         do {
-            if request.setsUserPresence && teamName == nil {
-                return try performHere(request)
+            switch address {
+            case .file where request.setsUserPresence: return try performHere(request)
+            case .file, .team: return try perform(request, proof: nil)
             }
-            return try perform(request, proof: nil)
         } catch let required as UserPresenceRequired {
             guard let presence else {
                 throw required.error(why: "this program has no way to ask for it")
             }
-            if teamName != nil {
-                throw required.error(why: "a team keychain is reached only through its agent, which takes no proof")
+            switch address {
+            case .team: throw required.error(why: "a team keychain is reached only through its agent, which takes no proof")
+            case .file: break
             }
             let password = try presence(PresencePrompt(path: path, items: required.items, reason: request.operationPrompt))
             do {
@@ -177,13 +185,16 @@ public final class KeychainSession: @unchecked Sendable {
             let keychain: Keychain
             do {
                 keychain = try opened()
-            } catch let error as KeychainError where tooLarge && teamName != nil && error.status == errSecInteractionNotAllowed {
-                throw KeychainError(errSecDataTooLarge, "this request is larger than one agent message, and a team keychain is reached only through its agent",
-                                    hint: "import the file in parts")
             } catch let error as KeychainError where tooLarge && error.status == errSecInteractionNotAllowed {
-                throw KeychainError(errSecInteractionNotAllowed,
-                                    "this request is larger than one agent message, so it runs here and needs the keychain's password",
-                                    hint: "set KC_PASSWORD, or pass --password-file PATH, or import the file in parts")
+                switch address {
+                case .team:
+                    throw KeychainError(errSecDataTooLarge, "this request is larger than one agent message, and a team keychain is reached only through its agent",
+                                        hint: "import the file in parts")
+                case .file:
+                    throw KeychainError(errSecInteractionNotAllowed,
+                                        "this request is larger than one agent message, so it runs here and needs the keychain's password",
+                                        hint: "set KC_PASSWORD, or pass --password-file PATH, or import the file in parts")
+                }
             }
             return try request.perform(on: keychain, presence: proof ?? UserPresence())
         }
@@ -230,7 +241,10 @@ public final class KeychainSession: @unchecked Sendable {
     /// A team keychain is never opened here: `teamUnavailable` says why it cannot be had.
     private func opened() throws -> Keychain {
         if let local { return local }
-        if let teamName { throw Self.teamUnavailable(teamName) }
+        switch address {
+        case .team(let name): throw Self.teamUnavailable(name)
+        case .file: break
+        }
         let secret = try password(path)
         let keychain = try Keychain.open(at: path, password: secret)
         local = keychain

@@ -15,19 +15,29 @@ final class KeychainAccess: @unchecked Sendable {
     // Guards the choice and the sessions; each session guards its own keychain (Apple's
     // API may be called from any thread).
     private let lock = NSLock()
-    private var configuredPath: String?
+    /// The keychain `use(path:)` chose, parsed then; nil: `$KC_KEYCHAIN` or the default.
+    private var configured: Result<KeychainAddress, any Error>?
     private var pinned: KeychainSession?
     private var sessions: [String: KeychainSession] = [:]
 
     /// Uses the keychain at `path`, opened now with `password`.
+    /// - Throws: errSecParam for a team keychain, which is reached only through the team
+    ///   agent, never opened with a password here.
     func use(path: String, password: String) throws {
-        let real = KeychainLocation.realPath(KeychainLocation.resolve(path))
-        try KeychainSession.requireExisting(real, hint: Self.missingHint)
+        let address = try KeychainAddress(path)
+        switch address {
+        case .team:
+            throw KeychainError(errSecParam, "\(address) is a team keychain: it is reached only through the team agent, never opened with a password here",
+                                hint: "call KeychainConfiguration.use(keychain:) without a password, and unlock it with `kc unlock -k \(address)`")
+        case .file(let file):
+            try KeychainSession.requireExisting(KeychainLocation.realPath(file), hint: Self.missingHint)
+        }
+        let real = address.agentPath
         let secret = try SecureBytes(copying: Array(password.utf8))
         let session = KeychainSession(opened: try Keychain.open(at: real, password: secret))
         session.presence = Self.askOnTerminal
         lock.withLock {
-            configuredPath = real
+            configured = .success(address)
             pinned = session
         }
     }
@@ -35,7 +45,7 @@ final class KeychainAccess: @unchecked Sendable {
     /// Uses the keychain at `path` (nil: `$KC_KEYCHAIN` or the default) the usual way.
     func use(path: String?) {
         lock.withLock {
-            configuredPath = path.map { KeychainLocation.resolve($0) }
+            configured = path.map { path in Result { try KeychainAddress(path) } }
             pinned = nil
         }
     }
@@ -47,14 +57,16 @@ final class KeychainAccess: @unchecked Sendable {
 
     /// The session for the chosen keychain, made on first use.
     private func session() throws -> KeychainSession {
-        let (configured, pinned) = lock.withLock { (configuredPath, self.pinned) }
+        let (configured, pinned) = lock.withLock { (self.configured, self.pinned) }
         if let pinned { return pinned }
-        let path = KeychainLocation.realPath(configured ?? KeychainLocation.chosen)
+        let address = try configured?.get() ?? KeychainAddress.chosen
+        let path = address.agentPath
         if let known = lock.withLock({ sessions[path] }) { return known }
         var agent = AgentClient()
         // An unsafe agent folder (another account's /tmp/kc-UID) is skipped when the
         // password is at hand; otherwise its error says what to do.
         if getenv("KC_PASSWORD") != nil { agent.unsafeFolder = .ignore { _ in } }
+        // By its agent path: a missing file is named by its real path.
         let session = try KeychainSession(path: path, agent: agent, missingHint: Self.missingHint) { path in
             guard let raw = getenv("KC_PASSWORD") else {
                 throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked",

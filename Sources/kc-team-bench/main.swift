@@ -96,7 +96,7 @@ func spawnThread(_ body: @escaping @Sendable () -> Void) -> BackgroundThread<Voi
 
 /// A session on team:`name` through this HOME's team agent (never opened here).
 func teamSession(_ name: String) throws -> KeychainSession {
-    try KeychainSession(path: "team:" + name, agent: AgentClient()) { path in
+    try KeychainSession(address: KeychainAddress(teamName: name), agent: AgentClient()) { path in
         throw KeychainError(errSecInteractionNotAllowed, "\(path) is locked")
     }
 }

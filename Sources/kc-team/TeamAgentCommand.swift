@@ -46,9 +46,11 @@ struct TeamAgentCommand: ParsableCommand {
     /// password or a runner token.
     /// - Throws: errSecParam for a path that is not `team:NAME`; what `TeamKeychains.open` throws.
     static func open(_ path: String, _ secret: borrowing SecureBytes, _ minimumGeneration: UInt64, _ revocation: KeyRevocation) throws -> Keychain {
-        guard let name = try TeamName.parse(path) else {
+        switch try KeychainAddress(agentPath: path) {
+        case .team(let name):
+            return try TeamKeychains.open(name: name, secret: secret, minimumGeneration: minimumGeneration, revocation: revocation)
+        case .file:
             throw KeychainError(errSecParam, "the team agent holds team keychains (team:NAME), not \(path)")
         }
-        return try TeamKeychains.open(name: name, secret: secret, minimumGeneration: minimumGeneration, revocation: revocation)
     }
 }

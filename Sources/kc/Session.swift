@@ -19,7 +19,7 @@ enum Session {
     /// locked and no password can be had (`PasswordSource.current`).
     /// - Throws: errSecNoSuchKeychain when it is missing.
     static func open(_ options: KeychainChoice, lockedHint: String? = nil) throws -> KeychainSession {
-        let session = try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
+        let session = try KeychainSession(address: options.address(), agent: agent(options), missingHint: missingHint(options.path)) { path in
             try PasswordSource.current(options, path: path, lockedHint: lockedHint)
         }
         session.presence = PresenceSource.ask
@@ -29,7 +29,7 @@ enum Session {
     /// A session on a command's second keychain (`kc move --to`): the agent when it holds
     /// it, else `PasswordSource.second`. - Throws: errSecNoSuchKeychain when it is missing.
     static func openSecond(_ options: KeychainChoice) throws -> KeychainSession {
-        let session = try KeychainSession(path: options.path, agent: agent(options), missingHint: missingHint(options.path)) { path in
+        let session = try KeychainSession(address: options.address(), agent: agent(options), missingHint: missingHint(options.path)) { path in
             try PasswordSource.second(path: path)
         }
         session.presence = PresenceSource.ask
@@ -71,27 +71,30 @@ enum Session {
     /// the password itself: passwd, settings). - Throws: errSecParam for a team keychain,
     /// which is never opened in kc.
     static func openWithPassword(_ options: KeychainChoice) throws -> Keychain {
-        let path = options.path
-        if KeychainLocation.isTeam(path) {
-            throw KeychainError(errSecParam, "\(path) is a team keychain: it has no keychain password or settings of its own here",
+        let address = try options.address()
+        switch address {
+        case .team:
+            throw KeychainError(errSecParam, "\(address) is a team keychain: it has no keychain password or settings of its own here",
                                 hint: "team keychains are managed with `kc team` (kc team --help)")
+        case .file(let path):
+            try checkExists(address)
+            let password = try PasswordSource.current(options, path: path)
+            return try Keychain.open(at: address.agentPath, password: password)
         }
-        try checkExists(path)
-        let password = try PasswordSource.current(options, path: path)
-        return try Keychain.open(at: KeychainLocation.realPath(path), password: password)
     }
 
     /// A clear message for a missing keychain before any password is asked for. A team
     /// keychain (`team:NAME`) exists when this device has its team file or the team agent
-    /// holds it (a CI runner has no team file). - Throws: errSecParam for a malformed team
-    /// name; errSecNoSuchKeychain.
-    static func checkExists(_ path: String) throws {
-        if let name = try KeychainLocation.teamName(path) {
+    /// holds it (a CI runner has no team file). - Throws: errSecNoSuchKeychain.
+    static func checkExists(_ address: KeychainAddress) throws {
+        switch address {
+        case .team(let name):
             if KeychainSession.exists(KeychainLocation.teamFile(name)) { return }
-            if try teamAgent().status()?.contains(where: { $0.path == path }) == true { return }
+            if try teamAgent().status()?.contains(where: { $0.path == address.agentPath }) == true { return }
             throw KeychainSession.teamUnavailable(name)
+        case .file(let path):
+            try KeychainSession.requireExisting(path, hint: missingHint(path))
         }
-        try KeychainSession.requireExisting(path, hint: missingHint(path))
     }
 
     /// The client of the team agent (`kc-team agent`), compared with the kc-team installed

@@ -178,21 +178,46 @@ import KCTestSupport
         #expect(out.status == 252 && out.stderr.contains("kc-team"), "\(out.stderr)")
     }
 
-    /// kc and the team agent name team keychains by one rule: KeychainCore's
-    /// `KeychainLocation.teamName` (kc, KeychainClient) and TeamCore's `TeamName` (kc-team).
-    @Test(arguments: ["team:infra", "team:ci-prod_2", "team:a", "team:0x", "team:", "team:-x", "team:_x", "team:Infra",
-                      "team:a/b", "team:a b", "team:é", "team:" + String(repeating: "a", count: 64),
-                      "team:" + String(repeating: "a", count: 65), "login", "/tmp/team:x.keychain-db"])
-    func kcAndTheTeamAgentAgreeOnTeamNames(_ location: String) {
-        let ours = Result { try KeychainLocation.teamName(location) }
-        let theirs = Result { try TeamName.parse(location) }
-        switch (ours, theirs) {
-        case (.success(let a), .success(let b)): #expect(a == b)
-        case (.failure, .failure): break
-        default: Issue.record("\(location): KeychainLocation \(ours), TeamName \(theirs)")
-        }
-        if location.hasPrefix("team:") {
-            #expect(KeychainLocation.resolve(location) == location && KeychainLocation.realPath(location) == location, "kept as it is")
-        }
+    /// A file named like a team keychain (`./team:infra`, or its absolute path) is that
+    /// file in every command, and `-k team:infra` is the team keychain, in the folder where
+    /// that file is: the two are never taken for each other (`KeychainAddress`).
+    @Test func aFileNamedLikeATeamIsNeverTheTeam() throws {
+        let t = try TeamHome()
+        try t.makeTeamFile("infra")
+        let file = t.home.directory + "/team:infra"
+        var out = try t.home.sh("""
+            kc create ./team:infra --kdf interactive &&
+            kc add -k ./team:infra -s svc -a me -w file-secret &&
+            kc find -k ./team:infra -s svc -w
+            """)
+        #expect(out.status == 0 && out.stdout == "file-secret", "\(out.stdout) \(out.stderr)")
+        #expect(FileManager.default.fileExists(atPath: file), "the file is ./team:infra")
+        // -k team:infra, from the same folder, with a password at hand: the team keychain,
+        // locked in no agent; the file is not opened with that password.
+        out = try t.home.sh("kc find -k team:infra -s svc -w")
+        #expect(out.status == 36 && out.stderr.contains("the team keychain team:infra is locked") && out.stdout.isEmpty,
+                "\(out.stdout) \(out.stderr)")
+        out = try t.home.sh("KC_KEYCHAIN=team:infra kc list")
+        #expect(out.status == 36 && out.stderr.contains("the team keychain team:infra is locked"), "\(out.stderr)")
+        // The file through the file agent, by its relative and its absolute path, and by KC_KEYCHAIN.
+        out = try t.home.sh("kc unlock -k ./team:infra && KC_KEYCHAIN=./team:infra kc find -s svc -w")
+        #expect(out.status == 0 && out.stdout == "file-secret", "\(out.stderr)")
+        out = try t.kc(["find", "-k", file, "-s", "svc", "-w"])
+        #expect(out.status == 0 && out.stdout == "file-secret", "read through the agent without a password: \(out.stderr)")
+        out = try t.kc(["status"])
+        #expect(out.status == 0 && out.stdout.hasPrefix("\(file): unlocked") && out.stdout.split(separator: "\n").count == 1, "\(out.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: t.teamSocket), "nothing went to the team agent")
+        out = try t.kc(["status", "-k", "team:infra"])
+        #expect(out.status == 0 && out.stdout == "team:infra: locked\n", "\(out.stdout) \(out.stderr)")
+        // Locking the team keychain leaves the file unlocked; locking the file locks it.
+        out = try t.home.sh("kc lock -k team:infra; kc find -k ./team:infra -s svc -w", password: nil)
+        #expect(out.stdout == "file-secret", "\(out.stderr)")
+        out = try t.home.sh("kc lock -k ./team:infra && kc find -k ./team:infra -s svc -w", password: nil)
+        #expect(out.status == 36, "\(out.stdout) \(out.stderr)")
+        // A backup to ./team:x is a file; to team:x it is refused.
+        out = try t.home.sh("kc backup -k ./team:infra ./team:copy")
+        #expect(out.status == 0 && FileManager.default.fileExists(atPath: t.home.directory + "/team:copy"), "\(out.stderr)")
+        out = try t.home.sh("kc backup -k ./team:infra team:copy")
+        #expect(out.status == 206 && out.stderr.contains("DEST team:copy is a team keychain"), "\(out.stderr)")
     }
 }

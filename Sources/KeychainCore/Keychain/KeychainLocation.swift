@@ -2,9 +2,9 @@
 import Glibc
 #endif
 
-/// Where keychains live and what a keychain's name means: shared by the `kc` command and
-/// the `Security` module, so both find the same default keychain and name it to the agent
-/// the same way.
+/// Where keychains live: shared by the `kc` command and the `Security` module, so both find
+/// the same default keychain and name it to the agent the same way. What a word naming a
+/// keychain means is `KeychainAddress`.
 public enum KeychainLocation {
     /// `$XDG_DATA_HOME/kc`, else `$HOME/.local/share/kc` (the home folder comes from $HOME,
     /// not the password database: static binaries cannot use NSS).
@@ -13,45 +13,19 @@ public enum KeychainLocation {
         return (environment("HOME") ?? "/") + "/.local/share/kc"
     }
 
-    /// The one rule for every place kc takes a keychain (`-k`, `KC_KEYCHAIN`, `kc create`,
-    /// `kc backup`'s DEST, `--allow-keychain`, references): a value with a slash, or ending in
-    /// `.keychain-db`, is a path (relative ones to the working folder); any other value is a
-    /// NAME, `directory/NAME.keychain-db`; nil or empty is the default keychain,
-    /// `directory/login.keychain-db`.
-    ///
-    /// A value starting with `team:` is a team keychain (`team:NAME`, see `teamName`): kept
-    /// as it is, the agent's name for it, never a file.
+    /// How messages name the keychain a word chooses (`KeychainAddress.init(_:)`, the one
+    /// rule for every place kc takes a keychain): the file's path, or `team:NAME`. A word
+    /// that does not parse (`team:` and a malformed name) is kept as it is: whoever parses
+    /// it to use it says why.
     public static func resolve(_ value: String?) -> String {
-        guard let value, !value.isEmpty else { return directory + "/login.keychain-db" }
-        if isTeam(value) || isPath(value) { return value }
-        return directory + "/" + value + ".keychain-db"
+        do { return try KeychainAddress(value).description } catch { return value ?? "" }
     }
 
-    /// Whether `value` names a file rather than a keychain in `directory` (see `resolve`).
+    /// Whether a keychain file's word (not a team keychain's, `team:…`: see
+    /// `KeychainAddress`) is a path rather than a NAME in `directory`: it has a slash, or
+    /// ends in `.keychain-db`.
     public static func isPath(_ value: String) -> Bool {
-        !isTeam(value) && (value.contains("/") || value.hasSuffix(".keychain-db"))
-    }
-
-    /// The prefix of a team keychain's location, `team:NAME` (docs/team.md).
-    public static let teamPrefix = "team:"
-
-    /// Whether `location` is a team keychain (`team:…`): held only by the team agent,
-    /// never opened as a file.
-    public static func isTeam(_ location: String) -> Bool { location.hasPrefix(teamPrefix) }
-
-    /// The team name of a location `team:NAME`, or nil for a file keychain.
-    /// - Throws: errSecParam when NAME is not a team name: 1 to 64 of a-z, 0-9, `-` and
-    ///   `_`, starting with a letter or digit (the rule of TeamCore's `TeamName`, which the
-    ///   team agent applies; TeamTests checks that both agree).
-    public static func teamName(_ location: String) throws -> String? {
-        guard isTeam(location) else { return nil }
-        let name = String(location.dropFirst(teamPrefix.count))
-        let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d || $0 == 0x5f }
-        guard (1...64).contains(name.utf8.count), allowed, let first = name.utf8.first, first != 0x2d, first != 0x5f else {
-            throw KeychainError(errSecParam, "\"\(name)\" is not a team name: use 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit",
-                                hint: "team keychains are -k team:NAME; a file whose name starts with team: is ./team:…")
-        }
-        return name
+        value.contains("/") || value.hasSuffix(".keychain-db")
     }
 
     /// This device's file for the team keychain `name` (its member seed, wrapped under the
@@ -61,14 +35,19 @@ public enum KeychainLocation {
         directory + "/teams/" + name + ".team"
     }
 
-    /// The keychain chosen by `$KC_KEYCHAIN`, else the default one.
+    /// The keychain chosen by `$KC_KEYCHAIN`, else the default one, as messages name it.
     public static var chosen: String { resolve(environment("KC_KEYCHAIN")) }
 
-    /// The absolute path with symbolic links resolved in its folders (the agent's name for
-    /// the keychain). The file itself must not be a link: opening refuses that.
-    /// A team location (`team:NAME`) is returned as it is: it is no file.
+    /// The agent's name (`KeychainAddress.agentPath`) for the keychain `$KC_KEYCHAIN`
+    /// chooses, else the default one; a value that does not parse is kept as it is.
+    public static var chosenAgentPath: String {
+        (try? KeychainAddress.chosen)?.agentPath ?? chosen
+    }
+
+    /// A keychain file's absolute path with symbolic links resolved in its folders (the
+    /// agent's name for it, `KeychainAddress.agentPath`). The file itself must not be a
+    /// link: opening refuses that.
     public static func realPath(_ path: String) -> String {
-        if isTeam(path) { return path }
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -78,7 +57,7 @@ public enum KeychainLocation {
         return (dir == "/" ? "" : dir) + "/" + name
     }
 
-    private static func environment(_ name: String) -> String? {
+    static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 }

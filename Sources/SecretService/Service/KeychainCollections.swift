@@ -29,7 +29,7 @@ package struct KeychainCollections {
 
     /// Re-reads the data folder (a keychain created or removed since).
     package mutating func refresh() {
-        let chosen = KeychainLocation.realPath(KeychainLocation.chosen)
+        let chosen = KeychainLocation.chosenAgentPath
         var found = [Self.collection(at: chosen)]
         let folder = KeychainLocation.directory
         if let dir = opendir(folder) {

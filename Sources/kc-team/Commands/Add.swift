@@ -36,9 +36,12 @@ struct Add: ParsableCommand {
     }
 }
 
-/// The NAME of `team:NAME` (or of a bare NAME). - Throws: errSecParam.
+/// The NAME of `-k team:NAME` (or of a bare NAME). - Throws: errSecParam.
 func teamName(_ location: String) throws -> String {
-    if let name = try TeamName.parse(location) { return name }
-    try TeamName.validate(location)
-    return location
+    switch try KeychainAddress(location) {
+    case .team(let name): return name
+    case .file:
+        try TeamName.validate(location)
+        return location
+    }
 }

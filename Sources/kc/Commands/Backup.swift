@@ -40,10 +40,13 @@ struct Backup: ParsableCommand {
     func run() throws {
         let handle = try Session.open(keychain.choice)
         // Absolute: the agent, which may make the copy, has another working folder.
-        var target = KeychainLocation.resolve(destination)
-        if KeychainLocation.isTeam(target) {
-            throw KeychainError(errSecParam, "DEST \(target) is a team keychain; a backup is a file",
+        let address = try KeychainAddress(destination)
+        var target: String
+        switch address {
+        case .team:
+            throw KeychainError(errSecParam, "DEST \(address) is a team keychain; a backup is a file",
                                 hint: "give a path (with a / or ending in .keychain-db), e.g. ./\(destination).keychain-db")
+        case .file(let file): target = file
         }
         if !target.hasPrefix("/") {
             guard let cwd = getcwd(nil, 0) else { throw KeychainError(errSecIO, "cannot read the current folder") }

@@ -25,10 +25,13 @@ struct Create: ParsableCommand {
     var kdf: KDFProfile = .moderate
 
     func run() throws {
-        let path = target.map { KeychainLocation.resolve($0) } ?? keychain.path
-        if KeychainLocation.isTeam(path) {
-            throw KeychainError(errSecParam, "\(path) is a team keychain: kc create makes keychain files",
+        let address = try target.map { try KeychainAddress($0) } ?? keychain.choice.address()
+        let path: String
+        switch address {
+        case .team:
+            throw KeychainError(errSecParam, "\(address) is a team keychain: kc create makes keychain files",
                                 hint: "create a team keychain with `kc team create`")
+        case .file(let file): path = file
         }
         if KeychainSession.exists(path) {
             throw KeychainError(errSecDuplicateKeychain, "\(path) already exists", hint: "choose another path or name")

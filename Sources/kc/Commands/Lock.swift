@@ -34,10 +34,14 @@ struct Lock: ParsableCommand {
             // Both agents: the file agent and the team agent.
             for client in Session.allAgents() { try client.lock(path: nil) }
         } else {
-            let path = keychain.path
-            try Session.checkExists(path)
-            let client = KeychainLocation.isTeam(path) ? Session.teamAgent() : AgentClient()
-            try client.lock(path: KeychainLocation.realPath(path))
+            let address = try keychain.choice.address()
+            try Session.checkExists(address)
+            let client: AgentClient
+            switch address {
+            case .file: client = AgentClient()
+            case .team: client = Session.teamAgent()
+            }
+            try client.lock(path: address.agentPath)
         }
     }
 }

@@ -43,9 +43,9 @@ struct Status: ParsableCommand {
         list += team ?? []
         var chosen: String?
         if let keychain {
-            let path = KeychainChoice(keychain: keychain).path
-            try Session.checkExists(path)
-            let real = KeychainLocation.realPath(path)
+            let address = try KeychainChoice(keychain: keychain).address()
+            try Session.checkExists(address)
+            let real = address.agentPath
             list = list.filter { $0.path == real }
             chosen = real
         }

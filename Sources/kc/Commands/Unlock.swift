@@ -55,15 +55,16 @@ struct Unlock: ParsableCommand {
     }
 
     func run() throws {
-        if let token = try runnerToken() {
-            return try unlockTeam(token: token)
+        let address = try keychain.choice.address()
+        if let token = try runnerToken(address) {
+            return try unlockTeam(token: token, chosen: address)
         }
-        let chosen = keychain.path
-        if let name = try KeychainLocation.teamName(chosen) {
-            return try unlockTeam(name: name)
+        switch address {
+        case .team(let name): return try unlockTeam(name: name)
+        case .file: break
         }
-        try Session.checkExists(chosen)
-        let path = KeychainLocation.realPath(chosen)
+        try Session.checkExists(address)
+        let path = address.agentPath
         if let held = try alreadyHeld(path) {
             let locksIn = Status.duration(min(held.idle, held.maximum))
             Report.note("\(path) is already unlocked; it locks in \(locksIn) (idle \(Status.duration(held.idle)), at most \(Status.duration(held.maximum)))")
@@ -93,16 +94,20 @@ struct Unlock: ParsableCommand {
     /// The runner token to unlock with: --team-token-file, else $KC_TEAM_TOKEN unless -k or
     /// $KC_KEYCHAIN chose a keychain file; nil when there is none.
     /// - Throws: errSecParam when --team-token-file is given with a keychain file's -k.
-    private func runnerToken() throws -> SecureBytes? {
-        let choice = keychain.choice
+    private func runnerToken(_ chosen: KeychainAddress) throws -> SecureBytes? {
+        let choseFile: Bool
+        switch chosen {
+        case .file: choseFile = keychain.choice.isExplicit
+        case .team: choseFile = false
+        }
         if let file = teamTokenFile {
-            if choice.isExplicit, !KeychainLocation.isTeam(choice.path) {
-                throw KeychainError(errSecParam, "--team-token-file unlocks a team keychain, but -k or KC_KEYCHAIN chose \(choice.path)",
+            if choseFile {
+                throw KeychainError(errSecParam, "--team-token-file unlocks a team keychain, but -k or KC_KEYCHAIN chose \(chosen)",
                                     hint: "leave -k out (the token names its team), or give -k team:NAME")
             }
             return try Readers.droppingOneNewline(Readers.readFile(file, limit: Self.maxToken, what: "runner token file", warnIfShared: true))
         }
-        guard PasswordSource.environmentTeamToken != nil, !choice.isExplicit || KeychainLocation.isTeam(choice.path) else { return nil }
+        guard PasswordSource.environmentTeamToken != nil, !choseFile else { return nil }
         return PasswordSource.environmentTeamToken.take()
     }
 
@@ -111,13 +116,15 @@ struct Unlock: ParsableCommand {
 
     /// Hands a runner token to the team agent for the team it names (which -k, when given,
     /// must name too).
-    private func unlockTeam(token: borrowing SecureBytes) throws {
-        let name = try RunnerToken.parse(token).name
-        let location = KeychainLocation.teamPrefix + name
-        let chosen = keychain.choice
-        if chosen.isExplicit, let asked = try KeychainLocation.teamName(chosen.path), asked != name {
-            throw KeychainError(errSecParam, "the runner token is for \(location), not \(chosen.path)",
-                                hint: "leave -k out: the token names its team")
+    private func unlockTeam(token: borrowing SecureBytes, chosen: KeychainAddress) throws {
+        let location = KeychainAddress.team(try RunnerToken.parse(token).name)
+        if keychain.choice.isExplicit {
+            switch chosen {
+            case .team where chosen != location:
+                throw KeychainError(errSecParam, "the runner token is for \(location), not \(chosen)",
+                                    hint: "leave -k out: the token names its team")
+            case .team, .file: break   // a file was refused before the token was read
+            }
         }
         try sendTeamUnlock(location, secret: token)
     }
@@ -125,23 +132,23 @@ struct Unlock: ParsableCommand {
     /// Unlocks the team keychain `team:NAME` in the team agent with this device's team
     /// password (no prompt when the agent already holds it, as for a keychain file).
     private func unlockTeam(name: String) throws {
-        let location = KeychainLocation.teamPrefix + name
+        let location = KeychainAddress.team(name)
         try Session.checkExists(location)
-        if let held = try alreadyHeld(location, by: Session.teamAgent()) {
+        if let held = try alreadyHeld(location.agentPath, by: Session.teamAgent()) {
             let locksIn = Status.duration(min(held.idle, held.maximum))
             Report.note("\(location) is already unlocked; it locks in \(locksIn) (idle \(Status.duration(held.idle)), at most \(Status.duration(held.maximum)))")
             Report.note("hint: `kc lock -k \(location)` first to unlock it again with its password, or give --timeout / --max to change the timers")
             return
         }
-        let password = try PasswordSource.team(keychain.choice, location: location)
+        let password = try PasswordSource.team(keychain.choice, location: location.description)
         try sendTeamUnlock(location, secret: password)
     }
 
     /// The unlock request for a team keychain, to the team agent (`kc-team agent`, beside
     /// this kc, started when none runs).
-    private func sendTeamUnlock(_ location: String, secret: borrowing SecureBytes) throws {
+    private func sendTeamUnlock(_ location: KeychainAddress, secret: borrowing SecureBytes) throws {
         let program = try TeamCommand.program()
-        try Session.teamAgent().unlock(path: location, password: secret, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0,
+        try Session.teamAgent().unlock(path: location.agentPath, password: secret, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0,
                                        executable: program, environment: AgentClient.teamAgentEnvironment)
     }
 }

@@ -84,14 +84,21 @@ enum ReferenceResolver {
     static func checkKeychains(_ references: [SecretReference], base: KeychainChoice, allowed: [String],
                                label: (Int) -> String) throws {
         guard references.contains(where: { $0.keychain != nil }) else { return }
-        let own = KeychainLocation.realPath(base.path)
-        let permitted = [own] + allowed.map { KeychainLocation.realPath(KeychainLocation.resolve($0)) }
+        let own = agentPath(base)
+        let permitted = [own] + allowed.map { agentPath(KeychainChoice(keychain: $0)) }
         for (i, reference) in references.enumerated() {
             guard let named = reference.keychain else { continue }
-            let path = KeychainLocation.realPath(reference.choice(base).path)
+            let path = agentPath(reference.choice(base))
             if permitted.contains(path) { continue }
             throw KeychainError(errSecParam, "\(label(i)): it names the keychain \(named), but this command was given \(own)",
                                 hint: "a reference may name only a keychain the command line names; if it is meant, add --allow-keychain \(named)")
         }
+    }
+
+    /// What the agent calls the keychain `choice` names (`KeychainAddress.agentPath`), to
+    /// compare keychains before any is opened; a word that does not parse is compared as
+    /// typed (opening it says why).
+    private static func agentPath(_ choice: KeychainChoice) -> String {
+        (try? choice.address())?.agentPath ?? choice.path
     }
 }

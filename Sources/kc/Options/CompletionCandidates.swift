@@ -36,8 +36,8 @@ enum CompletionCandidates {
                 .map { String($0.name.dropLast(".keychain-db".count)) }
                 .filter { $0.hasPrefix(typed) && !$0.isEmpty }
             out += entries(of: KeychainLocation.directory + "/teams").filter { !$0.isFolder && $0.name.hasSuffix(".team") }
-                .map { KeychainLocation.teamPrefix + $0.name.dropLast(".team".count) }
-                .filter { $0.hasPrefix(typed) && (try? KeychainLocation.teamName($0)) != nil }
+                .compactMap { try? KeychainAddress(teamName: String($0.name.dropLast(".team".count))).description }
+                .filter { $0.hasPrefix(typed) }
         }
         if typed.contains("/") || typed.hasPrefix(".") || typed.hasPrefix("~") {
             out += paths(completing: typed)
@@ -68,11 +68,11 @@ enum CompletionCandidates {
         if field == .service, let account = line.value(of: ["-a", "--account"]) { query[kSecAttrAccount] = account }
         let named = line.value(of: ["-k", "--keychain"])
         if named == "" { return [] }
-        let path = KeychainLocation.realPath(KeychainChoice(keychain: named.map(expandingTilde)).path)
+        guard let address = try? KeychainChoice(keychain: named.map(expandingTilde)).address() else { return [] }
         // A team keychain's attributes come from the team agent (no secret is asked for).
-        var agent = KeychainLocation.isTeam(path) ? AgentClient().teamAgent : AgentClient()
+        var agent = AgentClient().holding(address)
         agent.timeout = agentTimeout
-        guard case .result(let reply)? = try? agent.perform(path: path, .copyMatching(query)),
+        guard case .result(let reply)? = try? agent.perform(path: address.agentPath, .copyMatching(query)),
               let found = try? reply.value() else { return [] }
         let items = (found as? [[String: Any]]) ?? [(found as? [String: Any]) ?? [:]]
         let key = field == .service ? serviceKey : kSecAttrAccount

@@ -14,8 +14,12 @@ struct KeychainChoice: Equatable {
     /// --password-file.
     var passwordFile: String?
 
-    /// The keychain path chosen by -k, KC_KEYCHAIN or the default.
+    /// The keychain path chosen by -k, KC_KEYCHAIN or the default, as messages name it.
     var path: String { KeychainLocation.resolve(keychain ?? Environment.get("KC_KEYCHAIN")) }
+
+    /// The keychain chosen by -k, KC_KEYCHAIN or the default, parsed (`KeychainAddress`).
+    /// - Throws: errSecParam for `team:` and a malformed team name.
+    func address() throws -> KeychainAddress { try KeychainAddress(keychain ?? Environment.get("KC_KEYCHAIN")) }
 
     /// Whether the user named a keychain (so a missing one is an error, not created).
     var isExplicit: Bool { keychain != nil || Environment.get("KC_KEYCHAIN") != nil }
