@@ -24,6 +24,30 @@ import KCTestSupport
             """, "\(out.stdout)")
     }
 
+    /// `KC_KEYCHAIN=team:NAME` makes a team keychain the CLI's default, never the D-Bus
+    /// default collection nor any collection: a desktop app's secret stored through libsecret
+    /// stays in the user's own `login` keychain instead of going to a server the whole team
+    /// reads (and where any member could plant items in this user's default collection).
+    @Test func aTeamKeychainIsNeverACollection() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        let bus = try PrivateBus(home, daemonEnvironment: ["KC_KEYCHAIN": "team:infra"])
+        let out = try bus.python("""
+            import secretstorage
+            c = secretstorage.dbus_init()
+            print(sorted(col.collection_path for col in secretstorage.get_all_collections(c)))
+            d = secretstorage.get_default_collection(c)
+            print(d.get_label())
+            d.create_item('app', {'service': 'desktop-app', 'username': 'me'}, b'app-secret')
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout == "['/org/freedesktop/secrets/collection/login']\nlogin\n", "\(out.stdout)")
+        // The secret is in the login keychain, where kc reads it without the team.
+        let found = try home.kc(["find", "-s", "desktop-app", "-a", "me", "-w"])
+        #expect(found.status == 0 && found.stdout == "app-secret", "\(found.stdout)\(found.stderr)")
+    }
+
     /// With the default keychain unlocked, CreateCollection makes a keychain at once; its
     /// random password is an item of the default keychain, and after `kc lock --all`,
     /// unlocking the default keychain is enough to unlock it for D-Bus clients.

@@ -38,12 +38,6 @@ public enum KeychainLocation {
     /// The keychain chosen by `$KC_KEYCHAIN`, else the default one, as messages name it.
     public static var chosen: String { resolve(environment("KC_KEYCHAIN")) }
 
-    /// The agent's name (`KeychainAddress.agentPath`) for the keychain `$KC_KEYCHAIN`
-    /// chooses, else the default one; a value that does not parse is kept as it is.
-    public static var chosenAgentPath: String {
-        (try? KeychainAddress.chosen)?.agentPath ?? chosen
-    }
-
     /// A keychain file's absolute path with symbolic links resolved in its folders (the
     /// agent's name for it, `KeychainAddress.agentPath`). The file itself must not be a
     /// link: opening refuses that.

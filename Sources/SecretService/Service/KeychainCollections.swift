@@ -27,9 +27,21 @@ package struct KeychainCollections {
     /// Reads the data folder now.
     package init() { refresh() }
 
+    /// The default collection's keychain file (its real path): `$KC_KEYCHAIN` when it names
+    /// a keychain file, else `login` (also when it does not parse). A team keychain is never the default collection, nor
+    /// any collection: with `KC_KEYCHAIN=team:NAME` (the CLI's default), a desktop app
+    /// storing its secret through libsecret would otherwise write it to a server every member
+    /// of the team reads, and any member could plant items in this user's default collection.
+    package static var defaultFile: String {
+        switch try? KeychainAddress.chosen {
+        case .file(let path)?: return KeychainAddress.file(path).agentPath
+        case .team?, nil: return KeychainLocation.realPath(KeychainLocation.directory + "/login.keychain-db")
+        }
+    }
+
     /// Re-reads the data folder (a keychain created or removed since).
     package mutating func refresh() {
-        let chosen = KeychainLocation.chosenAgentPath
+        let chosen = Self.defaultFile
         var found = [Self.collection(at: chosen)]
         let folder = KeychainLocation.directory
         if let dir = opendir(folder) {

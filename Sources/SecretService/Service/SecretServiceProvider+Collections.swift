@@ -36,7 +36,7 @@ extension SecretServiceProvider {
     }
 
     /// The default keychain's path.
-    var defaultKeychain: String { collections.alias("default")?.path ?? KeychainLocation.chosenAgentPath }
+    var defaultKeychain: String { collections.alias("default")?.path ?? KeychainCollections.defaultFile }
 
     /// How long a kept password the agent refused is not tried again.
     static let refusedPasswordPause = 5.0
