@@ -30,7 +30,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # kc-team (team keychains) is built the same way: libpq too is shared-only in Debian.
 PROVIDER_FLAGS := -c release --static-swift-stdlib --scratch-path .build/provider
 
-.PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench
+.PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench format format-check
 
 all: build
 
@@ -68,6 +68,19 @@ test-deps: deps
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest
+
+## format: format the Swift sources in place with swift-format, by the rules in .swift-format
+# SWIFT_FORMAT_FILES: every Swift file of the package and the fuzz harness but EFFWordList.swift,
+# which is data (the EFF's 7,776 words in a string literal, as published: re-indenting it would
+# rewrite every line and make the copy harder to compare with the original). Examples/ is a
+# separate package written as an app's would be (its shared files are in Tests/SecurityTests/AppleStyle).
+SWIFT_FORMAT_FILES = $(shell find Package.swift Sources Tests fuzz -name '*.swift' ! -path Sources/kc/Generation/EFFWordList.swift | sort)
+format:
+	$(SWIFT) format format --configuration .swift-format --in-place --parallel $(SWIFT_FORMAT_FILES)
+
+## format-check: fail, naming each place, where a Swift source is not as `make format` writes it (CI runs it before the tests)
+format-check:
+	$(SWIFT) format lint --configuration .swift-format --strict --parallel $(SWIFT_FORMAT_FILES)
 
 ## test-release: the command-line tests against the static release binary that `make install` installs
 test-release: test-deps release

@@ -179,6 +179,22 @@ import Testing
         #expect(after[kSecAttrComment] as? String == "changed")
     }
 
+    /// Security review, F6. DESIGN: "Creation and modification dates are always set by the
+    /// core." Update skipped `mdat` but applied a caller's `cdat`.
+    @Test func updateDoesNotSetTheCreationDate() throws {
+        let t = try TempKeychain()
+        try t.keychain.add(genp([kSecAttrService: "s", kSecValueData: Data("x".utf8)]))
+        let forged = Date(timeIntervalSinceReferenceDate: 0)
+        do {
+            try t.keychain.update(genp([kSecAttrService: "s"]), [kSecAttrCreationDate: forged])
+        } catch let e as KeychainError {
+            #expect(e.status == errSecParam || e.status == errSecNoSuchAttr)
+            return
+        }
+        let attrs = try #require(try t.keychain.copyMatching(genp([kSecAttrService: "s", kSecReturnAttributes: true])) as? [String: Any])
+        #expect(attrs[kSecAttrCreationDate] as? Date != forged, "cdat was overwritten by the caller")
+    }
+
     @Test func resultShapes() throws {
         let t = try TempKeychain()
         try t.keychain.add(genp([kSecAttrService: "s", kSecAttrAccount: "1", kSecValueData: Data("one".utf8)]))
@@ -253,6 +269,19 @@ import Testing
         let q = genp([kSecAttrService: "github.com", kSecAttrAccount: "ALICE", kSecMatchCaseInsensitive: true, kSecReturnData: true])
         #expect(try t.keychain.copyMatching(q) as? Data == Data("t".utf8))
         #expect(try t.keychain.count(genp([kSecAttrService: "GITHUB.COM", kSecMatchCaseInsensitive: true])) == 1)
+    }
+
+    /// Security review, F5: `matches(_:ignoringCase:)` decoded bytes with `String(decoding:)`,
+    /// which maps every invalid UTF-8 sequence to U+FFFD: account 0xFF matched a query for
+    /// account 0xFE.
+    @Test func ignoreCaseDoesNotConflateInvalidUTF8() throws {
+        let t = try TempKeychain()
+        try t.keychain.add(genp([kSecAttrService: "svc", kSecAttrAccount: Data([0xFF]), kSecValueData: Data("victim".utf8)]))
+        expectStatus(errSecItemNotFound, "a different account must not match") {
+            let r = try t.keychain.copyMatching(genp([kSecAttrService: "svc", kSecAttrAccount: Data([0xFE]),
+                                                      kSecMatchCaseInsensitive: true, kSecReturnData: true]))
+            Issue.record("query for account 0xFE returned \(String(describing: (r as? Data).map { String(decoding: $0, as: UTF8.self) }))")
+        }
     }
 
     /// kcMatchText (a kc extension): prefix and substring matching of text attributes,

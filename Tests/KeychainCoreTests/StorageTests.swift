@@ -152,4 +152,13 @@ import Testing
         expectStatus(errSecParam, "symbolic link") { _ = try Keychain.open(at: link, password: try secure(TempKeychain.password)) }
         _ = try t.reopen()
     }
+
+    /// Security review, F7: opening checked only the main file's mode; a group/other-readable
+    /// -wal (which holds recent pages, including old master-key wraps) was accepted silently.
+    @Test func aWorldReadableWALIsRefused() throws {
+        let t = try TempKeychain()
+        try t.keychain.add(genp([kSecAttrService: "s", kSecValueData: Data("x".utf8)]))
+        #expect(chmod(t.path + "-wal", 0o644) == 0)
+        expectStatus(errSecParam, "a -wal readable by others") { _ = try t.reopen() }
+    }
 }

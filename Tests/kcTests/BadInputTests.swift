@@ -62,6 +62,23 @@ import KCTestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: notKeychain)) == Data("just some notes\n".utf8), "not rewritten")
     }
 
+    /// Issue 21: `kc find -k /etc/passwd` suggested `chmod 600 /etc/passwd`: a file that is
+    /// not a keychain is exit 93, "not a kc keychain", never a chmod hint.
+    @Test func aFileThatIsNotAKeychainGetsNoChmodHint() throws {
+        let h = try KCHome()
+        let notes = h.directory + "/passwd-like"
+        try Data("root:x:0:0:root:/root:/bin/bash\n".utf8).write(to: URL(fileURLWithPath: notes))
+        chmod(notes, 0o644)
+        let out = try h.kc(["find", "-k", notes, "-s", "x"], password: "pw")
+        #expect(out.status == 93, "\(out.stderr)")
+        #expect(out.stderr.contains("is not a kc keychain") && !out.stderr.contains("chmod"), "\(out.stderr)")
+        // A real keychain made readable by others still gets the chmod advice.
+        try h.createKeychain()
+        chmod(h.defaultKeychain, 0o644)
+        let shared = try h.kc(["find", "-s", "x"], password: KCHome.password)
+        #expect(shared.status == 206 && shared.stderr.contains("chmod 600"), "\(shared.stderr)")
+    }
+
     @Test func tenMebibyteSecret() throws {
         // 10 MiB is within the 16 MiB limit: stored and read back intact.
         let h = try KCHome()

@@ -129,4 +129,14 @@ import KCTestSupport
         out = try h.kc(["--password-stdin", "git-credential", "get"], stdin: Data("protocol=https\nhost=x\n\n".utf8))
         #expect(out.status == 2 && out.stderr.contains("takes no keychain password"), "\(out.stderr)")
     }
+
+    /// `kc lock -k wrok` (a typo) exited 0 while the real keychain stayed unlocked.
+    @Test func lockingAKeychainThatDoesNotExistIsExit50() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let out = try h.kc(["lock", "-k", "wrok"])
+        #expect(out.status == 50, "\(out.stderr)")
+        #expect(out.stderr.hasPrefix("kc: no keychain at "), "\(out.stderr)")
+        #expect(try h.kc(["lock"]).status == 0, "the existing keychain still locks")
+    }
 }

@@ -62,4 +62,18 @@ import KCTestSupport
         out = try h.kc(["update", "-s", "svc", "-a", "me", "--new-comment", long], password: KCHome.password)
         #expect(out.status == 42 && out.stderr.contains("--new-comment"), "\(out.stderr.prefix(300))")
     }
+
+    /// `kc ad -s x` said "Unknown option '-s'"; `kc ls` "Unexpected argument".
+    @Test func aMistypedCommandIsNamedWithTheNearestOne() throws {
+        let h = try KCHome()
+        var out = try h.kc(["ad", "-s", "x"])
+        #expect(out.status == 2 && out.stderr.hasPrefix("kc: unknown command 'ad'; did you mean 'add'?"), "\(out.stderr)")
+        out = try h.kc(["fnd", "-s", "x", "-w"])
+        #expect(out.status == 2 && out.stderr.contains("did you mean 'find'?"), "\(out.stderr)")
+        out = try h.kc(["ls"])
+        #expect(out.status == 2 && out.stderr.contains("unknown command 'ls'; did you mean 'list'?"), "\(out.stderr)")
+        out = try h.kc(["xyzzy"])
+        #expect(out.status == 2 && out.stderr.contains("unknown command 'xyzzy'") && !out.stderr.contains("did you mean"), "\(out.stderr)")
+        #expect(try h.kc(["help", "find"]).status == 0, "help still works")
+    }
 }

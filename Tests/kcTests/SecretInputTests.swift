@@ -153,4 +153,22 @@ import KCTestSupport
         #expect(out.status == 0 && out.stderr.isEmpty, "\(out.stderr)")
         #expect(try h.kc(["find", "-s", "piped", "-w"], password: KCHome.password).stdout == "from-editor\n")
     }
+
+    /// `--password-stdin` with the secret piped in too gave "wrong password" (51) or 36:
+    /// it is a usage error that says the two cannot share stdin. Nothing is stored.
+    @Test func passwordStdinAndASecretOnStdinCannotShareIt() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let both = Data((KCHome.password + "\nthe-secret").utf8)
+        var out = try h.kc(["add", "-s", "svc", "-a", "me", "--password-stdin"], stdin: both)
+        #expect(out.status == 2 && out.stderr.contains("cannot share stdin"), "\(out.stderr)")
+        out = try h.kc(["update", "-s", "svc", "-a", "me", "--password-stdin"], stdin: both)
+        #expect(out.status == 2 && out.stderr.contains("cannot share stdin"), "\(out.stderr)")
+        #expect(try h.kc(["find", "-s", "svc"], password: KCHome.password).status == 44, "nothing was stored")
+        // With the secret given another way, --password-stdin works as before.
+        out = try h.kc(["add", "-s", "svc", "-a", "me", "-w", "the-secret", "--password-stdin"], stdin: Data(KCHome.password.utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        out = try h.kc(["update", "-s", "svc", "-a", "me", "--new-comment", "c", "--password-stdin"], stdin: Data(KCHome.password.utf8))
+        #expect(out.status == 0, "only attributes change: stdin is the password's \(out.stderr)")
+    }
 }
