@@ -22,8 +22,9 @@ import ArgumentParser
 ///
 /// A word that is another option's value is never rewritten (`-s --clip` is a service),
 /// and nothing after the `--` that ends the options is. The command line is returned as it
-/// is, without a look at the table, when it has no leading option, no `--` and no option
-/// whose value may be left out: the common `kc find -s x -w` costs a scan of its words.
+/// is when it has no leading option, no `--` and no option whose value may be left out:
+/// the common `kc find -s x -w` costs a scan of its words and a look at find's list, which
+/// its fast parser reads next anyway; `kc read REF` reads no table at all.
 /// The credential helpers (`kc git-credential`, `kc docker-credential`) get only the first
 /// rewrite: they read their own few options (`HelperInput.options`).
 enum ArgumentNormaliser {
@@ -102,7 +103,8 @@ enum ArgumentNormaliser {
     private static func attachingValues(_ arguments: [String], of command: String) -> [String] {
         let words = arguments[2...]
         var needed = words.contains("--")
-        if !needed {
+        // An option is a word with a dash (`kc read REF` has none and reads no table).
+        if !needed, words.contains(where: { $0.hasPrefix("-") }) {
             for option in Options.of(command) where option.omitted != nil {
                 if words.contains(where: { option.isNamed($0[...]) }) { needed = true }
             }
