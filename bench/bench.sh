@@ -5,6 +5,7 @@
 # kc's provider with gnome-keyring, each on a private dbus-daemon (bench/secret_service.py
 # is their D-Bus client). Prints one Markdown table.
 # BENCH_QUICK=1: fewer runs and no 100,000-item keychain (about a minute).
+# BENCH_BASELINE_KC=/path/to/kc: kc find -w with that kc too, side by side (alternating rounds).
 # Touches nothing outside a temporary folder; stops the agent, buses and providers it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +47,7 @@ cleanup() {
   # The Secret Service rows' processes (providers, dbus-daemons), then the agent.
   if [ -f "$work/pids" ]; then while read -r pid; do kill "$pid" 2>/dev/null || true; done < "$work/pids"; fi
   KC_AGENT_DIR=$work/agent "$KC" agent --stop >/dev/null 2>&1 || true
+  if [ -n "${BENCH_BASELINE_KC:-}" ]; then KC_AGENT_DIR=$work/agent-baseline "$BENCH_BASELINE_KC" agent --stop >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -71,6 +73,26 @@ for n in $SIZES; do
   hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/10-find-$n.json" \
     -n "kc find -w, unlocked (agent), $n items" "$KC find -k $k -s svc-$mid -a acct-$mid -w" >/dev/null
 done
+
+# Optional: kc find -w with another kc (BENCH_BASELINE_KC=/path/to/kc, e.g. main's release
+# build) side by side on the 100-item keychain, each kc with its own agent, in two rounds that
+# alternate which goes first (report.py pools them, as bench/team.sh's TEAM_BASELINE_KC):
+# is the start-up of kc find -w unchanged? Both go through env, so both pay the same exec.
+if [ -n "${BENCH_BASELINE_KC:-}" ]; then
+  echo "bench: kc find -w, this kc and $BENCH_BASELINE_KC" >&2
+  small=$work/items-100.keychain-db
+  KC_AGENT_DIR=$work/agent-baseline KC_PASSWORD=bench "$BENCH_BASELINE_KC" unlock -k "$small"
+  for round in 1 2; do
+    if [ "$round" = 1 ]; then order="this baseline"; else order="baseline this"; fi
+    args=()
+    for who in $order; do
+      if [ "$who" = this ]; then k=$KC; dir=$work/agent; label="this kc"; else k=$BENCH_BASELINE_KC; dir=$work/agent-baseline; label="baseline ($BENCH_BASELINE_KC)"; fi
+      args+=(-n "kc find -w, unlocked (agent), 100 items, $label" "env KC_AGENT_DIR=$dir $k find -k $small -s svc-50 -a acct-50 -w")
+    done
+    hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/11-baseline-$round.json" "${args[@]}" >/dev/null
+  done
+  KC_AGENT_DIR=$work/agent-baseline "$BENCH_BASELINE_KC" agent --stop >/dev/null 2>&1 || true
+fi
 
 # Peak memory at the largest size: kc find, and the agent from after unlocking (its
 # high-water mark reset, so the key derivation does not count) through finds and a scan.

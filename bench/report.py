@@ -38,6 +38,19 @@ for path in finds:
             target, met = f"≤ 1.2× the 100-item find ({1.2 * first_find:.2f} ms)", med <= 1.2 * first_find
         rows.append((name, ms(med), ms(p95), f"{med / floor_ms:.1f}×", target, met))
 
+# BENCH_BASELINE_KC: this kc and another, side by side, two rounds pooled.
+pooled = {}
+for path in sorted(glob.glob(os.path.join(results, "11-baseline-*.json"))):
+    for r in json.load(open(path))["results"]:
+        pooled.setdefault(r["command"], []).extend(r["times"])
+if pooled:
+    ours = next(k for k in pooled if "this kc" in k)
+    base = next(k for k in pooled if "baseline" in k)
+    med = {k: statistics.median(v) * 1000 for k, v in pooled.items()}
+    p95 = {k: sorted(v)[min(len(v) - 1, int(len(v) * 0.95))] * 1000 for k, v in pooled.items()}
+    rows.append((base, ms(med[base]), ms(p95[base]), f"{med[base] / floor_ms:.1f}×", "", None))
+    rows.append((ours, ms(med[ours]), ms(p95[ours]), f"{med[ours] / med[base]:.2f}× baseline", "unchanged within noise", None))
+
 for name, med, p95 in timings("20-add.json"):
     rows.append((name, ms(med), ms(p95), f"{med / floor_ms:.1f}×", "≤ 15 ms", med <= 15))
 

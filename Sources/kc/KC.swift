@@ -50,9 +50,7 @@ struct KC: ParsableCommand {
 
     /// ArgumentParser answers `--generate-completion-script SHELL` itself, before parsing
     /// (`make install` runs it); declared only so that `kc --help` and the man page list it.
-    @Option(name: .customLong("generate-completion-script"), help: ArgumentHelp(
-        "Print the completion script for bash, zsh or fish (make install installs them).",
-        valueName: "shell"), completion: .list(["bash", "zsh", "fish"]))
+    @Option(name: Options.generateCompletionScript.names, help: Options.generateCompletionScript.help, completion: Options.generateCompletionScript.completion)
     var generateCompletionScript: String?
 
     static func main() {
@@ -65,7 +63,6 @@ struct KC: ParsableCommand {
         Startup.prepare()
         do {
             try Startup.checkArgumentsAreUTF8()
-            // `kc find`, the command scripts repeat, skips ArgumentParser's start-up cost.
             var arguments = CommandLine.arguments
             // The credential helpers: by the name kc was started under, or a hidden subcommand.
             let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
@@ -73,20 +70,18 @@ struct KC: ParsableCommand {
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
             // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
             if arguments.count > 1, arguments[1] == ClipboardKeeper.subcommand { Startup.exit(ClipboardKeeper.run(arguments.dropFirst(2))) }
-            // `kc -k work backup DEST`: the keychain options before the subcommand.
-            if arguments.count > 1, arguments[1].hasPrefix("-") {
-                arguments = try [arguments[0]] + LeadingOptions.moved(arguments.dropFirst())
-            }
-            // `--clip` alone means `--clip=45`.
-            arguments = ClipOptions.normalized(arguments)
+            // One pass, and every parser below reads its output: leading keychain options
+            // moved after the subcommand, `--clip` alone as `--clip=45`, `-s --` as `-s=--`.
+            arguments = try ArgumentNormaliser.normalised(arguments)
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
-            // `kc read REF` alone, as scripts repeat it: the same shortcut.
+            // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
+            // alone, `kc run`'s and `kc find`'s plain forms.
             if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {
                 try Read.fast(arguments[2])
                 Startup.exit(0)
             }
-            if arguments.count > 2, arguments[1] == "run", let run = RunRequest.parse(arguments.dropFirst(2)) {
+            if arguments.count > 2, arguments[1] == "run", let run = RunFastPath.parse(arguments.dropFirst(2)) {
                 try run.run()
             }
             if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
@@ -96,7 +91,7 @@ struct KC: ParsableCommand {
                     Report.usage(message)
                     Startup.exit(2)
                 }
-                var command = try parseAsRoot(ValueOptions.attachingDashDash(ValueOptions.attachingOptionalValues(Array(arguments.dropFirst()))))
+                var command = try parseAsRoot(Array(arguments.dropFirst()))
                 try command.run()
             }
             Startup.exit(0)

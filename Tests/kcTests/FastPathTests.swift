@@ -6,14 +6,17 @@ import KCTestSupport
 /// `kc find` has two parsers: `FindFastPath` for speed and ArgumentParser for everything.
 /// Wherever the fast one answers, it must give exactly what ArgumentParser gives.
 @Suite struct FastPathTests {
-    /// ArgumentParser's reading of `kc find ARGS` as `KC.main` gives it the arguments, or nil
-    /// when it refuses them.
+    /// ArgumentParser's reading of `kc find ARGS` as `KC.main` gives it the arguments (after
+    /// `ArgumentNormaliser`), or nil when it refuses them.
     private func slow(_ arguments: [String]) -> FindRequest? {
-        (try? KC.parseAsRoot(ValueOptions.attachingDashDash(["find"] + arguments)) as? Find)?.request
+        guard let normalised = try? ArgumentNormaliser.normalised(["kc", "find"] + arguments) else { return nil }
+        return (try? KC.parseAsRoot(Array(normalised.dropFirst())) as? Find)?.request
     }
 
+    /// The fast parser's reading of the same, as `KC.main` gives it the arguments.
     private func fast(_ arguments: [String]) -> FindRequest? {
-        FindFastPath.parse(arguments[...])
+        guard let normalised = try? ArgumentNormaliser.normalised(["kc", "find"] + arguments) else { return nil }
+        return FindFastPath.parse(normalised.dropFirst(2))
     }
 
     @Test func theFormsScriptsUseTakeTheFastPathAndAgree() throws {
@@ -29,7 +32,7 @@ import KCTestSupport
             ["--class", "key", "--tag", "t", "-C", "aapl", "-c", "1234"],
             ["-G", "g", "-D", "kind", "-j", "comment", "-w", "--password-stdin"],
             ["--password-file", "/tmp/pw", "-s", "", "-w"],
-            ["--service=a=b", "--account=é ü", "-w"],
+            ["--service=a=b", "--account=é ü", "-w"], ["-s=x", "-a=y", "-w"], ["-P=443", "--class=internet"],
             ["--class", "internet", "-d", "domain", "--auth-type", "dflt", "--protocol", "htps"],
             // Values that start with a dash are values (issue 15, item 13).
             ["-s", "-w"], ["-s", "-", "-a", "--", "-l", "-x", "-w"], ["-a", "-s", "-s", "-a"], ["--service", "--json", "-g"],
@@ -78,34 +81,5 @@ import KCTestSupport
         }
         // The generator must reach the fast path often enough to mean something.
         #expect(agreed > 100)
-    }
-
-    /// `ValueOptions`, which keeps `-s --` a value before ArgumentParser splits at `--`, knows
-    /// exactly the options ArgumentParser gives a value, in every subcommand.
-    @Test func valueOptionsMatchArgumentParser() throws {
-        struct Dump: Decodable {
-            struct Command: Decodable { var commandName: String; var subcommands: [Command]?; var arguments: [Argument]? }
-            struct Argument: Decodable { var kind: String; var names: [Name]? }
-            struct Name: Decodable { var kind: String; var name: String }
-            var command: Command
-        }
-        let dump = try JSONDecoder().decode(Dump.self, from: Data(KC._dumpHelp().utf8))
-        var checked = 0
-        for command in dump.command.subcommands ?? [] {
-            for argument in command.arguments ?? [] where argument.kind == "option" || argument.kind == "flag" {
-                for name in argument.names ?? [] {
-                    let spelled = (name.kind == "short" ? "-" : "--") + name.name
-                    #expect(ValueOptions.takesValue(spelled, in: command.commandName) == (argument.kind == "option"),
-                            "kc \(command.commandName) \(spelled) is an \(argument.kind)")
-                    checked += 1
-                }
-            }
-        }
-        #expect(checked > 100)
-        // The rewrite, and what it leaves alone.
-        #expect(ValueOptions.attachingDashDash(["add", "-s", "--", "-a", "-x"]) == ["add", "-s=--", "-a", "-x"])
-        #expect(ValueOptions.attachingDashDash(["run", "--mask", "--", "-s", "--"]) == ["run", "--mask", "--", "-s", "--"])
-        #expect(ValueOptions.attachingDashDash(["find", "-w", "--"]) == ["find", "-w", "--"], "-w is a flag in find")
-        #expect(ValueOptions.attachingDashDash(["add", "-w", "--"]) == ["add", "-w=--"], "and the secret in add")
     }
 }

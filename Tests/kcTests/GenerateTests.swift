@@ -334,11 +334,12 @@ import KCTestSupport
         #expect(try h.kc(["find", "-s", "wifi", "-w"], password: KCHome.password).stdout == outputs[4].stdout)
     }
 
-    /// `--generate` alone becomes `--generate=`; a value of another option is left alone.
-    @Test func bareGenerateIsRewritten() {
-        #expect(ValueOptions.attachingOptionalValues(["add", "--generate", "-s", "x"]) == ["add", "--generate=default", "-s", "x"])
-        #expect(ValueOptions.attachingOptionalValues(["add", "-s", "--generate", "--generate"]) == ["add", "-s", "--generate", "--generate=default"])
-        #expect(ValueOptions.attachingOptionalValues(["add", "--", "--generate"]) == ["add", "--", "--generate"])
-        #expect(ValueOptions.attachingOptionalValues(["find", "--generate"]) == ["find", "--generate"])
+    /// `--generate` alone becomes `--generate=default`; a value of another option is left alone.
+    @Test func bareGenerateIsRewritten() throws {
+        func normalised(_ words: [String]) throws -> [String] { Array(try ArgumentNormaliser.normalised(["kc"] + words).dropFirst()) }
+        #expect(try normalised(["add", "--generate", "-s", "x"]) == ["add", "--generate=default", "-s", "x"])
+        #expect(try normalised(["add", "-s", "--generate", "--generate"]) == ["add", "-s", "--generate", "--generate=default"])
+        #expect(try normalised(["add", "--", "--generate"]) == ["add", "--", "--generate"])
+        #expect(try normalised(["find", "--generate"]) == ["find", "--generate"])
     }
 }

@@ -60,24 +60,22 @@ struct Add: ParsableCommand {
     /// --totp and the flags of a base32 seed.
     @OptionGroup var oneTime: OneTimeOptions
 
-    @Flag(name: .customShort("U"), help: "Update the item if it already exists.")
+    @Flag(name: Options.updateIfExists.names, help: Options.updateIfExists.help)
     var updateIfExists = false
 
-    @Option(name: .customLong("generate"), help: ArgumentHelp(
-        "Store a new random secret; SPEC as below (--generate alone: kc generate's defaults).", valueName: "spec"),
-            completion: .list(["default", "words", "words:6", "32", "nosymbols", "digitsonly", "letters,digits"]))
+    @Option(name: Options.addGenerate.names, help: Options.addGenerate.help, completion: Options.addGenerate.completion)
     var generate: String?
 
-    @Flag(name: .customLong("print"), help: "Print the generated secret once it is stored.")
+    @Flag(name: Options.printGenerated.names, help: Options.printGenerated.help)
     var printSecret = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("When the item can be read: when-unlocked (default), after-first-unlock, always (deprecated), or one of them with -this-device-only, or when-passcode-set-this-device-only; Apple's codes (ck...) too.", valueName: "class"))
+    @Option(name: Options.accessible.names, parsing: .unconditional, help: Options.accessible.help, completion: Options.accessible.completion)
     var accessible: Accessibility?
 
-    @Option(parsing: .unconditional, help: "The key-derivation profile if this add creates the default keychain.")
+    @Option(name: Options.addKDF.names, parsing: .unconditional, help: Options.addKDF.help, completion: Options.addKDF.completion)
     var kdf: KDFProfile = .moderate
 
-    @Flag(help: "Ask for the keychain password on every read of the secret (access control: user presence).")
+    @Flag(name: Options.userPresence.names, help: Options.userPresence.help)
     var userPresence = false
 
     func validate() throws {

@@ -24,7 +24,7 @@ struct Agent: ParsableCommand {
         """
     )
 
-    @Flag(help: "Stop the running agents (the team agent too); every key is wiped.")
+    @Flag(name: Options.stop.names, help: Options.stop.help)
     var stop = false
 
     func run() throws {

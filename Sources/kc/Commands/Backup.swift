@@ -30,7 +30,7 @@ struct Backup: ParsableCommand {
     @Argument(help: ArgumentHelp("Where to write the backup: a path (with a / or ending in .keychain-db; its folder must be private), or a NAME for ~/.local/share/kc/NAME.keychain-db.", valueName: "dest"))
     var destination: String
 
-    @Flag(help: "Replace DEST if it exists (a regular file only).")
+    @Flag(name: Options.backupForce.names, help: Options.backupForce.help)
     var force = false
 
     func validate() throws {

@@ -21,7 +21,7 @@ struct Create: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(parsing: .unconditional, help: "How hard the password is stretched (Argon2id): interactive, moderate or sensitive.")
+    @Option(name: Options.createKDF.names, parsing: .unconditional, help: Options.createKDF.help, completion: Options.createKDF.completion)
     var kdf: KDFProfile = .moderate
 
     func run() throws {

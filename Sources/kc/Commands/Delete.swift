@@ -24,10 +24,10 @@ struct Delete: ParsableCommand {
     @OptionGroup var item: ItemOptions
     @OptionGroup var match: MatchOptions
 
-    @Flag(help: "Delete every matching item (otherwise more than one match is refused).")
+    @Flag(name: Options.deleteAll.names, help: Options.deleteAll.help)
     var all = false
 
-    @Flag(help: "With --all and no attribute: delete every item of the class without asking.")
+    @Flag(name: Options.yes.names, help: Options.yes.help)
     var yes = false
 
     func run() throws {

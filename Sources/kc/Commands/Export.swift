@@ -40,25 +40,25 @@ struct Export: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(name: .customLong("class"), parsing: .unconditional, help: "Only this class: generic, internet, certificate or key (default: all).")
+    @Option(name: Options.exportClass.names, parsing: .unconditional, help: Options.exportClass.help, completion: Options.exportClass.completion)
     var itemClass: CLIClass?
 
-    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Only items with this service (the server, for internet passwords).")
+    @Option(name: Options.exportService.names, parsing: .unconditional, help: Options.exportService.help, completion: Options.exportService.completion)
     var service: String?
 
-    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Only items with this account.")
+    @Option(name: Options.exportAccount.names, parsing: .unconditional, help: Options.exportAccount.help, completion: Options.exportAccount.completion)
     var account: String?
 
-    @Option(name: [.customShort("l"), .long], parsing: .unconditional, help: "Only items with this label.")
+    @Option(name: Options.exportLabel.names, parsing: .unconditional, help: Options.exportLabel.help, completion: Options.exportLabel.completion)
     var label: String?
 
-    @Option(name: [.customShort("o"), .long], parsing: .unconditional, help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
+    @Option(name: Options.output.names, parsing: .unconditional, help: Options.output.help, completion: Options.output.completion)
     var output: String?
 
-    @Option(parsing: .unconditional, help: "The export format: json (kc's own), bitwarden-json or csv (Bitwarden's CSV).")
+    @Option(name: Options.exportFormat.names, parsing: .unconditional, help: Options.exportFormat.help, completion: Options.exportFormat.completion)
     var format: String = "json"
 
-    @Flag(help: "Write plaintext to a terminal, or replace an existing -o FILE.")
+    @Flag(name: Options.exportForce.names, help: Options.exportForce.help)
     var force = false
 
     func validate() throws {

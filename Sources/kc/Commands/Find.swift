@@ -36,28 +36,28 @@ struct Find: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
 
-    @Flag(name: .customShort("w"), help: "Print only the secret (its exact bytes).")
+    @Flag(name: Options.secretOnly.names, help: Options.secretOnly.help)
     var secretOnly = false
 
-    @Flag(name: .customShort("g"), help: "Print the attributes and the secret.")
+    @Flag(name: Options.withSecret.names, help: Options.withSecret.help)
     var withSecret = false
 
-    @Flag(help: "With -w: print the secret as hexadecimal.")
+    @Flag(name: Options.hex.names, help: Options.hex.help)
     var hex = false
 
-    @Flag(help: "With -w: print the secret as base64.")
+    @Flag(name: Options.base64.names, help: Options.base64.help)
     var base64 = false
 
-    @Flag(help: "Print items as JSON (an array with --all or --limit).")
+    @Flag(name: Options.findJSON.names, help: Options.findJSON.help)
     var json = false
 
-    @Flag(help: "Every matching item, not just the first.")
+    @Flag(name: Options.findAll.names, help: Options.findAll.help)
     var all = false
 
-    @Option(parsing: .unconditional, help: "At most N matching items.")
+    @Option(name: Options.limit.names, parsing: .unconditional, help: Options.limit.help, completion: Options.limit.completion)
     var limit: Int?
 
-    @Option(parsing: .unconditional, help: "The text shown when an item requires user presence (kSecUseOperationPrompt).")
+    @Option(name: Options.findPrompt.names, parsing: .unconditional, help: Options.findPrompt.help, completion: Options.findPrompt.completion)
     var prompt: String?
 
     @OptionGroup var match: MatchOptions

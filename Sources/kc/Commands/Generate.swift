@@ -41,7 +41,7 @@ struct Generate: ParsableCommand {
     /// `--clip [SECONDS]`: the secret to the clipboard instead of stdout.
     @OptionGroup var clip: ClipOptions
 
-    @Option(name: .long, help: ArgumentHelp("Print N secrets, one a line (1-100000).", valueName: "n"))
+    @Option(name: Options.count.names, help: Options.count.help, completion: Options.count.completion)
     var count = 1
 
     /// The bounds of `--count`.

@@ -45,22 +45,22 @@ struct Import: ParsableCommand {
     @Argument(help: ArgumentHelp("The export file, a pass store folder, or - for stdin.", valueName: "source"))
     var source: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The input format (default: detected).", valueName: "format"))
+    @Option(name: Options.importFormat.names, parsing: .unconditional, help: Options.importFormat.help, completion: Options.importFormat.completion)
     var format: String?
 
-    @Flag(help: "Replace existing items that have the same key but other values.")
+    @Flag(name: Options.importUpdate.names, help: Options.importUpdate.help)
     var update = false
 
-    @Flag(help: "Report what would happen; change nothing.")
+    @Flag(name: Options.dryRun.names, help: Options.dryRun.help)
     var dryRun = false
 
-    @Flag(help: "Print the report as JSON.")
+    @Flag(name: Options.importJSON.names, help: Options.importJSON.help)
     var json = false
 
-    @Flag(help: "Skip malformed entries (reported) instead of failing the import.")
+    @Flag(name: Options.skipInvalid.names, help: Options.skipInvalid.help)
     var skipInvalid = false
 
-    @Option(parsing: .unconditional, help: "The key-derivation profile if this import creates the default keychain.")
+    @Option(name: Options.importKDF.names, parsing: .unconditional, help: Options.importKDF.help, completion: Options.importKDF.completion)
     var kdf: KDFProfile = .moderate
 
     /// The largest input kc reads.

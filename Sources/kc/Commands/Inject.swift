@@ -27,16 +27,16 @@ struct Inject: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var references: ReferenceOptions
 
-    @Option(name: [.customShort("i"), .long], parsing: .unconditional, help: ArgumentHelp("The template file, or - for stdin.", valueName: "template"))
+    @Option(name: Options.input.names, parsing: .unconditional, help: Options.input.help, completion: Options.input.completion)
     var input: String
 
-    @Option(name: [.customShort("o"), .long], parsing: .unconditional, help: ArgumentHelp("Write to FILE (created 0600) instead of stdout.", valueName: "file"))
+    @Option(name: Options.output.names, parsing: .unconditional, help: Options.output.help, completion: Options.output.completion)
     var output: String?
 
-    @Option(parsing: .unconditional, help: "How values are written: raw (as they are, the default) or dotenv.")
+    @Option(name: Options.injectFormat.names, parsing: .unconditional, help: Options.injectFormat.help, completion: Options.injectFormat.completion)
     var format: String = "raw"
 
-    @Flag(help: "Replace an existing -o FILE.")
+    @Flag(name: Options.injectForce.names, help: Options.injectForce.help)
     var force = false
 
     func validate() throws {

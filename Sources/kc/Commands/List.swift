@@ -33,7 +33,7 @@ struct List: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var item: ItemOptions
 
-    @Flag(help: "Print the items as a JSON array of `kc find --json` objects (attributes only).")
+    @Flag(name: Options.listJSON.names, help: Options.listJSON.help)
     var json = false
 
     func run() throws {

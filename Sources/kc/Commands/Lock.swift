@@ -26,7 +26,7 @@ struct Lock: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Flag(help: "Lock every keychain the agents hold (the team agent's too).")
+    @Flag(name: Options.lockAll.names, help: Options.lockAll.help)
     var all = false
 
     func run() throws {

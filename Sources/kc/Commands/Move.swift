@@ -34,11 +34,10 @@ struct Move: ParsableCommand {
     @OptionGroup var item: ItemOptions
     @OptionGroup var match: MatchOptions
 
-    @Option(name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp(
-        "The destination keychain: a path, or a NAME as for -k.", valueName: "path|name"))
+    @Option(name: Options.to.names, parsing: .unconditional, help: Options.to.help, completion: Options.to.completion)
     var destination: String
 
-    @Flag(help: "Move every matching item (otherwise more than one match is refused).")
+    @Flag(name: Options.moveAll.names, help: Options.moveAll.help)
     var all = false
 
     func validate() throws {

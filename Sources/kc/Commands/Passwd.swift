@@ -26,16 +26,16 @@ struct Passwd: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Read the new password from a file (one trailing newline is dropped).", valueName: "path"))
+    @Option(name: Options.newPasswordFile.names, parsing: .unconditional, help: Options.newPasswordFile.help, completion: Options.newPasswordFile.completion)
     var newPasswordFile: String?
 
-    @Option(parsing: .unconditional, help: "A new key-derivation profile (default: keep the current one).")
+    @Option(name: Options.passwdKDF.names, parsing: .unconditional, help: Options.passwdKDF.help, completion: Options.passwdKDF.completion)
     var kdf: KDFProfile?
 
-    @Flag(help: "Replace the master key and re-seal every item (the default; accepted for scripts).")
+    @Flag(name: Options.rekey.names, help: Options.rekey.help)
     var rekey = false
 
-    @Flag(help: "Only re-wrap the master key under the new password: old copies of the file then still give it with the old password.")
+    @Flag(name: Options.keepMasterKey.names, help: Options.keepMasterKey.help)
     var keepMasterKey = false
 
     func validate() throws {

@@ -31,7 +31,7 @@ struct Read: ParsableCommand {
     @Argument(help: ArgumentHelp("The reference.", valueName: "ref"))
     var reference: String
 
-    @Option(parsing: .unconditional, help: "The text shown when the item requires user presence.")
+    @Option(name: Options.readPrompt.names, parsing: .unconditional, help: Options.readPrompt.help, completion: Options.readPrompt.completion)
     var prompt: String?
 
     func run() throws {

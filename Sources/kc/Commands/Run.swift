@@ -42,19 +42,19 @@ struct Run: ParsableCommand {
     @OptionGroup var keychain: KeychainOptions
     @OptionGroup var references: ReferenceOptions
 
-    @Option(name: .customLong("env-file"), parsing: .unconditionalSingleValue, help: ArgumentHelp("A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file"))
+    @Option(name: Options.envFile.names, parsing: .unconditionalSingleValue, help: Options.envFile.help, completion: Options.envFile.completion)
     var envFiles: [String] = []
 
-    @Option(name: .customLong("env"), parsing: .unconditionalSingleValue, help: ArgumentHelp("NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref"))
+    @Option(name: Options.env.names, parsing: .unconditionalSingleValue, help: Options.env.help, completion: Options.env.completion)
     var envPairs: [String] = []
 
-    @Flag(name: .customLong("resolve-env"), help: "Also resolve kc:// references in the inherited environment (only where every variable is yours).")
+    @Flag(name: Options.resolveEnv.names, help: Options.resolveEnv.help)
     var resolveEnv = false
 
-    @Flag(help: "Never mask the command's output.")
+    @Flag(name: Options.noMasking.names, help: Options.noMasking.help)
     var noMasking = false
 
-    @Flag(help: "Mask the command's output even on a terminal.")
+    @Flag(name: Options.mask.names, help: Options.mask.help)
     var mask = false
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "cmd"))

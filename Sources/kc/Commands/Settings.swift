@@ -21,10 +21,10 @@ struct Settings: ParsableCommand {
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(name: [.customShort("t"), .long], parsing: .unconditional, help: ArgumentHelp("Idle timeout in seconds.", valueName: "seconds"))
+    @Option(name: Options.settingsTimeout.names, parsing: .unconditional, help: Options.settingsTimeout.help, completion: Options.settingsTimeout.completion)
     var timeout: Int64?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Absolute timeout in seconds.", valueName: "seconds"))
+    @Option(name: Options.settingsMax.names, parsing: .unconditional, help: Options.settingsMax.help, completion: Options.settingsMax.completion)
     var max: Int64?
 
     func validate() throws {

@@ -25,11 +25,10 @@ struct Status: ParsableCommand {
         """
     )
 
-    @Option(name: [.customShort("k"), .long], parsing: .unconditional, help: ArgumentHelp(
-        "Only this keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME.", valueName: "path|name"))
+    @Option(name: Options.statusKeychain.names, parsing: .unconditional, help: Options.statusKeychain.help, completion: Options.statusKeychain.completion)
     var keychain: String?
 
-    @Flag(help: "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
+    @Flag(name: Options.statusJSON.names, help: Options.statusJSON.help)
     var json = false
 
     func validate() throws {

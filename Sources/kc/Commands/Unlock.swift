@@ -34,16 +34,15 @@ struct Unlock: ParsableCommand {
         """
     )
 
-    @Option(name: .customLong("team-token-file"), parsing: .unconditional, help: ArgumentHelp(
-        "Unlock the team keychain of a CI runner's token (kcr1:...) read from this file (else $KC_TEAM_TOKEN).", valueName: "path"))
+    @Option(name: Options.teamTokenFile.names, parsing: .unconditional, help: Options.teamTokenFile.help, completion: Options.teamTokenFile.completion)
     var teamTokenFile: String?
 
     @OptionGroup var keychain: KeychainOptions
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Lock after this many seconds without use (default: the keychain's setting, 900).", valueName: "seconds"))
+    @Option(name: Options.unlockTimeout.names, parsing: .unconditional, help: Options.unlockTimeout.help, completion: Options.unlockTimeout.completion)
     var timeout: Int64?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Lock after this many seconds whatever happens (default: the keychain's setting, 43200).", valueName: "seconds"))
+    @Option(name: Options.unlockMax.names, parsing: .unconditional, help: Options.unlockMax.help, completion: Options.unlockMax.completion)
     var max: Int64?
 
     func validate() throws {

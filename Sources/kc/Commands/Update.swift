@@ -33,18 +33,18 @@ struct Update: ParsableCommand {
     @OptionGroup var match: MatchOptions
     @OptionGroup var secret: SecretOptions
 
-    @Flag(help: "Change every matching item (otherwise more than one match is refused).")
+    @Flag(name: Options.updateAll.names, help: Options.updateAll.help)
     var all = false
 
-    @Option(parsing: .unconditional, help: "New label.") var newLabel: String?
-    @Option(parsing: .unconditional, help: "New kind.") var newKind: String?
-    @Option(parsing: .unconditional, help: "New comment.") var newComment: String?
-    @Option(parsing: .unconditional, help: "New account name.") var newAccount: String?
-    @Option(parsing: .unconditional, help: "New service (the server, for internet passwords).") var newService: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("New accessibility class (as kc add --accessible); the item is sealed again under that class's key.", valueName: "class"))
+    @Option(name: Options.newLabel.names, parsing: .unconditional, help: Options.newLabel.help, completion: Options.newLabel.completion) var newLabel: String?
+    @Option(name: Options.newKind.names, parsing: .unconditional, help: Options.newKind.help, completion: Options.newKind.completion) var newKind: String?
+    @Option(name: Options.newComment.names, parsing: .unconditional, help: Options.newComment.help, completion: Options.newComment.completion) var newComment: String?
+    @Option(name: Options.newAccount.names, parsing: .unconditional, help: Options.newAccount.help, completion: Options.newAccount.completion) var newAccount: String?
+    @Option(name: Options.newService.names, parsing: .unconditional, help: Options.newService.help, completion: Options.newService.completion) var newService: String?
+    @Option(name: Options.newAccessible.names, parsing: .unconditional, help: Options.newAccessible.help, completion: Options.newAccessible.completion)
     var newAccessible: Accessibility?
 
-    @Flag(inversion: .prefixedNo, help: "Require (or no longer require) the keychain password on every read of the secret.")
+    @Flag(name: Options.updateUserPresence.names, inversion: .prefixedNo, help: Options.updateUserPresence.help)
     var userPresence: Bool?
 
     func validate() throws {
@@ -66,8 +66,9 @@ struct Update: ParsableCommand {
     func run() throws {
         secret.scrubArgv()
         try item.checkFitsClass()
-        try ValueLength.check([("--new-label", newLabel), ("--new-kind", newKind), ("--new-comment", newComment),
-                               ("--new-account", newAccount), ("--new-service", newService)])
+        try ValueLength.check([(Options.newLabel.displayName, newLabel), (Options.newKind.displayName, newKind),
+                               (Options.newComment.displayName, newComment), (Options.newAccount.displayName, newAccount),
+                               (Options.newService.displayName, newService)])
         try secret.checkArgument()
         newAccessible?.warnIfDeprecated()
         let keychain = try Session.open(self.keychain.choice)

@@ -9,14 +9,13 @@ import Glibc
 /// secret is refused from every one of them unless `--allow-empty` is given
 /// (`SecretSource`).
 struct SecretOptions: ParsableArguments {
-    @Option(name: [.customShort("w"), .customLong("secret")], parsing: .unconditional, help: ArgumentHelp(
-        "The secret itself. Others can see it in `ps` until kc overwrites it, and in shell history: prefer stdin or --data-file.", valueName: "value"))
+    @Option(name: Options.secret.names, parsing: .unconditional, help: Options.secret.help, completion: Options.secret.completion)
     var secret: String?
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Read the secret from a file (exact bytes; binary is fine).", valueName: "path"))
+    @Option(name: Options.dataFile.names, parsing: .unconditional, help: Options.dataFile.help, completion: Options.dataFile.completion)
     var dataFile: String?
 
-    @Flag(help: "Store an empty secret (refused otherwise, from every source).")
+    @Flag(name: Options.allowEmpty.names, help: Options.allowEmpty.help)
     var allowEmpty = false
 
     func validate() throws {

@@ -52,7 +52,8 @@ enum HelperInput {
         return plain && !word.isEmpty ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
-    /// Splits `-k/--keychain X`, `--password-file F` from the rest of a helper's arguments.
+    /// Splits `-k/--keychain X`, `--password-file F` from the rest of a helper's arguments
+    /// (their names from the table, `Options`).
     static func options(_ arguments: ArraySlice<String>) throws -> (KeychainChoice, [String]) {
         var choice = KeychainChoice()
         var rest: [String] = []
@@ -67,11 +68,15 @@ enum HelperInput {
                 i = next
                 return arguments[next]
             }
-            switch a {
-            case "-k", "--keychain": choice.keychain = try value()
-            case "--password-file": choice.passwordFile = try value()
-            default:
-                if a.hasPrefix("--keychain=") { choice.keychain = String(a.dropFirst(11)) } else { rest.append(a) }
+            let attached = Options.keychain.long.map { $0 + "=" } ?? ""
+            if Options.keychain.isNamed(a[...]) {
+                choice.keychain = try value()
+            } else if Options.passwordFile.isNamed(a[...]) {
+                choice.passwordFile = try value()
+            } else if a.hasPrefix(attached) {
+                choice.keychain = String(a.dropFirst(attached.count))
+            } else {
+                rest.append(a)
             }
             i = arguments.index(after: i)
         }

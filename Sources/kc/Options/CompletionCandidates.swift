@@ -59,14 +59,14 @@ enum CompletionCandidates {
     /// The distinct values of `field` in the keychain the line chooses, from the agent
     /// while it holds that keychain unlocked; nothing otherwise.
     static func values(of field: Field, on line: CompletionWords) -> [String] {
-        let itemClass = line.value(of: ["--class"]).flatMap(CLIClass.init(rawValue:)) ?? .generic
+        let itemClass = line.value(of: Options.itemClass.spellings).flatMap(CLIClass.init(rawValue:)) ?? .generic
         guard itemClass == .generic || itemClass == .internet else { return [] }
         let serviceKey = itemClass == .internet ? kSecAttrServer : kSecAttrService
         var query: [String: Any] = [kSecClass: itemClass.secClass, kSecMatchLimit: kSecMatchLimitAll,
                                     kSecReturnAttributes: true]
-        if field == .account, let service = line.value(of: ["-s", "--service"]) { query[serviceKey] = service }
-        if field == .service, let account = line.value(of: ["-a", "--account"]) { query[kSecAttrAccount] = account }
-        let named = line.value(of: ["-k", "--keychain"])
+        if field == .account, let service = line.value(of: Options.service.spellings) { query[serviceKey] = service }
+        if field == .service, let account = line.value(of: Options.account.spellings) { query[kSecAttrAccount] = account }
+        let named = line.value(of: Options.keychain.spellings)
         if named == "" { return [] }
         guard let address = try? KeychainChoice(keychain: named.map(expandingTilde)).address() else { return [] }
         // A team keychain's attributes come from the team agent (no secret is asked for).

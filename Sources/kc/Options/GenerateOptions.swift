@@ -2,32 +2,28 @@ import ArgumentParser
 
 /// `kc generate`'s options for what a secret is made of (`GenerationRequest`).
 struct GenerateOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("How many characters (1-4096; default 24).", valueName: "n"))
+    @Option(name: Options.length.names, help: Options.length.help, completion: Options.length.completion)
     var length: Int?
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
-        "The characters to draw from: class names (lower, upper, letters, digits, symbols, alnum) or characters (a-f, !@#), separated by commas.",
-        valueName: "spec"), completion: .list(CharacterClass.groupNames))
+    @Option(name: Options.charset.names, parsing: .unconditional, help: Options.charset.help, completion: Options.charset.completion)
     var charset: String?
 
-    @Flag(help: "Letters and digits only.")
+    @Flag(name: Options.noSymbols.names, help: Options.noSymbols.help)
     var noSymbols = false
 
-    @Flag(help: "Digits only (a PIN).")
+    @Flag(name: Options.digitsOnly.names, help: Options.digitsOnly.help)
     var digitsOnly = false
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
-        "At least one character of each class: lower, upper, digit, symbol, separated by commas, or none.",
-        valueName: "list"), completion: .list(CharacterClass.allCases.map(\.rawValue) + ["none"]))
+    @Option(name: Options.require.names, parsing: .unconditional, help: Options.require.help, completion: Options.require.completion)
     var require: String?
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Characters never to use (quote it for the shell).", valueName: "chars"))
+    @Option(name: Options.exclude.names, parsing: .unconditional, help: Options.exclude.help, completion: Options.exclude.completion)
     var exclude: String?
 
-    @Option(name: .long, help: ArgumentHelp("A passphrase of N words from the EFF list (1-64) instead of characters.", valueName: "n"))
+    @Option(name: Options.words.names, help: Options.words.help, completion: Options.words.completion)
     var words: Int?
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("What goes between words (default -).", valueName: "s"))
+    @Option(name: Options.separator.names, parsing: .unconditional, help: Options.separator.help, completion: Options.separator.completion)
     var separator: String?
 
     /// The options as a request; conflicts are usage errors (exit 2).

@@ -3,7 +3,8 @@ import KeychainCore
 import KeychainFormats
 
 /// The attribute flags of add, find, update and delete once parsed (by ArgumentParser
-/// through `ItemOptions`, or by `FindFastPath`), with what the commands make of them.
+/// through `ItemOptions`, or by `FindFastPath`), with what the commands make of them. The
+/// flags' names in messages and hints come from the table (`Options`).
 struct ItemFields: Equatable {
     var itemClass: CLIClass = .generic
     var account: String?
@@ -23,7 +24,7 @@ struct ItemFields: Equatable {
 
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("the port must be between 0 and 65535") }
-        for (flag, value) in [("-c", creator), ("-C", type)] {
+        for (flag, value) in [(Options.creator.shortest, creator), (Options.type.shortest, type)] {
             if let value, FourCC.number(value) == nil {
                 throw ValidationError("\(flag) takes a four-character code (such as aapl) or a number")
             }
@@ -40,23 +41,24 @@ struct ItemFields: Equatable {
     /// the size limit (errSecDataTooLarge, exit 42), naming the flag.
     func checkFitsClass() throws {
         try ValueLength.check([
-            ("-a/--account", account), ("-s/--service", service), ("-l/--label", label), ("-D/--kind", kind),
-            ("-j/--comment", comment), ("-G/--generic", generic), ("-d/--security-domain", securityDomain),
-            ("-p/--path", path), ("--tag", tag),
+            (Options.account.displayName, account), (Options.service.displayName, service), (Options.label.displayName, label),
+            (Options.kind.displayName, kind), (Options.comment.displayName, comment), (Options.generic.displayName, generic),
+            (Options.securityDomain.displayName, securityDomain), (Options.path.displayName, path), (Options.tag.displayName, tag),
         ])
         // Arrays, not sets: `kc find` runs this on every call, and a Set's first use in a
         // static binary costs a scan of the protocol conformances (docs/performance.md).
         let passwords: [CLIClass] = [.generic, .internet]
-        let flags: [(String, Bool, [CLIClass])] = [
-            ("-a/--account", account != nil, passwords), ("-s/--service", service != nil, passwords),
-            ("-D/--kind", kind != nil, passwords), ("-j/--comment", comment != nil, passwords),
-            ("-G/--generic", generic != nil, [.generic]), ("-c/--creator", creator != nil, [.generic, .internet, .key]),
-            ("-C/--type", type != nil, [.generic, .internet, .key]),
-            ("-d/--security-domain", securityDomain != nil, [.internet]), ("-p/--path", path != nil, [.internet]),
-            ("-P/--port", port != nil, [.internet]), ("-r/--protocol", `protocol` != nil, [.internet]),
-            ("-t/--auth-type", authType != nil, [.internet]), ("--tag", tag != nil, [.key]),
+        let flags: [(OptionSpec, Bool, [CLIClass])] = [
+            (Options.account, account != nil, passwords), (Options.service, service != nil, passwords),
+            (Options.kind, kind != nil, passwords), (Options.comment, comment != nil, passwords),
+            (Options.generic, generic != nil, [.generic]), (Options.creator, creator != nil, [.generic, .internet, .key]),
+            (Options.type, type != nil, [.generic, .internet, .key]),
+            (Options.securityDomain, securityDomain != nil, [.internet]), (Options.path, path != nil, [.internet]),
+            (Options.port, port != nil, [.internet]), (Options.protocol, `protocol` != nil, [.internet]),
+            (Options.authType, authType != nil, [.internet]), (Options.tag, tag != nil, [.key]),
         ]
-        for (flag, given, classes) in flags where given && !classes.contains(itemClass) {
+        for (option, given, classes) in flags where given && !classes.contains(itemClass) {
+            let flag = option.displayName
             let names = CLIClass.allCases.filter { classes.contains($0) }.map(\.rawValue).joined(separator: " and ")
             throw KeychainError(errSecNoSuchAttr, "\(flag) is not an attribute of \(itemClass.rawValue) items",
                                 hint: "it applies to \(names) items; choose the class with --class")
@@ -106,13 +108,14 @@ struct ItemFields: Equatable {
     /// The flags that give these fields, as a user would type them (values quoted for the
     /// shell when they need it), for hints that suggest a command.
     var arguments: [String] {
-        let flags: [(String, String?)] = [
-            ("-s", service), ("-a", account), ("-l", label), ("-D", kind), ("-j", comment), ("-G", generic),
-            ("-c", creator), ("-C", type), ("-d", securityDomain), ("-p", path), ("-P", port.map(String.init)),
-            ("-r", `protocol`), ("-t", authType), ("--tag", tag),
+        let flags: [(OptionSpec, String?)] = [
+            (Options.service, service), (Options.account, account), (Options.label, label), (Options.kind, kind),
+            (Options.comment, comment), (Options.generic, generic), (Options.creator, creator), (Options.type, type),
+            (Options.securityDomain, securityDomain), (Options.path, path), (Options.port, port.map(String.init)),
+            (Options.protocol, `protocol`), (Options.authType, authType), (Options.tag, tag),
         ]
-        let given = flags.compactMap { flag, value in value.map { [flag, Self.shellWord($0)] } }.flatMap { $0 }
-        return (itemClass == .generic ? [] : ["--class", itemClass.rawValue]) + given
+        let given = flags.compactMap { option, value in value.map { [option.shortest, Self.shellWord($0)] } }.flatMap { $0 }
+        return (itemClass == .generic ? [] : [Options.itemClass.shortest, itemClass.rawValue]) + given
     }
 
     /// `text` as one shell word: as is when it is plain, else in single quotes.

@@ -6,54 +6,52 @@ extension KDFProfile: ExpressibleByArgument {}
 /// The attribute flags shared by add, find, update and delete, named as macOS `security`'s.
 struct ItemOptions: ParsableArguments {
     /// `--class` as given: nil when absent (`kc list` then lists every class).
-    @Option(name: .customLong("class"), parsing: .unconditional, help: "The item class: generic (default), internet, certificate or key.")
+    @Option(name: Options.itemClass.names, parsing: .unconditional, help: Options.itemClass.help, completion: Options.itemClass.completion)
     var chosenClass: CLIClass?
 
     /// The item class: `--class`, else generic.
     var itemClass: CLIClass { chosenClass ?? .generic }
 
-    @Option(name: [.customShort("a"), .long], parsing: .unconditional, help: "Account name.",
-            completion: .custom { CompletionCandidates.accounts($0, $1, $2) })
+    @Option(name: Options.account.names, parsing: .unconditional, help: Options.account.help, completion: Options.account.completion)
     var account: String?
 
-    @Option(name: [.customShort("s"), .long], parsing: .unconditional, help: "Service name (the server, for internet passwords).",
-            completion: .custom { CompletionCandidates.services($0, $1, $2) })
+    @Option(name: Options.service.names, parsing: .unconditional, help: Options.service.help, completion: Options.service.completion)
     var service: String?
 
-    @Option(name: [.customShort("l"), .long], parsing: .unconditional, help: "Label (default on add: the service or server).")
+    @Option(name: Options.label.names, parsing: .unconditional, help: Options.label.help, completion: Options.label.completion)
     var label: String?
 
-    @Option(name: [.customShort("D"), .long], parsing: .unconditional, help: "Kind (kSecAttrDescription).")
+    @Option(name: Options.kind.names, parsing: .unconditional, help: Options.kind.help, completion: Options.kind.completion)
     var kind: String?
 
-    @Option(name: [.customShort("j"), .long], parsing: .unconditional, help: "Comment.")
+    @Option(name: Options.comment.names, parsing: .unconditional, help: Options.comment.help, completion: Options.comment.completion)
     var comment: String?
 
-    @Option(name: [.customShort("G"), .long], parsing: .unconditional, help: "Generic attribute (generic passwords).")
+    @Option(name: Options.generic.names, parsing: .unconditional, help: Options.generic.help, completion: Options.generic.completion)
     var generic: String?
 
-    @Option(name: [.customShort("c"), .long], parsing: .unconditional, help: ArgumentHelp("Creator: a four-character code or a number.", valueName: "code"))
+    @Option(name: Options.creator.names, parsing: .unconditional, help: Options.creator.help, completion: Options.creator.completion)
     var creator: String?
 
-    @Option(name: [.customShort("C"), .long], parsing: .unconditional, help: ArgumentHelp("Type: a four-character code or a number.", valueName: "code"))
+    @Option(name: Options.type.names, parsing: .unconditional, help: Options.type.help, completion: Options.type.completion)
     var type: String?
 
-    @Option(name: [.customShort("d"), .customLong("security-domain")], parsing: .unconditional, help: "Security domain (internet passwords).")
+    @Option(name: Options.securityDomain.names, parsing: .unconditional, help: Options.securityDomain.help, completion: Options.securityDomain.completion)
     var securityDomain: String?
 
-    @Option(name: [.customShort("p"), .long], parsing: .unconditional, help: "Path (internet passwords).")
+    @Option(name: Options.path.names, parsing: .unconditional, help: Options.path.help, completion: Options.path.completion)
     var path: String?
 
-    @Option(name: [.customShort("P"), .long], parsing: .unconditional, help: "Port number (internet passwords).")
+    @Option(name: Options.port.names, parsing: .unconditional, help: Options.port.help, completion: Options.port.completion)
     var port: Int?
 
-    @Option(name: [.customShort("r"), .long], parsing: .unconditional, help: ArgumentHelp("Protocol (internet passwords): https, http, ftp, ssh, smtp, imap... or a four-character code such as htps.", valueName: "protocol"))
+    @Option(name: Options.protocol.names, parsing: .unconditional, help: Options.protocol.help, completion: Options.protocol.completion)
     var `protocol`: String?
 
-    @Option(name: [.customShort("t"), .customLong("auth-type")], parsing: .unconditional, help: ArgumentHelp("Authentication type (internet passwords): default, basic, digest, form, ntlm, or a four-character code. Default on add: default (dflt).", valueName: "type"))
+    @Option(name: Options.authType.names, parsing: .unconditional, help: Options.authType.help, completion: Options.authType.completion)
     var authType: String?
 
-    @Option(name: .long, parsing: .unconditional, help: "Application tag (keys).")
+    @Option(name: Options.tag.names, parsing: .unconditional, help: Options.tag.help, completion: Options.tag.completion)
     var tag: String?
 
     /// The parsed values, as plain data.

@@ -6,15 +6,13 @@ import Glibc
 
 /// Which keychain a command uses and where its password comes from.
 struct KeychainOptions: ParsableArguments {
-    @Option(name: [.customShort("k"), .long], parsing: .unconditional, help: ArgumentHelp(
-        "The keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME (a team keychain). Default: $KC_KEYCHAIN, else login.",
-        valueName: "path|name"), completion: .custom { CompletionCandidates.keychains($0, $1, $2) })
+    @Option(name: Options.keychain.names, parsing: .unconditional, help: Options.keychain.help, completion: Options.keychain.completion)
     var keychain: String?
 
-    @Flag(name: .long, help: "Read the keychain password from stdin (one trailing newline is dropped).")
+    @Flag(name: Options.passwordStdin.names, help: Options.passwordStdin.help)
     var passwordStdin = false
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Read the keychain password from a file (one trailing newline is dropped).", valueName: "path"))
+    @Option(name: Options.passwordFile.names, parsing: .unconditional, help: Options.passwordFile.help, completion: Options.passwordFile.completion)
     var passwordFile: String?
 
     /// The parsed values, as plain data.

@@ -2,13 +2,13 @@ import ArgumentParser
 
 /// The flags that change how the text attributes given match: find, update, delete and move.
 struct MatchOptions: ParsableArguments {
-    @Flag(name: .long, help: "Compare text attributes ignoring case (a kc extension: scans and decrypts the class).")
+    @Flag(name: Options.ignoreCase.names, help: Options.ignoreCase.help)
     var ignoreCase = false
 
-    @Flag(name: .long, help: "Text attributes match when they contain the text given (-s git finds github.com; a kc extension: scans and decrypts the class).")
+    @Flag(name: Options.contains.names, help: Options.contains.help)
     var contains = false
 
-    @Flag(name: .long, help: "Text attributes match when they start with the text given (a kc extension: scans and decrypts the class).")
+    @Flag(name: Options.prefix.names, help: Options.prefix.help)
     var prefix = false
 
     /// The parsed values, as plain data.

@@ -18,23 +18,23 @@ extension HMAC.Algorithm: ExpressibleByArgument {
 /// an argument is visible to every user in `ps`.
 struct OneTimeOptions: ParsableArguments {
     /// --totp: the secret is a seed.
-    @Flag(help: "The secret is a one-time-code seed: an otpauth:// URI or a base32 secret (stored as service otpauth/SERVICE).")
+    @Flag(name: Options.totp.names, help: Options.totp.help)
     var totp = false
 
     /// --algorithm, for a base32 seed.
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: SHA1 (default), SHA256 or SHA512.", valueName: "hash"))
+    @Option(name: Options.algorithm.names, parsing: .unconditional, help: Options.algorithm.help, completion: Options.algorithm.completion)
     var algorithm: HMAC.Algorithm?
 
     /// --digits, for a base32 seed.
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: 6 (default), 7 or 8 digits.", valueName: "n"))
+    @Option(name: Options.digits.names, parsing: .unconditional, help: Options.digits.help, completion: Options.digits.completion)
     var digits: Int?
 
     /// --period, for a base32 TOTP seed.
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: the time step in seconds (default 30).", valueName: "seconds"))
+    @Option(name: Options.period.names, parsing: .unconditional, help: Options.period.help, completion: Options.period.completion)
     var period: Int64?
 
     /// --counter, for a base32 HOTP seed.
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --totp and a base32 secret: a HOTP (counter) seed whose next code is number N.", valueName: "n"))
+    @Option(name: Options.counter.names, parsing: .unconditional, help: Options.counter.help, completion: Options.counter.completion)
     var counter: UInt64?
 
     /// Whether a base32-only option was given.

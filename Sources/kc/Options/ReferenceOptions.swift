@@ -10,9 +10,7 @@ import KeychainCore
 ///
 ///     kc run -k ci --allow-keychain login --env-file .env.kc -- make deploy
 struct ReferenceOptions: ParsableArguments {
-    @Option(name: .customLong("allow-keychain"), parsing: .unconditionalSingleValue, help: ArgumentHelp(
-        "Another keychain (path or name) that references may name with ?keychain= (repeatable).", valueName: "path|name"),
-        completion: .custom { CompletionCandidates.keychains($0, $1, $2) })
+    @Option(name: Options.allowKeychain.names, parsing: .unconditionalSingleValue, help: Options.allowKeychain.help, completion: Options.allowKeychain.completion)
     var allowedKeychains: [String] = []
 
     func validate() throws {

@@ -29,7 +29,7 @@ struct TextMatching: Equatable {
 
     /// The flags that ask for this matching, as a user types them (for suggested commands).
     var arguments: [String] {
-        [(ignoreCase, "--ignore-case"), (contains, "--contains"), (prefix, "--prefix")].filter(\.0).map(\.1)
+        [(ignoreCase, Options.ignoreCase), (contains, Options.contains), (prefix, Options.prefix)].filter(\.0).map(\.1.shortest)
     }
 
     /// How `summary` (`ItemFields.summary`) matched, for messages: "service=git" stays as

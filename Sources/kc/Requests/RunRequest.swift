@@ -7,13 +7,7 @@ import Glibc
 #endif
 
 /// What `kc run` was asked, as a plain value: ArgumentParser's `Run` and the hand parser
-/// for the common forms (`RunRequest.parse`) both produce one.
-///
-/// The hand parser stays because ArgumentParser's start-up is most of a `kc run`: 4.5 ms
-/// against 1.4 ms for `kc run -k K -- /bin/true` (docs/performance.md). The names it knows
-/// are one table, `Option`; FastPathDriftTests compares that table, with
-/// `leftToArgumentParser`, against the names `Run` declares, and FastPathTests checks that
-/// both parsers give the same request.
+/// for the common forms (`RunFastPath`) both produce one.
 struct RunRequest: Equatable {
     var keychain = KeychainChoice()
     /// --allow-keychain: other keychains a reference may name.
@@ -25,86 +19,6 @@ struct RunRequest: Equatable {
     var noMasking = false
     var mask = false
     var command: [String] = []
-
-    /// The options and flags of `kc run` that `parse` takes.
-    enum Option: CaseIterable {
-        case keychain, allowKeychain, env, envFile, resolveEnv, noMasking, mask
-
-        /// The names, as `Run`, `KeychainOptions` and `ReferenceOptions` declare them.
-        var spellings: [String] {
-            switch self {
-            case .keychain: return ["-k", "--keychain"]
-            case .allowKeychain: return ["--allow-keychain"]
-            case .env: return ["--env"]
-            case .envFile: return ["--env-file"]
-            case .resolveEnv: return ["--resolve-env"]
-            case .noMasking: return ["--no-masking"]
-            case .mask: return ["--mask"]
-            }
-        }
-
-        /// Whether the option takes the next word as its value.
-        var takesValue: Bool {
-            switch self {
-            case .keychain, .allowKeychain, .env, .envFile: return true
-            case .resolveEnv, .noMasking, .mask: return false
-            }
-        }
-
-        /// The option `name` names, from the table.
-        static func named(_ name: String) -> Option? {
-            for option in allCases where option.spellings.contains(name) { return option }
-            return nil
-        }
-    }
-
-    /// Options of `kc run` that `parse` leaves to ArgumentParser on purpose (a password
-    /// source means a prompt or a file read anyway), besides ArgumentParser's own
-    /// `-h`/`--help`/`--version`.
-    static let leftToArgumentParser = ["--password-stdin", "--password-file"]
-
-    /// The plain forms — `-k K`, `--allow-keychain K`, `--env NAME=VALUE`, `--env-file F`,
-    /// `--resolve-env`, `--mask`, `--no-masking`, then `--` and the command — without
-    /// ArgumentParser's start-up cost; nil for anything else (help, errors, other spellings),
-    /// which ArgumentParser then handles. An option's value is the next word whatever it
-    /// looks like, as ArgumentParser's `.unconditional` takes it.
-    static func parse(_ arguments: ArraySlice<String>) -> RunRequest? {
-        var r = RunRequest()
-        var i = arguments.startIndex
-        while i < arguments.endIndex {
-            let a = arguments[i]
-            let next = arguments.index(after: i)
-            if a == "--" {
-                r.command = Array(arguments[next...])
-                guard !r.command.isEmpty, !(r.noMasking && r.mask) else { return nil }
-                return r
-            }
-            guard let option = Option.named(a) else { return nil }
-            if option.takesValue {
-                guard next < arguments.endIndex, !arguments[next].isEmpty else { return nil }
-                let value = arguments[next]
-                switch option {
-                case .env:
-                    guard let eq = value.firstIndex(of: "="), DotEnv.isName(String(value[..<eq])) else { return nil }
-                    r.envPairs.append(value)
-                case .envFile: r.envFiles.append(value)
-                case .allowKeychain: r.allowedKeychains.append(value)
-                default:
-                    guard r.keychain.keychain == nil else { return nil }
-                    r.keychain.keychain = value
-                }
-                i = next
-            } else {
-                switch option {
-                case .mask: r.mask = true
-                case .noMasking: r.noMasking = true
-                default: r.resolveEnv = true
-                }
-            }
-            i = arguments.index(after: i)
-        }
-        return nil
-    }
 
     /// Resolves every reference, then runs the command and exits with its status.
     func run() throws {

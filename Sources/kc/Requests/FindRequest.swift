@@ -8,7 +8,7 @@ import FoundationEssentials
 #endif
 
 /// What `kc find` was asked, once parsed (by ArgumentParser through `Find`, or by
-/// `FindFastPath`), and how it is answered.
+/// `FindFastPath` through `take`), and how it is answered.
 struct FindRequest: Equatable {
     var keychain: KeychainChoice
     var item: ItemFields
@@ -30,6 +30,55 @@ struct FindRequest: Equatable {
 
     /// Whether only the secret is wanted: -w, or --clip.
     private var secretOnlyOrClip: Bool { secretOnly || clip != nil }
+
+    /// How each option of `kc find` fills the request, for `FindFastPath` (ArgumentParser's
+    /// `Find` fills it from its properties, `request`): `text` is the value, nil for a flag.
+    /// - Returns: false when `text` is not a value the option takes, or the option is not
+    ///   find's; ArgumentParser then parses the command line and says why.
+    mutating func take(_ option: OptionSpec, _ text: String?) -> Bool {
+        switch option {
+        case Options.keychain: keychain.keychain = text
+        case Options.passwordStdin: keychain.passwordStdin = true
+        case Options.passwordFile: keychain.passwordFile = text
+        case Options.itemClass:
+            guard let parsed = text.flatMap(CLIClass.init(rawValue:)) else { return false }
+            item.itemClass = parsed
+        case Options.account: item.account = text
+        case Options.service: item.service = text
+        case Options.label: item.label = text
+        case Options.kind: item.kind = text
+        case Options.comment: item.comment = text
+        case Options.generic: item.generic = text
+        case Options.creator: item.creator = text
+        case Options.type: item.type = text
+        case Options.securityDomain: item.securityDomain = text
+        case Options.path: item.path = text
+        case Options.port:
+            guard let n = text.flatMap({ Int($0) }) else { return false }
+            item.port = n
+        case Options.protocol: item.protocol = text
+        case Options.authType: item.authType = text
+        case Options.tag: item.tag = text
+        case Options.secretOnly: secretOnly = true
+        case Options.withSecret: withSecret = true
+        case Options.hex: hex = true
+        case Options.base64: base64 = true
+        case Options.findJSON: json = true
+        case Options.findAll: all = true
+        case Options.limit:
+            guard let n = text.flatMap({ Int($0) }) else { return false }
+            limit = n
+        case Options.findPrompt: prompt = text
+        case Options.ignoreCase: matching.ignoreCase = true
+        case Options.contains: matching.contains = true
+        case Options.prefix: matching.prefix = true
+        case Options.clip:
+            guard let n = text.flatMap({ Int($0) }) else { return false }
+            clip = n
+        default: return false
+        }
+        return true
+    }
 
     func validate() throws {
         try ClipOptions.check(clip)
@@ -137,14 +186,15 @@ struct FindRequest: Equatable {
     /// Says on stderr that the query matched more than one item and which flags tell the
     /// first two apart (their names only: values can be private and stderr ends up in CI logs).
     private func warnAboutSecondMatch(_ first: [String: Any], _ second: [String: Any]) {
-        let flags: [(String, String)] = [
-            (kSecAttrAccount, "-a"), (item.itemClass == .internet ? kSecAttrServer : kSecAttrService, "-s"),
-            (kSecAttrPath, "-p"), (kSecAttrPort, "-P"), (kSecAttrProtocol, "-r"), (kSecAttrSecurityDomain, "-d"),
-            (kSecAttrLabel, "-l"), (kSecAttrDescription, "-D"), (kSecAttrComment, "-j"), (kSecAttrGeneric, "-G"),
+        let flags: [(String, OptionSpec)] = [
+            (kSecAttrAccount, Options.account), (item.itemClass == .internet ? kSecAttrServer : kSecAttrService, Options.service),
+            (kSecAttrPath, Options.path), (kSecAttrPort, Options.port), (kSecAttrProtocol, Options.protocol),
+            (kSecAttrSecurityDomain, Options.securityDomain), (kSecAttrLabel, Options.label), (kSecAttrDescription, Options.kind),
+            (kSecAttrComment, Options.comment), (kSecAttrGeneric, Options.generic),
         ]
         let differing = flags.filter { key, _ in
             ItemPrinter.textValue(first[key] ?? "", name: key) != ItemPrinter.textValue(second[key] ?? "", name: key)
-        }.map(\.1)
+        }.map(\.1.shortest)
         var hint = "`kc find \((item.arguments + matching.arguments).joined(separator: " ")) --all` lists them"
         if !differing.isEmpty { hint = "narrow the query with \(differing.joined(separator: ", ")) (they differ there); " + hint }
         Report.note("warning: more than one item matches \(matching.describe(item.summary)); printed the secret of the first")

@@ -1,0 +1,148 @@
+import ArgumentParser
+
+/// kc's command line as every parser reads it: `KC.main` runs `normalised` once, and the
+/// fast parsers (`Read.fast`, `RunFastPath`, `FindFastPath`), the credential helpers and
+/// ArgumentParser all parse its output.
+///
+/// One pass over the words, from the table (`Options`), makes three rewrites, each because
+/// ArgumentParser cannot read the form users and scripts write:
+///
+/// 1. **Keychain options before the subcommand** move after it: `kc -k work backup DEST`
+///    is `kc backup -k work DEST`. Every subcommand declares `-k` and the password options
+///    itself (ArgumentParser has no options shared across subcommands), yet docs and habit
+///    (macOS `security`, `git -C`) put them first. A `-k` on both sides is refused.
+/// 2. **An option given without its value** gets the value meant (`OptionSpec.omitted`):
+///    `--clip` alone is `--clip=45` (unless a number follows, `--clip 10`), and
+///    `kc add --generate` is `--generate=default`. ArgumentParser has no option whose value
+///    may be left out, and refuses an empty one.
+/// 3. **A value spelled `--`** is attached: `-s --` is `-s=--`. Every value-taking option
+///    takes the next word unconditionally (`kc find -s -x`, `-s -`), as getopt-based tools
+///    such as macOS `security` do (issue 15, item 13); ArgumentParser's `.unconditional`
+///    does that for every word but `--`, at which it splits the command line before parsing.
+///
+/// A word that is another option's value is never rewritten (`-s --clip` is a service),
+/// and nothing after the `--` that ends the options is. The command line is returned as it
+/// is when it has no leading option, no `--` and no option whose value may be left out:
+/// the common `kc find -s x -w` costs a scan of its words and a look at find's list, which
+/// its fast parser reads next anyway; `kc read REF` reads no table at all.
+/// The credential helpers (`kc git-credential`, `kc docker-credential`) get only the first
+/// rewrite: they read their own few options (`HelperInput.options`).
+enum ArgumentNormaliser {
+    /// - Parameter arguments: the whole command line, the program's name first.
+    /// - Returns: the command line with the three rewrites made.
+    /// - Throws: a usage error when keychain options lead and no subcommand follows them,
+    ///   when they are given on both sides of the subcommand, or when a password option
+    ///   leads a credential helper.
+    static func normalised(_ arguments: [String]) throws -> [String] {
+        guard let program = arguments.first else { return arguments }
+        var arguments = arguments
+        if arguments.count > 1, arguments[1].hasPrefix("-") {
+            arguments = try [program] + movingLeadingOptions(arguments.dropFirst())
+        }
+        guard arguments.count > 2 else { return arguments }
+        let command = arguments[1]
+        if command == "git-credential" || command == "docker-credential" { return arguments }
+        return attachingValues(arguments, of: command)
+    }
+
+    /// The arguments (after `kc`) with the leading keychain options moved after the
+    /// subcommand; the same arguments when none leads.
+    private static func movingLeadingOptions(_ arguments: ArraySlice<String>) throws -> [String] {
+        var leading: [String] = []
+        var rest = arguments
+        while let word = rest.first {
+            // `--keychain=x` leads as one word; `-k=x` does not lead.
+            let name = word.hasPrefix("--") ? word.prefix { $0 != "=" } : word[...]
+            guard let option = Options.keychainGroup.first(where: { $0.isNamed(name) }) else { break }
+            let whole = name.count == word.count
+            if option.takesValue && whole {
+                guard rest.count >= 2 else { throw ValidationError("Missing value for '\(word)'") }
+                leading += rest.prefix(2)
+                rest = rest.dropFirst(2)
+            } else if option.takesValue || whole {
+                leading.append(word)
+                rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty else { return Array(arguments) }
+        guard let subcommand = rest.first, !subcommand.hasPrefix("-") else {
+            throw ValidationError("\(leading.joined(separator: " ")) chooses the keychain of a command; give the command after it, as in `kc \(leading.joined(separator: " ")) find --all`")
+        }
+        let keychainGiven = leading.contains(where: isKeychain)
+        let passwordGiven = leading.contains { $0.hasPrefix("--password") }
+        // The credential helpers read git's or Docker's protocol on stdin and never take a
+        // keychain password (the keychain must be unlocked): say so rather than ignore it.
+        if passwordGiven && (subcommand == "git-credential" || subcommand == "docker-credential") {
+            throw ValidationError("\(subcommand) takes no keychain password; unlock the keychain with `kc unlock` first")
+        }
+        // `kc -k work find -k personal …` (an alias with -k, then another): refuse rather
+        // than let the last one win without a word.
+        if keychainGiven {
+            let after = Array(rest.dropFirst())
+            for (i, word) in after.enumerated() {
+                if word == "--" { break }
+                let isValue = i > 0 && Options.takesValue(after[i - 1][...], in: subcommand)
+                if isKeychain(word) && !isValue {
+                    throw ValidationError("-k/--keychain is given twice (before and after '\(subcommand)'); give one")
+                }
+            }
+        }
+        return [subcommand] + leading + rest.dropFirst()
+    }
+
+    /// Whether `word` gives `-k`: `-k`, `--keychain`, or `--keychain=…`.
+    private static func isKeychain(_ word: String) -> Bool {
+        if Options.keychain.isNamed(word[...]) { return true }
+        guard let long = Options.keychain.long else { return false }
+        return word.hasPrefix(long + "=")
+    }
+
+    /// The command line with rewrites 2 and 3 made for the options of `command`.
+    private static func attachingValues(_ arguments: [String], of command: String) -> [String] {
+        let words = arguments[2...]
+        var needed = words.contains("--")
+        // An option is a word with a dash (`kc read REF` has none and reads no table).
+        if !needed, words.contains(where: { $0.hasPrefix("-") }) {
+            for option in Options.of(command) where option.omitted != nil {
+                if words.contains(where: { option.isNamed($0[...]) }) { needed = true }
+            }
+        }
+        guard needed else { return arguments }
+        var out = Array(arguments.prefix(2))
+        var i = 2
+        while i < arguments.count {
+            let word = arguments[i]
+            if word == "--" {
+                out += arguments[i...]
+                break
+            }
+            guard word.hasPrefix("-") else {
+                out.append(word)
+                i += 1
+                continue
+            }
+            if let omitted = Options.named(word[...], in: command)?.omitted {
+                let next = i + 1 < arguments.count ? arguments[i + 1] : ""
+                if omitted.numberFollowing, !next.isEmpty, next.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                    out += [word, next]
+                    i += 2
+                } else {
+                    out.append(word + "=" + omitted.value)
+                    i += 1
+                }
+                continue
+            }
+            if Options.takesValue(word[...], in: command), i + 1 < arguments.count {
+                let value = arguments[i + 1]
+                out += value == "--" ? [word + "=--"] : [word, value]
+                i += 2
+                continue
+            }
+            out.append(word)
+            i += 1
+        }
+        return out
+    }
+}

@@ -1,0 +1,134 @@
+/// The options that one subcommand has (or that differ by subcommand in their help), by
+/// subcommand; `Options.of(_:)` lists which subcommand has which.
+extension Options {
+    // MARK: add
+
+    static let updateIfExists = OptionSpec("-U", nil, .none, "Update the item if it already exists.")
+    /// `--generate` alone: `--generate=default` (`ArgumentNormaliser`).
+    static let addGenerate = OptionSpec(nil, "--generate", .text,
+        "Store a new random secret; SPEC as below (--generate alone: kc generate's defaults).", valueName: "spec",
+        candidates: .words(["default", "words", "words:6", "32", "nosymbols", "digitsonly", "letters,digits"]),
+        omitted: .init(value: "default", numberFollowing: false))
+    static let printGenerated = OptionSpec(nil, "--print", .none, "Print the generated secret once it is stored.")
+    static let accessible = OptionSpec(nil, "--accessible", .word,
+        "When the item can be read: when-unlocked (default), after-first-unlock, always (deprecated), or one of them with -this-device-only, or when-passcode-set-this-device-only; Apple's codes (ck...) too.",
+        valueName: "class")
+    static let addKDF = OptionSpec(nil, "--kdf", .word, "The key-derivation profile if this add creates the default keychain.")
+    static let userPresence = OptionSpec(nil, "--user-presence", .none,
+        "Ask for the keychain password on every read of the secret (access control: user presence).")
+
+    /// `kc add --totp` (`OneTimeOptions`).
+    static let totp = OptionSpec(nil, "--totp", .none,
+        "The secret is a one-time-code seed: an otpauth:// URI or a base32 secret (stored as service otpauth/SERVICE).")
+    static let algorithm = OptionSpec(nil, "--algorithm", .word, "With --totp and a base32 secret: SHA1 (default), SHA256 or SHA512.", valueName: "hash")
+    static let digits = OptionSpec(nil, "--digits", .number, "With --totp and a base32 secret: 6 (default), 7 or 8 digits.", valueName: "n")
+    static let period = OptionSpec(nil, "--period", .number, "With --totp and a base32 secret: the time step in seconds (default 30).", valueName: "seconds")
+    static let counter = OptionSpec(nil, "--counter", .number,
+        "With --totp and a base32 secret: a HOTP (counter) seed whose next code is number N.", valueName: "n")
+    static let oneTimeGroup = [totp, algorithm, digits, period, counter]
+
+    // MARK: find
+
+    static let secretOnly = OptionSpec("-w", nil, .none, "Print only the secret (its exact bytes).")
+    static let withSecret = OptionSpec("-g", nil, .none, "Print the attributes and the secret.")
+    static let hex = OptionSpec(nil, "--hex", .none, "With -w: print the secret as hexadecimal.")
+    static let base64 = OptionSpec(nil, "--base64", .none, "With -w: print the secret as base64.")
+    static let findJSON = OptionSpec(nil, "--json", .none, "Print items as JSON (an array with --all or --limit).")
+    static let findAll = OptionSpec(nil, "--all", .none, "Every matching item, not just the first.")
+    static let limit = OptionSpec(nil, "--limit", .number, "At most N matching items.")
+    static let findPrompt = OptionSpec(nil, "--prompt", .text, "The text shown when an item requires user presence (kSecUseOperationPrompt).")
+
+    // MARK: generate (GenerateOptions, and its own --count)
+
+    static let length = OptionSpec(nil, "--length", .number, "How many characters (1-4096; default 24).", valueName: "n")
+    static let charset = OptionSpec(nil, "--charset", .text,
+        "The characters to draw from: class names (lower, upper, letters, digits, symbols, alnum) or characters (a-f, !@#), separated by commas.",
+        valueName: "spec", candidates: .words(CharacterClass.groupNames))
+    static let noSymbols = OptionSpec(nil, "--no-symbols", .none, "Letters and digits only.")
+    static let digitsOnly = OptionSpec(nil, "--digits-only", .none, "Digits only (a PIN).")
+    static let require = OptionSpec(nil, "--require", .text,
+        "At least one character of each class: lower, upper, digit, symbol, separated by commas, or none.",
+        valueName: "list", candidates: .words(CharacterClass.allCases.map(\.rawValue) + ["none"]))
+    static let exclude = OptionSpec(nil, "--exclude", .text, "Characters never to use (quote it for the shell).", valueName: "chars")
+    static let words = OptionSpec(nil, "--words", .number, "A passphrase of N words from the EFF list (1-64) instead of characters.", valueName: "n")
+    static let separator = OptionSpec(nil, "--separator", .text, "What goes between words (default -).", valueName: "s")
+    static let generateGroup = [length, charset, noSymbols, digitsOnly, require, exclude, words, separator]
+    static let count = OptionSpec(nil, "--count", .number, "Print N secrets, one a line (1-100000).", valueName: "n")
+
+    // MARK: update
+
+    static let updateAll = OptionSpec(nil, "--all", .none, "Change every matching item (otherwise more than one match is refused).")
+    static let newLabel = OptionSpec(nil, "--new-label", .text, "New label.")
+    static let newKind = OptionSpec(nil, "--new-kind", .text, "New kind.")
+    static let newComment = OptionSpec(nil, "--new-comment", .text, "New comment.")
+    static let newAccount = OptionSpec(nil, "--new-account", .text, "New account name.")
+    static let newService = OptionSpec(nil, "--new-service", .text, "New service (the server, for internet passwords).")
+    static let newAccessible = OptionSpec(nil, "--new-accessible", .word,
+        "New accessibility class (as kc add --accessible); the item is sealed again under that class's key.", valueName: "class")
+    static let updateUserPresence = OptionSpec(nil, "--user-presence", .noneInvertible,
+        "Require (or no longer require) the keychain password on every read of the secret.")
+
+    // MARK: delete, move, lock
+
+    static let deleteAll = OptionSpec(nil, "--all", .none, "Delete every matching item (otherwise more than one match is refused).")
+    static let yes = OptionSpec(nil, "--yes", .none, "With --all and no attribute: delete every item of the class without asking.")
+    static let to = OptionSpec(nil, "--to", .text, "The destination keychain: a path, or a NAME as for -k.", valueName: "path|name")
+    static let moveAll = OptionSpec(nil, "--all", .none, "Move every matching item (otherwise more than one match is refused).")
+    static let lockAll = OptionSpec(nil, "--all", .none, "Lock every keychain the agents hold (the team agent's too).")
+
+    // MARK: unlock, settings, status
+
+    static let teamTokenFile = OptionSpec(nil, "--team-token-file", .text,
+        "Unlock the team keychain of a CI runner's token (kcr1:...) read from this file (else $KC_TEAM_TOKEN).", valueName: "path")
+    static let unlockTimeout = OptionSpec(nil, "--timeout", .number,
+        "Lock after this many seconds without use (default: the keychain's setting, 900).", valueName: "seconds")
+    static let unlockMax = OptionSpec(nil, "--max", .number,
+        "Lock after this many seconds whatever happens (default: the keychain's setting, 43200).", valueName: "seconds")
+    static let settingsTimeout = OptionSpec("-t", "--timeout", .number, "Idle timeout in seconds.", valueName: "seconds")
+    static let settingsMax = OptionSpec(nil, "--max", .number, "Absolute timeout in seconds.", valueName: "seconds")
+    static let statusKeychain = OptionSpec("-k", "--keychain", .text,
+        "Only this keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME.",
+        valueName: "path|name")
+    static let statusJSON = OptionSpec(nil, "--json", .none, "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
+
+    // MARK: create, passwd, backup, agent
+
+    static let createKDF = OptionSpec(nil, "--kdf", .word, "How hard the password is stretched (Argon2id): interactive, moderate or sensitive.")
+    static let newPasswordFile = OptionSpec(nil, "--new-password-file", .text,
+        "Read the new password from a file (one trailing newline is dropped).", valueName: "path")
+    static let passwdKDF = OptionSpec(nil, "--kdf", .word, "A new key-derivation profile (default: keep the current one).")
+    static let rekey = OptionSpec(nil, "--rekey", .none, "Replace the master key and re-seal every item (the default; accepted for scripts).")
+    static let keepMasterKey = OptionSpec(nil, "--keep-master-key", .none,
+        "Only re-wrap the master key under the new password: old copies of the file then still give it with the old password.")
+    static let backupForce = OptionSpec(nil, "--force", .none, "Replace DEST if it exists (a regular file only).")
+    static let stop = OptionSpec(nil, "--stop", .none, "Stop the running agents (the team agent too); every key is wiped.")
+
+    // MARK: export, import, inject
+
+    static let exportClass = OptionSpec(nil, "--class", .word, "Only this class: generic, internet, certificate or key (default: all).")
+    static let exportService = OptionSpec("-s", "--service", .text, "Only items with this service (the server, for internet passwords).")
+    static let exportAccount = OptionSpec("-a", "--account", .text, "Only items with this account.")
+    static let exportLabel = OptionSpec("-l", "--label", .text, "Only items with this label.")
+    static let exportFormat = OptionSpec(nil, "--format", .text, "The export format: json (kc's own), bitwarden-json or csv (Bitwarden's CSV).")
+    static let exportForce = OptionSpec(nil, "--force", .none, "Write plaintext to a terminal, or replace an existing -o FILE.")
+    static let importFormat = OptionSpec(nil, "--format", .text, "The input format (default: detected).", valueName: "format")
+    static let importUpdate = OptionSpec(nil, "--update", .none, "Replace existing items that have the same key but other values.")
+    static let dryRun = OptionSpec(nil, "--dry-run", .none, "Report what would happen; change nothing.")
+    static let importJSON = OptionSpec(nil, "--json", .none, "Print the report as JSON.")
+    static let skipInvalid = OptionSpec(nil, "--skip-invalid", .none, "Skip malformed entries (reported) instead of failing the import.")
+    static let importKDF = OptionSpec(nil, "--kdf", .word, "The key-derivation profile if this import creates the default keychain.")
+    static let input = OptionSpec("-i", "--input", .text, "The template file, or - for stdin.", valueName: "template")
+    static let injectFormat = OptionSpec(nil, "--format", .text, "How values are written: raw (as they are, the default) or dotenv.")
+    static let injectForce = OptionSpec(nil, "--force", .none, "Replace an existing -o FILE.")
+
+    // MARK: list, read, run
+
+    static let listJSON = OptionSpec(nil, "--json", .none, "Print the items as a JSON array of `kc find --json` objects (attributes only).")
+    static let readPrompt = OptionSpec(nil, "--prompt", .text, "The text shown when the item requires user presence.")
+    static let envFile = OptionSpec(nil, "--env-file", .text, "A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file")
+    static let env = OptionSpec(nil, "--env", .text, "NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref")
+    static let resolveEnv = OptionSpec(nil, "--resolve-env", .none,
+        "Also resolve kc:// references in the inherited environment (only where every variable is yours).")
+    static let noMasking = OptionSpec(nil, "--no-masking", .none, "Never mask the command's output.")
+    static let mask = OptionSpec(nil, "--mask", .none, "Mask the command's output even on a terminal.")
+}
