@@ -76,11 +76,11 @@ test: test-deps
 # separate package written as an app's would be (its shared files are in Tests/SecurityTests/AppleStyle).
 SWIFT_FORMAT_FILES = $(shell find Package.swift Sources Tests fuzz -name '*.swift' ! -path Sources/kc/Generation/EFFWordList.swift | sort)
 format:
-	$(SWIFT) format format --configuration .swift-format --in-place --parallel $(SWIFT_FORMAT_FILES)
+	@$(SWIFT) format format --configuration .swift-format --in-place --parallel $(SWIFT_FORMAT_FILES)
 
 ## format-check: fail, naming each place, where a Swift source is not as `make format` writes it (CI runs it before the tests)
 format-check:
-	$(SWIFT) format lint --configuration .swift-format --strict --parallel $(SWIFT_FORMAT_FILES)
+	@$(SWIFT) format lint --configuration .swift-format --strict --parallel $(SWIFT_FORMAT_FILES)
 
 ## test-release: the command-line tests against the static release binary that `make install` installs
 test-release: test-deps release

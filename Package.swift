@@ -30,10 +30,10 @@ let package = Package(
         .executable(name: "kc-secret-service", targets: ["kc-secret-service"]),
         // Team keychains on PostgreSQL (docs/team.md): the team agent and the team commands,
         // installed beside kc; `kc team` execs it, so kc itself links no libpq.
-        .executable(name: "kc-team", targets: ["kc-team"]),
+        .executable(name: "kc-team", targets: ["kc-team"])
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         .systemLibrary(
@@ -138,8 +138,10 @@ let package = Package(
         // The team agent and the team commands; `kc team …` execs it.
         .executableTarget(
             name: "kc-team",
-            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ]
         ),
         .executableTarget(
             name: "kc-secret-service",
@@ -149,7 +151,7 @@ let package = Package(
             name: "kc",
             dependencies: [
                 "KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "TeamCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
         // A load generator for the concurrency tests and `make stress`; not installed.
@@ -217,7 +219,7 @@ let package = Package(
         .testTarget(
             name: "SecurityTests",
             dependencies: ["Security", "kc", "KCTestSupport"]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -74,7 +74,8 @@ public struct AgentPaths: Sendable {
             }
             guard lstat(directory, &st) == 0 else { throw KeychainError(errSecIO, "cannot read \(directory)") }
         }
-        let hint = "set XDG_RUNTIME_DIR or KC_AGENT_DIR to a private folder (kc never changes this one), "
+        let hint =
+            "set XDG_RUNTIME_DIR or KC_AGENT_DIR to a private folder (kc never changes this one), "
             + "or give the keychain's password (KC_PASSWORD, --password-file, --password-stdin) to work without the agent"
         guard (st.st_mode & S_IFMT) == S_IFDIR else {
             throw KeychainError(errSecParam, "the kc agent folder \(directory) is not a real folder (a symbolic link?)", hint: hint)

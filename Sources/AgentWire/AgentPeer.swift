@@ -36,8 +36,10 @@ package enum AgentPeer {
     /// another front end that unlocks keychains (the Secret Service provider).
     /// - Throws: `Verdict`; errSecIO when the peer has exited meanwhile (an agent killed
     ///   mid-request): nothing is sent to it, and no one is called an impostor for dying.
-    package static func verify(_ socket: UnixSocket, launched: pid_t?, sameProgram: Bool = true,
-                               program: String = "/proc/self/exe") throws {
+    package static func verify(
+        _ socket: UnixSocket, launched: pid_t?, sameProgram: Bool = true,
+        program: String = "/proc/self/exe"
+    ) throws {
         let peer = try socket.peerCredentials()
         let me = geteuid()
         guard peer.uid == me else { throw Verdict.refused("it runs as uid \(peer.uid), not as you") }
@@ -81,8 +83,9 @@ package enum AgentPeer {
 
     /// The error for a peer that exited during the request.
     private static func exited(_ pid: Int32) -> KeychainError {
-        KeychainError(errSecIO, "the kc agent (pid \(pid)) exited during the request; nothing was sent",
-                      hint: "run the command again (kc unlock first if the keychain was unlocked)")
+        KeychainError(
+            errSecIO, "the kc agent (pid \(pid)) exited during the request; nothing was sent",
+            hint: "run the command again (kc unlock first if the keychain was unlocked)")
     }
 
     /// Whether `/proc/PID/stat` is gone or gives the state Z (zombie) or X (dead).

@@ -48,8 +48,9 @@ package enum AgentReply {
     package static func decode(_ payload: [UInt8]) throws -> AgentReply {
         let (version, raw, body) = try AgentProtocol.parse(payload)
         guard version == AgentProtocol.version else {
-            throw KeychainError(errSecNotAvailable, "the running kc agent speaks another protocol version (\(version))",
-                                hint: "restart it: kc agent --stop && kc unlock")
+            throw KeychainError(
+                errSecNotAvailable, "the running kc agent speaks another protocol version (\(version))",
+                hint: "restart it: kc agent --stop && kc unlock")
         }
         let malformed = KeychainError(errSecIO, "malformed answer from the kc agent")
         guard let kind = AgentProtocol.Response(rawValue: raw) else { throw malformed }
@@ -61,8 +62,10 @@ package enum AgentReply {
             return .ok(value)
         case .error:
             guard let status = r.u32(), let message = r.lengthPrefixed(), let hint = r.lengthPrefixed(), r.isAtEnd else { throw malformed }
-            return .error(KeychainError(OSStatus(bitPattern: status), String(decoding: message, as: UTF8.self),
-                                        hint: hint.isEmpty ? nil : String(decoding: hint, as: UTF8.self)))
+            return .error(
+                KeychainError(
+                    OSStatus(bitPattern: status), String(decoding: message, as: UTF8.self),
+                    hint: hint.isEmpty ? nil : String(decoding: hint, as: UTF8.self)))
         case .notHeld:
             guard r.isAtEnd else { throw malformed }
             return .notHeld

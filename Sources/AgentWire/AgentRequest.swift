@@ -19,7 +19,8 @@ package enum AgentRequest: ~Copyable {
         switch request {
         case .unlock:
             guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
-                  var passwordBytes = r.lengthPrefixed(max: 1 << 16) else { throw bad }
+                var passwordBytes = r.lengthPrefixed(max: 1 << 16)
+            else { throw bad }
             defer { Sodium.wipe(&passwordBytes) }
             guard let idle = r.u64(), let maximum = r.u64(), r.isAtEnd else { throw bad }
             return .unlock(path: path, password: try SecureBytes(copying: passwordBytes), idle: idle, maximum: maximum)
@@ -51,7 +52,8 @@ package enum AgentRequest: ~Copyable {
     private static func decodeOperation(_ r: inout ByteReader) throws -> (String, KeychainRequest) {
         let bad = KeychainError(errSecParam, "malformed agent request")
         guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
-              let opRaw = r.u8(), let op = AgentProtocol.Operation(rawValue: opRaw) else { throw bad }
+            let opRaw = r.u8(), let op = AgentProtocol.Operation(rawValue: opRaw)
+        else { throw bad }
         let query = try ValueCodec.decode(&r)
         let attributes = try ValueCodec.decode(&r)
         guard r.isAtEnd, let q = query as? [String: Any] else { throw bad }

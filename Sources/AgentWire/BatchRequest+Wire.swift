@@ -8,10 +8,11 @@ extension BatchRequest {
     /// - Throws: errSecParam when `queries` is missing or holds a non-dictionary.
     package init(dictionary d: [String: Any]) throws {
         guard let list = d["queries"] as? [Any] else { throw KeychainError(errSecParam, "a batch request has no queries") }
-        self.init(queries: try list.map { element in
-            guard let query = element as? [String: Any] else { throw KeychainError(errSecParam, "malformed query in a batch request") }
-            return query
-        })
+        self.init(
+            queries: try list.map { element in
+                guard let query = element as? [String: Any] else { throw KeychainError(errSecParam, "malformed query in a batch request") }
+                return query
+            })
     }
 
     /// One query's result as it travels: `{result?}` or `{status, message, hint}`.

@@ -38,8 +38,9 @@ public struct HeldKeychain: Equatable, Sendable {
         guard let list = value as? [Any] else { throw bad }
         return try list.map { element in
             guard let d = element as? [String: Any] else { throw bad }
-            return HeldKeychain(path: d["path"] as? String ?? "", idle: d["idle"] as? Int ?? 0, maximum: d["maximum"] as? Int ?? 0,
-                                idleTimeout: d["idleTimeout"] as? Int ?? 0)
+            return HeldKeychain(
+                path: d["path"] as? String ?? "", idle: d["idle"] as? Int ?? 0, maximum: d["maximum"] as? Int ?? 0,
+                idleTimeout: d["idleTimeout"] as? Int ?? 0)
         }
     }
 }

@@ -23,7 +23,8 @@ extension ImportRequest {
         guard let list = d["items"] as? [Any] else { throw KeychainError(errSecParam, "an import request has no items") }
         let items: [ImportItem] = try list.map { element in
             guard let e = element as? [String: Any], let query = e["query"] as? [String: Any], let source = e["source"] as? String,
-                  e["created"] == nil || e["created"] is Date, e["modified"] == nil || e["modified"] is Date else {
+                e["created"] == nil || e["created"] is Date, e["modified"] == nil || e["modified"] is Date
+            else {
                 throw KeychainError(errSecParam, "malformed item in an import request")
             }
             return ImportItem(query: query, created: e["created"] as? Date, modified: e["modified"] as? Date, source: source)

@@ -65,8 +65,10 @@ public final class AgentServer {
     /// generation this agent has seen of it. `revocation` is the one the keychain is to
     /// have (`Keychain.revocation`): a lock or stop that arrives while it opens revokes it
     /// at once (the team agent's; the file agent's opener lets the keychain make its own).
-    public typealias Opener = (_ path: String, _ password: borrowing SecureBytes, _ minimumGeneration: UInt64,
-                               _ revocation: KeyRevocation) throws -> Keychain
+    public typealias Opener = (
+        _ path: String, _ password: borrowing SecureBytes, _ minimumGeneration: UInt64,
+        _ revocation: KeyRevocation
+    ) throws -> Keychain
 
     /// How this agent opens keychains: keychain files for `kc agent`, team keychains for
     /// `kc-team agent`.
@@ -204,8 +206,9 @@ public final class AgentServer {
             var (version, type, body) = try AgentProtocol.parse(payload)
             defer { Sodium.wipe(&body) }
             guard version == AgentProtocol.version else {
-                throw KeychainError(errSecNotAvailable, "the running kc agent speaks protocol \(AgentProtocol.version), this kc \(version)",
-                                    hint: "restart it: kc agent --stop && kc unlock")
+                throw KeychainError(
+                    errSecNotAvailable, "the running kc agent speaks protocol \(AgentProtocol.version), this kc \(version)",
+                    hint: "restart it: kc agent --stop && kc unlock")
             }
             expire()
             reply = try handle(type: type, body: body)
@@ -235,9 +238,11 @@ public final class AgentServer {
             // A locked keychain is not listed: clients then ask for its password.
             let list: [Any] = entries.keys.sorted().compactMap { path in
                 guard let e = entries[path], !e.locked else { return nil }
-                return HeldKeychain(path: path, idle: Int(clamping: e.idleDeadline.remainingSeconds),
-                                    maximum: Int(clamping: e.absoluteDeadline.remainingSeconds),
-                                    idleTimeout: Int(clamping: e.idleTimeout)).dictionary
+                return HeldKeychain(
+                    path: path, idle: Int(clamping: e.idleDeadline.remainingSeconds),
+                    maximum: Int(clamping: e.absoluteDeadline.remainingSeconds),
+                    idleTimeout: Int(clamping: e.idleTimeout)
+                ).dictionary
             }
             return AgentReply.ok(list).frame()
         case .stop:
@@ -378,8 +383,9 @@ public final class AgentServer {
         }
         let id = try keychain.keychainID()
         if let seen = generations[id], keychain.generation < seen {
-            throw KeychainError(errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",
-                                hint: "stop the agent (kc agent --stop) to accept the restored file")
+            throw KeychainError(
+                errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",
+                hint: "stop the agent (kc agent --stop) to accept the restored file")
         }
         generations[id] = keychain.generation
         let stored = try keychain.timeouts()

@@ -49,11 +49,14 @@ final class LockWatch: @unchecked Sendable {
         wake = (fds[0], fds[1])
         guard wake.read >= 0 else { return }
         let raw = Unmanaged.passRetained(self).toOpaque()
-        started = pthread_create(&thread, nil, { p in
-            guard let p else { return nil }
-            Unmanaged<LockWatch>.fromOpaque(p).takeRetainedValue().run()
-            return nil
-        }, raw) == 0
+        started =
+            pthread_create(
+                &thread, nil,
+                { p in
+                    guard let p else { return nil }
+                    Unmanaged<LockWatch>.fromOpaque(p).takeRetainedValue().run()
+                    return nil
+                }, raw) == 0
         if !started { Unmanaged<LockWatch>.fromOpaque(raw).release() }
     }
 
@@ -94,8 +97,9 @@ final class LockWatch: @unchecked Sendable {
     /// Acts on a lock or stop and answers it; false for any other request (left as it is).
     private func act(on payload: [UInt8], _ connection: UnixSocket) -> Bool {
         guard let (version, type, body) = try? AgentProtocol.parse(payload), version == AgentProtocol.version,
-              type == AgentProtocol.Request.lock.rawValue || type == AgentProtocol.Request.stop.rawValue,
-              let request = try? AgentRequest.decode(type: type, body: body) else { return false }
+            type == AgentProtocol.Request.lock.rawValue || type == AgentProtocol.Request.stop.rawValue,
+            let request = try? AgentRequest.decode(type: type, body: body)
+        else { return false }
         switch consume request {
         case .lock(let all, let path):
             for (p, revocation) in held where all || p == path { revocation.revoke() }

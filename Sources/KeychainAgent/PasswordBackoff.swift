@@ -33,9 +33,10 @@ struct PasswordBackoff {
     func admit() throws {
         let wait = notBefore.remainingSeconds
         guard failures > 1, wait > 0 else { return }
-        throw KeychainError(errSecAuthFailed,
-                            "\(failures) wrong password\(failures == 1 ? "" : "s") in a row: the kc agent tries the next one in \(wait) s; this one was not tried",
-                            hint: "wait \(wait) s and try again (each wrong password doubles the wait; a right one resets it)")
+        throw KeychainError(
+            errSecAuthFailed,
+            "\(failures) wrong password\(failures == 1 ? "" : "s") in a row: the kc agent tries the next one in \(wait) s; this one was not tried",
+            hint: "wait \(wait) s and try again (each wrong password doubles the wait; a right one resets it)")
     }
 
     /// Records a wrong password: the next one waits twice as long as the last.

@@ -94,8 +94,11 @@ public struct AgentClient: Sendable {
     /// deadline (`KC_TEAM_ROUND_TRIP_TIMEOUT`), and libpq's files
     /// and TLS settings (`.pgpass`, the CA). Never a password (not even `PGPASSWORD`) or a
     /// runner token.
-    public static let teamAgentEnvironment = agentEnvironment + ["XDG_STATE_HOME", "KC_TEAM_MAX_STALENESS", "KC_TEAM_ROUND_TRIP_TIMEOUT",
-                                                                 "PGPASSFILE", "PGSERVICEFILE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLMODE"]
+    public static let teamAgentEnvironment =
+        agentEnvironment + [
+            "XDG_STATE_HOME", "KC_TEAM_MAX_STALENESS", "KC_TEAM_ROUND_TRIP_TIMEOUT",
+            "PGPASSFILE", "PGSERVICEFILE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLMODE"
+        ]
 
     /// Connects to the running agent, or nil when none runs.
     /// - Throws: errSecParam when the folder is unsafe or the agent is another user's.
@@ -112,8 +115,9 @@ public struct AgentClient: Sendable {
         guard let socket = try UnixSocket.connect(to: paths.socket) else { return nil }
         let uid = try socket.peerUID()
         guard uid == geteuid() else {
-            throw KeychainError(errSecParam, "the process listening at \(paths.socket) runs as uid \(uid), not as you; nothing was sent",
-                                hint: "someone may be impersonating the kc agent; set XDG_RUNTIME_DIR or KC_AGENT_DIR to a private folder")
+            throw KeychainError(
+                errSecParam, "the process listening at \(paths.socket) runs as uid \(uid), not as you; nothing was sent",
+                hint: "someone may be impersonating the kc agent; set XDG_RUNTIME_DIR or KC_AGENT_DIR to a private folder")
         }
         return socket
     }
@@ -193,8 +197,10 @@ public struct AgentClient: Sendable {
     /// keychain is then stopped and started again, one that holds some is refused.
     /// - Parameters: `idle` / `maximum` in seconds, 0 for the keychain's own settings.
     /// - Throws: errSecCSReqFailed (nothing sent) when the peer is not established as kc.
-    public func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64,
-                       executable: String = AgentClient.ownExecutable, environment: [String] = AgentClient.agentEnvironment) throws {
+    public func unlock(
+        path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64,
+        executable: String = AgentClient.ownExecutable, environment: [String] = AgentClient.agentEnvironment
+    ) throws {
         let socket = try trustedConnection(executable: executable, environment: environment)
         var w = AgentRequest.unlockBody(path: path, password: password, idle: idle, maximum: maximum)
         defer { w.wipe() }
@@ -227,9 +233,12 @@ public struct AgentClient: Sendable {
                 // Possibly the real agent, possibly not: a password goes only to one started here.
                 let held = try status() ?? []
                 guard held.isEmpty else {
-                    throw KeychainError(errSecCSReqFailed,
-                                        "kc cannot establish that the agent (pid \(pid)) is the real kc agent: the kernel hides the program of a non-dumpable process, and this kc did not start it; the password was not sent",
-                                        hint: "kc can check only an agent it started itself, so as a normal user you hold one keychain unlocked at a time: kc lock --all, then unlock this one (docs/security.md)")
+                    throw KeychainError(
+                        errSecCSReqFailed,
+                        "kc cannot establish that the agent (pid \(pid)) is the real kc agent: the kernel hides the program of a non-dumpable process, and this kc did not start it; the password was not sent",
+                        hint:
+                            "kc can check only an agent it started itself, so as a normal user you hold one keychain unlocked at a time: kc lock --all, then unlock this one (docs/security.md)"
+                    )
                 }
                 try stop()
                 // Give the stopped agent a moment to release its lock and socket.
@@ -273,9 +282,10 @@ public struct AgentClient: Sendable {
                 } catch AgentPeer.Verdict.refused(let why) {
                     throw Self.refusal(why)
                 } catch AgentPeer.Verdict.unverifiable(let other) {
-                    throw KeychainError(errSecCSReqFailed,
-                                        "another process (pid \(other)) holds the kc agent's place and kc cannot establish that it is the real agent; the password was not sent",
-                                        hint: "stop it (kc agent --stop, or kill \(other)) and unlock again")
+                    throw KeychainError(
+                        errSecCSReqFailed,
+                        "another process (pid \(other)) holds the kc agent's place and kc cannot establish that it is the real agent; the password was not sent",
+                        hint: "stop it (kc agent --stop, or kill \(other)) and unlock again")
                 }
             }
             usleep(10_000)
@@ -284,8 +294,9 @@ public struct AgentClient: Sendable {
     }
 
     private static func refusal(_ why: String, sent: String = "the password was not sent") -> KeychainError {
-        KeychainError(errSecCSReqFailed, "the process at the kc agent's socket is not the real kc agent: \(why); \(sent)",
-                      hint: "another program of yours may be posing as the agent: stop it (kc agent --stop, or kill it) and try again; see docs/security.md")
+        KeychainError(
+            errSecCSReqFailed, "the process at the kc agent's socket is not the real kc agent: \(why); \(sent)",
+            hint: "another program of yours may be posing as the agent: stop it (kc agent --stop, or kill it) and try again; see docs/security.md")
     }
 
     /// Locks one keychain, or every one. Returns false when no agent runs.

@@ -86,12 +86,14 @@ public final class KeychainSession: @unchecked Sendable {
     public static func teamUnavailable(_ name: String) -> KeychainError {
         let location = KeychainAddress.team(name)
         guard exists(KeychainLocation.teamFile(name)) else {
-            return KeychainError(errSecNoSuchKeychain,
-                                 "no team keychain \(location) on this device (no \(KeychainLocation.teamFile(name)), and the team agent does not hold it)",
-                                 hint: "join it with `kc team join`, create it with `kc team create`, or on a CI runner unlock it with `kc unlock --team-token-file FILE`")
+            return KeychainError(
+                errSecNoSuchKeychain,
+                "no team keychain \(location) on this device (no \(KeychainLocation.teamFile(name)), and the team agent does not hold it)",
+                hint: "join it with `kc team join`, create it with `kc team create`, or on a CI runner unlock it with `kc unlock --team-token-file FILE`")
         }
-        return KeychainError(errSecInteractionNotAllowed, "the team keychain \(location) is locked",
-                             hint: "unlock it with `kc unlock -k \(location)` (a CI runner: `kc unlock --team-token-file FILE`)")
+        return KeychainError(
+            errSecInteractionNotAllowed, "the team keychain \(location) is locked",
+            hint: "unlock it with `kc unlock -k \(location)` (a CI runner: `kc unlock --team-token-file FILE`)")
     }
 
     /// Whether anything exists at `path` (a dangling link counts: opening it will say why).
@@ -132,9 +134,10 @@ public final class KeychainSession: @unchecked Sendable {
 
     /// Why a write of a protected secret needs the keychain's password here.
     private static func presenceNeedsPassword(_ path: String, _ error: KeychainError) -> KeychainError {
-        KeychainError(errSecInteractionNotAllowed,
-                      "an item that requires user presence is written in this process, so that its secret never goes to the agent's socket, and that needs the password of \(path)",
-                      hint: "type it on a terminal, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+        KeychainError(
+            errSecInteractionNotAllowed,
+            "an item that requires user presence is written in this process, so that its secret never goes to the agent's socket, and that needs the password of \(path)",
+            hint: "type it on a terminal, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
     }
 
     /// Performs one request: by the agent when it holds the keychain, else here.
@@ -188,12 +191,14 @@ public final class KeychainSession: @unchecked Sendable {
             } catch let error as KeychainError where tooLarge && error.status == errSecInteractionNotAllowed {
                 switch address {
                 case .team:
-                    throw KeychainError(errSecDataTooLarge, "this request is larger than one agent message, and a team keychain is reached only through its agent",
-                                        hint: "import the file in parts")
+                    throw KeychainError(
+                        errSecDataTooLarge, "this request is larger than one agent message, and a team keychain is reached only through its agent",
+                        hint: "import the file in parts")
                 case .file:
-                    throw KeychainError(errSecInteractionNotAllowed,
-                                        "this request is larger than one agent message, so it runs here and needs the keychain's password",
-                                        hint: "set KC_PASSWORD, or pass --password-file PATH, or import the file in parts")
+                    throw KeychainError(
+                        errSecInteractionNotAllowed,
+                        "this request is larger than one agent message, so it runs here and needs the keychain's password",
+                        hint: "set KC_PASSWORD, or pass --password-file PATH, or import the file in parts")
                 }
             }
             return try request.perform(on: keychain, presence: proof ?? UserPresence())
@@ -280,8 +285,10 @@ public final class KeychainSession: @unchecked Sendable {
 
     /// Imports items in one transaction: through the agent when it holds the keychain and
     /// the request fits in one message, else here (`progress` every 1,000 items).
-    public func importItems(_ items: [ImportItem], updateExisting: Bool, dryRun: Bool, skipInvalid: Bool,
-                            progress: ((Int) -> Void)? = nil) throws -> [ImportOutcome] {
+    public func importItems(
+        _ items: [ImportItem], updateExisting: Bool, dryRun: Bool, skipInvalid: Bool,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> [ImportOutcome] {
         try prepare()   // settles whether the agent holds it before encoding a large request
         let request = ImportRequest(items: items, updateExisting: updateExisting, dryRun: dryRun, skipInvalid: skipInvalid, progress: progress)
         guard case .outcomes(let outcomes) = try perform(.importItems(request)) else {

@@ -8,8 +8,10 @@ import Glibc
 @_silgen_name("pipe2") private func c_pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
 @_silgen_name("posix_spawn_file_actions_addclosefrom_np")
 private func c_addclosefrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
-@_silgen_name("accept4") private func c_accept4(_ fd: Int32, _ address: UnsafeMutableRawPointer?,
-                                                _ length: UnsafeMutablePointer<socklen_t>?, _ flags: Int32) -> Int32
+@_silgen_name("accept4") private func c_accept4(
+    _ fd: Int32, _ address: UnsafeMutableRawPointer?,
+    _ length: UnsafeMutablePointer<socklen_t>?, _ flags: Int32
+) -> Int32
 
 /// Descriptors that are close-on-exec from the moment they exist.
 ///

@@ -13,8 +13,10 @@ public enum DetachedChild {
     /// or with `searchPath` a name looked up on PATH. `environment`: "NAME=value" entries,
     /// or nil for this process's own. Does not wait.
     /// - Returns: the child's pid, or the errno value posix_spawn gave.
-    public static func spawn(_ program: String, arguments: [String], searchPath: Bool = false,
-                             environment: [String]? = nil, stdin: Int32? = nil, stdout: Int32? = nil) -> Result<pid_t, SpawnFailure> {
+    public static func spawn(
+        _ program: String, arguments: [String], searchPath: Bool = false,
+        environment: [String]? = nil, stdin: Int32? = nil, stdout: Int32? = nil
+    ) -> Result<pid_t, SpawnFailure> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -37,11 +39,14 @@ public enum DetachedChild {
             for p in cEnv { free(p) }
         }
         var pid: pid_t = 0
-        let rc: Int32 = environment == nil
-            ? (searchPath ? posix_spawnp(&pid, program, &actions, &attributes, &cArgv, environ)
-                          : posix_spawn(&pid, program, &actions, &attributes, &cArgv, environ))
-            : (searchPath ? posix_spawnp(&pid, program, &actions, &attributes, &cArgv, &cEnv)
-                          : posix_spawn(&pid, program, &actions, &attributes, &cArgv, &cEnv))
+        let rc: Int32 =
+            environment == nil
+            ? (searchPath
+                ? posix_spawnp(&pid, program, &actions, &attributes, &cArgv, environ)
+                : posix_spawn(&pid, program, &actions, &attributes, &cArgv, environ))
+            : (searchPath
+                ? posix_spawnp(&pid, program, &actions, &attributes, &cArgv, &cEnv)
+                : posix_spawn(&pid, program, &actions, &attributes, &cArgv, &cEnv))
         return rc == 0 ? .success(pid) : .failure(SpawnFailure(code: rc))
     }
 

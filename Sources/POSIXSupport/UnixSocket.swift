@@ -51,8 +51,9 @@ package final class UnixSocket {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
                 }
                 if again == 0 || errno == EISCONN { return s }
-                throw KeychainError(errSecNotAvailable, "the kc agent at \(path) is not accepting connections",
-                                    hint: "restart it: kc agent --stop && kc unlock")
+                throw KeychainError(
+                    errSecNotAvailable, "the kc agent at \(path) is not accepting connections",
+                    hint: "restart it: kc agent --stop && kc unlock")
             }
             throw KeychainError(errSecIO, "cannot connect to the kc agent at \(path): \(String(cString: strerror(errno)))", cause: .errno(errno))
         }

@@ -28,8 +28,12 @@ package enum ProviderLauncher {
         }
         guard let bus else { throw .failed("no bus") }
         if try ownerIsKC(bus) == false {
-            if !replace { throw BusError("org.freedesktop.DBus.Error.AddressInUse",
-                                         "\(SecretServiceProvider.busName) is owned by \(bus.ownerDescription(of: SecretServiceProvider.busName)); stop it, or pass --replace to take the name over") }
+            if !replace {
+                throw BusError(
+                    "org.freedesktop.DBus.Error.AddressInUse",
+                    "\(SecretServiceProvider.busName) is owned by \(bus.ownerDescription(of: SecretServiceProvider.busName)); stop it, or pass --replace to take the name over"
+                )
+            }
         }
         if try ownerIsKC(bus) != true {
             var arguments = [executable, "--detach"] + extra
@@ -55,8 +59,9 @@ package enum ProviderLauncher {
     /// another program. The program's name is only a hint anyone can give their process;
     /// the uid is the bus's own word, so another user's process is never taken for kc.
     static func ownerIsKC(_ bus: BusConnection) throws(BusError) -> Bool? {
-        let has = try bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-                               [.string(SecretServiceProvider.busName)])
+        let has = try bus.call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+            [.string(SecretServiceProvider.busName)])
         guard has.first?.boolean == true else { return nil }
         guard bus.ownerUID(of: SecretServiceProvider.busName) == getuid() else { return false }
         return bus.ownerDescription(of: SecretServiceProvider.busName).hasPrefix("kc-secret-serv")

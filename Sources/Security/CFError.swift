@@ -24,8 +24,9 @@ public final class CFError: NSError, @unchecked Sendable {
     /// An error in kSecErrorDomain (`NSOSStatusErrorDomain`) with `status` as its code and
     /// `description` as its description, as Apple's Security calls make them.
     static func status(_ status: OSStatus, _ description: String) -> CFError {
-        CFError(domain: kCFErrorDomainOSStatus, code: Int(status),
-                userInfo: [kCFErrorDescriptionKey: description])
+        CFError(
+            domain: kCFErrorDomainOSStatus, code: Int(status),
+            userInfo: [kCFErrorDescriptionKey: description])
     }
 }
 

@@ -27,8 +27,9 @@ final class KeychainAccess: @unchecked Sendable {
         let address = try KeychainAddress(path)
         switch address {
         case .team:
-            throw KeychainError(errSecParam, "\(address) is a team keychain: it is reached only through the team agent, never opened with a password here",
-                                hint: "call KeychainConfiguration.use(keychain:) without a password, and unlock it with `kc unlock -k \(address)`")
+            throw KeychainError(
+                errSecParam, "\(address) is a team keychain: it is reached only through the team agent, never opened with a password here",
+                hint: "call KeychainConfiguration.use(keychain:) without a password, and unlock it with `kc unlock -k \(address)`")
         case .file(let file):
             try KeychainSession.requireExisting(KeychainLocation.realPath(file), hint: Self.missingHint)
         }
@@ -69,8 +70,9 @@ final class KeychainAccess: @unchecked Sendable {
         // By its agent path: a missing file is named by its real path.
         let session = try KeychainSession(path: path, agent: agent, missingHint: Self.missingHint) { path in
             guard let raw = getenv("KC_PASSWORD") else {
-                throw KeychainError(errSecInteractionNotAllowed, "the keychain \(path) is locked",
-                                    hint: "run `kc unlock`, set KC_PASSWORD, or call KeychainConfiguration.use(keychain:password:)")
+                throw KeychainError(
+                    errSecInteractionNotAllowed, "the keychain \(path) is locked",
+                    hint: "run `kc unlock`, set KC_PASSWORD, or call KeychainConfiguration.use(keychain:password:)")
             }
             return try SecureBytes(copying: UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
         }

@@ -50,7 +50,8 @@ enum QueryBridge {
         // Apple gives no reference for a password and no error either (refs exist only for
         // certificates, keys and identities): kSecReturnRef is dropped for passwords.
         if let itemClass = out[kSecClass] as? String,
-           itemClass == kSecClassGenericPassword || itemClass == kSecClassInternetPassword {
+            itemClass == kSecClassGenericPassword || itemClass == kSecClassInternetPassword
+        {
             out[kSecReturnRef] = nil
         }
         return out
@@ -75,9 +76,11 @@ enum QueryBridge {
             throw KeychainError(errSecParam, "conflicting kcAttrAccessControlFlags and kSecAttrAccessControl attributes")
         }
         if use == .add || use == .changes, !access.flags.isDisjoint(with: .unsupported) {
-            throw KeychainError(errSecUnimplemented, access.flags.contains(.applicationPassword)
-                ? "kSecAccessControlApplicationPassword is not supported by kc (it needs an LAContext, which Linux does not have)"
-                : "kSecAccessControlPrivateKeyUsage is not supported by kc (it guards Secure Enclave keys)")
+            throw KeychainError(
+                errSecUnimplemented,
+                access.flags.contains(.applicationPassword)
+                    ? "kSecAccessControlApplicationPassword is not supported by kc (it needs an LAContext, which Linux does not have)"
+                    : "kSecAccessControlPrivateKeyUsage is not supported by kc (it guards Secure Enclave keys)")
         }
         dictionary[kSecAttrAccessible] = access.protection
         if !access.flags.isEmpty || use == .changes {
@@ -159,8 +162,9 @@ enum QueryBridge {
         }
         let flags = out.removeValue(forKey: kcAttrAccessControlFlags).flatMap { $0 as? Int } ?? 0
         if let protection = out[kSecAttrAccessible] as? String {
-            out[kSecAttrAccessControl] = SecAccessControl(protection: protection,
-                                                          flags: SecAccessControlCreateFlags(rawValue: CFOptionFlags(truncatingIfNeeded: flags)))
+            out[kSecAttrAccessControl] = SecAccessControl(
+                protection: protection,
+                flags: SecAccessControlCreateFlags(rawValue: CFOptionFlags(truncatingIfNeeded: flags)))
         }
         return out
     }

@@ -24,7 +24,7 @@ public final class SecAccessControl: Hashable, CustomStringConvertible, Sendable
     static let protections: Set<String> = [
         kSecAttrAccessibleWhenUnlocked, kSecAttrAccessibleAfterFirstUnlock, kSecAttrAccessibleAlways,
         kSecAttrAccessibleWhenUnlockedThisDeviceOnly, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
-        kSecAttrAccessibleAlwaysThisDeviceOnly, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly,
+        kSecAttrAccessibleAlwaysThisDeviceOnly, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly
     ]
 
     /// Checks `protection` and `flags` by Apple's rules (`SecAccessControlCreateWithFlags`).
@@ -42,8 +42,11 @@ public final class SecAccessControl: Hashable, CustomStringConvertible, Sendable
             throw KeychainError(errSecParam, "only one bio constraint can be set")
         }
         if flags.contains(.userPresence),
-           !flags.subtracting([.userPresence, .applicationPassword, .privateKeyUsage]).isEmpty {
-            throw KeychainError(errSecParam, "kSecAccessControlUserPresence can be combined only with kSecAccessControlApplicationPassword and kSecAccessControlPrivateKeyUsage")
+            !flags.subtracting([.userPresence, .applicationPassword, .privateKeyUsage]).isEmpty
+        {
+            throw KeychainError(
+                errSecParam, "kSecAccessControlUserPresence can be combined only with kSecAccessControlApplicationPassword and kSecAccessControlPrivateKeyUsage"
+            )
         }
         return SecAccessControl(protection: name, flags: flags)
     }
@@ -61,7 +64,8 @@ public final class SecAccessControl: Hashable, CustomStringConvertible, Sendable
 
     /// `<SecAccessControlRef: ak; flags 0x1>`, after Apple's debug description.
     public var description: String {
-        flags.isEmpty ? "<SecAccessControlRef: \(protection)>"
+        flags.isEmpty
+            ? "<SecAccessControlRef: \(protection)>"
             : "<SecAccessControlRef: \(protection); flags 0x\(String(flags.rawValue, radix: 16))>"
     }
 }
@@ -75,9 +79,11 @@ public final class SecAccessControl: Hashable, CustomStringConvertible, Sendable
 ///     var error: Unmanaged<CFError>?
 ///     let access = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked as CFTypeRef,
 ///                                                  .userPresence, &error)
-public func SecAccessControlCreateWithFlags(_ allocator: CFAllocator?, _ protection: CFTypeRef,
-                                            _ flags: SecAccessControlCreateFlags,
-                                            _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecAccessControl? {
+public func SecAccessControlCreateWithFlags(
+    _ allocator: CFAllocator?, _ protection: CFTypeRef,
+    _ flags: SecAccessControlCreateFlags,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecAccessControl? {
     makeAccessControl(protection, flags, error)
 }
 
@@ -85,15 +91,19 @@ public func SecAccessControlCreateWithFlags(_ allocator: CFAllocator?, _ protect
 /// constant directly (`CFString` is `String` here, not an object, so this overload lets
 /// `SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil)`
 /// build as on Apple platforms).
-public func SecAccessControlCreateWithFlags(_ allocator: CFAllocator?, _ protection: CFString,
-                                            _ flags: SecAccessControlCreateFlags,
-                                            _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecAccessControl? {
+public func SecAccessControlCreateWithFlags(
+    _ allocator: CFAllocator?, _ protection: CFString,
+    _ flags: SecAccessControlCreateFlags,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecAccessControl? {
     makeAccessControl(protection, flags, error)
 }
 
 /// The access control, or nil with the reason in `error`.
-private func makeAccessControl(_ protection: Any, _ flags: SecAccessControlCreateFlags,
-                               _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecAccessControl? {
+private func makeAccessControl(
+    _ protection: Any, _ flags: SecAccessControlCreateFlags,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecAccessControl? {
     error?.pointee = nil
     do {
         return try SecAccessControl.checked(protection: protection, flags: flags)

@@ -45,9 +45,11 @@ public struct SecAccessControlCreateFlags: OptionSet, Hashable, Sendable {
 
     /// Every flag Apple defines; other bits are dropped, as Apple's SecAccessControl keeps
     /// only the constraints it knows.
-    static let known: SecAccessControlCreateFlags = [.userPresence, .biometryAny, .biometryCurrentSet,
-                                                      .devicePasscode, .watch, .or, .and,
-                                                      .privateKeyUsage, .applicationPassword]
+    static let known: SecAccessControlCreateFlags = [
+        .userPresence, .biometryAny, .biometryCurrentSet,
+        .devicePasscode, .watch, .or, .and,
+        .privateKeyUsage, .applicationPassword
+    ]
     /// The flags kc cannot honour (errSecUnimplemented in SecItemAdd and SecItemUpdate).
     static let unsupported: SecAccessControlCreateFlags = [.privateKeyUsage, .applicationPassword]
 }

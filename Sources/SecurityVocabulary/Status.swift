@@ -122,7 +122,7 @@ let statusMessages: [OSStatus: String] = [
     -67585: "The required service is not available.",
     -67671: "An internal error has occurred.",
     -67673: "Invalid data was encountered.",
-    -67694: "An invalid value was detected.",
+    -67694: "An invalid value was detected."
 ]
 
 /// Returns Apple's message for a status code, or `"OSStatus N"` for a code without one,

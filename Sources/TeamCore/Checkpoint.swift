@@ -124,17 +124,20 @@ package struct Checkpoint: Sendable, Equatable {
         let body = Array(bytes[..<(bytes.count - macBytes)])
         let stored = Array(bytes[(bytes.count - macBytes)...])
         guard Sodium.constantTimeEqual(mac(body, key: key), stored) else {
-            throw KeychainError(errSecDecode, "the checkpoint \(path) was altered (its MAC does not verify)",
-                                hint: "remove it to verify the whole keychain again, if you know why it changed")
+            throw KeychainError(
+                errSecDecode, "the checkpoint \(path) was altered (its MAC does not verify)",
+                hint: "remove it to verify the whole keychain again, if you know why it changed")
         }
         var r = ByteReader(body)
         guard r.raw(magic.count) == magic, r.u32() == version, let generation = r.u64(),
-              let head = r.lengthPrefixed(max: 64), let setDigest = r.lengthPrefixed(max: 64),
-              let count = r.u64(), let keyGeneration = r.u32(), let time = r.u64(), r.isAtEnd else {
+            let head = r.lengthPrefixed(max: 64), let setDigest = r.lengthPrefixed(max: 64),
+            let count = r.u64(), let keyGeneration = r.u32(), let time = r.u64(), r.isAtEnd
+        else {
             throw KeychainError(errSecDecode, "the checkpoint \(path) is not one this kc can read")
         }
-        return Checkpoint(generation: generation, head: head, setDigest: setDigest, count: count,
-                          keyGeneration: keyGeneration, time: time)
+        return Checkpoint(
+            generation: generation, head: head, setDigest: setDigest, count: count,
+            keyGeneration: keyGeneration, time: time)
     }
 
     /// Records the checkpoint, never moving it backwards: under an exclusive lock on its
@@ -155,8 +158,10 @@ package struct Checkpoint: Sendable, Equatable {
     ///   open to refuse); `errSecInvalidKeychain` when `agrees` refuses the lower checkpoint;
     ///   `errSecIO`, `errSecReadOnly` or `errSecDiskFull`.
     @discardableResult
-    package func advance(at path: String, key: SymmetricKey, wait: Int = lockWait,
-                         agrees: (_ generation: UInt64, _ head: [UInt8]) -> Bool = { _, _ in true }) throws -> Checkpoint {
+    package func advance(
+        at path: String, key: SymmetricKey, wait: Int = lockWait,
+        agrees: (_ generation: UInt64, _ head: [UInt8]) -> Bool = { _, _ in true }
+    ) throws -> Checkpoint {
         let folder = FileSafety.parentDirectory(of: path)
         try FileSafety.makeDirectories(folder)
         let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -175,7 +180,8 @@ package struct Checkpoint: Sendable, Equatable {
                 throw KeychainError(errSecIO, "cannot lock \(folder): \(String(cString: strerror(e)))", cause: .errno(e))
             }
             guard waited < wait * 200 else {
-                throw KeychainError(errSecNotAvailable, "another process kept the checkpoints in \(folder) locked for \(wait) s; the checkpoint was not recorded")
+                throw KeychainError(
+                    errSecNotAvailable, "another process kept the checkpoints in \(folder) locked for \(wait) s; the checkpoint was not recorded")
             }
             usleep(5_000)
             waited += 1
@@ -183,7 +189,10 @@ package struct Checkpoint: Sendable, Equatable {
         if let kept = try Self.read(at: path, key: key) {
             if kept.generation >= generation { return kept }
             guard agrees(kept.generation, kept.head) else {
-                throw KeychainError(errSecInvalidKeychain, "the checkpoint \(path) names another entry at generation \(kept.generation) than the one this view walked past (a fork); it was left as it is")
+                throw KeychainError(
+                    errSecInvalidKeychain,
+                    "the checkpoint \(path) names another entry at generation \(kept.generation) than the one this view walked past (a fork); it was left as it is"
+                )
             }
         }
         let body = self.body

@@ -62,8 +62,10 @@ package enum MasterKeyDelivery {
 
     /// What the admin signs: `"kc team wrap v1" ‖ keychain_id ‖ u32 key_gen ‖ member_id ‖
     /// BLAKE2b-256(sealed) ‖ mk_commit`.
-    package static func signedMessage(keychainID: [UInt8], keyGeneration: UInt32, memberID: [UInt8],
-                                      sealed: [UInt8], commitment: [UInt8]) -> [UInt8] {
+    package static func signedMessage(
+        keychainID: [UInt8], keyGeneration: UInt32, memberID: [UInt8],
+        sealed: [UInt8], commitment: [UInt8]
+    ) -> [UInt8] {
         var w = ByteWriter(capacity: 160)
         w.raw(wrapLabel)
         w.raw(keychainID)
@@ -79,15 +81,20 @@ package enum MasterKeyDelivery {
     /// Seals the MK to a member and signs the wrap as `admin`.
     /// - Throws: `errSecParam` for ids, keys or an MK of the wrong length, or a commitment
     ///   that is not the MK's (a bug in the caller: nothing is sealed then).
-    package static func wrap(masterKey: SymmetricKey, keychainID: [UInt8], keyGeneration: UInt32, memberID: [UInt8],
-                             memberBoxKey: [UInt8], admin: MemberKeys, commitment: [UInt8]) throws -> (sealed: [UInt8], signature: [UInt8]) {
-        try wrap(masterKey: masterKey.bytes, keychainID: keychainID, keyGeneration: keyGeneration, memberID: memberID,
-                 memberBoxKey: memberBoxKey, admin: admin, commitment: commitment)
+    package static func wrap(
+        masterKey: SymmetricKey, keychainID: [UInt8], keyGeneration: UInt32, memberID: [UInt8],
+        memberBoxKey: [UInt8], admin: MemberKeys, commitment: [UInt8]
+    ) throws -> (sealed: [UInt8], signature: [UInt8]) {
+        try wrap(
+            masterKey: masterKey.bytes, keychainID: keychainID, keyGeneration: keyGeneration, memberID: memberID,
+            memberBoxKey: memberBoxKey, admin: admin, commitment: commitment)
     }
 
     /// Seals an MK held as secure bytes (see the `SymmetricKey` form).
-    package static func wrap(masterKey: borrowing SecureBytes, keychainID: [UInt8], keyGeneration: UInt32, memberID: [UInt8],
-                             memberBoxKey: [UInt8], admin: MemberKeys, commitment: [UInt8]) throws -> (sealed: [UInt8], signature: [UInt8]) {
+    package static func wrap(
+        masterKey: borrowing SecureBytes, keychainID: [UInt8], keyGeneration: UInt32, memberID: [UInt8],
+        memberBoxKey: [UInt8], admin: MemberKeys, commitment: [UInt8]
+    ) throws -> (sealed: [UInt8], signature: [UInt8]) {
         try checkLengths(keychainID: keychainID, memberID: memberID)
         guard masterKey.count == masterKeyBytes else {
             throw KeychainError(errSecParam, "a master key has \(masterKeyBytes) bytes, not \(masterKey.count)")
@@ -109,8 +116,9 @@ package enum MasterKeyDelivery {
             }
         }
         let sealed = try MemberKeys.seal(plaintext, to: memberBoxKey)
-        let message = signedMessage(keychainID: keychainID, keyGeneration: keyGeneration, memberID: memberID,
-                                    sealed: sealed, commitment: commitment)
+        let message = signedMessage(
+            keychainID: keychainID, keyGeneration: keyGeneration, memberID: memberID,
+            sealed: sealed, commitment: commitment)
         return (sealed, admin.sign(message))
     }
 
@@ -124,14 +132,19 @@ package enum MasterKeyDelivery {
     /// - Returns: the 32-byte MK in guarded memory.
     /// - Throws: `errSecDecode`, with a message that says what the server did, when any
     ///   check fails; `errSecParam` for ids of the wrong length.
-    package static func open(sealed: [UInt8], signature: [UInt8], keychainID: [UInt8], keyGeneration: UInt32,
-                             member: MemberKeys, adminSignKeys: [[UInt8]], commitment: [UInt8]) throws -> SecureBytes {
+    package static func open(
+        sealed: [UInt8], signature: [UInt8], keychainID: [UInt8], keyGeneration: UInt32,
+        member: MemberKeys, adminSignKeys: [[UInt8]], commitment: [UInt8]
+    ) throws -> SecureBytes {
         try checkLengths(keychainID: keychainID, memberID: member.memberID)
-        let message = signedMessage(keychainID: keychainID, keyGeneration: keyGeneration, memberID: member.memberID,
-                                    sealed: sealed, commitment: commitment)
+        let message = signedMessage(
+            keychainID: keychainID, keyGeneration: keyGeneration, memberID: member.memberID,
+            sealed: sealed, commitment: commitment)
         guard adminSignKeys.contains(where: { MemberKeys.verify(signature: signature, message: message, publicKey: $0) }) else {
-            throw KeychainError(errSecDecode, "the master key wrap for you (key generation \(keyGeneration)) is not signed by an admin of the keychain: the server substituted it",
-                                hint: "do not use this keychain from this device until an admin has checked the database")
+            throw KeychainError(
+                errSecDecode,
+                "the master key wrap for you (key generation \(keyGeneration)) is not signed by an admin of the keychain: the server substituted it",
+                hint: "do not use this keychain from this device until an admin has checked the database")
         }
         let plaintext = try openBox(sealed, member: member, keyGeneration: keyGeneration)
         var w = ByteWriter(capacity: 96)
@@ -142,15 +155,19 @@ package enum MasterKeyDelivery {
         let header = w.bytes
         let headerMatches = plaintext.count == plaintextBytes && plaintext.withUnsafeBytes { Array($0.prefix(header.count)) == header }
         guard headerMatches else {
-            throw KeychainError(errSecDecode, "the master key wrap for you (key generation \(keyGeneration)) was made for another keychain, key generation or member: the server replayed it")
+            throw KeychainError(
+                errSecDecode,
+                "the master key wrap for you (key generation \(keyGeneration)) was made for another keychain, key generation or member: the server replayed it")
         }
         let masterKey = try plaintext.withUnsafeBytes {
             try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[header.count...]), guarded: true)
         }
         let opened = self.commitment(masterKey: masterKey, keychainID: keychainID, keyGeneration: keyGeneration)
         guard Sodium.constantTimeEqual(opened, commitment) else {
-            throw KeychainError(errSecDecode, "the master key you were sent (key generation \(keyGeneration)) is not the one the admins committed to: the server substituted it",
-                                hint: "do not use this keychain from this device until an admin has checked the database")
+            throw KeychainError(
+                errSecDecode,
+                "the master key you were sent (key generation \(keyGeneration)) is not the one the admins committed to: the server substituted it",
+                hint: "do not use this keychain from this device until an admin has checked the database")
         }
         return masterKey
     }
@@ -161,8 +178,10 @@ package enum MasterKeyDelivery {
         do {
             return try member.open(sealed: sealed)
         } catch {
-            throw KeychainError(errSecDecode, "the master key wrap for you (key generation \(keyGeneration)) does not open with this device's key: it was sealed to another member's key",
-                                hint: "ask an admin to wrap the master key to you again (remove and add this device)")
+            throw KeychainError(
+                errSecDecode,
+                "the master key wrap for you (key generation \(keyGeneration)) does not open with this device's key: it was sealed to another member's key",
+                hint: "ask an admin to wrap the master key to you again (remove and add this device)")
         }
     }
 

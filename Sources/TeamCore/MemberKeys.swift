@@ -82,18 +82,20 @@ package final class MemberKeys: @unchecked Sendable {
         let rcBox = boxSK.withUnsafeMutableBytes { sk in
             boxSeed.withUnsafeBytes { s in
                 boxPK.withUnsafeMutableBytes { pk in
-                    crypto_box_seed_keypair(pk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                            sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                            s.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    crypto_box_seed_keypair(
+                        pk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
         }
         let rcSign = signSK.withUnsafeMutableBytes { sk in
             signSeed.withUnsafeBytes { s in
                 signPK.withUnsafeMutableBytes { pk in
-                    crypto_sign_seed_keypair(pk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                             sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                             s.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    crypto_sign_seed_keypair(
+                        pk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
         }
@@ -125,9 +127,10 @@ package final class MemberKeys: @unchecked Sendable {
         out.withUnsafeMutableBytes { o in
             seed.withUnsafeBytes { k in
                 label.withUnsafeBytes { l in
-                    _ = crypto_generichash(o.baseAddress!.assumingMemoryBound(to: UInt8.self), 32,
-                                           l.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(l.count),
-                                           k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
+                    _ = crypto_generichash(
+                        o.baseAddress!.assumingMemoryBound(to: UInt8.self), 32,
+                        l.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(l.count),
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
                 }
             }
         }
@@ -164,13 +167,15 @@ package final class MemberKeys: @unchecked Sendable {
             case "0"..."9", "a"..."f": digits.unicodeScalars.append(c)
             case "A"..."F": digits.unicodeScalars.append(Unicode.Scalar(UInt8(truncatingIfNeeded: c.value) + 0x20))
             default:
-                throw KeychainError(errSecParam, "\"\(typed)\" is not a member fingerprint: it has a character other than hex digits, dashes and spaces",
-                                    hint: "copy the fingerprint the device printed (kc team join), 40 hex digits such as 7f3a-91c2-…")
+                throw KeychainError(
+                    errSecParam, "\"\(typed)\" is not a member fingerprint: it has a character other than hex digits, dashes and spaces",
+                    hint: "copy the fingerprint the device printed (kc team join), 40 hex digits such as 7f3a-91c2-…")
             }
         }
         guard digits.utf8.count == 40 else {
-            throw KeychainError(errSecParam, "\"\(typed)\" is not a member fingerprint: it has \(digits.utf8.count) hex digits, not 40",
-                                hint: "copy the fingerprint the device printed (kc team join), 40 hex digits such as 7f3a-91c2-…")
+            throw KeychainError(
+                errSecParam, "\"\(typed)\" is not a member fingerprint: it has \(digits.utf8.count) hex digits, not 40",
+                hint: "copy the fingerprint the device printed (kc team join), 40 hex digits such as 7f3a-91c2-…")
         }
         return group(digits)
     }
@@ -194,9 +199,10 @@ package final class MemberKeys: @unchecked Sendable {
         signSecretKey.withUnsafeBytes { sk in
             message.withUnsafeBytes { m in
                 signature.withUnsafeMutableBytes { s in
-                    _ = crypto_sign_detached(s.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
-                                             m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
-                                             sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    _ = crypto_sign_detached(
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
+                        m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                        sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
         }
@@ -207,13 +213,15 @@ package final class MemberKeys: @unchecked Sendable {
     /// (`crypto_sign_verify_detached`). False for any malformed length.
     package static func verify(signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard signature.count == signatureBytes, publicKey.count == Int(crypto_sign_PUBLICKEYBYTES),
-              (try? Sodium.ensureReady()) != nil else { return false }
+            (try? Sodium.ensureReady()) != nil
+        else { return false }
         return signature.withUnsafeBytes { s in
             message.withUnsafeBytes { m in
                 publicKey.withUnsafeBytes { pk in
-                    crypto_sign_verify_detached(s.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                                m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
-                                                pk.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+                    crypto_sign_verify_detached(
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                        pk.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
                 }
             }
         }
@@ -243,9 +251,10 @@ package final class MemberKeys: @unchecked Sendable {
         var sealed = [UInt8](repeating: 0, count: plaintext.count + sealOverhead)
         let rc = sealed.withUnsafeMutableBytes { out in
             boxPublicKey.withUnsafeBytes { pk in
-                crypto_box_seal(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
-                                pk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                crypto_box_seal(
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                    pk.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         guard rc == 0 else { throw KeychainError(errSecParam, "cannot seal to this X25519 public key") }
@@ -263,10 +272,11 @@ package final class MemberKeys: @unchecked Sendable {
             sealed.withUnsafeBytes { c in
                 boxPublicKey.withUnsafeBytes { pk in
                     boxSecretKey.withUnsafeBytes { sk in
-                        crypto_box_seal_open(o.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                             c.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(c.count),
-                                             pk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                             sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                        crypto_box_seal_open(
+                            o.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                            c.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(c.count),
+                            pk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                            sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
                     }
                 }
             }

@@ -23,8 +23,9 @@ enum PrivateFiles {
             if e == EEXIST {
                 throw KeychainError(errSecDuplicateKeychain, "\(path) already exists")
             }
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
-                                "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
+            throw KeychainError(
+                e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
+                "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         var ok = false
         defer {
@@ -47,8 +48,9 @@ enum PrivateFiles {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let e = errno
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
-                                "cannot create \(temporary): \(String(cString: strerror(e)))", cause: .errno(e))
+            throw KeychainError(
+                e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
+                "cannot create \(temporary): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         var ok = false
         defer { if !ok { unlink(temporary) } }
@@ -58,8 +60,9 @@ enum PrivateFiles {
         }
         guard rename(temporary, path) == 0 else {
             let e = errno
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
-                                "cannot replace \(path): \(String(cString: strerror(e)))", cause: .errno(e))
+            throw KeychainError(
+                e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
+                "cannot replace \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         ok = true
         syncDirectory(folder)
@@ -89,8 +92,9 @@ enum PrivateFiles {
             throw KeychainError(errSecParam, "\(path) belongs to uid \(st.st_uid), not to you")
         }
         guard st.st_mode & 0o077 == 0 else {
-            throw KeychainError(errSecParam, "\(path) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
-                                hint: "run `chmod 600 \(path)` if you trust its contents")
+            throw KeychainError(
+                errSecParam, "\(path) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
+                hint: "run `chmod 600 \(path)` if you trust its contents")
         }
         guard st.st_size <= maximumSize else {
             throw KeychainError(errSecDecode, "\(path) is \(st.st_size) bytes, too large for a team file")
@@ -116,8 +120,9 @@ enum PrivateFiles {
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 let e = errno
-                throw KeychainError(e == ENOSPC ? errSecDiskFull : errSecIO,
-                                    "cannot write \(path): \(String(cString: strerror(e)))", cause: .errno(e))
+                throw KeychainError(
+                    e == ENOSPC ? errSecDiskFull : errSecIO,
+                    "cannot write \(path): \(String(cString: strerror(e)))", cause: .errno(e))
             }
             done += n
         }

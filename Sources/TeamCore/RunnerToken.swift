@@ -90,7 +90,8 @@ public struct RunnerToken: ~Copyable {
         let written = binary.withUnsafeBytes { source in
             text.withUnsafeMutableBytes { out -> Int in
                 guard let target = out.baseAddress?.assumingMemoryBound(to: CChar.self),
-                      let from = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+                    let from = source.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                else { return 0 }
                 _ = sodium_bin2base64(target, out.count, from, source.count, sodium_base64_VARIANT_URLSAFE_NO_PADDING)
                 return strlen(target)
             }
@@ -121,11 +122,13 @@ public struct RunnerToken: ~Copyable {
         let rc = text.withUnsafeBytes { bytes in
             binary.withUnsafeMutableBytes { out -> Int32 in
                 guard let target = out.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                      let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return -1 }
+                    let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
+                else { return -1 }
                 // No `b64_end`: anything that is not base64url (padding, a space, a newline
                 // left in) fails the whole decoding, as do non-zero unused bits.
-                return sodium_base642bin(target, out.count, base + prefix.count, encodedLength, nil, &decoded, nil,
-                                         sodium_base64_VARIANT_URLSAFE_NO_PADDING)
+                return sodium_base642bin(
+                    target, out.count, base + prefix.count, encodedLength, nil, &decoded, nil,
+                    sodium_base64_VARIANT_URLSAFE_NO_PADDING)
             }
         }
         guard rc == 0, encodedLength > 0 else { throw malformed("what follows \(Self.prefix) is not base64url without padding") }
@@ -169,8 +172,9 @@ public struct RunnerToken: ~Copyable {
 
     /// errSecParam for a token that cannot be read.
     private static func malformed(_ why: String) -> KeychainError {
-        KeychainError(errSecParam, "the runner token is malformed: \(why)",
-                      hint: "give the whole kcr1:… line `kc team add-runner` printed")
+        KeychainError(
+            errSecParam, "the runner token is malformed: \(why)",
+            hint: "give the whole kcr1:… line `kc team add-runner` printed")
     }
 
     /// Checks a DSN: 1 to 65,535 bytes without a NUL byte (libpq takes a C string).

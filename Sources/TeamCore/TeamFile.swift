@@ -58,9 +58,11 @@ package struct TeamFile: Sendable, Equatable {
     ///   id, DSN or seed; `errSecAllocate` when Argon2id cannot get memory; `errSecIO`,
     ///   `errSecReadOnly` or `errSecDiskFull` when it cannot be written.
     @discardableResult
-    package static func create(at path: String, teamName: String, keychainID: [UInt8], dsn: String, memberID: [UInt8],
-                               insecureTransport: Bool, seed: borrowing SecureBytes, password: borrowing SecureBytes,
-                               profile: KDFProfile) throws -> TeamFile {
+    package static func create(
+        at path: String, teamName: String, keychainID: [UInt8], dsn: String, memberID: [UInt8],
+        insecureTransport: Bool, seed: borrowing SecureBytes, password: borrowing SecureBytes,
+        profile: KDFProfile
+    ) throws -> TeamFile {
         try TeamName.validate(teamName)
         guard keychainID.count == MasterKeyDelivery.keychainIDBytes else {
             throw KeychainError(errSecParam, "a keychain id has 32 bytes, not \(keychainID.count)")
@@ -75,22 +77,26 @@ package struct TeamFile: Sendable, Equatable {
             throw KeychainError(errSecParam, "a member seed has 32 bytes, not \(seed.count)")
         }
         let kdf = KDFParameters(profile: profile)
-        let header = encodeHeader(teamName: teamName, keychainID: keychainID, dsn: dsn, memberID: memberID,
-                                  insecureTransport: insecureTransport, kdf: kdf)
+        let header = encodeHeader(
+            teamName: teamName, keychainID: keychainID, dsn: dsn, memberID: memberID,
+            insecureTransport: insecureTransport, kdf: kdf)
         let kek = try kdf.deriveKey(password: password)
         let sealedSeed = AEAD.seal(seed, key: kek, ad: associatedData(header))
         var w = ByteWriter(capacity: header.count + 80)
         w.raw(header)
         w.lengthPrefixed(sealedSeed)
         try PrivateFiles.create(path, bytes: w.bytes)
-        return TeamFile(teamName: teamName, keychainID: keychainID, dsn: dsn, memberID: memberID,
-                        insecureTransport: insecureTransport, kdf: kdf, sealedSeed: sealedSeed, header: header)
+        return TeamFile(
+            teamName: teamName, keychainID: keychainID, dsn: dsn, memberID: memberID,
+            insecureTransport: insecureTransport, kdf: kdf, sealedSeed: sealedSeed, header: header)
     }
 
     /// `magic ‖ u32 version ‖ u8 flags ‖ lp(name) ‖ lp(keychain_id) ‖ lp(dsn) ‖ lp(member_id)
     /// ‖ u32 kdf_algorithm ‖ u64 opslimit ‖ u64 memlimit ‖ lp(salt)`.
-    private static func encodeHeader(teamName: String, keychainID: [UInt8], dsn: String, memberID: [UInt8],
-                                     insecureTransport: Bool, kdf: KDFParameters) -> [UInt8] {
+    private static func encodeHeader(
+        teamName: String, keychainID: [UInt8], dsn: String, memberID: [UInt8],
+        insecureTransport: Bool, kdf: KDFParameters
+    ) -> [UInt8] {
         var w = ByteWriter(capacity: 256)
         w.raw(magic)
         w.u32(version)
@@ -121,8 +127,9 @@ package struct TeamFile: Sendable, Equatable {
     ///   team file this kc reads; `errSecParam` for a link or a file others can read.
     package static func read(at path: String) throws -> TeamFile {
         guard let bytes = try PrivateFiles.read(path) else {
-            throw KeychainError(errSecNoSuchKeychain, "no team file at \(path)",
-                                hint: "join the team first with `kc team join`")
+            throw KeychainError(
+                errSecNoSuchKeychain, "no team file at \(path)",
+                hint: "join the team first with `kc team join`")
         }
         return try decode(bytes, path: path)
     }
@@ -138,10 +145,12 @@ package struct TeamFile: Sendable, Equatable {
         guard version == Self.version else { throw malformed("format version \(version), this kc reads \(Self.version)") }
         guard let flags = r.u8(), flags & ~insecureTransportFlag == 0 else { throw malformed("unknown flags") }
         guard let nameBytes = r.lengthPrefixed(max: 64), let name = String(validating: nameBytes, as: UTF8.self),
-              (try? TeamName.validate(name)) != nil else { throw malformed("a bad team name") }
+            (try? TeamName.validate(name)) != nil
+        else { throw malformed("a bad team name") }
         guard let keychainID = r.lengthPrefixed(max: 32), keychainID.count == 32 else { throw malformed("a bad keychain id") }
         guard let dsnBytes = r.lengthPrefixed(max: maximumDSNBytes), !dsnBytes.isEmpty,
-              let dsn = String(validating: dsnBytes, as: UTF8.self) else { throw malformed("a bad DSN") }
+            let dsn = String(validating: dsnBytes, as: UTF8.self)
+        else { throw malformed("a bad DSN") }
         guard let memberID = r.lengthPrefixed(max: 16), memberID.count == 16 else { throw malformed("a bad member id") }
         guard let algorithm = r.u32(), let opslimit = r.u64(), let memlimit = r.u64(), let salt = r.lengthPrefixed(max: 64) else {
             throw malformed("it is truncated")
@@ -149,10 +158,12 @@ package struct TeamFile: Sendable, Equatable {
         let kdf = KDFParameters(algorithm: algorithm, opslimit: opslimit, memlimit: memlimit, salt: salt)
         let header = Array(bytes[0..<r.offset])
         guard let sealedSeed = r.lengthPrefixed(max: 256),
-              sealedSeed.count == AEAD.nonceBytes + MemberKeys.seedBytes + AEAD.tagBytes else { throw malformed("a bad sealed seed") }
+            sealedSeed.count == AEAD.nonceBytes + MemberKeys.seedBytes + AEAD.tagBytes
+        else { throw malformed("a bad sealed seed") }
         guard r.isAtEnd else { throw malformed("bytes after the sealed seed") }
-        return TeamFile(teamName: name, keychainID: keychainID, dsn: dsn, memberID: memberID,
-                        insecureTransport: flags & insecureTransportFlag != 0, kdf: kdf, sealedSeed: sealedSeed, header: header)
+        return TeamFile(
+            teamName: name, keychainID: keychainID, dsn: dsn, memberID: memberID,
+            insecureTransport: flags & insecureTransportFlag != 0, kdf: kdf, sealedSeed: sealedSeed, header: header)
     }
 
     // MARK: Seed

@@ -81,11 +81,13 @@ private final class ThreadStart {
 private func startThread(_ body: @escaping @Sendable () -> Void) throws -> pthread_t {
     let raw = Unmanaged.passRetained(ThreadStart(body)).toOpaque()
     var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { p in
-        guard let p else { return nil }
-        Unmanaged<ThreadStart>.fromOpaque(p).takeRetainedValue().body()
-        return nil
-    }, raw)
+    let rc = pthread_create(
+        &thread, nil,
+        { p in
+            guard let p else { return nil }
+            Unmanaged<ThreadStart>.fromOpaque(p).takeRetainedValue().body()
+            return nil
+        }, raw)
     guard rc == 0 else {
         Unmanaged<ThreadStart>.fromOpaque(raw).release()
         throw CannotStart(code: rc)

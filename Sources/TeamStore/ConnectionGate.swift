@@ -48,7 +48,8 @@ package final class ConnectionGate: Sendable {
 
     /// The error of a round trip on a shut gate: the keychain was locked.
     func lockedError(_ server: String) -> KeychainError {
-        KeychainError(errSecInteractionNotAllowed, "the team keychain was locked while it waited for the PostgreSQL server \(server)",
-                      hint: "unlock it again")
+        KeychainError(
+            errSecInteractionNotAllowed, "the team keychain was locked while it waited for the PostgreSQL server \(server)",
+            hint: "unlock it again")
     }
 }

@@ -56,17 +56,17 @@ package struct PGResult: Sendable {
     /// A binary value of type `oid` as a `PGValue`.
     static func decode(_ bytes: [UInt8], type oid: Oid) throws -> PGValue {
         switch oid {
-        case 17: // bytea
+        case 17:   // bytea
             return .bytes(bytes)
-        case 25, 1043, 19: // text, varchar, name
+        case 25, 1043, 19:   // text, varchar, name
             return .text(String(decoding: bytes, as: UTF8.self))
-        case 20, 23, 21: // int8, int4, int2
+        case 20, 23, 21:   // int8, int4, int2
             let size = oid == 20 ? 8 : oid == 23 ? 4 : 2
             guard bytes.count == size else { throw malformed("an integer of \(bytes.count) bytes") }
             var v: Int64 = bytes[0] & 0x80 != 0 ? -1 : 0
             for b in bytes { v = (v << 8) | Int64(b) }
             return .int64(v)
-        case 16: // bool
+        case 16:   // bool
             guard bytes.count == 1 else { throw malformed("a boolean of \(bytes.count) bytes") }
             return .int64(Int64(bytes[0]))
         default:

@@ -35,7 +35,8 @@ package final class PGRows {
     /// `oids`; calls `body` on them in place (valid during the call only).
     private func withValue<T>(_ row: Int, _ column: Int, _ oids: Oid..., body: (UnsafeRawBufferPointer) -> T?) -> T? {
         guard row >= 0, row < rowCount, column >= 0, column < types.count, oids.contains(types[column]),
-              PQgetisnull(result, Int32(row), Int32(column)) == 0 else { return nil }
+            PQgetisnull(result, Int32(row), Int32(column)) == 0
+        else { return nil }
         let length = Int(PQgetlength(result, Int32(row), Int32(column)))
         guard length >= 0 else { return nil }
         guard length > 0, let p = PQgetvalue(result, Int32(row), Int32(column)) else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
@@ -62,7 +63,13 @@ package final class PGRows {
     /// another type or a value of the wrong size.
     package func int64(_ row: Int, _ column: Int) -> Int64? {
         guard column >= 0, column < types.count else { return nil }
-        let size = switch types[column] { case 20: 8; case 23: 4; case 21: 2; default: 0 }
+        let size =
+            switch types[column] {
+            case 20: 8;
+            case 23: 4;
+            case 21: 2;
+            default: 0
+            }
         return withValue(row, column, 20, 23, 21) { v -> Int64? in
             guard size > 0, v.count == size else { return nil }
             var x: Int64 = v[0] & 0x80 != 0 ? -1 : 0

@@ -37,8 +37,10 @@ package enum PGValue: Sendable {
         case .text(let s): Array(s.utf8)
         case .int64(let v): withUnsafeBytes(of: v.bigEndian) { Array($0) }
         case .byteaArray(let elements):
-            Self.array(elementType: 17, count: elements.count, hasNull: elements.contains { $0 == nil },
-                       size: elements.reduce(0) { $0 + ($1?.count ?? 0) }) { out in
+            Self.array(
+                elementType: 17, count: elements.count, hasNull: elements.contains { $0 == nil },
+                size: elements.reduce(0) { $0 + ($1?.count ?? 0) }
+            ) { out in
                 for e in elements {
                     guard let e else { Self.put(Int32(-1), &out); continue }
                     Self.put(Int32(e.count), &out)

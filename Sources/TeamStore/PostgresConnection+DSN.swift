@@ -12,8 +12,9 @@ extension PostgresConnection {
             // libpq quotes the token it stumbled on, which may be the password: never repeat it.
             let message = error.map { String(cString: $0) }?.trimmedLines.withoutQuotedParts ?? "out of memory"
             if let error { PQfreemem(error) }
-            throw KeychainError(errSecParam, "the PostgreSQL connection string is malformed: \(message)",
-                                hint: "check the DSN's quoting and percent-encoding (its text is not repeated here: it may hold a password)")
+            throw KeychainError(
+                errSecParam, "the PostgreSQL connection string is malformed: \(message)",
+                hint: "check the DSN's quoting and percent-encoding (its text is not repeated here: it may hold a password)")
         }
         defer { PQconninfoFree(options) }
         return read(options, skipEmpty: false)
@@ -41,7 +42,7 @@ extension PostgresConnection {
         "sslmode", "requiressl", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "sslcompression",
         "ssl_min_protocol_version", "ssl_max_protocol_version", "channel_binding", "require_auth",
         "requirepeer", "gssencmode", "krbsrvname", "gsslib", "target_session_attrs", "load_balance_hosts",
-        "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+        "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout"
     ]
 
     /// What of `dsn` kc shows others (the join string, a runner token made without

@@ -33,7 +33,8 @@ extension PostgresConnection {
     static func checkOptions(_ options: [String: String]) throws {
         let mode = options["sslmode"].flatMap { $0.isEmpty ? nil : $0 } ?? "prefer"
         if isVerified(mode) { return }
-        let hosts = (options["host"] ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        let hosts =
+            (options["host"] ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             + (options["hostaddr"] ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard let first = hosts.first(where: { !isLocal($0) }) else { return }
         throw refusal(first, mode: mode)
@@ -44,9 +45,10 @@ extension PostgresConnection {
 
     /// The error of the rail, naming the server and the mode.
     static func refusal(_ server: String, mode: String) -> KeychainError {
-        KeychainError(errSecParam,
-                      "refusing to reach the PostgreSQL server \(server) without verified TLS (sslmode is \(mode))",
-                      hint: "add sslmode=verify-full to the DSN (or the service file), or give --insecure-transport on a network you trust")
+        KeychainError(
+            errSecParam,
+            "refusing to reach the PostgreSQL server \(server) without verified TLS (sslmode is \(mode))",
+            hint: "add sslmode=verify-full to the DSN (or the service file), or give --insecure-transport on a network you trust")
     }
 
     /// The loopback address, localhost, a Unix socket folder, or nothing (libpq's default socket).

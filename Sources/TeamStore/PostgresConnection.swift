@@ -70,7 +70,8 @@ package final class PostgresConnection {
     /// `KC_TEAM_ROUND_TRIP_TIMEOUT` in seconds (0.1 – 3600, decimals allowed), else 30.
     package static let defaultRoundTripTimeout: Double = {
         guard let raw = getenv("KC_TEAM_ROUND_TRIP_TIMEOUT").map({ String(cString: $0) }),
-              let seconds = Double(raw), seconds.isFinite else { return standardRoundTripTimeout }
+            let seconds = Double(raw), seconds.isFinite
+        else { return standardRoundTripTimeout }
         return min(max(seconds, 0.1), 3_600)
     }()
 
@@ -100,8 +101,9 @@ package final class PostgresConnection {
 
     /// Connects (`connect`) and hands the socket to `gate`.
     private func open(_ options: [String: String]) throws {
-        let conn = try Self.connect(dsn: dsn, timeout: connectTimeout, options: options, name: serverName,
-                                    insecure: insecureTransport, gate: gate)
+        let conn = try Self.connect(
+            dsn: dsn, timeout: connectTimeout, options: options, name: serverName,
+            insecure: insecureTransport, gate: gate)
         guard gate.attach(PQsocket(conn)) else {
             PQfinish(conn)
             throw gate.lockedError(serverName)
@@ -123,17 +125,21 @@ package final class PostgresConnection {
     /// statements) and `tcp_user_timeout` (data the peer never acknowledges fails the
     /// connection), the application name and the encoding.
     static func keywords(timeout: Int) -> [(String, String)] {
-        [("connect_timeout", String(max(timeout, 1))),
-         ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3"),
-         ("tcp_user_timeout", String(Int(standardRoundTripTimeout * 1000))),
-         ("fallback_application_name", "kc-team"), ("client_encoding", "UTF8")]
+        [
+            ("connect_timeout", String(max(timeout, 1))),
+            ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", String(Int(standardRoundTripTimeout * 1000))),
+            ("fallback_application_name", "kc-team"), ("client_encoding", "UTF8")
+        ]
     }
 
     /// Opens a libpq connection without blocking past `timeout` seconds per host: the rail
     /// on libpq's resolved options before the startup is sent, on the established
     /// connection after; non-blocking and close-on-exec from then on.
-    private static func connect(dsn: String, timeout: Int, options: [String: String], name: String,
-                                insecure: Bool, gate: ConnectionGate) throws -> OpaquePointer {
+    private static func connect(
+        dsn: String, timeout: Int, options: [String: String], name: String,
+        insecure: Bool, gate: ConnectionGate
+    ) throws -> OpaquePointer {
         // Ours first: a value in the DSN itself overrides it (expand_dbname).
         let ours = keywords(timeout: timeout)
         let keys = ours.map(\.0) + ["dbname"], values = ours.map(\.1) + [dsn]
@@ -146,10 +152,11 @@ package final class PostgresConnection {
             // What libpq will really do (the DSN, the PG* variables and the service file
             // resolved): only a TCP SYN may have gone out yet.
             if !insecure { try checkResolved(conn) }
-            let hosts = max((PQconninfo(conn).map { info in
-                defer { PQconninfoFree(info) }
-                return read(info, skipEmpty: true)["host"]?.split(separator: ",").count ?? 1
-            }) ?? 1, 1)
+            let hosts = max(
+                (PQconninfo(conn).map { info in
+                    defer { PQconninfoFree(info) }
+                    return read(info, skipEmpty: true)["host"]?.split(separator: ",").count ?? 1
+                }) ?? 1, 1)
             let deadline = Deadline.after(seconds: Double(max(timeout, 1) * hosts))
             var state = PGRES_POLLING_WRITING
             while state != PGRES_POLLING_OK {
@@ -157,8 +164,9 @@ package final class PostgresConnection {
                 let events = state == PGRES_POLLING_READING ? Int16(POLLIN) : Int16(POLLOUT)
                 let remaining = milliseconds(until: deadline)
                 guard remaining > 0 else {
-                    throw KeychainError(errSecNotAvailable, "cannot reach the PostgreSQL server \(name): no answer within \(max(timeout, 1) * hosts) s",
-                                        hint: "check the server, the DSN and the network, then try again")
+                    throw KeychainError(
+                        errSecNotAvailable, "cannot reach the PostgreSQL server \(name): no answer within \(max(timeout, 1) * hosts) s",
+                        hint: "check the server, the DSN and the network, then try again")
                 }
                 guard !gate.isRevoked else { throw gate.lockedError(name) }
                 var p = pollfd(fd: PQsocket(conn), events: events, revents: 0)
@@ -183,8 +191,9 @@ package final class PostgresConnection {
         if let password = options["password"], !password.isEmpty {
             message = message.replacingAll(password, with: "***")
         }
-        return KeychainError(errSecNotAvailable, "cannot reach the PostgreSQL server \(name): \(message.trimmedLines)",
-                             hint: "check the server, the DSN and the network, then try again")
+        return KeychainError(
+            errSecNotAvailable, "cannot reach the PostgreSQL server \(name): \(message.trimmedLines)",
+            hint: "check the server, the DSN and the network, then try again")
     }
 
     /// Milliseconds left until `deadline` (0 when it passed).
@@ -381,8 +390,9 @@ package final class PostgresConnection {
         }
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             lastSQLState = "08003"
-            throw KeychainError(errSecNotAvailable, "lost the PostgreSQL server \(serverName)",
-                                hint: "check that the server is up, then try again")
+            throw KeychainError(
+                errSecNotAvailable, "lost the PostgreSQL server \(serverName)",
+                hint: "check that the server is up, then try again")
         }
         return handle
     }
@@ -472,8 +482,9 @@ package final class PostgresConnection {
         timedOut = true
         lastSQLState = "57014"
         let seconds = roundTripTimeout < 10 ? String(format1(roundTripTimeout)) : String(Int(roundTripTimeout))
-        return KeychainError(errSecNotAvailable, "the PostgreSQL server \(serverName) did not answer within \(seconds) s; the statement was cancelled",
-                             hint: "a lock held on the server or a stalled network; check the server, then try again (KC_TEAM_ROUND_TRIP_TIMEOUT sets the deadline)")
+        return KeychainError(
+            errSecNotAvailable, "the PostgreSQL server \(serverName) did not answer within \(seconds) s; the statement was cancelled",
+            hint: "a lock held on the server or a stalled network; check the server, then try again (KC_TEAM_ROUND_TRIP_TIMEOUT sets the deadline)")
     }
 
     /// How long an expired round trip waits for its cancel request: 2 s.
@@ -541,8 +552,9 @@ package final class PostgresConnection {
         let message = PQerrorMessage(conn).map { String(cString: $0) }?.trimmedLines ?? "no answer"
         lastSQLState = "08006"
         inTransaction = false
-        return KeychainError(errSecNotAvailable, "lost the PostgreSQL server \(serverName): \(message)",
-                             hint: "check that the server is up, then try again")
+        return KeychainError(
+            errSecNotAvailable, "lost the PostgreSQL server \(serverName): \(message)",
+            hint: "check that the server is up, then try again")
     }
 }
 

@@ -20,11 +20,13 @@ package enum PostgresFailure {
         case "23505":
             return KeychainError(errSecDuplicateItem, "the item already exists in \(label)")
         case "42501", "25006":
-            return KeychainError(errSecReadOnly, "\(label) is read-only for this member: \(message)",
-                                 hint: "ask an admin of the team for the writer role")
+            return KeychainError(
+                errSecReadOnly, "\(label) is read-only for this member: \(message)",
+                hint: "ask an admin of the team for the writer role")
         case let s where s.hasPrefix("08"):
-            return KeychainError(errSecNotAvailable, "lost the PostgreSQL server of \(label): \(message)",
-                                 hint: "check that the server is up, then try again")
+            return KeychainError(
+                errSecNotAvailable, "lost the PostgreSQL server of \(label): \(message)",
+                hint: "check that the server is up, then try again")
         default:
             return KeychainError(errSecIO, "the PostgreSQL server of \(label) refused a statement: \(message) (SQLSTATE \(sqlState))")
         }

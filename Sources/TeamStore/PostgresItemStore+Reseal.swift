@@ -33,7 +33,7 @@ extension PostgresItemStore {
             .int64Array(rows.map { $0.data == nil ? 0 : 1 }),
             .int64Array(versions),
             .int64Array(rows.map { Int64($0.protection.rawValue) }),
-            .byteaArray(rows.map(\.primaryKey)),
+            .byteaArray(rows.map(\.primaryKey))
         ]
         params += IndexColumn.allCases.map { c in .byteaArray(rows.map { $0.indexes[c] }) }
         params += [.byteaArray(rows.map(\.wrappedKey)), .byteaArray(rows.map(\.metadata))]
@@ -41,16 +41,19 @@ extension PostgresItemStore {
         params.removeAll()
         guard result.affectedRows == rows.count else {
             // As a read refuses it (`forEachRow` with the data): sealed data is never empty.
-            let empty = try connection.execute("SELECT 1 FROM kc_items WHERE keychain_id = $1 AND item_id = ANY($2::bytea[]) AND length(data) = 0 LIMIT 1",
-                                               [.bytes(keychainID), .byteaArray(ids)])
+            let empty = try connection.execute(
+                "SELECT 1 FROM kc_items WHERE keychain_id = $1 AND item_id = ANY($2::bytea[]) AND length(data) = 0 LIMIT 1",
+                [.bytes(keychainID), .byteaArray(ids)])
             if empty.rowCount > 0 {
                 throw KeychainError(errSecDecode, "a row of \(label) has an empty data column: the keychain is damaged or was tampered with")
             }
-            throw KeychainError(errSecItemNotFound, "\(rows.count - result.affectedRows) of \(rows.count) items of \(label) changed or vanished during the re-key")
+            throw KeychainError(
+                errSecItemNotFound, "\(rows.count - result.affectedRows) of \(rows.count) items of \(label) changed or vanished during the re-key")
         }
         // The pairs' fingerprints are keyed too: the old ones go, the new ones come.
-        try connection.executePrepared("DELETE FROM kc_pairs WHERE keychain_id = $1 AND item_id = ANY($2::bytea[])",
-                                       [.bytes(keychainID), .byteaArray(ids)])
+        try connection.executePrepared(
+            "DELETE FROM kc_pairs WHERE keychain_id = $1 AND item_id = ANY($2::bytea[])",
+            [.bytes(keychainID), .byteaArray(ids)])
         var fps: [[UInt8]?] = [], owners: [[UInt8]?] = []
         for row in rows {
             for fp in row.pairs {
@@ -59,8 +62,9 @@ extension PostgresItemStore {
             }
         }
         guard !fps.isEmpty else { return }
-        try connection.executePrepared("INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT $1, u.fp, u.item_id FROM unnest($2::bytea[], $3::bytea[]) AS u(fp, item_id)",
-                                       [.bytes(keychainID), .byteaArray(fps), .byteaArray(owners)])
+        try connection.executePrepared(
+            "INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT $1, u.fp, u.item_id FROM unnest($2::bytea[], $3::bytea[]) AS u(fp, item_id)",
+            [.bytes(keychainID), .byteaArray(fps), .byteaArray(owners)])
     }
 
     /// `replaceResealed`'s UPDATE: the rows' new columns as parallel arrays ($2…), joined to
@@ -69,7 +73,8 @@ extension PostgresItemStore {
     private static var resealSQL: String {
         let indexes = IndexColumn.allCases.map { "i_\($0.rawValue)" }
         let sets = (["row_version", "pk"] + indexes + ["wrapped_key", "metadata"]).map { "\($0) = u.\($0)" } + ["pclass = u.pclass"]
-        let arrays = ["$2::bytea[]", "$3::bigint[]", "$4::text[]", "$5::bigint[]", "$6::bigint[]", "$7::bigint[]", "$8::bytea[]"]
+        let arrays =
+            ["$2::bytea[]", "$3::bigint[]", "$4::text[]", "$5::bigint[]", "$6::bigint[]", "$7::bigint[]", "$8::bytea[]"]
             + indexes.indices.map { "$\(9 + $0)::bytea[]" }
             + ["$\(9 + indexes.count)::bytea[]", "$\(10 + indexes.count)::bytea[]"]
         let names = ["item_id", "seq", "class", "has_data", "row_version", "pclass", "pk"] + indexes + ["wrapped_key", "metadata"]
@@ -86,8 +91,9 @@ extension PostgresItemStore {
     /// (`set_config(…, true)`: nothing stays on a pooled session) and are set back to what
     /// they were when `body` ends.
     package func preferringIndexJoins<T>(_ body: () throws -> T) throws -> T {
-        let before = try connection.execute("SELECT current_setting('enable_hashjoin'), current_setting('enable_mergejoin'), "
-                                             + "set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)")
+        let before = try connection.execute(
+            "SELECT current_setting('enable_hashjoin'), current_setting('enable_mergejoin'), "
+                + "set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)")
         guard let hash = before.text(0, 0), let merge = before.text(0, 1) else {
             throw PGResult.malformed("no planner setting")
         }

@@ -146,7 +146,8 @@ package final class PostgresItemStore: ItemStore {
         if let observer = headObserver, !connection.inTransaction {
             // The head and the rows in one statement: a row always comes back (the head),
             // with NULL item columns when nothing matched.
-            let sql = "WITH h AS (SELECT \(TeamTables.headColumns) FROM kc_keychains WHERE keychain_id = $1)"
+            let sql =
+                "WITH h AS (SELECT \(TeamTables.headColumns) FROM kc_keychains WHERE keychain_id = $1)"
                 + " SELECT h.*, \(columns) FROM h LEFT JOIN kc_items ON \(condition) ORDER BY kc_items.seq"
             let result = try outsideTransaction { try connection.executePrepared(sql, params) }
             try observer(try TeamTables.decodeHead(result))
@@ -199,16 +200,17 @@ package final class PostgresItemStore: ItemStore {
         }
         let base = first + 5 + IndexColumn.allCases.count
         guard let seq = cells.int64(r, first), let itemID = cells.bytes(r, first + 1), let classCode = cells.text(r, first + 2),
-              let version = cells.int64(r, first + 3).flatMap({ UInt64(exactly: $0) }), let pk = cells.bytes(r, first + 4),
-              let wrapped = cells.bytes(r, base), let meta = cells.bytes(r, base + 1), let pclass = cells.int64(r, base + 2)
+            let version = cells.int64(r, first + 3).flatMap({ UInt64(exactly: $0) }), let pk = cells.bytes(r, first + 4),
+            let wrapped = cells.bytes(r, base), let meta = cells.bytes(r, base + 1), let pclass = cells.int64(r, base + 2)
         else {
             throw KeychainError(errSecDecode, "a row of \(label) is malformed: the keychain is damaged or was tampered with")
         }
         guard let protection = UInt8(exactly: pclass).flatMap(ProtectionClass.init(rawValue:)) else {
             throw KeychainError(errSecDecode, "a row of \(label) has an unknown protection class: the keychain was tampered with")
         }
-        return ItemRow(seq: seq, itemID: itemID, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
-                       pairs: pairs, wrappedKey: wrapped, metadata: meta, data: data, protection: protection)
+        return ItemRow(
+            seq: seq, itemID: itemID, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
+            pairs: pairs, wrappedKey: wrapped, metadata: meta, data: data, protection: protection)
     }
 
     /// The fingerprints of a row's pair column: (u32 big-endian length, bytes)…
@@ -248,7 +250,8 @@ package final class PostgresItemStore: ItemStore {
         let placeholders = (1...params.count).map { "$\($0)" }.joined(separator: ", ")
         // ON CONFLICT DO NOTHING: a duplicate is an answer, not an error that would abort
         // the caller's transaction (SQLite's transaction survives one).
-        let result = try connection.executePrepared("INSERT INTO kc_items (keychain_id, \(Self.rowColumnsSQL)) VALUES (\(placeholders)) ON CONFLICT DO NOTHING RETURNING seq", params)
+        let result = try connection.executePrepared(
+            "INSERT INTO kc_items (keychain_id, \(Self.rowColumnsSQL)) VALUES (\(placeholders)) ON CONFLICT DO NOTHING RETURNING seq", params)
         guard result.rowCount == 1 else {
             throw KeychainError(errSecDuplicateItem, "the item already exists in \(label)")
         }
@@ -264,12 +267,14 @@ package final class PostgresItemStore: ItemStore {
         // A primary key another row holds is refused before the UPDATE, so that the unique
         // constraint (whose error would abort the transaction) is the guard of last resort.
         let seqParam = params.count
-        let sql = "UPDATE kc_items SET \(sets) WHERE keychain_id = $1 AND item_id = $2 AND seq = $\(seqParam)"
+        let sql =
+            "UPDATE kc_items SET \(sets) WHERE keychain_id = $1 AND item_id = $2 AND seq = $\(seqParam)"
             + " AND NOT EXISTS (SELECT 1 FROM kc_items o WHERE o.keychain_id = $1 AND o.pk = $5 AND o.item_id <> $2)"
         let result = try connection.executePrepared(sql, params)
         if result.affectedRows != 1 {
-            let taken = try connection.execute("SELECT 1 FROM kc_items WHERE keychain_id = $1 AND pk = $2 AND item_id <> $3",
-                                               [.bytes(keychainID), .bytes(row.primaryKey), .bytes(row.itemID)])
+            let taken = try connection.execute(
+                "SELECT 1 FROM kc_items WHERE keychain_id = $1 AND pk = $2 AND item_id <> $3",
+                [.bytes(keychainID), .bytes(row.primaryKey), .bytes(row.itemID)])
             if taken.rowCount > 0 { throw KeychainError(errSecDuplicateItem, "the item already exists in \(label)") }
             throw KeychainError(errSecItemNotFound, "the item changed or vanished during the update")
         }
@@ -314,9 +319,11 @@ package final class PostgresItemStore: ItemStore {
         case .column(let c):
             sql = "SELECT seq, i_\(c.rawValue) FROM kc_items WHERE keychain_id = $1 AND i_\(c.rawValue) IS NOT NULL ORDER BY i_\(c.rawValue), seq"
         case .pairTable:
-            sql = "SELECT i.seq, p.fp FROM kc_pairs p JOIN kc_items i ON i.keychain_id = p.keychain_id AND i.item_id = p.item_id WHERE p.keychain_id = $1 ORDER BY i.seq, p.fp"
+            sql =
+                "SELECT i.seq, p.fp FROM kc_pairs p JOIN kc_items i ON i.keychain_id = p.keychain_id AND i.item_id = p.item_id WHERE p.keychain_id = $1 ORDER BY i.seq, p.fp"
         case .pairIndex:
-            sql = "SELECT i.seq, p.fp FROM kc_pairs p JOIN kc_items i ON i.keychain_id = p.keychain_id AND i.item_id = p.item_id WHERE p.keychain_id = $1 ORDER BY p.fp, i.seq"
+            sql =
+                "SELECT i.seq, p.fp FROM kc_pairs p JOIN kc_items i ON i.keychain_id = p.keychain_id AND i.item_id = p.item_id WHERE p.keychain_id = $1 ORDER BY p.fp, i.seq"
         }
         let result = try connection.execute(sql, [.bytes(keychainID)])
         for r in 0..<result.rowCount {
@@ -339,8 +346,9 @@ package final class PostgresItemStore: ItemStore {
     package func compactLog() throws {}
 
     package func copy(toNewFile path: String) throws -> any ItemStore {
-        throw KeychainError(errSecUnimplemented, "\(label) cannot be copied into a file",
-                            hint: "back up a team keychain with pg_dump; docs/team.md")
+        throw KeychainError(
+            errSecUnimplemented, "\(label) cannot be copied into a file",
+            hint: "back up a team keychain with pg_dump; docs/team.md")
     }
 
     package func freshConnection() throws -> (any ItemStore)? {

@@ -80,7 +80,7 @@ package enum PostgresSchema {
             )
             """,
             "CREATE UNIQUE INDEX IF NOT EXISTS kc_items_seq ON kc_items (keychain_id, seq)",
-            "CREATE INDEX IF NOT EXISTS kc_items_class ON kc_items (keychain_id, class, seq)",
+            "CREATE INDEX IF NOT EXISTS kc_items_class ON kc_items (keychain_id, class, seq)"
         ]
         for column in IndexColumn.allCases {
             let name = "i_\(column.rawValue)"
@@ -97,7 +97,7 @@ package enum PostgresSchema {
             )
             """,
             "CREATE INDEX IF NOT EXISTS kc_pairs_item ON kc_pairs (keychain_id, item_id, fp)",
-            "INSERT INTO kc_schema (version) SELECT \(version) WHERE NOT EXISTS (SELECT 1 FROM kc_schema)",
+            "INSERT INTO kc_schema (version) SELECT \(version) WHERE NOT EXISTS (SELECT 1 FROM kc_schema)"
         ]
         return sql
     }
@@ -126,20 +126,24 @@ package enum PostgresSchema {
             result = try c.execute("SELECT max(version)::bigint FROM kc_schema")
         } catch let e as KeychainError where c.lastSQLState == "42P01" {
             _ = e
-            throw KeychainError(errSecDecode, "the database at \(c.serverName) has no kc team schema",
-                                hint: "create the team keychain with kc team create")
+            throw KeychainError(
+                errSecDecode, "the database at \(c.serverName) has no kc team schema",
+                hint: "create the team keychain with kc team create")
         }
         guard let found = result.int64(0, 0) else {
-            throw KeychainError(errSecDecode, "the database at \(c.serverName) has no kc team schema version: it is damaged or was never finished",
-                                hint: "restore the database from a backup")
+            throw KeychainError(
+                errSecDecode, "the database at \(c.serverName) has no kc team schema version: it is damaged or was never finished",
+                hint: "restore the database from a backup")
         }
         if found > Int64(version) {
-            throw KeychainError(errSecWrongSecVersion, "the database at \(c.serverName) has team schema version \(found); this kc reads up to \(version)",
-                                hint: "upgrade kc to open this team keychain")
+            throw KeychainError(
+                errSecWrongSecVersion, "the database at \(c.serverName) has team schema version \(found); this kc reads up to \(version)",
+                hint: "upgrade kc to open this team keychain")
         }
         if found < 1 {
-            throw KeychainError(errSecDecode, "the database at \(c.serverName) has team schema version \(found), which kc never writes",
-                                hint: "restore the database from a backup")
+            throw KeychainError(
+                errSecDecode, "the database at \(c.serverName) has team schema version \(found), which kc never writes",
+                hint: "restore the database from a backup")
         }
     }
 }

@@ -18,8 +18,10 @@ package enum TeamAdmin {
     /// Creates the team keychain `name` on the server at `dsn` with this device as its root
     /// admin `memberName`, and its team file protected by `password`.
     /// - Throws: errSecDuplicateKeychain when this device already has a team of that name.
-    package static func create(name: String, dsn: String, memberName: String, password: borrowing SecureBytes,
-                               profile: KDFProfile, insecureTransport: Bool) throws -> Created {
+    package static func create(
+        name: String, dsn: String, memberName: String, password: borrowing SecureBytes,
+        profile: KDFProfile, insecureTransport: Bool
+    ) throws -> Created {
         try TeamName.validate(name)
         try Sodium.ensureReady()
         let path = TeamFile.path(name: name)
@@ -27,16 +29,19 @@ package enum TeamAdmin {
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecureTransport)
         let member = try MemberKeys.generate()
         let id = try createOnServer(name: name, dsn: dsn, memberName: memberName, member: member, insecureTransport: insecureTransport)
-        try TeamFile.create(at: path, teamName: name, keychainID: id, dsn: dsn, memberID: member.memberID,
-                            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
+        try TeamFile.create(
+            at: path, teamName: name, keychainID: id, dsn: dsn, memberID: member.memberID,
+            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
         // The join string is shared freely: only the shareable keywords of the DSN.
         return Created(join: JoinString(keychainID: id, dsn: try PostgresConnection.shareable(dsn)), fingerprint: member.fingerprint)
     }
 
     /// Writes a new team keychain `name` to the server at `dsn` (its schema installed when
     /// missing) with `member` as its root admin `memberName`; answers its id. No local file.
-    package static func createOnServer(name: String, dsn: String, memberName: String, member: MemberKeys,
-                                       insecureTransport: Bool = false) throws -> [UInt8] {
+    package static func createOnServer(
+        name: String, dsn: String, memberName: String, member: MemberKeys,
+        insecureTransport: Bool = false
+    ) throws -> [UInt8] {
         let now = TeamAuthority.now
         let root = MemberRecord(name: memberName, role: .admin, boxPublicKey: member.boxPublicKey, signPublicKey: member.signPublicKey)
         let genesis = Genesis(name: name, root: root, created: now)
@@ -44,12 +49,14 @@ package enum TeamAdmin {
         let mk = try KeyHierarchy.newMasterKey()
         let commitment = MasterKeyDelivery.commitment(masterKey: mk, keychainID: id, keyGeneration: 1)
         let roster = try Roster([root])
-        var first = LogEntry(kind: .roster, generation: 1, previous: id, keyGeneration: 1, signer: root.memberID, time: now,
-                             roster: roster, masterKeyCommitment: commitment, previousRoster: id, setDigest: LtHash().digest,
-                             count: 0, rosterDigest: roster.digest)
+        var first = LogEntry(
+            kind: .roster, generation: 1, previous: id, keyGeneration: 1, signer: root.memberID, time: now,
+            roster: roster, masterKeyCommitment: commitment, previousRoster: id, setDigest: LtHash().digest,
+            count: 0, rosterDigest: roster.digest)
         first.sign(keychainID: id, with: member)
-        let wrap = try MasterKeyDelivery.wrap(masterKey: mk, keychainID: id, keyGeneration: 1, memberID: root.memberID,
-                                              memberBoxKey: root.boxPublicKey, admin: member, commitment: commitment)
+        let wrap = try MasterKeyDelivery.wrap(
+            masterKey: mk, keychainID: id, keyGeneration: 1, memberID: root.memberID,
+            memberBoxKey: root.boxPublicKey, admin: member, commitment: commitment)
         let connection = try PostgresConnection(dsn: dsn, insecureTransport: insecureTransport)
         try PostgresSchema.install(connection)
         let store = PostgresItemStore(connection: connection, keychainID: id, label: TeamName.prefix + name)
@@ -66,8 +73,10 @@ package enum TeamAdmin {
     /// very keychain (its genesis hashes to the id), leaves this device's public keys there
     /// for an admin, and writes the team file. Answers the fingerprint to tell the admin.
     /// - Parameter localName: the name to know the team by here (default: the genesis's).
-    package static func join(_ join: JoinString, memberName: String, localName: String?, password: borrowing SecureBytes,
-                             profile: KDFProfile, insecureTransport: Bool) throws -> (name: String, fingerprint: String) {
+    package static func join(
+        _ join: JoinString, memberName: String, localName: String?, password: borrowing SecureBytes,
+        profile: KDFProfile, insecureTransport: Bool
+    ) throws -> (name: String, fingerprint: String) {
         try Sodium.ensureReady()
         try PostgresConnection.checkTransport(dsn: join.dsn, insecureAllowed: insecureTransport)
         let member = try MemberKeys.generate()
@@ -77,24 +86,28 @@ package enum TeamAdmin {
             try requireNoTeamFile(TeamFile.path(name: name), name: name)
         }
         let name = localName ?? genesis.name
-        try TeamFile.create(at: TeamFile.path(name: name), teamName: name, keychainID: join.keychainID, dsn: join.dsn, memberID: member.memberID,
-                            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
+        try TeamFile.create(
+            at: TeamFile.path(name: name), teamName: name, keychainID: join.keychainID, dsn: join.dsn, memberID: member.memberID,
+            insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
         return (name, member.fingerprint)
     }
 
     /// The server part of `join`: checks the genesis against the join string's id (then
     /// calls `check` with it, before anything is written) and leaves `member`'s join request.
     /// - Returns: the verified genesis.
-    package static func requestToJoin(_ join: JoinString, memberName: String, member: MemberKeys, insecureTransport: Bool = false,
-                                      check: (Genesis) throws -> Void = { _ in }) throws -> Genesis {
+    package static func requestToJoin(
+        _ join: JoinString, memberName: String, member: MemberKeys, insecureTransport: Bool = false,
+        check: (Genesis) throws -> Void = { _ in }
+    ) throws -> Genesis {
         let connection = try PostgresConnection(dsn: join.dsn, insecureTransport: insecureTransport)
         try PostgresSchema.check(connection)
         let store = PostgresItemStore(connection: connection, keychainID: join.keychainID, label: "the team keychain")
         let tables = TeamTables(connection: connection, keychainID: join.keychainID)
         let genesisBytes = try store.transaction(write: false) { try tables.genesis() }
         guard let genesisBytes else {
-            throw KeychainError(errSecNoSuchKeychain, "the server holds no team keychain with the join string's id",
-                                hint: "check the DSN and copy the whole join string again")
+            throw KeychainError(
+                errSecNoSuchKeychain, "the server holds no team keychain with the join string's id",
+                hint: "check the DSN and copy the whole join string again")
         }
         let genesis = try Genesis(encoded: genesisBytes, expecting: join.keychainID)
         try check(genesis)
@@ -110,13 +123,16 @@ package enum TeamAdmin {
         let a = opened.authority
         let stored = try a.store.transaction(write: false) { try a.tables.request(fingerprint: fingerprint) }
         guard let stored else {
-            throw KeychainError(errSecItemNotFound, "no device asked to join \(a.label) with the fingerprint \(fingerprint)",
-                                hint: "run `kc team join JOIN-STRING` on that device first, and compare the fingerprint it prints")
+            throw KeychainError(
+                errSecItemNotFound, "no device asked to join \(a.label) with the fingerprint \(fingerprint)",
+                hint: "run `kc team join JOIN-STRING` on that device first, and compare the fingerprint it prints")
         }
         let request = try JoinRequest(encoded: stored)
         guard request.fingerprint == fingerprint, request.isSelfSigned(keychainID: a.keychainID) else {
-            throw KeychainError(errSecInvalidKeychain, "the keys the server holds for fingerprint \(fingerprint) do not have that fingerprint: the server substituted a key; nobody was added",
-                                hint: "see docs/team.md, \"What the server can and cannot do\"")
+            throw KeychainError(
+                errSecInvalidKeychain,
+                "the keys the server holds for fingerprint \(fingerprint) do not have that fingerprint: the server substituted a key; nobody was added",
+                hint: "see docs/team.md, \"What the server can and cannot do\"")
         }
         let record = MemberRecord(name: memberName, role: role, boxPublicKey: request.boxPublicKey, signPublicKey: request.signPublicKey)
         try changeRoster(opened, rekey: false) { roster in try Roster(roster.members + [record]) }
@@ -126,14 +142,18 @@ package enum TeamAdmin {
 
     /// Adds a CI runner `memberName` with `role`, valid until `expires` (Unix time, 0 for
     /// never): a new seed, delivered only inside the token this answers (`kcr1:…`).
-    package static func addRunner(_ opened: TeamKeychains.Opened, teamName: String, memberName: String, role: MemberRole,
-                                  expires: UInt64, dsn: String) throws -> SecureBytes {
+    package static func addRunner(
+        _ opened: TeamKeychains.Opened, teamName: String, memberName: String, role: MemberRole,
+        expires: UInt64, dsn: String
+    ) throws -> SecureBytes {
         let keys = try MemberKeys.generate()
-        let record = MemberRecord(name: memberName, role: role, boxPublicKey: keys.boxPublicKey, signPublicKey: keys.signPublicKey,
-                                  expires: expires, isRunner: true)
+        let record = MemberRecord(
+            name: memberName, role: role, boxPublicKey: keys.boxPublicKey, signPublicKey: keys.signPublicKey,
+            expires: expires, isRunner: true)
         try changeRoster(opened, rekey: false) { roster in try Roster(roster.members + [record]) }
-        let token = try RunnerToken(keychainID: opened.authority.keychainID, seed: keys.seed.copy(prefix: keys.seed.count), name: teamName,
-                                    dsn: SecureBytes(copying: Array(dsn.utf8)))
+        let token = try RunnerToken(
+            keychainID: opened.authority.keychainID, seed: keys.seed.copy(prefix: keys.seed.count), name: teamName,
+            dsn: SecureBytes(copying: Array(dsn.utf8)))
         return try token.encoded()
     }
 
@@ -157,8 +177,9 @@ package enum TeamAdmin {
     private static func requireNoTeamFile(_ path: String, name: String) throws {
         var st = stat()
         guard lstat(path, &st) != 0 else {
-            throw KeychainError(errSecDuplicateKeychain, "this device already has a team keychain named \(name) (\(path))",
-                                hint: "choose another name with --name, or remove that file if the team is gone")
+            throw KeychainError(
+                errSecDuplicateKeychain, "this device already has a team keychain named \(name) (\(path))",
+                hint: "choose another name with --name, or remove that file if the team is gone")
         }
     }
 }

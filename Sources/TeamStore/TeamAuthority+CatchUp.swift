@@ -26,8 +26,10 @@ extension TeamAuthority {
         // seal, under a master key the view no longer vouches for (after a removal, the one
         // the removed member holds): a caller that did not adopt a re-key's new keys.
         guard keys.keyGeneration == keyGeneration else {
-            throw KeychainError(errSecInternalError, "\(label): an operation used the keys of key generation \(keys.keyGeneration) where the verified view is at \(keyGeneration); nothing was read or written",
-                                hint: "try again; please report this")
+            throw KeychainError(
+                errSecInternalError,
+                "\(label): an operation used the keys of key generation \(keys.keyGeneration) where the verified view is at \(keyGeneration); nothing was read or written",
+                hint: "try again; please report this")
         }
         // The ledger is not copied (at 100,000 rows a copy per read cost milliseconds): the
         // rows `apply` changes are journalled and put back. A rescan assigns the ledger
@@ -66,7 +68,9 @@ extension TeamAuthority {
         if serverHead.generation == generation { return keys }
         let entries = try tables.entries(after: generation, through: serverHead.generation)
         guard UInt64(entries.count) == serverHead.generation - generation else {
-            throw serverError("\(serverHead.generation - generation - UInt64(entries.count)) entries between generation \(generation) and \(serverHead.generation) are missing: the server hid them")
+            throw serverError(
+                "\(serverHead.generation - generation - UInt64(entries.count)) entries between generation \(generation) and \(serverHead.generation) are missing: the server hid them"
+            )
         }
         var chain = LogChain(from: .view, label: label, generation: generation, head: head, seen: ahead, walked: walked)
         var current = CatchUpKeys(keys: keys)
@@ -127,8 +131,9 @@ extension TeamAuthority {
             guard mayRescan else { throw NeedsSnapshot() }
             guard e.keyGeneration == keyGeneration + 1 else { throw serverError("roster entry \(g) skips a key generation") }
             guard me != nil else {
-                throw KeychainError(errSecAuthFailed, "this device was removed from \(label); it reads nothing written since",
-                                    hint: "ask an admin to add it again")
+                throw KeychainError(
+                    errSecAuthFailed, "this device was removed from \(label); it reads nothing written since",
+                    hint: "ask an admin to add it again")
             }
             keyGeneration = e.keyGeneration
             commitment = e.masterKeyCommitment
@@ -136,7 +141,8 @@ extension TeamAuthority {
             current.rescan = e
         } else {
             guard e.keyGeneration == keyGeneration, e.masterKeyCommitment == commitment,
-                  current.rescan != nil || holdsRows(of: e) else {
+                current.rescan != nil || holdsRows(of: e)
+            else {
                 throw serverError("roster entry \(g) changes the keys or rows without a re-key")
             }
             guard me != nil else {
@@ -160,6 +166,8 @@ extension TeamAuthority {
     func checkFreshness() throws {
         let now = Self.now
         guard maxStaleness > 0, now > lastTime, now - lastTime > maxStaleness else { return }
-        throw serverError("the newest signed entry is \(now - lastTime) s old, more than the \(maxStaleness) s allowed (KC_TEAM_MAX_STALENESS): the server may be freezing the keychain at an old head, or no writer has sent a heartbeat")
+        throw serverError(
+            "the newest signed entry is \(now - lastTime) s old, more than the \(maxStaleness) s allowed (KC_TEAM_MAX_STALENESS): the server may be freezing the keychain at an old head, or no writer has sent a heartbeat"
+        )
     }
 }

@@ -63,7 +63,9 @@ extension TeamAuthority {
             // A checkpoint below the view (another process, shown the log from another
             // connection, recorded it since): its entry must be the one this view walked.
             guard floor.generation > generation || walked.agrees(at: floor.generation, head: floor.head) else {
-                throw serverError("this device recorded another entry at generation \(floor.generation) than the one its view walked past (a fork: the server shows this device's processes two histories)")
+                throw serverError(
+                    "this device recorded another entry at generation \(floor.generation) than the one its view walked past (a fork: the server shows this device's processes two histories)"
+                )
             }
         }
         guard serverHead.generation != generation || serverHead.head == head else {
@@ -106,8 +108,9 @@ extension TeamAuthority {
     ///   altered file, a full disk.
     @discardableResult
     func recordCheckpoint(wait: Int = Checkpoint.lockWait) throws -> Checkpoint {
-        let cp = Checkpoint(generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
-                            keyGeneration: keyGeneration, time: lastTime)
+        let cp = Checkpoint(
+            generation: generation, head: head, setDigest: set.digest, count: UInt64(ledger.count),
+            keyGeneration: keyGeneration, time: lastTime)
         let walked = walked
         let kept = try cp.advance(at: checkpointPath, key: checkpointKey, wait: wait, agrees: walked.agrees)
         lastCheckpoint = .now
@@ -125,7 +128,8 @@ extension TeamAuthority {
     /// lock: tried again at the next idle second.
     package func idle() {
         guard recordedHead?.generation != generation || recordedHead?.head != head,
-              Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000 else { return }
+            Deadline.now.nanoseconds &- lastCheckpoint.nanoseconds >= 1_000_000_000
+        else { return }
         try? recordCheckpoint(wait: 0)
     }
 
@@ -148,9 +152,12 @@ extension TeamAuthority {
                 try recordCheckpoint(wait: Checkpoint.commandLockWait)
             }
         } catch let e as KeychainError {
-            throw KeychainError(e.status == errSecInvalidKeychain ? e.status : errSecNotAvailable,
-                                "\(label): the change is committed (generation \(committed)), but this device's checkpoint does not hold it: \(e.message); until it does, a restore of an older dump that undoes it is not noticed here",
-                                hint: "run `kc team head -k \(label)` once the other kc process is done (it records the checkpoint), and compare the head with another member's", cause: e.cause)
+            throw KeychainError(
+                e.status == errSecInvalidKeychain ? e.status : errSecNotAvailable,
+                "\(label): the change is committed (generation \(committed)), but this device's checkpoint does not hold it: \(e.message); until it does, a restore of an older dump that undoes it is not noticed here",
+                hint:
+                    "run `kc team head -k \(label)` once the other kc process is done (it records the checkpoint), and compare the head with another member's",
+                cause: e.cause)
         }
     }
 }

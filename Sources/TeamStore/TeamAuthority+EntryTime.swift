@@ -15,7 +15,9 @@ extension TeamAuthority {
             throw serverError("entry \(e.generation) is dated \(previousTime - e.time) s before the entry it follows: entry times never go back")
         }
         guard e.time <= now &+ Self.clockSkew else {
-            throw serverError("entry \(e.generation) is dated \(e.time - now) s in the future, more than the \(Self.clockSkew) s of clock skew allowed: a writer's clock is wrong, or it set the date to defeat the freeze check")
+            throw serverError(
+                "entry \(e.generation) is dated \(e.time - now) s in the future, more than the \(Self.clockSkew) s of clock skew allowed: a writer's clock is wrong, or it set the date to defeat the freeze check"
+            )
         }
     }
 

@@ -42,8 +42,9 @@ extension TeamAuthority {
     private func fullVerification() throws -> KeyHierarchy {
         let snapshot = try exportSnapshot()
         guard let genesisBytes = try tables.genesis(), let serverHead = try tables.head() else {
-            throw KeychainError(errSecNoSuchKeychain, "\(label) is not on the server (no keychain with its id)",
-                                hint: "check the DSN, or whether the database was replaced")
+            throw KeychainError(
+                errSecNoSuchKeychain, "\(label) is not on the server (no keychain with its id)",
+                hint: "check the DSN, or whether the database was replaced")
         }
         let seen = try headsToPass(to: serverHead, from: .genesis)
         let now = Self.now
@@ -68,8 +69,9 @@ extension TeamAuthority {
         let keys: KeyHierarchy
         do {
             guard let me else {
-                throw KeychainError(errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
-                                    hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
+                throw KeychainError(
+                    errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
+                    hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
             }
             guard me.isValid(at: Self.now) else { throw expired(me) }
             keys = try openMasterKey(generation: walk.keyGeneration, signedBy: lastRoster)
@@ -96,8 +98,9 @@ extension TeamAuthority {
         // The hashes walked past the lowest head this device saw (every generation, for a
         // device with none): what a checkpoint another process records later is compared with.
         let walkBase = seen.keys.min() ?? 0
-        let chain = LogChain(from: .genesis, label: label, generation: 0, head: keychainID, seen: seen,
-                             walked: WalkedHeads(base: walkBase, head: seen[walkBase] ?? keychainID))
+        let chain = LogChain(
+            from: .genesis, label: label, generation: 0, head: keychainID, seen: seen,
+            walked: WalkedHeads(base: walkBase, head: seen[walkBase] ?? keychainID))
         var walk = GenesisWalk(chain: chain, roster: try Roster([genesis.root]), rosterEntryHash: keychainID)
         var after: UInt64 = 0
         paging: while after < serverHead.generation {
@@ -156,13 +159,15 @@ extension TeamAuthority {
     /// over it and the commitment of the roster entry that made it.
     func openMasterKey(generation keyGen: UInt32, signedBy entry: LogEntry) throws -> KeyHierarchy {
         guard let wrap = try tables.wrap(keyGeneration: keyGen, memberID: member.memberID) else {
-            throw KeychainError(errSecAuthFailed, "\(label) holds no master key for this device at key generation \(keyGen)",
-                                hint: "an admin adds it again with `kc team add`")
+            throw KeychainError(
+                errSecAuthFailed, "\(label) holds no master key for this device at key generation \(keyGen)",
+                hint: "an admin adds it again with `kc team add`")
         }
         var admins = roster.adminSignKeys(at: entry.time)
         if let signer = roster.member(entry.signer) ?? nil, signer.role == .admin { admins.append(signer.signPublicKey) }
-        let mk = try MasterKeyDelivery.open(sealed: wrap.sealed, signature: wrap.signature, keychainID: keychainID, keyGeneration: keyGen,
-                                            member: member, adminSignKeys: admins, commitment: entry.masterKeyCommitment)
+        let mk = try MasterKeyDelivery.open(
+            sealed: wrap.sealed, signature: wrap.signature, keychainID: keychainID, keyGeneration: keyGen,
+            member: member, adminSignKeys: admins, commitment: entry.masterKeyCommitment)
         return try KeyHierarchy(master: SymmetricKey(mk), keychainID: keychainID, keyGeneration: keyGen, blindKeyIDs: Schema.blindKeyIDs)
     }
 }

@@ -12,7 +12,8 @@ extension TeamAuthority {
     /// signed entry's (at generation `g`).
     func accept(_ rows: ScannedRows, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
         guard UInt64(rows.ledger.count) == expectedCount, rows.set.digest == expectedDigest else {
-            let what = UInt64(rows.ledger.count) == expectedCount
+            let what =
+                UInt64(rows.ledger.count) == expectedCount
                 ? "rows were edited, replayed or swapped"
                 : "the server holds \(rows.ledger.count) rows where the signed log counts \(expectedCount): rows were deleted or put back"
             throw tampered("the items do not match the signed log at generation \(g) (\(what))")
@@ -63,8 +64,10 @@ extension TeamAuthority {
         let newHash = new.map(RowHash.of) ?? []
         if !oldHash.isEmpty { pendingSet.remove(oldHash); pendingCount -= 1 }
         if !newHash.isEmpty { pendingSet.add(newHash); pendingCount += 1 }
-        pending.append(RowChange(itemID: id, classCode: cls, oldVersion: old?.rowVersion ?? 0, newVersion: new?.rowVersion ?? 0,
-                                 oldHash: oldHash, newHash: newHash))
+        pending.append(
+            RowChange(
+                itemID: id, classCode: cls, oldVersion: old?.rowVersion ?? 0, newVersion: new?.rowVersion ?? 0,
+                oldHash: oldHash, newHash: newHash))
         pendingLedger[id] = newHash
     }
 }

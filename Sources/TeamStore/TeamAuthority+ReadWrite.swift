@@ -77,7 +77,8 @@ extension TeamAuthority {
                 // As a file keychain waits for its lock: lost races are retried for 30 s, not a
                 // number of times (a writer that keeps losing to a busy one is not an error).
                 guard Deadline.now < giveUp else {
-                    throw KeychainError(errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was written", hint: "try again")
+                    throw KeychainError(
+                        errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was written", hint: "try again")
                 }
                 usleep(UInt32.random(in: 200...(2_000 * UInt32(min(attempt, 20)))))
             } catch is NeedsSnapshot {
@@ -97,13 +98,16 @@ extension TeamAuthority {
     /// changes signed and appended.
     /// - Returns: what `body` answered, and the entry appended.
     /// - Throws: `LostRace` when another writer claimed the generation first.
-    private func writeOnce<T>(_ latest: inout KeyHierarchy, adopt: (KeyHierarchy) -> Void,
-                              _ body: (KeyHierarchy, inout StateRecord) throws -> T) throws -> (T, LogEntry) {
+    private func writeOnce<T>(
+        _ latest: inout KeyHierarchy, adopt: (KeyHierarchy) -> Void,
+        _ body: (KeyHierarchy, inout StateRecord) throws -> T
+    ) throws -> (T, LogEntry) {
         let current = try catchUp(latest, mayRescan: false)
         if current !== latest { adopt(current); latest = current }
         guard let me, me.role.mayWrite else {
-            throw KeychainError(errSecReadOnly, "\(label) is read-only for \(self.me?.name ?? "this device"), a reader",
-                                hint: "an admin can make it a writer: kc team remove, then kc team add with --role writer")
+            throw KeychainError(
+                errSecReadOnly, "\(label) is read-only for \(self.me?.name ?? "this device"), a reader",
+                hint: "an admin can make it a writer: kc team remove, then kc team add with --role writer")
         }
         // Never commit an entry every other member refuses (`checkWriter`): one
         // signed after the expiry would leave the keychain unreadable to all.
@@ -120,9 +124,10 @@ extension TeamAuthority {
             throw KeychainError(errSecInternalError, "\(label): the write's count does not match its row changes")
         }
         // An entry that changes no row is a heartbeat (`kc team heartbeat`).
-        var e = LogEntry(kind: pending.isEmpty ? .heartbeat : .items, generation: generation + 1, previous: head, keyGeneration: keyGeneration,
-                         signer: member.memberID, time: nextEntryTime, changes: pending, setDigest: pendingSet.digest,
-                         count: UInt64(pendingCount), rosterDigest: roster.digest)
+        var e = LogEntry(
+            kind: pending.isEmpty ? .heartbeat : .items, generation: generation + 1, previous: head, keyGeneration: keyGeneration,
+            signer: member.memberID, time: nextEntryTime, changes: pending, setDigest: pendingSet.digest,
+            count: UInt64(pendingCount), rosterDigest: roster.digest)
         e.sign(keychainID: keychainID, with: member)
         try tables.append(generation: e.generation, kind: Int16(e.kind.rawValue), entry: e.encoded, newHead: e.hash, keyGeneration: nil)
         return (result, e)
@@ -160,17 +165,20 @@ extension TeamAuthority {
 
     package func admit(_ attributes: [String: AttributeValue]) throws {
         if case .string(let pdmn)? = attributes["pdmn"], pdmn.hasSuffix("u") {
-            throw KeychainError(errSecParam, "a this-device-only item cannot go into \(label): a team keychain is shared by every member's devices",
-                                hint: "choose another accessibility (--accessible after-first-unlock or when-unlocked), or keep it in a file keychain")
+            throw KeychainError(
+                errSecParam, "a this-device-only item cannot go into \(label): a team keychain is shared by every member's devices",
+                hint: "choose another accessibility (--accessible after-first-unlock or when-unlocked), or keep it in a file keychain")
         }
         if let flags = attributes[kcAttrAccessControlFlags], flags != .int(0) {
-            throw KeychainError(errSecParam, "an item that requires user presence cannot go into \(label): a team keychain has no password of its own to ask for",
-                                hint: "keep it in a file keychain")
+            throw KeychainError(
+                errSecParam, "an item that requires user presence cannot go into \(label): a team keychain has no password of its own to ask for",
+                hint: "keep it in a file keychain")
         }
     }
 
     package func unsupported(_ operation: String) -> KeychainError? {
-        KeychainError(errSecUnimplemented, "\(operation) is not supported for the team keychain \(label)",
-                      hint: "team keychains are managed with `kc team` (docs/team.md)")
+        KeychainError(
+            errSecUnimplemented, "\(operation) is not supported for the team keychain \(label)",
+            hint: "team keychains are managed with `kc team` (docs/team.md)")
     }
 }

@@ -17,8 +17,10 @@ extension TeamAuthority {
     /// - Parameter adopt: called with the new keys after a re-key (the keychain's).
     /// - Returns: the roster entry written.
     @discardableResult
-    func changeRoster(keys: KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
-                      _ change: (Roster) throws -> Roster) throws -> LogEntry {
+    func changeRoster(
+        keys: KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
+        _ change: (Roster) throws -> Roster
+    ) throws -> LogEntry {
         let giveUp = Deadline.after(seconds: Self.busyTimeout)
         // The keys of the view, as `write` keeps them: a catch-up across a re-key opens new
         // ones, which every attempt after it starts from and the keychain adopts.
@@ -33,7 +35,8 @@ extension TeamAuthority {
                 latest = try catchUpInSnapshot(latest, adopt: adopt)
             } catch is LostRace {
                 guard Deadline.now < giveUp else {
-                    throw KeychainError(errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was changed", hint: "try again")
+                    throw KeychainError(
+                        errSecNotAvailable, "\(label): other writers kept winning for \(Int(Self.busyTimeout)) s; nothing was changed", hint: "try again")
                 }
                 usleep(UInt32.random(in: 1_000...20_000))
             }
@@ -52,12 +55,15 @@ extension TeamAuthority {
     /// rows re-sealed for a re-key, the master key delivered and the signed roster entry
     /// appended.
     /// - Throws: `LostRace` when another writer claimed the generation first.
-    private func changeRosterOnce(_ latest: inout KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
-                                  _ change: (Roster) throws -> Roster) throws -> RosterChange {
+    private func changeRosterOnce(
+        _ latest: inout KeyHierarchy, rekey: Bool, adopt: (KeyHierarchy) -> Void,
+        _ change: (Roster) throws -> Roster
+    ) throws -> RosterChange {
         let current = try catchUp(latest, mayRescan: false)
         if current !== latest { adopt(current); latest = current }
         guard let me, me.role == .admin else {
-            throw KeychainError(errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
+            throw KeychainError(
+                errSecReadOnly, "only an admin of \(label) changes its members; \(self.me?.name ?? "this device") is a \(self.me?.role.name ?? "non-member")")
         }
         // Every other member refuses a roster entry signed after its signer expired.
         guard me.isValid(at: nextEntryTime) else { throw expired(me) }
@@ -84,12 +90,14 @@ extension TeamAuthority {
             count = UInt64(l.count)
         }
         try deliver(mk, keyGeneration: keyGen, commitment: commit, to: newRoster, rekey: rekey)
-        var e = LogEntry(kind: .roster, generation: g, previous: head, keyGeneration: keyGen, signer: member.memberID,
-                         time: nextEntryTime, roster: newRoster, masterKeyCommitment: commit, rekeyed: rekey,
-                         previousRoster: rosterEntryHash, setDigest: digest, count: count, rosterDigest: newRoster.digest)
+        var e = LogEntry(
+            kind: .roster, generation: g, previous: head, keyGeneration: keyGen, signer: member.memberID,
+            time: nextEntryTime, roster: newRoster, masterKeyCommitment: commit, rekeyed: rekey,
+            previousRoster: rosterEntryHash, setDigest: digest, count: count, rosterDigest: newRoster.digest)
         e.sign(keychainID: keychainID, with: member)
-        try tables.append(generation: g, kind: Int16(LogEntry.Kind.roster.rawValue), entry: e.encoded, newHead: e.hash,
-                          keyGeneration: rekey ? keyGen : nil)
+        try tables.append(
+            generation: g, kind: Int16(LogEntry.Kind.roster.rawValue), entry: e.encoded, newHead: e.hash,
+            keyGeneration: rekey ? keyGen : nil)
         return RosterChange(entry: e, rekeyed: rekeyed)
     }
 
@@ -98,8 +106,9 @@ extension TeamAuthority {
     private func deliver(_ mk: SymmetricKey, keyGeneration keyGen: UInt32, commitment commit: [UInt8], to newRoster: Roster, rekey: Bool) throws {
         let known = Set(roster.members.map(\.memberID))
         for m in newRoster.members where rekey || !known.contains(m.memberID) {
-            let wrap = try MasterKeyDelivery.wrap(masterKey: mk, keychainID: keychainID, keyGeneration: keyGen, memberID: m.memberID,
-                                                  memberBoxKey: m.boxPublicKey, admin: member, commitment: commit)
+            let wrap = try MasterKeyDelivery.wrap(
+                masterKey: mk, keychainID: keychainID, keyGeneration: keyGen, memberID: m.memberID,
+                memberBoxKey: m.boxPublicKey, admin: member, commitment: commit)
             try tables.putWrap(keyGeneration: keyGen, memberID: m.memberID, sealed: wrap.sealed, signature: wrap.signature)
             try tables.putMember(m.memberID, record: m.encoded)
         }

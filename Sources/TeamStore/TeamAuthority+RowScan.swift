@@ -97,7 +97,7 @@ extension TeamAuthority {
     /// nil for anything else (the scan then stays on one connection).
     static func snapshotName(_ text: String?) -> String? {
         guard let text, !text.isEmpty, text.utf8.count <= 64,
-              text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) })
+            text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) })
         else { return nil }
         return text
     }
@@ -153,6 +153,7 @@ extension TeamAuthority {
     /// Reads every row, rebuilding the ledger and set hash, and compares them with a signed
     /// entry's.
     func scanRows(keys: KeyHierarchy, expectedDigest: [UInt8], expectedCount: UInt64, at g: UInt64) throws {
-        try accept(try Self.scan(store, pieces: ScanPieces(range: nil), capacity: ledger.count), expectedDigest: expectedDigest, expectedCount: expectedCount, at: g)
+        try accept(
+            try Self.scan(store, pieces: ScanPieces(range: nil), capacity: ledger.count), expectedDigest: expectedDigest, expectedCount: expectedCount, at: g)
     }
 }

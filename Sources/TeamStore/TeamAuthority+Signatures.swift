@@ -11,7 +11,8 @@ extension TeamAuthority {
     /// Refuses an entry of a format this build does not read.
     func checkFormat(_ e: LogEntry) throws {
         guard e.format <= TeamFormat.version else {
-            throw KeychainError(errSecWrongSecVersion, "\(label) has entries of format \(e.format); this kc reads up to \(TeamFormat.version)", hint: "upgrade kc")
+            throw KeychainError(
+                errSecWrongSecVersion, "\(label) has entries of format \(e.format); this kc reads up to \(TeamFormat.version)", hint: "upgrade kc")
         }
         guard e.format >= TeamFormat.version else {
             throw serverError("entry \(e.generation) claims the older format \(e.format): a downgrade")
@@ -31,7 +32,8 @@ extension TeamAuthority {
             throw serverError("entry \(e.generation) does not carry \(signer.name)'s signature: a forged or edited write")
         }
         guard signer.role.mayWrite else {
-            throw serverError("entry \(e.generation) is signed by \(signer.name), a reader, who may not write: a reader (or the server with a reader's key) forged a write")
+            throw serverError(
+                "entry \(e.generation) is signed by \(signer.name), a reader, who may not write: a reader (or the server with a reader's key) forged a write")
         }
         guard signer.isValid(at: e.time), signer.isValid(at: previousTime) else {
             throw serverError("entry \(e.generation) is signed by \(signer.name) after its membership expired")
@@ -50,20 +52,25 @@ extension TeamAuthority {
     /// - Returns: the new roster, vouched for.
     /// - Throws: errSecInvalidKeychain naming the forgery; errSecWrongSecVersion for a newer
     ///   format.
-    func verifyRosterEntry(_ linked: ChainedEntry, under roster: Roster, following previousRoster: [UInt8],
-                           from origin: LogChain.Origin) throws -> SignedRoster {
+    func verifyRosterEntry(
+        _ linked: ChainedEntry, under roster: Roster, following previousRoster: [UInt8],
+        from origin: LogChain.Origin
+    ) throws -> SignedRoster {
         let e = linked.entry, g = linked.generation
         guard e.previousRoster == previousRoster else {
             switch origin {
-            case .genesis: throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
+            case .genesis:
+                throw serverError("the roster entry at generation \(g) does not follow the one before it: roster entries were hidden, replayed or edited")
             case .view: throw serverError("roster entry \(g) does not follow the roster before it")
             }
         }
         try checkFormat(e)
         guard let signer = roster.member(e.signer), signer.role == .admin, signer.isValid(at: e.time),
-              e.isSigned(keychainID: keychainID, by: signer.signPublicKey) else {
+            e.isSigned(keychainID: keychainID, by: signer.signPublicKey)
+        else {
             switch origin {
-            case .genesis: throw serverError("the roster entry at generation \(g) is not signed by an admin of the roster before it: the member list was forged")
+            case .genesis:
+                throw serverError("the roster entry at generation \(g) is not signed by an admin of the roster before it: the member list was forged")
             case .view: throw serverError("roster entry \(g) is not signed by an admin: the member list was forged")
             }
         }

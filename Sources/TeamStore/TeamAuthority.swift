@@ -91,8 +91,10 @@ package final class TeamAuthority: HeaderAuthority {
     /// The read is done again inside a REPEATABLE READ snapshot.
     struct NeedsSnapshot: Error {}
 
-    init(label: String, keychainID: [UInt8], store: PostgresItemStore, tables: TeamTables, member: MemberKeys,
-         checkpointPath: String, checkpointKey: SymmetricKey) throws {
+    init(
+        label: String, keychainID: [UInt8], store: PostgresItemStore, tables: TeamTables, member: MemberKeys,
+        checkpointPath: String, checkpointKey: SymmetricKey
+    ) throws {
         self.label = label
         self.keychainID = keychainID
         self.store = store
@@ -126,14 +128,16 @@ package final class TeamAuthority: HeaderAuthority {
     /// The error for this member's expired membership (a runner past `--expires`): its
     /// token opens nothing, and an entry it signed now every other member would refuse.
     func expired(_ me: MemberRecord) -> KeychainError {
-        KeychainError(errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
-                      hint: "an admin issues a new one with `kc team add-runner`")
+        KeychainError(
+            errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
+            hint: "an admin issues a new one with `kc team add-runner`")
     }
 
     /// `serverError(_:)` for the keychain named `label` (a walk of the log, `LogChain`).
     static func serverError(_ label: String, _ what: String) -> KeychainError {
-        KeychainError(errSecInvalidKeychain, "\(label): \(what)",
-                      hint: "the server (or whoever can write to its database) changed the team keychain; compare `kc team head` with other members and see docs/team.md")
+        KeychainError(
+            errSecInvalidKeychain, "\(label): \(what)",
+            hint: "the server (or whoever can write to its database) changed the team keychain; compare `kc team head` with other members and see docs/team.md")
     }
 
     /// `tampered(_:)` for the keychain named `label` (a scan on another thread).
@@ -148,7 +152,8 @@ package final class TeamAuthority: HeaderAuthority {
 
     /// The state `Keychain` reads and writes under: the generation and count of the view.
     func state(generation g: UInt64, count: Int) -> StateRecord {
-        StateRecord(minWriterVersion: TeamFormat.version, generation: g, itemCount: UInt64(count), accumulator: [],
-                    idleTimeout: 15 * 60, maxTimeout: 12 * 60 * 60, mac: [])
+        StateRecord(
+            minWriterVersion: TeamFormat.version, generation: g, itemCount: UInt64(count), accumulator: [],
+            idleTimeout: 15 * 60, maxTimeout: 12 * 60 * 60, mac: [])
     }
 }

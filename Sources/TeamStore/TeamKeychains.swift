@@ -13,8 +13,10 @@ public enum TeamKeychains {
     /// checkpoint, and answers it ready for SecItem calls.
     /// - Parameter revocation: the keychain's (`KeyRevocation`), which shuts its connection
     ///   and wipes its keys, those of the open in progress included.
-    public static func open(name: String, secret: borrowing SecureBytes, minimumGeneration: UInt64,
-                            revocation: KeyRevocation = KeyRevocation()) throws -> Keychain {
+    public static func open(
+        name: String, secret: borrowing SecureBytes, minimumGeneration: UInt64,
+        revocation: KeyRevocation = KeyRevocation()
+    ) throws -> Keychain {
         try openMember(name: name, secret: secret, revocation: revocation).keychain
     }
 
@@ -64,8 +66,10 @@ public enum TeamKeychains {
 
     /// Connects and verifies the keychain `keychainID` at `dsn` as `member`.
     /// - Parameter checkpoints: the folder of checkpoints (`Checkpoint.stateDirectory`).
-    package static func connect(name: String, keychainID: [UInt8], dsn: String, insecure: Bool, member: MemberKeys,
-                                checkpoints: String = Checkpoint.stateDirectory, revocation: KeyRevocation = KeyRevocation()) throws -> Opened {
+    package static func connect(
+        name: String, keychainID: [UInt8], dsn: String, insecure: Bool, member: MemberKeys,
+        checkpoints: String = Checkpoint.stateDirectory, revocation: KeyRevocation = KeyRevocation()
+    ) throws -> Opened {
         try PostgresConnection.checkTransport(dsn: dsn, insecureAllowed: insecure)
         let connection = try PostgresConnection(dsn: dsn, insecureTransport: insecure)
         // A lock or stop of the team agent during an operation, this open included
@@ -80,8 +84,9 @@ public enum TeamKeychains {
         let store = PostgresItemStore(connection: connection, keychainID: keychainID, label: label)
         let tables = TeamTables(connection: connection, keychainID: keychainID)
         let checkpoint = Checkpoint.path(stateDirectory: checkpoints, name: name, keychainID: keychainID)
-        let authority = try TeamAuthority(label: label, keychainID: keychainID, store: store, tables: tables, member: member,
-                                          checkpointPath: checkpoint, checkpointKey: Checkpoint.key(seed: member.seed))
+        let authority = try TeamAuthority(
+            label: label, keychainID: keychainID, store: store, tables: tables, member: member,
+            checkpointPath: checkpoint, checkpointKey: Checkpoint.key(seed: member.seed))
         authority.maxStaleness = try maxStaleness()
         let keys = try authority.openAndVerify()
         try authority.checkFreshness()

@@ -44,7 +44,8 @@ package final class TeamTables {
     /// version 1) and its first log entry (generation 1, kind 1: the roster), in one statement.
     /// - Throws: errSecDuplicateKeychain when a keychain with this id exists.
     package func createKeychain(genesis: [UInt8], firstEntry: [UInt8], head: [UInt8]) throws {
-        let r = try connection.execute("""
+        let r = try connection.execute(
+            """
             WITH k AS (
                 INSERT INTO kc_keychains (keychain_id, generation, key_gen, head, schema_version, min_writer_version, genesis)
                 VALUES ($1, 1, 1, $2, \(PostgresSchema.version), 1, $3) ON CONFLICT DO NOTHING RETURNING keychain_id)
@@ -63,8 +64,8 @@ package final class TeamTables {
     package static func decodeHead(_ r: PGResult) throws -> TeamHead? {
         guard r.rowCount > 0 else { return nil }
         guard let generation = r.int64(0, 0).flatMap({ UInt64(exactly: $0) }), let keyGen = r.int64(0, 1).flatMap({ UInt32(exactly: $0) }),
-              let head = r.bytes(0, 2), let schema = r.int64(0, 3).flatMap({ UInt32(exactly: $0) }),
-              let minWriter = r.int64(0, 4).flatMap({ UInt32(exactly: $0) })
+            let head = r.bytes(0, 2), let schema = r.int64(0, 3).flatMap({ UInt32(exactly: $0) }),
+            let minWriter = r.int64(0, 4).flatMap({ UInt32(exactly: $0) })
         else { throw malformed("keychain row") }
         return TeamHead(generation: generation, keyGeneration: keyGen, head: head, schemaVersion: schema, minWriterVersion: minWriter)
     }
@@ -86,7 +87,8 @@ package final class TeamTables {
     /// `expectedGeneration` to the next. False when another writer moved it first (the
     /// caller rolls back, catches up and retries).
     package func claim(expectedGeneration: UInt64) throws -> Bool {
-        let r = try connection.executePrepared("UPDATE kc_keychains SET generation = generation + 1 WHERE keychain_id = $1 AND generation = $2",
+        let r = try connection.executePrepared(
+            "UPDATE kc_keychains SET generation = generation + 1 WHERE keychain_id = $1 AND generation = $2",
             [id, try Self.int64(expectedGeneration)])
         return r.affectedRows == 1
     }
@@ -102,7 +104,8 @@ package final class TeamTables {
     /// - Throws: errSecDuplicateItem when an entry at `generation` exists.
     package func append(generation: UInt64, kind: Int16, entry: [UInt8], newHead: [UInt8], keyGeneration: UInt32?) throws {
         let newKeyGeneration: PGValue? = keyGeneration.map { .int64(Int64($0)) }
-        let r = try connection.executePrepared("""
+        let r = try connection.executePrepared(
+            """
             WITH l AS (INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, $3, $4) RETURNING 1)
             UPDATE kc_keychains SET head = $5, key_gen = COALESCE($6::bigint, key_gen) WHERE keychain_id = $1 AND EXISTS (SELECT 1 FROM l)
             """, [id, try Self.int64(generation), .int64(Int64(kind)), .bytes(entry), .bytes(newHead), newKeyGeneration])
@@ -115,11 +118,13 @@ package final class TeamTables {
     package func entries(after generation: UInt64, kind: Int16? = nil) throws -> [(generation: UInt64, entry: [UInt8])] {
         let r: PGResult
         if let kind {
-            r = try connection.execute("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND kind = $3 ORDER BY generation",
-                                       [id, try Self.int64(generation), .int64(Int64(kind))])
+            r = try connection.execute(
+                "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND kind = $3 ORDER BY generation",
+                [id, try Self.int64(generation), .int64(Int64(kind))])
         } else {
-            r = try connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation",
-                                               [id, try Self.int64(generation)])
+            r = try connection.executePrepared(
+                "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation",
+                [id, try Self.int64(generation)])
         }
         return try decodeEntries(r)
     }
@@ -127,16 +132,19 @@ package final class TeamTables {
     /// The log entries after `generation` up to `last`, oldest first (a catch-up to a head
     /// seen by an earlier statement: the entries up to it were committed with it).
     package func entries(after generation: UInt64, through last: UInt64) throws -> [(generation: UInt64, entry: [UInt8])] {
-        try decodeEntries(connection.executePrepared("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND generation <= $3 ORDER BY generation",
-            [id, try Self.int64(generation), try Self.int64(last)]))
+        try decodeEntries(
+            connection.executePrepared(
+                "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 AND generation <= $3 ORDER BY generation",
+                [id, try Self.int64(generation), try Self.int64(last)]))
     }
 
     /// At most `limit` log entries after `generation`, oldest first: a first open pages
     /// through the whole log with these, holding one page at a time.
     package func entries(after generation: UInt64, limit: Int) throws -> [(generation: UInt64, entry: [UInt8])] {
         // Read in place (`PGRows`): each entry's bytes are copied once, into the answer.
-        let r = try connection.executeRows("SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
-                                           [id, try Self.int64(generation), .int64(Int64(max(limit, 1)))])
+        let r = try connection.executeRows(
+            "SELECT generation, entry FROM kc_log WHERE keychain_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
+            [id, try Self.int64(generation), .int64(Int64(max(limit, 1)))])
         return try (0..<r.rowCount).map { i in
             guard let g = r.int64(i, 0).flatMap({ UInt64(exactly: $0) }), let e = r.bytes(i, 1) else { throw malformed("log entry") }
             return (g, e)
@@ -164,7 +172,8 @@ package final class TeamTables {
 
     /// Stores (or replaces) the record of member `memberID`.
     package func putMember(_ memberID: [UInt8], record: [UInt8]) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO kc_members (keychain_id, member_id, record) VALUES ($1, $2, $3)
             ON CONFLICT (keychain_id, member_id) DO UPDATE SET record = EXCLUDED.record
             """, [id, .bytes(memberID), .bytes(record)])
@@ -177,7 +186,8 @@ package final class TeamTables {
 
     /// Stores (or replaces) the join request of the device with `fingerprint`.
     package func putRequest(fingerprint: String, request: [UInt8]) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO kc_requests (keychain_id, fingerprint, request) VALUES ($1, $2, $3)
             ON CONFLICT (keychain_id, fingerprint) DO UPDATE SET request = EXCLUDED.request, created = now()
             """, [id, .text(fingerprint), .bytes(request)])
@@ -201,7 +211,8 @@ package final class TeamTables {
     /// Stores (or replaces) the MK of `keyGeneration` sealed to `memberID`, with the
     /// admin's signature over it.
     package func putWrap(keyGeneration: UInt32, memberID: [UInt8], sealed: [UInt8], signature: [UInt8]) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO kc_mk_wraps (keychain_id, key_gen, member_id, sealed, sig) VALUES ($1, $2, $3, $4, $5)
             ON CONFLICT (keychain_id, key_gen, member_id) DO UPDATE SET sealed = EXCLUDED.sealed, sig = EXCLUDED.sig
             """, [id, .int64(Int64(keyGeneration)), .bytes(memberID), .bytes(sealed), .bytes(signature)])
@@ -209,8 +220,9 @@ package final class TeamTables {
 
     /// The MK of `keyGeneration` sealed to `memberID` and its signature; nil when there is none.
     package func wrap(keyGeneration: UInt32, memberID: [UInt8]) throws -> (sealed: [UInt8], signature: [UInt8])? {
-        let r = try connection.executePrepared("SELECT sealed, sig FROM kc_mk_wraps WHERE keychain_id = $1 AND key_gen = $2 AND member_id = $3",
-                                               [id, .int64(Int64(keyGeneration)), .bytes(memberID)])
+        let r = try connection.executePrepared(
+            "SELECT sealed, sig FROM kc_mk_wraps WHERE keychain_id = $1 AND key_gen = $2 AND member_id = $3",
+            [id, .int64(Int64(keyGeneration)), .bytes(memberID)])
         guard r.rowCount > 0 else { return nil }
         guard let s = r.bytes(0, 0), let g = r.bytes(0, 1) else { throw malformed("master-key wrap") }
         return (s, g)

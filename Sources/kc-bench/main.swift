@@ -41,8 +41,10 @@ func password() -> SecureBytes {
 }
 
 func item(_ i: Int) -> [String: Any] {
-    [kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "acct-\(i)",
-     kSecAttrComment: "comment-\(i)", kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)]
+    [
+        kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "acct-\(i)",
+        kSecAttrComment: "comment-\(i)", kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)
+    ]
 }
 
 let arguments = CommandLine.arguments
@@ -73,8 +75,11 @@ do {
             let start = BenchClock.now()
             for _ in 0..<2000 {
                 let i = Int.random(in: 0..<count, using: &rng)
-                status = SecItemCopyMatching([kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
-                                              kSecAttrAccount: "acct-\(i)", kSecReturnData: true], &result, keychain: keychain)
+                status = SecItemCopyMatching(
+                    [
+                        kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
+                        kSecAttrAccount: "acct-\(i)", kSecReturnData: true
+                    ], &result, keychain: keychain)
                 guard status == errSecSuccess else { fail("lookup of svc-\(i): status \(status)") }
             }
             rates.append(2000 / (BenchClock.now() - start))
@@ -93,10 +98,14 @@ do {
             return BenchStatistics.median(times) * 1000
         }
         let target = count / 2
-        let ignoreCase = timed([kSecClass: kSecClassGenericPassword, kSecAttrService: "SVC-\(target)",
-                                    kSecMatchCaseInsensitive: true, kSecReturnAttributes: true])
-        let unindexed = timed([kSecClass: kSecClassGenericPassword, kSecAttrComment: "comment-\(target)",
-                                   kSecReturnAttributes: true])
+        let ignoreCase = timed([
+            kSecClass: kSecClassGenericPassword, kSecAttrService: "SVC-\(target)",
+            kSecMatchCaseInsensitive: true, kSecReturnAttributes: true
+        ])
+        let unindexed = timed([
+            kSecClass: kSecClassGenericPassword, kSecAttrComment: "comment-\(target)",
+            kSecReturnAttributes: true
+        ])
 
         // SecItemAdd one item at a time, each a durable commit.
         let adds = 200
@@ -120,17 +129,22 @@ do {
         }
         let verifyMS = timedCheck { try keychain.verify() }
         let checkMS = timedCheck { _ = try keychain.check() }
-        BenchOutput.emit([("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
-              ("unindexed_ms", unindexed), ("adds_per_s", addRate), ("verify_ms", verifyMS), ("check_ms", checkMS)])
+        BenchOutput.emit([
+            ("items", Double(count)), ("lookups_per_s", lookups), ("ignore_case_ms", ignoreCase),
+            ("unindexed_ms", unindexed), ("adds_per_s", addRate), ("verify_ms", verifyMS), ("check_ms", checkMS)
+        ])
 
     case "pairs":
         let keychain = try Keychain.create(at: path, password: password(), profile: .interactive)
         var start = BenchClock.now()
-        try keychain.addAll((0..<count).lazy.map { i in
-            [kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "user-\(i)",
-             kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)", "application": "Python keyring library"],
-             kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)]
-        })
+        try keychain.addAll(
+            (0..<count).lazy.map { i in
+                [
+                    kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "user-\(i)",
+                    kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)", "application": "Python keyring library"],
+                    kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)
+                ]
+            })
         let populate = BenchClock.now() - start
         var rng = SystemRandomNumberGenerator()
         var result: Any?
@@ -149,32 +163,43 @@ do {
             return BenchStatistics.median(means) * 1000
         }
         let twoPairs = timedSearch { i in
-            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
-             kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]
+            [
+                kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
+                kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true
+            ]
         }
         let sharedAndUnique = timedSearch { i in
-            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["application": "Python keyring library", "service": "svc-\(i)"],
-             kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]
+            [
+                kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["application": "Python keyring library", "service": "svc-\(i)"],
+                kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true
+            ]
         }
         let secret = timedSearch { i in
-            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
-             kSecReturnData: true]
+            [
+                kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc-\(i)", "username": "user-\(i)"],
+                kSecReturnData: true
+            ]
         }
         start = BenchClock.now()
         try keychain.verify()
         let verifyMS = (BenchClock.now() - start) * 1000
-        BenchOutput.emit([("pairs_items", Double(count)), ("pairs_populate_items_per_s", Double(count) / populate),
-              ("pairs_two_pairs_ms", twoPairs), ("pairs_shared_and_unique_ms", sharedAndUnique),
-              ("pairs_secret_ms", secret), ("pairs_verify_ms", verifyMS)])
+        BenchOutput.emit([
+            ("pairs_items", Double(count)), ("pairs_populate_items_per_s", Double(count) / populate),
+            ("pairs_two_pairs_ms", twoPairs), ("pairs_shared_and_unique_ms", sharedAndUnique),
+            ("pairs_secret_ms", secret), ("pairs_verify_ms", verifyMS)
+        ])
 
     case "import":
         let keychain = try Keychain.create(at: path, password: password(), profile: .interactive)
         let items = (0..<count).map { i in
-            ImportItem(query: [kSecClass: kSecClassInternetPassword, kSecAttrServer: "site\(i).example.com",
-                               kSecAttrAccount: "user\(i)", kSecAttrPath: "/login", kSecAttrProtocol: kSecAttrProtocolHTTPS,
-                               kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault, kSecAttrLabel: "Site \(i)",
-                               kSecAttrComment: "imported note \(i)", kSecValueData: Data("pw-\(i)-0123456789abcdef".utf8)],
-                       source: "line \(i + 2)")
+            ImportItem(
+                query: [
+                    kSecClass: kSecClassInternetPassword, kSecAttrServer: "site\(i).example.com",
+                    kSecAttrAccount: "user\(i)", kSecAttrPath: "/login", kSecAttrProtocol: kSecAttrProtocolHTTPS,
+                    kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault, kSecAttrLabel: "Site \(i)",
+                    kSecAttrComment: "imported note \(i)", kSecValueData: Data("pw-\(i)-0123456789abcdef".utf8)
+                ],
+                source: "line \(i + 2)")
         }
         var start = BenchClock.now()
         let first = try keychain.importItems(items)
@@ -183,9 +208,15 @@ do {
         start = BenchClock.now()
         let second = try keychain.importItems(items)
         let again = BenchClock.now() - start
-        guard second.allSatisfy({ if case .unchanged = $0 { return true }; return false }) else { fail("the second import changed items") }
-        BenchOutput.emit([("import_items", Double(count)), ("import_items_per_s", Double(count) / created),
-              ("reimport_items_per_s", Double(count) / again)])
+        guard
+            second.allSatisfy({
+                if case .unchanged = $0 { return true }; return false
+            })
+        else { fail("the second import changed items") }
+        BenchOutput.emit([
+            ("import_items", Double(count)), ("import_items_per_s", Double(count) / created),
+            ("reimport_items_per_s", Double(count) / again)
+        ])
 
     default:
         fail("unknown mode \(arguments[1])")

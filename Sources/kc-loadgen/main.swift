@@ -46,8 +46,10 @@ do {
     let keychain = try Keychain.open(at: arguments[1], password: secret)
     for i in 0..<count {
         let name = "\(arguments[2])-\(i)"
-        try keychain.add([kSecClass: kSecClassGenericPassword, kSecAttrService: name, kSecAttrAccount: "load",
-                          kSecValueData: Array("secret-\(name)".utf8)])
+        try keychain.add([
+            kSecClass: kSecClassGenericPassword, kSecAttrService: name, kSecAttrAccount: "load",
+            kSecValueData: Array("secret-\(name)".utf8)
+        ])
         if acknowledge { say(name + "\n") }
     }
 } catch let error as KeychainError {

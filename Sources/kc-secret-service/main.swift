@@ -10,23 +10,23 @@ import Glibc
 // `kc secret-service …` execs it; it is its own program so that the `kc` client links no D-Bus.
 
 let usage = """
-usage: kc secret-service [--start] [--replace] [--address ADDRESS] [--prompt-timeout SECONDS]
-                         [--pinentry PROGRAM | --no-pinentry] [--tty TTY]
-  --start            start the provider (and a private dbus-daemon when no session bus is
-                     reachable) in the background and print the shell lines to eval:
-                       eval "$(kc secret-service --start)"
-  --replace          take org.freedesktop.secrets over from another provider that allows it
-  --address ADDRESS  serve the bus at ADDRESS instead of the session bus
-  --prompt-timeout S how long an Unlock prompt waits for `kc unlock` before it is
-                     dismissed (default 60)
-  --pinentry PROGRAM the dialog that asks for a locked keychain's password (default:
-                     pinentry, when a display or --tty can reach the user)
-  --no-pinentry      never ask; prompts wait for `kc unlock` only
-  --tty TTY          the terminal pinentry draws on (--start passes its own terminal)
-Exit codes: 0 served until the bus went away, 1 the name is owned by another program
-or the bus cannot be reached, 2 usage error.
+    usage: kc secret-service [--start] [--replace] [--address ADDRESS] [--prompt-timeout SECONDS]
+                             [--pinentry PROGRAM | --no-pinentry] [--tty TTY]
+      --start            start the provider (and a private dbus-daemon when no session bus is
+                         reachable) in the background and print the shell lines to eval:
+                           eval "$(kc secret-service --start)"
+      --replace          take org.freedesktop.secrets over from another provider that allows it
+      --address ADDRESS  serve the bus at ADDRESS instead of the session bus
+      --prompt-timeout S how long an Unlock prompt waits for `kc unlock` before it is
+                         dismissed (default 60)
+      --pinentry PROGRAM the dialog that asks for a locked keychain's password (default:
+                         pinentry, when a display or --tty can reach the user)
+      --no-pinentry      never ask; prompts wait for `kc unlock` only
+      --tty TTY          the terminal pinentry draws on (--start passes its own terminal)
+    Exit codes: 0 served until the bus went away, 1 the name is owned by another program
+    or the bus cannot be reached, 2 usage error.
 
-"""
+    """
 
 func fail(_ message: String, _ code: Int32) -> Never {
     // A message quotes argv and errors quote paths: escaped (`TerminalSafe`), the usage

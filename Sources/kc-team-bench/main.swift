@@ -45,8 +45,10 @@ func fail(_ message: String) -> Never { BenchOutput.fail("kc-team-bench", messag
 
 /// The generic password number `i` of the benchmark.
 func item(_ i: Int) -> [String: Any] {
-    [kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "acct-\(i)",
-     kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)]
+    [
+        kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)", kSecAttrAccount: "acct-\(i)",
+        kSecValueData: Array("secret-\(i)-0123456789abcdef".utf8)
+    ]
 }
 
 /// Opens the team keychain as the runner whose token is in `tokenFile`, with its own
@@ -60,8 +62,10 @@ func openMember(tokenFile: String, checkpoints: String) throws -> Keychain {
     let folder = checkpoints + "/" + (tokenFile.split(separator: "/").last.map(String.init) ?? "member")
     mkdir(checkpoints, 0o700)
     mkdir(folder, 0o700)
-    return try TeamKeychains.connect(name: token.name, keychainID: token.keychainID, dsn: dsn, insecure: false,
-                                     member: member, checkpoints: folder).keychain
+    return try TeamKeychains.connect(
+        name: token.name, keychainID: token.keychainID, dsn: dsn, insecure: false,
+        member: member, checkpoints: folder
+    ).keychain
 }
 
 /// The contents of a small file, or nil.
@@ -111,8 +115,10 @@ func readLoop(_ session: KeychainSession, count: Int, seed: UInt64, record: Reco
         let i = Int(rng % UInt64(count))
         let start = BenchClock.now()
         do {
-            let value = try session.copyMatching([kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
-                                                  kSecAttrAccount: "acct-\(i)", kSecReturnData: true])
+            let value = try session.copyMatching([
+                kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
+                kSecAttrAccount: "acct-\(i)", kSecReturnData: true
+            ])
             guard let data = value as? Data, data.count > 7 else { throw KeychainError(errSecDecode, "no secret for svc-\(i)") }
             record.latencies.append((BenchClock.now() - start) * 1000)
             record.done += 1
@@ -136,10 +142,12 @@ final class Flag: Sendable {
 func latencyFigures(_ prefix: String, _ records: [Record]) -> [(String, Double)] {
     let all = records.flatMap(\.latencies).sorted()
     let failed = records.reduce(0) { $0 + $1.failed }
-    for r in records { if let e = r.firstError { warn("\(prefix): \(e)") ; break } }
-    return [("\(prefix)_count", Double(all.count)), ("\(prefix)_errors", Double(failed)),
-            ("\(prefix)_p50_ms", BenchStatistics.quantile(all, 0.5)), ("\(prefix)_p99_ms", BenchStatistics.quantile(all, 0.99)),
-            ("\(prefix)_max_ms", all.last ?? 0)]
+    for r in records { if let e = r.firstError { warn("\(prefix): \(e)"); break } }
+    return [
+        ("\(prefix)_count", Double(all.count)), ("\(prefix)_errors", Double(failed)),
+        ("\(prefix)_p50_ms", BenchStatistics.quantile(all, 0.5)), ("\(prefix)_p99_ms", BenchStatistics.quantile(all, 0.99)),
+        ("\(prefix)_max_ms", all.last ?? 0)
+    ]
 }
 
 /// Writes a warning to stderr.
@@ -155,12 +163,15 @@ func writeLoop(_ keychain: Keychain, prefix: String, update: Bool, record: Recor
         let service = "\(prefix)-\(n)"
         let start = BenchClock.now()
         do {
-            try keychain.add([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "writer",
-                              kSecValueData: Array("written-\(n)".utf8)])
+            try keychain.add([
+                kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "writer",
+                kSecValueData: Array("written-\(n)".utf8)
+            ])
             record.done += 1
             if update {
-                _ = try keychain.update([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "writer"],
-                                        [kSecValueData: Array("updated-\(n)".utf8)])
+                _ = try keychain.update(
+                    [kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "writer"],
+                    [kSecValueData: Array("updated-\(n)".utf8)])
                 record.done += 1
             }
             record.latencies.append((BenchClock.now() - start) * 1000)
@@ -182,7 +193,9 @@ func startWriters(_ writers: [Keychain], prefix: String, update: Bool, records: 
 
 let arguments = CommandLine.arguments
 func usage() -> Never {
-    fail("usage: kc-team-bench populate CHECKPOINTS TOKEN COUNT [BATCH] | load NAME SECONDS READERS COUNT CHECKPOINTS TOKEN… | writes SECONDS CHECKPOINTS TOKEN… | readers NAME COUNT STOPFILE")
+    fail(
+        "usage: kc-team-bench populate CHECKPOINTS TOKEN COUNT [BATCH] | load NAME SECONDS READERS COUNT CHECKPOINTS TOKEN… | writes SECONDS CHECKPOINTS TOKEN… | readers NAME COUNT STOPFILE"
+    )
 }
 guard arguments.count >= 2 else { usage() }
 
@@ -220,12 +233,13 @@ do {
         for t in threads { try t.join() }
         let elapsed = BenchClock.now() - start
         let writes = writeRecords.reduce(0) { $0 + $1.done }
-        BenchOutput.emit(latencyFigures("read", readRecords) + [
-            ("seconds", elapsed), ("readers", Double(readers)), ("writers", Double(writers.count)),
-            ("reads_per_s", Double(readRecords.reduce(0) { $0 + $1.done }) / elapsed),
-            ("writes", Double(writes)), ("writes_per_s", Double(writes) / elapsed),
-            ("write_errors", Double(writeRecords.reduce(0) { $0 + $1.failed })),
-        ])
+        BenchOutput.emit(
+            latencyFigures("read", readRecords) + [
+                ("seconds", elapsed), ("readers", Double(readers)), ("writers", Double(writers.count)),
+                ("reads_per_s", Double(readRecords.reduce(0) { $0 + $1.done }) / elapsed),
+                ("writes", Double(writes)), ("writes_per_s", Double(writes) / elapsed),
+                ("write_errors", Double(writeRecords.reduce(0) { $0 + $1.failed }))
+            ])
         for r in writeRecords { if let e = r.firstError { warn("writer: \(e)"); break } }
 
     case "writes":
@@ -240,8 +254,11 @@ do {
         for t in threads { try t.join() }
         let elapsed = BenchClock.now() - start
         let adds = records.reduce(0) { $0 + $1.done }
-        BenchOutput.emit(latencyFigures("add", records) + [("writers", Double(writers.count)), ("seconds", elapsed),
-                                                ("adds", Double(adds)), ("adds_per_s", Double(adds) / elapsed)])
+        BenchOutput.emit(
+            latencyFigures("add", records) + [
+                ("writers", Double(writers.count)), ("seconds", elapsed),
+                ("adds", Double(adds)), ("adds_per_s", Double(adds) / elapsed)
+            ])
 
     case "readers":
         guard arguments.count == 5, let count = Int(arguments[3]) else { usage() }

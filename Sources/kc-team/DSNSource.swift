@@ -13,7 +13,9 @@ import Glibc
 /// `~/.pgpass`. `kc team …` never passes `--dsn` on: kc moves its value into a pipe and
 /// gives kc-team `--dsn-fd N` (hidden), so kc-team's own command line holds no DSN.
 struct DSNSource: ParsableArguments {
-    @Option(help: ArgumentHelp("The PostgreSQL connection string (a password in it is visible to every local user: use --dsn-file, --dsn-stdin or ~/.pgpass).", valueName: "DSN"))
+    @Option(
+        help: ArgumentHelp(
+            "The PostgreSQL connection string (a password in it is visible to every local user: use --dsn-file, --dsn-stdin or ~/.pgpass).", valueName: "DSN"))
     var dsn: String?
 
     @Option(name: .long, help: ArgumentHelp("Read the connection string from the first line of FILE (- for standard input).", valueName: "FILE"))
@@ -54,7 +56,9 @@ struct DSNSource: ParsableArguments {
             return nil
         }
         if dsn != nil || dsnFd != nil, let password = try? PostgresConnection.parse(text)["password"], !password.isEmpty {
-            note("warning: the DSN given with --dsn holds a password, which every user of this machine can read in the process list while kc runs; give it with --dsn-file or --dsn-stdin, or keep the password in ~/.pgpass")
+            note(
+                "warning: the DSN given with --dsn holds a password, which every user of this machine can read in the process list while kc runs; give it with --dsn-file or --dsn-stdin, or keep the password in ~/.pgpass"
+            )
         }
         text = Self.trimmed(text)
         guard !text.isEmpty else { throw KeychainError(errSecParam, "the connection string is empty") }

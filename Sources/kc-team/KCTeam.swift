@@ -7,10 +7,12 @@ struct KCTeam: ParsableCommand {
         commandName: "kc-team",
         abstract: "Team keychains on PostgreSQL: the team agent and the team commands (kc team ...).",
         discussion: """
-        A team keychain is used as -k team:NAME by every kc command, through the
-        team agent (kc-team agent), which kc unlock starts.
-        """,
-        subcommands: [Create.self, Join.self, Add.self, AddRunner.self, Remove.self, Members.self, Head.self, Verify.self,
-                      Heartbeat.self, TeamAgentCommand.self]
+            A team keychain is used as -k team:NAME by every kc command, through the
+            team agent (kc-team agent), which kc unlock starts.
+            """,
+        subcommands: [
+            Create.self, Join.self, Add.self, AddRunner.self, Remove.self, Members.self, Head.self, Verify.self,
+            Heartbeat.self, TeamAgentCommand.self
+        ]
     )
 }

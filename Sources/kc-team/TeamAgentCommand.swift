@@ -18,15 +18,15 @@ struct TeamAgentCommand: ParsableCommand {
         commandName: "agent",
         abstract: "Run the team agent (kc unlock -k team:NAME starts it), or stop it.",
         discussion: """
-        The team agent holds the keys of unlocked team keychains in memory and
-        answers kc's commands for -k team:NAME on the socket team-agent.sock,
-        beside the kc agent's ($XDG_RUNTIME_DIR/kc, else /tmp/kc-UID;
-        KC_AGENT_DIR overrides). With nothing unlocked it exits after 60 s
-        (KC_AGENT_GRACE).
+            The team agent holds the keys of unlocked team keychains in memory and
+            answers kc's commands for -k team:NAME on the socket team-agent.sock,
+            beside the kc agent's ($XDG_RUNTIME_DIR/kc, else /tmp/kc-UID;
+            KC_AGENT_DIR overrides). With nothing unlocked it exits after 60 s
+            (KC_AGENT_GRACE).
 
-        Examples:
-          kc-team agent --stop    # every team keychain locks
-        """
+            Examples:
+              kc-team agent --stop    # every team keychain locks
+            """
     )
 
     @Flag(help: "Stop the running team agent; every key is wiped.")

@@ -33,8 +33,9 @@ struct TeamPassword: ParsableArguments {
             return try SecureBytes(copying: kept)
         }
         guard TerminalPrompt.isAvailable else {
-            throw KeychainError(errSecInteractionNotAllowed, "no terminal to ask for the team password on",
-                                hint: "set KC_PASSWORD, or pass --password-file FILE or --password-stdin")
+            throw KeychainError(
+                errSecInteractionNotAllowed, "no terminal to ask for the team password on",
+                hint: "set KC_PASSWORD, or pass --password-file FILE or --password-stdin")
         }
         let first = try TerminalPrompt.readSecret(prompt: prompt)
         if confirm {

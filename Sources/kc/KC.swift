@@ -17,35 +17,39 @@ struct KC: ParsableCommand {
         commandName: "kc",
         abstract: "A command-line secrets manager: Apple's Keychain Services on an encrypted SQLite file.",
         discussion: """
-        Examples:
-          kc add -s github.com -a alice       # the secret from a prompt or stdin
-          kc find -s github.com -a alice -w   # only the secret, for scripts
-          kc find -s github.com               # attributes, never the secret
-          kc update -s github.com -a alice    # a new secret
-          kc delete -s github.com -a alice
+            Examples:
+              kc add -s github.com -a alice       # the secret from a prompt or stdin
+              kc find -s github.com -a alice -w   # only the secret, for scripts
+              kc find -s github.com               # attributes, never the secret
+              kc update -s github.com -a alice    # a new secret
+              kc delete -s github.com -a alice
 
-        The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else
-        ~/.local/share/kc/login.keychain-db. Its password: $KC_PASSWORD,
-        --password-stdin, --password-file, or a prompt on the terminal.
+            The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else
+            ~/.local/share/kc/login.keychain-db. Its password: $KC_PASSWORD,
+            --password-stdin, --password-file, or a prompt on the terminal.
 
-        Exit codes: 0 success, 2 usage error, else the low byte of Apple's status:
-          22 not established as the real kc agent; nothing sent (errSecCSReqFailed)
-          36 locked, no way to ask for the password (errSecInteractionNotAllowed)
-          41 attribute not valid for the class (errSecNoSuchAttr)
-          42 secret or value too large (errSecDataTooLarge)
-          44 no item matches (errSecItemNotFound)
-          45 the item already exists (errSecDuplicateItem)
-          48 the keychain already exists (errSecDuplicateKeychain)
-          50 no such keychain (errSecNoSuchKeychain)
-          51 wrong password (errSecAuthFailed)
-          53 file busy, or no way to copy to the clipboard (errSecNotAvailable)
-          93 damaged, tampered or not a kc keychain (errSecDecode)
-          206 bad parameter (errSecParam)
+            Exit codes: 0 success, 2 usage error, else the low byte of Apple's status:
+              22 not established as the real kc agent; nothing sent (errSecCSReqFailed)
+              36 locked, no way to ask for the password (errSecInteractionNotAllowed)
+              41 attribute not valid for the class (errSecNoSuchAttr)
+              42 secret or value too large (errSecDataTooLarge)
+              44 no item matches (errSecItemNotFound)
+              45 the item already exists (errSecDuplicateItem)
+              48 the keychain already exists (errSecDuplicateKeychain)
+              50 no such keychain (errSecNoSuchKeychain)
+              51 wrong password (errSecAuthFailed)
+              53 file busy, or no way to copy to the clipboard (errSecNotAvailable)
+              93 damaged, tampered or not a kc keychain (errSecDecode)
+              206 bad parameter (errSecParam)
 
-        `kc error CODE` prints any status's message; docs/errors.md lists them all.
-        """,
+            `kc error CODE` prints any status's message; docs/errors.md lists them all.
+            """,
         version: "kc \(version) (libsodium \(LibraryVersions.sodium), SQLite \(LibraryVersions.sqlite))",
-        subcommands: [Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self, Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self, TeamCommand.self, ErrorCommand.self, Agent.self]
+        subcommands: [
+            Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self,
+            Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self,
+            TeamCommand.self, ErrorCommand.self, Agent.self
+        ]
     )
 
     /// ArgumentParser answers `--generate-completion-script SHELL` itself, before parsing

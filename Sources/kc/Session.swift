@@ -42,7 +42,8 @@ enum Session {
     static func agent(_ options: KeychainChoice) -> AgentClient {
         var client = AgentClient()
         client.isKC = true
-        let hasPassword = options.passwordStdin || options.passwordFile != nil
+        let hasPassword =
+            options.passwordStdin || options.passwordFile != nil
             || PasswordSource.environmentPassword != nil || Terminal.isAvailable
         if hasPassword {
             client.unsafeFolder = .ignore { error in
@@ -74,8 +75,9 @@ enum Session {
         let address = try options.address()
         switch address {
         case .team:
-            throw KeychainError(errSecParam, "\(address) is a team keychain: it has no keychain password or settings of its own here",
-                                hint: "team keychains are managed with `kc team` (kc team --help)")
+            throw KeychainError(
+                errSecParam, "\(address) is a team keychain: it has no keychain password or settings of its own here",
+                hint: "team keychains are managed with `kc team` (kc team --help)")
         case .file(let path):
             try checkExists(address)
             let password = try PasswordSource.current(options, path: path)

@@ -21,8 +21,9 @@ enum Startup {
             guard let raw = CommandLine.unsafeArgv[i] else { continue }
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
             if String(validating: bytes, as: UTF8.self) == nil {
-                throw KeychainError(errSecParam, "argument \(i) is not valid UTF-8",
-                                    hint: "attribute values must be UTF-8 text; store binary secrets with --data-file or stdin")
+                throw KeychainError(
+                    errSecParam, "argument \(i) is not valid UTF-8",
+                    hint: "attribute values must be UTF-8 text; store binary secrets with --data-file or stdin")
             }
         }
     }

@@ -82,9 +82,11 @@ public enum AgentImpostor {
     ///   - version: the protocol version to speak (`AgentProtocol.version`).
     ///   - socket: the socket's name in the agent folder: the file agent's, or
     ///     `team-agent.sock` to pose as the team agent.
-    public static func start(_ h: KCHome, kind: Kind = .dumpable, holds: String? = nil, operationReply: [UInt8]? = nil,
-                             operationReplyType: UInt8 = 0x80, version: UInt16, asUser: String = "",
-                             socket: String = "agent.sock") throws -> String {
+    public static func start(
+        _ h: KCHome, kind: Kind = .dumpable, holds: String? = nil, operationReply: [UInt8]? = nil,
+        operationReplyType: UInt8 = 0x80, version: UInt16, asUser: String = "",
+        socket: String = "agent.sock"
+    ) throws -> String {
         let dir = h.directory + "/agent"
         if !FileManager.default.fileExists(atPath: dir) {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -96,10 +98,14 @@ public enum AgentImpostor {
         try script.write(toFile: file, atomically: true, encoding: .utf8)
         let status = holds.map { $0.isEmpty ? "+" : $0 } ?? "-"
         let reply = operationReply.map { $0.map { String(format: "%02x", $0) }.joined() } ?? "-"
-        let out = try Spawn.run(["/bin/sh", "-c", """
-            \(asUser) nohup python3 '\(file)' '\(dir)/\(socket)' '\(log)' \(kind.rawValue) '\(status)' '\(reply)' \(version) \(operationReplyType) >/dev/null 2>&1 &
-            for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
-            """], environment: ["PATH": "/usr/bin:/bin"])
+        let out = try Spawn.run(
+            [
+                "/bin/sh", "-c",
+                """
+                \(asUser) nohup python3 '\(file)' '\(dir)/\(socket)' '\(log)' \(kind.rawValue) '\(status)' '\(reply)' \(version) \(operationReplyType) >/dev/null 2>&1 &
+                for i in $(seq 100); do grep -q ready '\(log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
+                """
+            ], environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0, "the impostor did not start: \(out.stderr)")
         return log
     }

@@ -101,10 +101,14 @@ public final class AgentRelay {
         try script.write(toFile: file, atomically: true, encoding: .utf8)
         if !asUser.isEmpty { #expect(chown(file, 65534, 65534) == 0) }
         let forge = forgePresence ?? "-"
-        let out = try Spawn.run(["/bin/sh", "-c", """
-            \(asUser) nohup python3 '\(file)' '\(dir)' '\(relay.log)' "$FORGE" >/dev/null 2>&1 &
-            for i in $(seq 200); do grep -q ready '\(relay.log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
-            """], environment: ["PATH": "/usr/bin:/bin", "FORGE": forge])
+        let out = try Spawn.run(
+            [
+                "/bin/sh", "-c",
+                """
+                \(asUser) nohup python3 '\(file)' '\(dir)' '\(relay.log)' "$FORGE" >/dev/null 2>&1 &
+                for i in $(seq 200); do grep -q ready '\(relay.log)' 2>/dev/null && exit 0; sleep 0.05; done; exit 1
+                """
+            ], environment: ["PATH": "/usr/bin:/bin", "FORGE": forge])
         #expect(out.status == 0, "the relay did not start: \(out.stderr)")
         relay.pid = relay.lines.first { $0.hasPrefix("pid ") }.flatMap { Int32($0.dropFirst(4)) } ?? 0
         return relay

@@ -29,7 +29,7 @@ public struct FileSplicer: Sendable {
 
     /// Every table of a keychain and the columns that name a row of it.
     public static let tables: [(name: String, key: [String])] = [
-        ("kc_keychain", ["id"]), ("kc_state", ["id"]), ("kc_items", ["item_id"]), ("kc_pairs", ["seq", "fp"]),
+        ("kc_keychain", ["id"]), ("kc_state", ["id"]), ("kc_items", ["item_id"]), ("kc_pairs", ["seq", "fp"])
     ]
 
     /// The live keychain file and the older copy of it (neither is written).
@@ -46,12 +46,16 @@ public struct FileSplicer: Sendable {
         var all: [Splice] = []
         let chosen = Self.tables.filter { only?.contains($0.name) ?? true }
         for table in chosen where try rows(table.name, in: live) != rows(table.name, in: old) {
-            all.append(Splice(name: "table \(table.name)", sql: "DELETE FROM main.\(table.name); INSERT INTO main.\(table.name) SELECT * FROM o.\(table.name);"))
+            all.append(
+                Splice(name: "table \(table.name)", sql: "DELETE FROM main.\(table.name); INSERT INTO main.\(table.name) SELECT * FROM o.\(table.name);"))
         }
         if chosen.contains(where: { $0.name == "kc_keychain" }) && chosen.contains(where: { $0.name == "kc_state" }) {
-            all.append(Splice(name: "the header (kc_keychain and kc_state)", sql: ["kc_keychain", "kc_state"].map {
-                "DELETE FROM main.\($0); INSERT INTO main.\($0) SELECT * FROM o.\($0);"
-            }.joined(separator: " ")))
+            all.append(
+                Splice(
+                    name: "the header (kc_keychain and kc_state)",
+                    sql: ["kc_keychain", "kc_state"].map {
+                        "DELETE FROM main.\($0); INSERT INTO main.\($0) SELECT * FROM o.\($0);"
+                    }.joined(separator: " ")))
         }
         if only == nil {
             func restore(_ names: [String]) -> String {
@@ -78,7 +82,10 @@ public struct FileSplicer: Sendable {
         var out: [Splice] = []
         for (k, row) in oldRows.sorted(by: { $0.key < $1.key }) where liveRows[k] != row {
             let match = Self.match(key, k)
-            out.append(Splice(name: "row \(table)[\(k)] put back", sql: "DELETE FROM main.\(table) WHERE \(match); INSERT INTO main.\(table) SELECT * FROM o.\(table) WHERE \(match);"))
+            out.append(
+                Splice(
+                    name: "row \(table)[\(k)] put back",
+                    sql: "DELETE FROM main.\(table) WHERE \(match); INSERT INTO main.\(table) SELECT * FROM o.\(table) WHERE \(match);"))
         }
         for k in liveRows.keys.sorted() where oldRows[k] == nil {
             out.append(Splice(name: "row \(table)[\(k)] removed (not in the old copy)", sql: "DELETE FROM main.\(table) WHERE \(Self.match(key, k));"))
@@ -94,8 +101,9 @@ public struct FileSplicer: Sendable {
     /// authentic, and the old one sits outside the header MAC.
     func secondRowSplice(_ table: String) throws -> Splice {
         let others = try Self.columns(table, in: live).filter { $0 != "id" }.joined(separator: ", ")
-        return Splice(name: "row \(table) of the old copy added beside the live one (id 2)",
-                      sql: "PRAGMA ignore_check_constraints = ON; INSERT INTO main.\(table)(id, \(others)) SELECT 2, \(others) FROM o.\(table);")
+        return Splice(
+            name: "row \(table) of the old copy added beside the live one (id 2)",
+            sql: "PRAGMA ignore_check_constraints = ON; INSERT INTO main.\(table)(id, \(others)) SELECT 2, \(others) FROM o.\(table);")
     }
 
     /// Each column, of each row both copies hold, whose value differs.
@@ -108,8 +116,10 @@ public struct FileSplicer: Sendable {
             guard let liveRow = liveCells[k] else { continue }
             for (i, column) in columns.enumerated() where liveRow[i] != oldRow[i] {
                 let match = Self.match(key, k)
-                out.append(Splice(name: "column \(table).\(column) of [\(k)]",
-                                  sql: "UPDATE main.\(table) SET \(column) = (SELECT \(column) FROM o.\(table) WHERE \(match)) WHERE \(match);"))
+                out.append(
+                    Splice(
+                        name: "column \(table).\(column) of [\(k)]",
+                        sql: "UPDATE main.\(table) SET \(column) = (SELECT \(column) FROM o.\(table) WHERE \(match)) WHERE \(match);"))
             }
         }
         return out

@@ -23,10 +23,13 @@ public struct KCBinary {
     /// Runs kc in a new session, so it has no controlling terminal even when the tests
     /// run in one: prompts must fail at once, never wait. Killed, and the test failed with
     /// what it printed, after `timeout` seconds (see `Spawn`).
-    public static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
-                           timeout: Double = Spawn.defaultTimeout) throws -> Output {
-        try Spawn.run([path] + arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
-                      stdin: stdin, timeout: timeout)
+    public static func run(
+        _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
+        timeout: Double = Spawn.defaultTimeout
+    ) throws -> Output {
+        try Spawn.run(
+            [path] + arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
+            stdin: stdin, timeout: timeout)
     }
 }
 
@@ -47,8 +50,10 @@ public final class KCHome {
         // The real path: the agent knows keychains by it.
         let made = String(cString: template.map { UInt8(bitPattern: $0) }.map { CChar(bitPattern: $0) })
         directory = (try? FileManager.default.destinationOfSymbolicLink(atPath: made)) ?? URL(fileURLWithPath: made).standardizedFileURL.path
-        environment = ["HOME": directory, "XDG_DATA_HOME": directory + "/data",
-                       "KC_AGENT_DIR": directory + "/agent", "KC_AGENT_GRACE": "10"]
+        environment = [
+            "HOME": directory, "XDG_DATA_HOME": directory + "/data",
+            "KC_AGENT_DIR": directory + "/agent", "KC_AGENT_GRACE": "10"
+        ]
     }
 
     deinit {

@@ -62,8 +62,10 @@ public enum OtherUser {
                 out = try Spawn.run(setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", kc], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
             }
             guard out.status == 0 else {
-                throw KeychainError(errSecIO, "uid \(uid) cannot run \(kc) (exit \(out.status)): \(out.stderr)"
-                                    + "; the Swift runtime it links must be readable by every user")
+                throw KeychainError(
+                    errSecIO,
+                    "uid \(uid) cannot run \(kc) (exit \(out.status)): \(out.stderr)"
+                        + "; the Swift runtime it links must be readable by every user")
             }
         }
         return copies
@@ -106,8 +108,10 @@ public enum OtherUser {
             guard stat(folder, &st) == 0 else { throw KeychainError(errSecIO, "\(folder) does not exist") }
             let enterable = st.st_uid == uid ? st.st_mode & S_IXUSR != 0 : st.st_mode & S_IXOTH != 0
             guard enterable else {
-                throw KeychainError(errSecIO, "uid \(uid) cannot enter \(folder) (mode \(String(st.st_mode & 0o7777, radix: 8))), "
-                                    + "on the way to \(path): a test acting as another user needs what it runs where that user can reach it")
+                throw KeychainError(
+                    errSecIO,
+                    "uid \(uid) cannot enter \(folder) (mode \(String(st.st_mode & 0o7777, radix: 8))), "
+                        + "on the way to \(path): a test acting as another user needs what it runs where that user can reach it")
             }
         }
     }

@@ -22,14 +22,18 @@ public enum Spawn {
 
     /// Runs `argv` to the end and returns its exit status and output.
     /// - Throws: `SpawnTimeout` when it outlives `timeout` seconds (it is killed first).
-    public static func run(_ argv: [String], environment: [String: String], stdin: Data? = nil,
-                           timeout: Double = defaultTimeout) throws -> KCBinary.Output {
+    public static func run(
+        _ argv: [String], environment: [String: String], stdin: Data? = nil,
+        timeout: Double = defaultTimeout
+    ) throws -> KCBinary.Output {
         try start(argv, environment: environment, stdin: stdin, timeout: timeout).finish()
     }
 
     /// Starts `argv`; `finish()` feeds its stdin, collects its output and reaps it.
-    public static func start(_ argv: [String], environment: [String: String], stdin: Data? = nil,
-                             timeout: Double = defaultTimeout) throws -> SpawnedChild {
+    public static func start(
+        _ argv: [String], environment: [String: String], stdin: Data? = nil,
+        timeout: Double = defaultTimeout
+    ) throws -> SpawnedChild {
         signal(SIGPIPE, SIG_IGN)
         guard let inPipe = CloseOnExec.pipe() else { throw KeychainError(errSecIO, "pipe2 failed") }
         guard let outPipe = CloseOnExec.pipe() else { closeAll(inPipe); throw KeychainError(errSecIO, "pipe2 failed") }
@@ -59,8 +63,9 @@ public enum Spawn {
             closeAll([inPipe[1], outPipe[0], errPipe[0]])
             throw KeychainError(errSecIO, "cannot start \(argv[0]): \(String(cString: strerror(rc)))")
         }
-        return SpawnedChild(pid: pid, argv: argv, stdin: Array(stdin ?? Data()), stdinFD: inPipe[1],
-                            stdoutFD: outPipe[0], stderrFD: errPipe[0], deadline: Deadline(seconds: timeout))
+        return SpawnedChild(
+            pid: pid, argv: argv, stdin: Array(stdin ?? Data()), stdinFD: inPipe[1],
+            stdoutFD: outPipe[0], stderrFD: errPipe[0], deadline: Deadline(seconds: timeout))
     }
 
     static func closeAll(_ fds: [Int32]) { for fd in fds where fd >= 0 { close(fd) } }
@@ -120,12 +125,15 @@ public final class SpawnedChild {
                 kill(pid, SIGKILL)
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 finished = true
-                throw SpawnTimeout(argv: argv, seconds: deadline.seconds,
-                                   stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+                throw SpawnTimeout(
+                    argv: argv, seconds: deadline.seconds,
+                    stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
             }
-            var fds = [pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stdinFD, events: Int16(POLLOUT), revents: 0)]
+            var fds = [
+                pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stdinFD, events: Int16(POLLOUT), revents: 0)
+            ]
             let n = poll(&fds, 3, 20)
             if n < 0 && errno != EINTR { break }
             if n <= 0 { continue }
@@ -148,8 +156,9 @@ public final class SpawnedChild {
             }
         }
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return KCBinary.Output(status: exit, stdout: String(decoding: out, as: UTF8.self),
-                               stderr: String(decoding: err, as: UTF8.self), stdoutBytes: out)
+        return KCBinary.Output(
+            status: exit, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self), stdoutBytes: out)
     }
 }
 

@@ -110,7 +110,8 @@ public final class TestPgBouncer: Sendable {
     private static func stopAllAtExit() {
         for b in started.withLock({ $0 }) {
             if let text = try? String(contentsOfFile: b.folder + "/pgbouncer.pid", encoding: .utf8),
-               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1 {
+                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1
+            {
                 kill(pid, SIGTERM)
             }
             try? FileManager.default.removeItem(atPath: b.folder)

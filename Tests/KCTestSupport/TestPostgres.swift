@@ -91,9 +91,12 @@ public final class TestPostgres: Sendable {
     public func psql(_ sql: String, database: String) throws -> String {
         let c = try cluster()
         let db = database.contains("/") ? Self.databaseName(of: database) : database
-        let out = try Spawn.run([c.bin + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
-                                 "-p", String(c.port), "-U", "postgres", "-d", db, "-c", sql],
-                                environment: Self.environment, timeout: 60)
+        let out = try Spawn.run(
+            [
+                c.bin + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+                "-p", String(c.port), "-U", "postgres", "-d", db, "-c", sql
+            ],
+            environment: Self.environment, timeout: 60)
         guard out.status == 0 else { throw KeychainError(errSecIO, "psql failed (\(out.status)): \(out.stderr)") }
         return out.stdout
     }
@@ -108,17 +111,21 @@ public final class TestPostgres: Sendable {
     public func dump(database: String) throws -> String {
         let c = try cluster()
         let db = database.contains("/") ? Self.databaseName(of: database) : database
-        let out = try Spawn.run([c.bin + "/pg_dump", "-h", "127.0.0.1", "-p", String(c.port), "-U", "postgres", db],
-                                environment: Self.environment, timeout: 60)
+        let out = try Spawn.run(
+            [c.bin + "/pg_dump", "-h", "127.0.0.1", "-p", String(c.port), "-U", "postgres", db],
+            environment: Self.environment, timeout: 60)
         guard out.status == 0 else { throw KeychainError(errSecIO, "pg_dump failed (\(out.status)): \(out.stderr)") }
         return out.stdout
     }
 
     public func restart() throws {
         let c = try cluster()
-        let out = try Spawn.run(c.runAs + [c.bin + "/pg_ctl", "-D", c.data, "-w", "-t", "60", "-m", "fast",
-                                           "-l", c.folder + "/server.log", "-o", Self.serverOptions(c.port, c.data), "restart"],
-                                environment: Self.environment, timeout: 90)
+        let out = try Spawn.run(
+            c.runAs + [
+                c.bin + "/pg_ctl", "-D", c.data, "-w", "-t", "60", "-m", "fast",
+                "-l", c.folder + "/server.log", "-o", Self.serverOptions(c.port, c.data), "restart"
+            ],
+            environment: Self.environment, timeout: 90)
         guard out.status == 0 else {
             throw KeychainError(errSecIO, "pg_ctl restart failed (\(out.status)): \(out.stdout)\(out.stderr)\(Self.log(c.folder))")
         }
@@ -170,9 +177,12 @@ public final class TestPostgres: Sendable {
             }
             runAs = ["/usr/sbin/runuser", "-u", "postgres", "--"]
         }
-        let initdb = try Spawn.run(runAs + [bin + "/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                                            "--locale=C", "--no-sync", "--no-instructions"],
-                                   environment: environment, timeout: 120)
+        let initdb = try Spawn.run(
+            runAs + [
+                bin + "/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                "--locale=C", "--no-sync", "--no-instructions"
+            ],
+            environment: environment, timeout: 120)
         guard initdb.status == 0 else {
             throw KeychainError(errSecIO, "initdb failed (\(initdb.status)):\n\(initdb.stdout)\n\(initdb.stderr)")
         }
@@ -181,9 +191,12 @@ public final class TestPostgres: Sendable {
         var failures: [String] = []
         for _ in 0..<3 {
             let port = try freePort()
-            let out = try Spawn.run(runAs + [bin + "/pg_ctl", "-D", data, "-w", "-t", "60", "-l", folder + "/server.log",
-                                             "-o", serverOptions(port, data), "start"],
-                                    environment: environment, timeout: 90)
+            let out = try Spawn.run(
+                runAs + [
+                    bin + "/pg_ctl", "-D", data, "-w", "-t", "60", "-l", folder + "/server.log",
+                    "-o", serverOptions(port, data), "start"
+                ],
+                environment: environment, timeout: 90)
             if out.status == 0 { return Cluster(bin: bin, folder: folder, data: data, port: port, runAs: runAs) }
             failures.append("pg_ctl start on port \(port) failed (\(out.status)): \(out.stdout)\(out.stderr)\(log(folder))")
         }
@@ -210,8 +223,9 @@ public final class TestPostgres: Sendable {
     /// Stops every cluster and removes its folder (at process exit).
     private static func stopAllAtExit() {
         for c in started.withLock({ $0 }) {
-            _ = try? Spawn.run(c.runAs + [c.bin + "/pg_ctl", "-D", c.data, "-w", "-t", "30", "-m", "immediate", "stop"],
-                               environment: environment, timeout: 40)
+            _ = try? Spawn.run(
+                c.runAs + [c.bin + "/pg_ctl", "-D", c.data, "-w", "-t", "30", "-m", "immediate", "stop"],
+                environment: environment, timeout: 40)
             try? FileManager.default.removeItem(atPath: c.folder)
         }
     }

@@ -64,8 +64,11 @@ import AgentWire
             encoded = try AgentRequest.operationBody(path: path, request).bytes
         case .unlockWithKept(let kept):
             #expect(name == "request-unlock-with-kept")
-            #expect(kept == KeptPassword(path: "/home/alice/.local/share/kc/awsvault.keychain-db", holder: Self.path,
-                                         service: "kc-secret-service", account: "awsvault", create: true))
+            #expect(
+                kept
+                    == KeptPassword(
+                        path: "/home/alice/.local/share/kc/awsvault.keychain-db", holder: Self.path,
+                        service: "kc-secret-service", account: "awsvault", create: true))
             encoded = AgentRequest.unlockWithKeptBody(kept)
         }
         #expect(AgentProtocol.frame(type: type, body: encoded) == frame, "\(name) re-encodes to other bytes")
@@ -79,7 +82,8 @@ import AgentWire
         case ("request-copy-matching", .copyMatching(let q)):
             #expect(q[kSecReturnData] as? Bool == true && q[kSecMatchLimit] as? String == kSecMatchLimitAll)
             #expect(q[kcAttrSecretServiceAttributes] as? [String: String] == ["server": "github.com", "user": "alice"])
-            #expect(try ItemQuery(q, for: .copyMatching).attributes[kcAttrSecretServiceAttributes]
+            #expect(
+                try ItemQuery(q, for: .copyMatching).attributes[kcAttrSecretServiceAttributes]
                     == .map(try AttributeMap(parsing: ["user": "alice", "server": "github.com"], key: "kcsa")))
         case ("request-update", .update(let q, let attributes)):
             #expect(q[kSecAttrService] as? String == "github.com" && attributes[kSecValueData] as? Data == Data("new token".utf8))
@@ -135,12 +139,16 @@ import AgentWire
             #expect(AgentReply.ok(try HeldKeychain.list(value).map(\.dictionary) as [Any]).frame() == frame, "an empty list travels as a list")
             #expect(AgentReply.ok([Any]()).frame() == frame)
         case ("reply-import", .ok(let value)):
-            let request = ImportRequest(items: Array(repeating: ImportItem(query: [:], source: "x"), count: 5),
-                                        updateExisting: true, dryRun: false, skipInvalid: true)
+            let request = ImportRequest(
+                items: Array(repeating: ImportItem(query: [:], source: "x"), count: 5),
+                updateExisting: true, dryRun: false, skipInvalid: true)
             let typed = try KeychainReply(wire: value, for: .importItems(request))
             guard case .outcomes(let outcomes) = typed else { Issue.record("not outcomes"); return }
-            #expect(outcomes == [.created, .updated(duplicateOf: nil), .unchanged(duplicateOf: 0), .skipped(duplicateOf: nil),
-                                 .invalid(KeychainError(errSecParam, "no class"))])
+            #expect(
+                outcomes == [
+                    .created, .updated(duplicateOf: nil), .unchanged(duplicateOf: 0), .skipped(duplicateOf: nil),
+                    .invalid(KeychainError(errSecParam, "no class"))
+                ])
             #expect(AgentReply.ok(typed.wireValue).frame() == frame)
         case ("reply-copy-many", .ok(let value)):
             let typed = try KeychainReply(wire: value, for: .copyMany(BatchRequest(queries: [[:], [:], [:]])))

@@ -17,7 +17,8 @@ import KCTestSupport
         // Wait until the writers are adding, then take the backup in the middle of it.
         let deadline = Date().addingTimeInterval(20)
         while try t.keychain.itemCount() < 40, Date() < deadline { usleep(20_000) }
-        let acknowledged = try t.keychain.copyMatching(genp([kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]))
+        let acknowledged =
+            try t.keychain.copyMatching(genp([kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]))
             as? [[String: Any]] ?? []
         let destination = t.directory + "/backup.keychain-db"
         let count = try t.keychain.backup(to: destination)

@@ -5,8 +5,10 @@ import Testing
 /// `Keychain.addAll`: many items in one transaction, all or none.
 @Suite struct BatchAddTests {
     private func item(_ i: Int, service: String = "svc") -> [String: Any] {
-        [kSecClass: kSecClassGenericPassword, kSecAttrService: "\(service)-\(i)", kSecAttrAccount: "acct",
-         kSecValueData: Data("secret-\(i)".utf8)]
+        [
+            kSecClass: kSecClassGenericPassword, kSecAttrService: "\(service)-\(i)", kSecAttrAccount: "acct",
+            kSecValueData: Data("secret-\(i)".utf8)
+        ]
     }
 
     @Test func addsEveryItemReadableAndCounted() throws {
@@ -19,8 +21,11 @@ import Testing
         let reopened = try temp.reopen()
         try reopened.verify()
         for i in [0, 250, 499] {
-            let data = try reopened.copyMatching([kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
-                                                  kSecReturnData: true]) as? Data
+            let data =
+                try reopened.copyMatching([
+                    kSecClass: kSecClassGenericPassword, kSecAttrService: "svc-\(i)",
+                    kSecReturnData: true
+                ]) as? Data
             #expect(data == Data("secret-\(i)".utf8))
         }
     }

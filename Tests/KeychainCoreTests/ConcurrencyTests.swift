@@ -34,8 +34,12 @@ import KCTestSupport
         let total = (processes + 1) * perProcess
         #expect(try t.keychain.itemCount() == total)
         let reopened = try t.reopen()   // verifies count and accumulator
-        let all = try #require(try reopened.copyMatching(genp([kSecAttrAccount: "load", kSecMatchLimit: kSecMatchLimitAll,
-                                                                kSecReturnAttributes: true, kSecReturnData: true])) as? [[String: Any]])
+        let all = try #require(
+            try reopened.copyMatching(
+                genp([
+                    kSecAttrAccount: "load", kSecMatchLimit: kSecMatchLimitAll,
+                    kSecReturnAttributes: true, kSecReturnData: true
+                ])) as? [[String: Any]])
         #expect(all.count == total)
         for item in all {
             let service = try #require(item[kSecAttrService] as? String)

@@ -86,7 +86,7 @@ import KCTestSupport
             (119, "41c89d06001bab4ab78736b44efe7ce18ce6ae08"),
             (120, "d3dbd653bd8597b7475321b60a36891278e6a04a"),
             (128, "e6434bc401f98603d7eda504790c98c67385d535"),
-            (1000, "af0b191c2de46fe13fe0908f5a6a4e90e0cafc46"),
+            (1000, "af0b191c2de46fe13fe0908f5a6a4e90e0cafc46")
         ])
         func paddingBoundaries(length: Int, expected: String) {
             let message = (0..<length).map { UInt8(truncatingIfNeeded: $0) }
@@ -261,7 +261,7 @@ import KCTestSupport
             #expect(DERCertificate(der: indefinite) == nil)
             // Long form with a length that should have used the short form.
             var longFormSmall = der
-            longFormSmall[14] = 0x81  // followed by 0x00 (first serial byte): leading zero, and < 128
+            longFormSmall[14] = 0x81   // followed by 0x00 (first serial byte): leading zero, and < 128
             #expect(DERCertificate(der: longFormSmall) == nil)
         }
 
@@ -273,7 +273,7 @@ import KCTestSupport
         /// + OID, signature BIT STRING.
         private static let rsaStructuralTagOffsets = [
             0, 4, 8, 10, 13, 21, 23, 36, 38, 40, 42, 94, 96, 111, 126, 184, 188, 190, 203,
-            478, 480, 482, 484, 489, 513, 515, 520, 546, 548, 553, 556, 563, 565, 578,
+            478, 480, 482, 484, 489, 513, 515, 520, 546, 548, 553, 556, 563, 565, 578
         ]
 
         @Test func flippingAnyBitOfAnyStructuralTagIsRejected() throws {
@@ -326,22 +326,22 @@ import KCTestSupport
             for _ in 0..<1500 {
                 var mutated = der
                 switch Int.random(in: 0..<4, using: &generator) {
-                case 0:  // overwrite a few bytes
+                case 0:   // overwrite a few bytes
                     for _ in 0..<Int.random(in: 1...4, using: &generator) {
                         mutated[Int.random(in: 0..<mutated.count, using: &generator)] =
                             UInt8.random(in: 0...255, using: &generator)
                     }
-                case 1:  // delete a range
+                case 1:   // delete a range
                     let start = Int.random(in: 0..<mutated.count, using: &generator)
                     let end = min(mutated.count, start + Int.random(in: 1...16, using: &generator))
                     mutated.removeSubrange(start..<end)
-                case 2:  // insert random bytes
+                case 2:   // insert random bytes
                     let at = Int.random(in: 0...mutated.count, using: &generator)
                     let inserted = (0..<Int.random(in: 1...16, using: &generator)).map { _ in
                         UInt8.random(in: 0...255, using: &generator)
                     }
                     mutated.insert(contentsOf: inserted, at: at)
-                default:  // hit a length/tag-ish byte with an extreme value
+                default:   // hit a length/tag-ish byte with an extreme value
                     let extremes: [UInt8] = [0x00, 0x7F, 0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0xFF, 0x1F]
                     mutated[Int.random(in: 0..<mutated.count, using: &generator)] =
                         extremes[Int.random(in: 0..<extremes.count, using: &generator)]
@@ -449,7 +449,7 @@ import KCTestSupport
             #expect(DERCertificate(der: makeCertificate(version: tlv(0xA0, tlv(0x02, [0xFF])))) == nil)
             #expect(DERCertificate(der: makeCertificate(version: tlv(0xA0, tlv(0x02, [0x00, 0x02])))) == nil)
             #expect(DERCertificate(der: makeCertificate(version: tlv(0xA0, tlv(0x02, [])))) == nil)
-            #expect(DERCertificate(der: makeCertificate(version: tlv(0xA0, [])) ) == nil)
+            #expect(DERCertificate(der: makeCertificate(version: tlv(0xA0, []))) == nil)
             #expect(DERCertificate(der: makeCertificate(version: tlv(0xA0, tlv(0x02, [0x02]) + [0x05, 0x00]))) == nil)
             #expect(DERCertificate(der: makeCertificate(version: tlv(0x80, [0x02]))) == nil)
         }
@@ -468,46 +468,71 @@ import KCTestSupport
             let empty = try #require(DERCertificate(der: makeCertificate(subject: [0x30, 0x00])))
             #expect(empty.subject == [0x30, 0x00])
             // A multi-valued RDN with two attributes.
-            let multi = sequence(tlv(0x31,
-                sequence(commonNameOID, tlv(0x0C, [0x61])) + sequence(tlv(0x06, [0x55, 0x04, 0x0A]), tlv(0x13, [0x62]))))
+            let multi = sequence(
+                tlv(
+                    0x31,
+                    sequence(commonNameOID, tlv(0x0C, [0x61])) + sequence(tlv(0x06, [0x55, 0x04, 0x0A]), tlv(0x13, [0x62]))))
             #expect(DERCertificate(der: makeCertificate(issuer: multi))?.issuer == multi)
             // Empty RDN SET, RDN not a SET, attribute without a value, extra value, bad OID.
             #expect(DERCertificate(der: makeCertificate(issuer: sequence(tlv(0x31, [])))) == nil)
             #expect(DERCertificate(der: makeCertificate(issuer: sequence(tlv(0x30, sequence(commonNameOID, tlv(0x0C, [0x61])))))) == nil)
             #expect(DERCertificate(der: makeCertificate(issuer: sequence(tlv(0x31, sequence(commonNameOID))))) == nil)
-            #expect(DERCertificate(der: makeCertificate(issuer: sequence(tlv(0x31,
-                sequence(commonNameOID, tlv(0x0C, [0x61]), tlv(0x0C, [0x62])))))) == nil)
-            #expect(DERCertificate(der: makeCertificate(issuer: sequence(tlv(0x31,
-                sequence(tlv(0x06, [0x55, 0x84]), tlv(0x0C, [0x61])))))) == nil)
+            #expect(
+                DERCertificate(
+                    der: makeCertificate(
+                        issuer: sequence(
+                            tlv(
+                                0x31,
+                                sequence(commonNameOID, tlv(0x0C, [0x61]), tlv(0x0C, [0x62])))))) == nil)
+            #expect(
+                DERCertificate(
+                    der: makeCertificate(
+                        issuer: sequence(
+                            tlv(
+                                0x31,
+                                sequence(tlv(0x06, [0x55, 0x84]), tlv(0x0C, [0x61])))))) == nil)
             // High-tag-number form in an attribute value.
-            #expect(DERCertificate(der: makeCertificate(subject: sequence(tlv(0x31,
-                sequence(commonNameOID, [0x1F, 0x81, 0x00, 0x00])))) ) == nil)
+            #expect(
+                DERCertificate(
+                    der: makeCertificate(
+                        subject: sequence(
+                            tlv(
+                                0x31,
+                                sequence(commonNameOID, [0x1F, 0x81, 0x00, 0x00]))))) == nil)
             // Name that is a SET instead of a SEQUENCE.
             #expect(DERCertificate(der: makeCertificate(subject: tlv(0x31, []))) == nil)
         }
 
         @Test func validity() {
-            #expect(DERCertificate(der: makeCertificate(validity: sequence(
-                tlv(0x18, Array("20250101000000Z".utf8)), tlv(0x18, Array("20350101000000Z".utf8))))) != nil)
+            #expect(
+                DERCertificate(
+                    der: makeCertificate(
+                        validity: sequence(
+                            tlv(0x18, Array("20250101000000Z".utf8)), tlv(0x18, Array("20350101000000Z".utf8))))) != nil)
             #expect(DERCertificate(der: makeCertificate(validity: sequence(tlv(0x17, Array("250101000000Z".utf8))))) == nil)
-            #expect(DERCertificate(der: makeCertificate(validity: sequence(
-                tlv(0x17, [0x30]), tlv(0x17, [0x30]), tlv(0x17, [0x30])))) == nil)
+            #expect(
+                DERCertificate(
+                    der: makeCertificate(
+                        validity: sequence(
+                            tlv(0x17, [0x30]), tlv(0x17, [0x30]), tlv(0x17, [0x30])))) == nil)
             #expect(DERCertificate(der: makeCertificate(validity: sequence(tlv(0x17, [0x30]), tlv(0x04, [0x30])))) == nil)
         }
 
         @Test func publicKeyBitString() {
             // Hash excludes the unused-bits byte.
             let bits: [UInt8] = [0x30, 0x0A, 0x02, 0x03, 0x01, 0x00, 0x01]
-            #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x00] + bits)))?.publicKeyHash
-                == SHA1.hash(bits))
+            #expect(
+                DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x00] + bits)))?.publicKeyHash
+                    == SHA1.hash(bits))
             // Empty bit string (only the unused-bits byte) is valid DER.
             #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x00])))?.publicKeyHash == SHA1.hash([]))
             // Unused bits > 7, unused bits on an empty string, non-zero padding bits, missing byte.
             #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x08, 0x00]))) == nil)
             #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x01]))) == nil)
             #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x03, 0xFF]))) == nil)
-            #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x03, 0xF8])))?.publicKeyHash
-                == SHA1.hash([0xF8]))
+            #expect(
+                DERCertificate(der: makeCertificate(publicKey: tlv(0x03, [0x03, 0xF8])))?.publicKeyHash
+                    == SHA1.hash([0xF8]))
             #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x03, []))) == nil)
             // Constructed BIT STRING is not DER.
             #expect(DERCertificate(der: makeCertificate(publicKey: tlv(0x23, tlv(0x03, [0x00] + bits)))) == nil)
@@ -518,8 +543,9 @@ import KCTestSupport
             let both = tlv(0x81, [0x00, 0x01, 0x02]) + tlv(0x82, [0x00, 0x03])
             #expect(DERCertificate(der: makeCertificate(version: v2, uniqueIDs: both))?.version == 2)
             #expect(DERCertificate(der: makeCertificate(version: v2, uniqueIDs: tlv(0x82, [0x00]))) != nil)
-            #expect(DERCertificate(der: makeCertificate(uniqueIDs: tlv(0x81, [0x00]), extensions: [skidExtension([1])]))?
-                .subjectKeyID == [1])
+            #expect(
+                DERCertificate(der: makeCertificate(uniqueIDs: tlv(0x81, [0x00]), extensions: [skidExtension([1])]))?
+                    .subjectKeyID == [1])
             // Wrong order, constructed form, invalid bit string, duplicates.
             #expect(DERCertificate(der: makeCertificate(uniqueIDs: tlv(0x82, [0x00]) + tlv(0x81, [0x00]))) == nil)
             #expect(DERCertificate(der: makeCertificate(uniqueIDs: tlv(0xA1, tlv(0x03, [0x00])))) == nil)
@@ -531,12 +557,15 @@ import KCTestSupport
             let keyID: [UInt8] = Array(0..<20)
             #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID)]))?.subjectKeyID == keyID)
             // Among other extensions, with critical TRUE, with explicit critical FALSE.
-            #expect(DERCertificate(der: makeCertificate(extensions: [opaqueExtension(size: 10), skidExtension(keyID)]))?
-                .subjectKeyID == keyID)
-            #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID, critical: tlv(0x01, [0xFF]))]))?
-                .subjectKeyID == keyID)
-            #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID, critical: tlv(0x01, [0x00]))]))?
-                .subjectKeyID == keyID)
+            #expect(
+                DERCertificate(der: makeCertificate(extensions: [opaqueExtension(size: 10), skidExtension(keyID)]))?
+                    .subjectKeyID == keyID)
+            #expect(
+                DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID, critical: tlv(0x01, [0xFF]))]))?
+                    .subjectKeyID == keyID)
+            #expect(
+                DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID, critical: tlv(0x01, [0x00]))]))?
+                    .subjectKeyID == keyID)
             // Empty key identifier.
             #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension([])]))?.subjectKeyID == [])
             // Extensions present but no SKID; empty extension list.
@@ -550,7 +579,7 @@ import KCTestSupport
             // Duplicate SKID.
             #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID), skidExtension(keyID)])) == nil)
             // SKID value not an OCTET STRING / with trailing bytes / not wrapped at all.
-            #expect(DERCertificate(der: makeCertificate(extensions: [sequence(skidOID, tlv(0x04, tlv(0x03, [0x00]))) ])) == nil)
+            #expect(DERCertificate(der: makeCertificate(extensions: [sequence(skidOID, tlv(0x04, tlv(0x03, [0x00])))])) == nil)
             #expect(DERCertificate(der: makeCertificate(extensions: [sequence(skidOID, tlv(0x04, tlv(0x04, keyID) + [0x05, 0x00]))])) == nil)
             #expect(DERCertificate(der: makeCertificate(extensions: [sequence(skidOID, tlv(0x04, keyID))])) == nil)
             // BOOLEAN not DER (0x01), wrong size; extnValue missing; extra field; extnID not an OID.
@@ -563,7 +592,7 @@ import KCTestSupport
             #expect(DERCertificate(der: makeCertificate(rawExtensions: tlv(0xA3, tlv(0x31, skidExtension(keyID))))) == nil)
             #expect(DERCertificate(der: makeCertificate(rawExtensions: tlv(0xA3, sequence(skidExtension(keyID)) + sequence(skidExtension(keyID))))) == nil)
             #expect(DERCertificate(der: makeCertificate(rawExtensions: tlv(0x83, sequence(skidExtension(keyID))))) == nil)
-            #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID)]) ) != nil)
+            #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID)])) != nil)
             #expect(DERCertificate(der: makeCertificate(extensions: [skidExtension(keyID)], rawExtensions: [0x05, 0x00])) == nil)
             // Element of the extension list that is not a SEQUENCE.
             #expect(DERCertificate(der: makeCertificate(extensions: [tlv(0x31, [])])) == nil)
@@ -585,7 +614,7 @@ import KCTestSupport
                 sequence(tlv(0x06, [0x2A, 0x03]), [0x05, 0x00], [0x05, 0x00]),
                 sequence(),
                 sequence(tlv(0x06, [])),
-                sequence(tlv(0x06, [0x2A, 0x83])),
+                sequence(tlv(0x06, [0x2A, 0x83]))
             ]
             for algorithm in badAlgorithms {
                 #expect(DERCertificate(der: sequence(tlv(0x30, tbsFields), algorithm, tlv(0x03, [0x00]))) == nil)

@@ -10,7 +10,7 @@ import Testing
         ("one NUL", Data([0])),
         ("255 bytes (one below a padding block)", Data(repeating: 0xAB, count: 255)),
         ("256 bytes (a full padding block)", Data(repeating: 0xCD, count: 256)),
-        ("1 MiB", Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 13) })),
+        ("1 MiB", Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }))
     ]
 
     @Test(arguments: binaryValues)
@@ -29,25 +29,33 @@ import Testing
         try t.keychain.add(genp([kSecAttrService: "empty", kSecValueData: Data()]))
         try t.keychain.add(genp([kSecAttrService: "none"]))
         #expect(try t.keychain.copyMatching(genp([kSecAttrService: "empty", kSecReturnData: true])) as? Data == Data())
-        #expect(try t.keychain.copyMatching(genp([kSecAttrService: "none", kSecReturnData: true])) == nil,
-                "an item without data: success and no result, as Apple")
+        #expect(
+            try t.keychain.copyMatching(genp([kSecAttrService: "none", kSecReturnData: true])) == nil,
+            "an item without data: success and no result, as Apple")
     }
 
     static let strings = [
         "plain", "with space", " leading and trailing ", "tab\there", "new\nline", "quote\"'`",
         "punctuation !@#$%^&*()[]{};:,.<>/?\\|", "emoji 🔑🗝️", "中文字符", "עברית", "caf\u{E9}", "cafe\u{301}",
-        "NUL\u{0}inside", "\u{0}", "",
+        "NUL\u{0}inside", "\u{0}", ""
     ]
 
     @Test func attributeValuesRoundTripByteForByte() throws {
         let t = try TempKeychain()
         for (i, s) in Self.strings.enumerated() {
-            try t.keychain.add(genp([kSecAttrService: "u\(i)", kSecAttrAccount: s, kSecAttrLabel: s, kSecAttrComment: s,
-                                     kSecAttrGeneric: Data(s.utf8)]))
+            try t.keychain.add(
+                genp([
+                    kSecAttrService: "u\(i)", kSecAttrAccount: s, kSecAttrLabel: s, kSecAttrComment: s,
+                    kSecAttrGeneric: Data(s.utf8)
+                ]))
         }
         for (i, s) in Self.strings.enumerated() {
-            let attrs = try #require(try t.keychain.copyMatching(genp([kSecAttrAccount: s, kSecAttrService: "u\(i)",
-                                                                       kSecReturnAttributes: true])) as? [String: Any])
+            let attrs = try #require(
+                try t.keychain.copyMatching(
+                    genp([
+                        kSecAttrAccount: s, kSecAttrService: "u\(i)",
+                        kSecReturnAttributes: true
+                    ])) as? [String: Any])
             #expect((attrs[kSecAttrAccount] as? String).map { Array($0.utf8) } == Array(s.utf8))
             #expect((attrs[kSecAttrLabel] as? String).map { Array($0.utf8) } == Array(s.utf8))
             #expect((attrs[kSecAttrComment] as? String).map { Array($0.utf8) } == Array(s.utf8))

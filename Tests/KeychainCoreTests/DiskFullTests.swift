@@ -16,14 +16,17 @@ struct DiskFullTests {
             return
         }
         defer { _ = system("umount '\(folder)'") }
-        let keychain = try Keychain.create(at: folder + "/full.keychain-db", password: try secure(TempKeychain.password),
-                                           profile: .interactive)
+        let keychain = try Keychain.create(
+            at: folder + "/full.keychain-db", password: try secure(TempKeychain.password),
+            profile: .interactive)
         var added = 0
         var failure: KeychainError?
         for i in 0..<200 {
             do {
-                try keychain.add([kSecClass: kSecClassGenericPassword, kSecAttrService: "full-\(i)",
-                                  kSecValueData: Data(repeating: UInt8(i & 0xFF), count: 24 * 1024)])
+                try keychain.add([
+                    kSecClass: kSecClassGenericPassword, kSecAttrService: "full-\(i)",
+                    kSecValueData: Data(repeating: UInt8(i & 0xFF), count: 24 * 1024)
+                ])
                 added += 1
             } catch let error as KeychainError {
                 failure = error
@@ -35,8 +38,11 @@ struct DiskFullTests {
         #expect(added > 0)
         // The same Keychain object goes on working: no false rollback alarm.
         #expect(try keychain.itemCount() == added)
-        let last = try keychain.copyMatching([kSecClass: kSecClassGenericPassword, kSecAttrService: "full-\(added - 1)",
-                                              kSecReturnData: true]) as? Data
+        let last =
+            try keychain.copyMatching([
+                kSecClass: kSecClassGenericPassword, kSecAttrService: "full-\(added - 1)",
+                kSecReturnData: true
+            ]) as? Data
         #expect(last == Data(repeating: UInt8((added - 1) & 0xFF), count: 24 * 1024))
         try keychain.verify()
         // A second failing write changes nothing either.

@@ -38,7 +38,7 @@ import KCTestSupport
         let expected = [
             "cert-rsa-v3.der": ("CN=kc RSA v3 Test, O=kc Test, C=US", "CN=kc RSA v3 Test, O=kc Test, C=US"),
             "cert-ec-v3.der": ("O=kc, CN=kc EC Test", "O=kc, CN=kc EC Test"),
-            "cert-v1.der": ("CN=kc v1 Test", "CN=kc RSA v3 Test, O=kc Test, C=US"),
+            "cert-v1.der": ("CN=kc v1 Test", "CN=kc RSA v3 Test, O=kc Test, C=US")
         ]
         for (file, (subject, issuer)) in expected {
             let cert = try #require(DERCertificate(der: try Self.vector(file)))
@@ -48,10 +48,13 @@ import KCTestSupport
     }
 
     @Test func rfc4514Escaping() {
-        let name = Self.tlv(0x30, Self.rdn([(Self.o, Self.tlv(0x0C, Array("Smith, Jones & Co; \"A+B\" <x>\\".utf8)))])
-                               + Self.rdn([(Self.cn, Self.tlv(0x0C, Array("#1 admin ".utf8)))])
-                               + Self.rdn([(Self.ou, Self.tlv(0x0C, Array(" lead\u{1B}]0;x\u{07}".utf8)))]))
-        #expect(DistinguishedName.string(der: name)
+        let name = Self.tlv(
+            0x30,
+            Self.rdn([(Self.o, Self.tlv(0x0C, Array("Smith, Jones & Co; \"A+B\" <x>\\".utf8)))])
+                + Self.rdn([(Self.cn, Self.tlv(0x0C, Array("#1 admin ".utf8)))])
+                + Self.rdn([(Self.ou, Self.tlv(0x0C, Array(" lead\u{1B}]0;x\u{07}".utf8)))]))
+        #expect(
+            DistinguishedName.string(der: name)
                 == "OU=\\ lead\\1B]0\\;x\\07, CN=\\#1 admin\\ , O=Smith\\, Jones & Co\\; \\\"A\\+B\\\" \\<x\\>\\\\")
         // A '#' or space inside a value is not escaped; NUL is \00.
         let inner = Self.tlv(0x30, Self.rdn([(Self.cn, Self.tlv(0x0C, [0x61, 0x23, 0x20, 0x00, 0x62]))]))
@@ -61,15 +64,17 @@ import KCTestSupport
     @Test func multiValuedRDNsUnknownTypesAndStringKinds() {
         let email: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x01]
         let unknown: [UInt8] = [0x2A, 0x03, 0x04]   // 1.2.3.4
-        let name = Self.tlv(0x30,
+        let name = Self.tlv(
+            0x30,
             Self.rdn([(Self.cn, Self.tlv(0x13, Array("web".utf8))), (Self.ou, Self.tlv(0x0C, Array("ops".utf8)))])
-            + Self.rdn([(email, Self.tlv(0x16, Array("me@example.com".utf8)))])
-            + Self.rdn([(unknown, Self.tlv(0x0C, Array("x".utf8)))])
-            + Self.rdn([(Self.o, Self.tlv(0x1E, [0x00, 0x4B, 0x00, 0xF6]))])            // BMPString "Kö"
-            + Self.rdn([(Self.o, Self.tlv(0x14, [0x4D, 0xFC]))])                        // TeletexString (Latin-1) "Mü"
-            + Self.rdn([(Self.o, Self.tlv(0x1C, [0, 0, 0, 0x5A, 0, 1, 0xF5, 0x11]))])   // UniversalString "Z🔑"
-            + Self.rdn([(Self.cn, Self.tlv(0x04, [0xFF]))]))                            // not a string type
-        #expect(DistinguishedName.string(der: name)
+                + Self.rdn([(email, Self.tlv(0x16, Array("me@example.com".utf8)))])
+                + Self.rdn([(unknown, Self.tlv(0x0C, Array("x".utf8)))])
+                + Self.rdn([(Self.o, Self.tlv(0x1E, [0x00, 0x4B, 0x00, 0xF6]))])   // BMPString "Kö"
+                + Self.rdn([(Self.o, Self.tlv(0x14, [0x4D, 0xFC]))])   // TeletexString (Latin-1) "Mü"
+                + Self.rdn([(Self.o, Self.tlv(0x1C, [0, 0, 0, 0x5A, 0, 1, 0xF5, 0x11]))])   // UniversalString "Z🔑"
+                + Self.rdn([(Self.cn, Self.tlv(0x04, [0xFF]))]))   // not a string type
+        #expect(
+            DistinguishedName.string(der: name)
                 == "CN=#0401ff, O=Z🔑, O=Mü, O=Kö, 1.2.3.4=#0c0178, emailAddress=me@example.com, CN=web+OU=ops")
         // Invalid UTF-8 and an odd BMPString are not text: hex.
         let bad = Self.tlv(0x30, Self.rdn([(Self.cn, Self.tlv(0x0C, [0xC3]))]) + Self.rdn([(Self.o, Self.tlv(0x1E, [0x00]))]))
@@ -81,7 +86,8 @@ import KCTestSupport
         #expect(DistinguishedName.string(der: []) == nil)
         #expect(DistinguishedName.string(der: Self.tlv(0x30, Self.tlv(0x31, []))) == nil, "an empty RDN")
         #expect(DistinguishedName.string(der: Self.tlv(0x30, Self.tlv(0x31, Self.tlv(0x30, Self.tlv(0x06, Self.cn))))) == nil, "no value")
-        #expect(DistinguishedName.string(der: Self.tlv(0x30, Self.tlv(0x31, Self.tlv(0x30, Self.tlv(0x06, [0x80, 0x01]) + Self.tlv(0x0C, [])))))
+        #expect(
+            DistinguishedName.string(der: Self.tlv(0x30, Self.tlv(0x31, Self.tlv(0x30, Self.tlv(0x06, [0x80, 0x01]) + Self.tlv(0x0C, [])))))
                 == nil, "a non-minimal OID")
         let hugeArc = Self.tlv(0x30, Self.rdn([([0x2A] + [UInt8](repeating: 0xFF, count: 12) + [0x01], Self.tlv(0x0C, [0x61]))]))
         #expect(DistinguishedName.string(der: hugeArc) == nil, "an arc over 63 bits")
@@ -104,7 +110,7 @@ import KCTestSupport
             ("key-rsa-3072-pkcs1.der", KeyBlob(keyClass: 1, keyType: 42, bits: 3072)),
             ("key-rsa-3072-spki.der", KeyBlob(keyClass: 0, keyType: 42, bits: 3072)),
             ("key-rsa-3072-pkcs1-public.der", KeyBlob(keyClass: 0, keyType: 42, bits: 3072)),
-            ("key-ec-p384-pkcs8.der", KeyBlob(keyClass: 1, keyType: 73, bits: 384)),
+            ("key-ec-p384-pkcs8.der", KeyBlob(keyClass: 1, keyType: 73, bits: 384))
         ]
         for (file, expected) in cases {
             #expect(KeyBlob(data: try Self.vector(file)) == expected, "\(file)")

@@ -46,12 +46,17 @@ import Testing
     /// A migrated file takes format 3's items: a generic password with a Secret Service map,
     /// found by its pairs, here and after a fresh open.
     static func expectSecretServiceItems(_ k: Keychain, path: String, password: String, count: Int) throws {
-        try k.add(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: ["env": "prod"],
-                        kcAttrContentType: "text/plain", kSecValueData: Data("ss-token".utf8)]))
+        try k.add(
+            genp([
+                kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: ["env": "prod"],
+                kcAttrContentType: "text/plain", kSecValueData: Data("ss-token".utf8)
+            ]))
         let again = try Keychain.open(at: path, password: try secure(password))
         #expect(try again.check() == count + 1)
         #expect(try Self.secret(again, genp([kcAttrSecretServiceAttributes: ["env": "prod"]])) == Array("ss-token".utf8))
-        #expect(try Self.secret(again, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: [String: String]()])) == Array("prod-token-2".utf8))
+        #expect(
+            try Self.secret(again, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod", kcAttrSecretServiceAttributes: [String: String]()]))
+                == Array("prod-token-2".utf8))
     }
 
     /// What the format-3 fixture holds beyond the items of every fixture: a generic password
@@ -62,11 +67,13 @@ import Testing
         let ss = try #require(try k.copyMatching(genp([kSecAttrService: "ss-app", kSecReturnAttributes: true])) as? [String: Any])
         #expect(ss[kcAttrSecretServiceAttributes] as? [String: String] == ["application": "ss-app", "env": "prod"])
         #expect(ss[kcAttrContentType] as? String == "text/plain")
-        let cron = try #require(try k.copyMatching(genp([kSecAttrService: "backup", kSecAttrAccount: "cron", kSecReturnAttributes: true, kSecReturnData: true])) as? [String: Any])
+        let cron = try #require(
+            try k.copyMatching(genp([kSecAttrService: "backup", kSecAttrAccount: "cron", kSecReturnAttributes: true, kSecReturnData: true])) as? [String: Any])
         #expect(cron[kSecAttrAccessible] as? String == "ck")
         #expect((cron[kSecValueData] as? Data).map { Array($0) } == Array("cron-token".utf8))
         #expect(try Self.secret(k, genp([kSecAttrService: "device", kSecAttrAccount: "only", kSecAttrAccessible: "aku"])) == Array("device-token".utf8))
-        let cert = try #require(try k.copyMatching([kSecClass: kSecClassCertificate, kSecAttrLabel: "fixture certificate", kSecReturnAttributes: true]) as? [String: Any])
+        let cert = try #require(
+            try k.copyMatching([kSecClass: kSecClassCertificate, kSecAttrLabel: "fixture certificate", kSecReturnAttributes: true]) as? [String: Any])
         #expect(cert[kSecAttrAccessible] as? String == "dk")
     }
 
@@ -76,11 +83,15 @@ import Testing
         let (directory, path) = try Self.copy("v4.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try Self.versions(path) == "4\n4\n4\n")
-        let rows = try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"])
+        let rows = try TempKeychain.run(
+            "/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"])
         let k = try Keychain.open(at: path, password: try secure("fixture-v4-password"))
         #expect(try Self.versions(path) == "5\n4\n5\n")
-        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"]) == rows,
-                "the migration to format 5 changes no row")
+        #expect(
+            try TempKeychain.run(
+                "/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"])
+                == rows,
+            "the migration to format 5 changes no row")
         #expect(try Self.protectionClasses(path) == "0|7\n1|2\n")
         #expect(try k.itemCount() == 9)
         #expect(try k.check() == 9)
@@ -119,7 +130,9 @@ import Testing
         let (directory, path) = try Self.copy("v4.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let k = try Keychain.open(at: path, password: try secure("fixture-v4-password"))
-        try TempKeychain.run("/usr/bin/sqlite3", [path, "ATTACH '\(Self.fixtures)/v4.keychain-db' AS o; DELETE FROM main.kc_keychain; INSERT INTO main.kc_keychain SELECT * FROM o.kc_keychain;"])
+        try TempKeychain.run(
+            "/usr/bin/sqlite3",
+            [path, "ATTACH '\(Self.fixtures)/v4.keychain-db' AS o; DELETE FROM main.kc_keychain; INSERT INTO main.kc_keychain SELECT * FROM o.kc_keychain;"])
         expectStatus(errSecDecode) { _ = try Keychain.open(at: path, password: try secure("fixture-v4-password")) }
         expectStatus(errSecDecode) { _ = try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"])) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]) == "4\n", "nothing was migrated again")
@@ -157,9 +170,11 @@ import Testing
 
     /// An attacker who flips a row's protection class (either way) in a migrated file makes
     /// that row fail to open: the class is in its associated data and accumulator term.
-    @Test(arguments: ["UPDATE kc_items SET pclass = 0 WHERE pclass = 1 AND class = 'genp'",
-                      "UPDATE kc_items SET pclass = 1 WHERE seq = 1",
-                      "UPDATE kc_items SET pclass = 2 WHERE seq = 1"])
+    @Test(arguments: [
+        "UPDATE kc_items SET pclass = 0 WHERE pclass = 1 AND class = 'genp'",
+        "UPDATE kc_items SET pclass = 1 WHERE seq = 1",
+        "UPDATE kc_items SET pclass = 2 WHERE seq = 1"
+    ])
     func aFlippedProtectionClassFailsToOpen(edit: String) throws {
         let (directory, path) = try Self.copy("v3.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -210,11 +225,12 @@ import Testing
     func anEditedFormatTwoFileIsNotMigrated(column: String) throws {
         let (directory, path) = try Self.copy("v2.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let value = switch column {
-        case "seq": "17"
-        case "data": "CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB)"
-        default: "randomblob(16)"
-        }
+        let value =
+            switch column {
+            case "seq": "17"
+            case "data": "CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB)"
+            default: "randomblob(16)"
+            }
         try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_items SET \(column) = \(value) WHERE seq = 2"])
         expectStatus(errSecDecode, "edited \(column)") { _ = try Keychain.open(at: path, password: try secure("fixture-v2-password")) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("2"))
@@ -265,7 +281,10 @@ import Testing
     func anEditedFormatOneFileIsNotMigrated(column: String) throws {
         let (directory, path) = try Self.copy("v1.keychain-db")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let value = column == "i_svce" ? "randomblob(16)" : "CAST(substr(\(column), 1, 30) || CASE WHEN substr(\(column), 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(\(column), 32) AS BLOB)"
+        let value =
+            column == "i_svce"
+            ? "randomblob(16)"
+            : "CAST(substr(\(column), 1, 30) || CASE WHEN substr(\(column), 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(\(column), 32) AS BLOB)"
         try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_items SET \(column) = \(value) WHERE seq = 2"])
         expectStatus(errSecDecode, "edited \(column)") { _ = try Keychain.open(at: path, password: try secure("fixture-v1-password")) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))

@@ -53,16 +53,19 @@ import Testing
         try t.keychain.delete(genp([kSecAttrService: "gone"]))
         try t.keychain.store.compactLog()
         let attach = "ATTACH '\(t.directory)/old.db' AS o;"
-        try t.sql("""
+        try t.sql(
+            """
             \(attach) CREATE TABLE o.hidden AS SELECT * FROM main.sqlite_schema WHERE type = 'index' AND sql IS NOT NULL;
             PRAGMA writable_schema = ON;
             DELETE FROM main.sqlite_schema WHERE type = 'index' AND sql IS NOT NULL;
             """)
-        try t.sql("""
+        try t.sql(
+            """
             \(attach) DELETE FROM main.kc_items WHERE item_id IN (SELECT item_id FROM o.saved);
             INSERT INTO main.kc_items SELECT * FROM o.saved;
             """)
-        try t.sql("""
+        try t.sql(
+            """
             \(attach) PRAGMA writable_schema = ON;
             INSERT INTO main.sqlite_schema SELECT * FROM o.hidden;
             """)
@@ -84,7 +87,7 @@ import Testing
         "CREATE VIEW kc_evil AS SELECT * FROM kc_items",
         "CREATE TABLE kc_extra(x)",
         "DROP INDEX kc_items_svce",
-        "DROP INDEX kc_items_acct; CREATE INDEX kc_items_acct ON kc_items(i_acct)",
+        "DROP INDEX kc_items_acct; CREATE INDEX kc_items_acct ON kc_items(i_acct)"
     ])
     func aSchemaKcDidNotWriteIsRefused(sql: String) throws {
         let t = try Self.deployKeychain()
@@ -113,7 +116,8 @@ import Testing
         try Self.saveRows(t)
         try t.keychain.update(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"]), [kSecValueData: Data("rotated-key".utf8)])
         #expect(try Self.secret(t.keychain, "prod") == "rotated-key")
-        try t.sql("""
+        try t.sql(
+            """
             ATTACH '\(t.directory)/old.db' AS o;
             DELETE FROM main.kc_items WHERE item_id = (SELECT item_id FROM o.saved WHERE seq = 1);
             INSERT INTO main.kc_items SELECT * FROM o.saved WHERE seq = 1;
@@ -162,8 +166,10 @@ import Testing
 
     // MARK: 3. Any edit of any stored column is detected at open
 
-    @Test(arguments: ["i_svce", "i_acct", "i_labl", "pk", "item_id", "class", "row_version", "seq",
-                      "wrapped_key", "metadata", "data"])
+    @Test(arguments: [
+        "i_svce", "i_acct", "i_labl", "pk", "item_id", "class", "row_version", "seq",
+        "wrapped_key", "metadata", "data"
+    ])
     func editingAnyColumnOfAnyRowIsDetectedAtOpen(column: String) throws {
         let t = try Self.deployKeychain()
         // The "gone" row (seq 3): not one a lookup for "deploy" reaches.
@@ -173,7 +179,8 @@ import Testing
         case "row_version": value = "row_version + 1"
         case "seq": value = "17"
         case "item_id": value = "randomblob(16)"
-        case "data", "metadata", "wrapped_key": value = "CAST(substr(\(column), 1, 30) || CASE WHEN substr(\(column), 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(\(column), 32) AS BLOB)"
+        case "data", "metadata", "wrapped_key":
+            value = "CAST(substr(\(column), 1, 30) || CASE WHEN substr(\(column), 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(\(column), 32) AS BLOB)"
         default: value = "randomblob(length(\(column)))"
         }
         try t.sql("UPDATE kc_items SET \(column) = \(value) WHERE seq = 3")
@@ -248,7 +255,9 @@ import Testing
         let t = try Self.deployKeychain()
         let id = try t.sql("SELECT lower(hex(item_id)) FROM kc_items WHERE seq = 2").trimmingCharacters(in: .whitespacesAndNewlines)
         // `||` gives TEXT: cast back, so that only a byte changes.
-        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB) WHERE seq = 2")
+        try t.sql(
+            "UPDATE kc_items SET data = CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB) WHERE seq = 2"
+        )
         do {
             _ = try t.keychain.check()
             Issue.record("check passed an edited row")
@@ -281,7 +290,8 @@ import Testing
     /// lookup by service or account would find nothing.
     @Test func swappedIndexRootPagesAreDetected() throws {
         let t = try Self.deployKeychain()
-        try t.sql("""
+        try t.sql(
+            """
             PRAGMA writable_schema = ON;
             UPDATE sqlite_schema SET rootpage = CASE name
               WHEN 'kc_items_svce' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'kc_items_acct')
@@ -298,7 +308,8 @@ import Testing
         let t = try Self.deployKeychain()
         try Self.saveRows(t)
         try t.keychain.update(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"]), [kSecValueData: Data("rotated-key".utf8)])
-        try t.sql("""
+        try t.sql(
+            """
             ATTACH '\(t.directory)/old.db' AS o;
             DELETE FROM main.kc_items WHERE item_id = (SELECT item_id FROM o.saved WHERE seq = 1);
             INSERT INTO main.kc_items SELECT * FROM o.saved WHERE seq = 1;
@@ -343,8 +354,9 @@ import Testing
             for i in 0..<pageSize { bytes[page + i] = old[page + i] }
         }
         // The file now holds the old row (a fresh reader sees its old metadata)…
-        #expect(try t.sql("SELECT hex(metadata) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines) == oldMeta,
-                "the replay did not reach the file")
+        #expect(
+            try t.sql("SELECT hex(metadata) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines) == oldMeta,
+            "the replay did not reach the file")
         // …and the open keychain's connection reads pages from the file again, not from its cache.
         try #require(t.keychain.store as? SQLiteItemStore).database.exec("PRAGMA cache_size = 1")
         _ = try? t.keychain.copyMatching(genp([kSecAttrService: "big", kSecReturnData: true]))
@@ -393,9 +405,11 @@ extension IntegrityTests {
     /// lookup or a UNIQUE check: a column whose storage class changed would hide its row
     /// (and steer a first match) while its bytes still verify. Every column's class is
     /// part of what is checked.
-    @Test(arguments: [("i_svce", "CAST(i_svce AS TEXT)"), ("pk", "CAST(pk AS TEXT)"), ("item_id", "CAST(item_id AS TEXT)"),
-                      ("class", "CAST(class AS BLOB)"), ("row_version", "'v' || row_version"), ("metadata", "CAST(metadata AS TEXT)"),
-                      ("wrapped_key", "CAST(wrapped_key AS TEXT)"), ("data", "CAST(data AS TEXT)")])
+    @Test(arguments: [
+        ("i_svce", "CAST(i_svce AS TEXT)"), ("pk", "CAST(pk AS TEXT)"), ("item_id", "CAST(item_id AS TEXT)"),
+        ("class", "CAST(class AS BLOB)"), ("row_version", "'v' || row_version"), ("metadata", "CAST(metadata AS TEXT)"),
+        ("wrapped_key", "CAST(wrapped_key AS TEXT)"), ("data", "CAST(data AS TEXT)")
+    ])
     func aColumnStoredAsAnotherTypeIsDetected(column: String, value: String) throws {
         let t = try Self.deployKeychain()
         let before = try t.sql("SELECT typeof(\(column)) FROM kc_items WHERE seq = 1")
@@ -417,7 +431,9 @@ extension IntegrityTests {
     @Test func dataEditedUnderTheLedgerIsNotFoldedOutOfTheHeader() throws {
         let t = try Self.deployKeychain()
         let original = try t.sql("SELECT hex(data) FROM kc_items WHERE seq = 1").trimmingCharacters(in: .whitespacesAndNewlines)
-        try t.sql("UPDATE kc_items SET data = CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB) WHERE seq = 1")
+        try t.sql(
+            "UPDATE kc_items SET data = CAST(substr(data, 1, 30) || CASE WHEN substr(data, 31, 1) = X'00' THEN X'01' ELSE X'00' END || substr(data, 32) AS BLOB) WHERE seq = 1"
+        )
         t.keychain.verifiedStamp = try t.keychain.store.changeStamp()   // as if the markers had not moved
         expectStatus(errSecDecode, "a delete folded unverified data out of the header") {
             try t.keychain.delete(genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"]))
@@ -447,4 +463,3 @@ private func firstOffset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
     }
     return nil
 }
-

@@ -30,8 +30,9 @@ import Testing
 
     func hierarchy(_ v: [String: [UInt8]]) throws -> KeyHierarchy {
         let mk = try SecureBytes(copying: try #require(v["master"]), guarded: true)
-        return try KeyHierarchy(master: SymmetricKey(mk), keychainID: Array(repeating: 7, count: 16), keyGeneration: 1,
-                                blindKeyIDs: Schema.blindKeyIDs)
+        return try KeyHierarchy(
+            master: SymmetricKey(mk), keychainID: Array(repeating: 7, count: 16), keyGeneration: 1,
+            blindKeyIDs: Schema.blindKeyIDs)
     }
 
     @Test func subkeysMatchIndependentComputation() throws {
@@ -39,8 +40,10 @@ import Testing
         let keys = try hierarchy(v)
         let whenUnlocked = try keys.classKeys(.whenUnlocked)
         let afterFirstUnlock = try keys.classKeys(.afterFirstUnlock)
-        let pairs: [(String, SymmetricKey)] = [("meta", whenUnlocked.meta), ("wrap", whenUnlocked.wrap), ("header", keys.header), ("set", keys.set),
-                                               ("afu.meta", afterFirstUnlock.meta), ("afu.wrap", afterFirstUnlock.wrap)]
+        let pairs: [(String, SymmetricKey)] = [
+            ("meta", whenUnlocked.meta), ("wrap", whenUnlocked.wrap), ("header", keys.header), ("set", keys.set),
+            ("afu.meta", afterFirstUnlock.meta), ("afu.wrap", afterFirstUnlock.wrap)
+        ]
         for (name, key) in pairs {
             #expect(key.withBytes { Array($0) } == v["subkey.\(name)"], "subkey \(name)")
         }
@@ -67,8 +70,12 @@ import Testing
         let codec = RowCodec(keys: try hierarchy(v))
         let fp = try codec.fingerprint(.string("github.com"), column: .service, itemClass: .genericPassword)
         #expect(fp == v["blind.genp.svce.github.com"])
-        let prints = try codec.fingerprints(.genericPassword, ["acct": .string("alice"), "svce": .string("github.com"),
-                                                               "agrp": .string(""), "sync": .int(0)])
+        let prints = try codec.fingerprints(
+            .genericPassword,
+            [
+                "acct": .string("alice"), "svce": .string("github.com"),
+                "agrp": .string(""), "sync": .int(0)
+            ])
         #expect(prints.pk == v["blind.genp.pk.alice@github.com"])
         #expect(prints.indexes[.service] == fp)
         #expect(prints.pairs.isEmpty)
@@ -103,13 +110,15 @@ import Testing
         let v = try Self.vectors()
         let codec = RowCodec(keys: try hierarchy(v))
         let hash = AttributeValue.data([1, 2, 3, 4])
-        #expect(try codec.fingerprint(hash, column: .applicationLabel, itemClass: .certificate)
+        #expect(
+            try codec.fingerprint(hash, column: .applicationLabel, itemClass: .certificate)
                 == codec.fingerprint(hash, column: .applicationLabel, itemClass: .key))
     }
 
     @Test func encodingsAreInjective() {
         // Length prefixes keep ("ab","c") and ("a","bc") apart, and tags keep 0 and "" apart.
-        #expect(AttributeValue.string("ab").indexEncoding + AttributeValue.string("c").indexEncoding
+        #expect(
+            AttributeValue.string("ab").indexEncoding + AttributeValue.string("c").indexEncoding
                 != AttributeValue.string("a").indexEncoding + AttributeValue.string("bc").indexEncoding)
         #expect(AttributeValue.int(0).indexEncoding != AttributeValue.string("").indexEncoding)
         #expect(AttributeValue.string("a\u{0}").indexEncoding != AttributeValue.string("a").indexEncoding)
@@ -120,10 +129,12 @@ import Testing
     @Test func theFormatFiveHeaderMACMatchesIndependentComputation() throws {
         let v = try Self.vectors()
         let keys = try hierarchy(v)
-        let record = KeychainRecord(formatVersion: 5, keychainID: Array(repeating: 7, count: 16), keyGeneration: 1, kdfAlgorithm: 2,
-                                    kdfOpslimit: 2, kdfMemlimit: 67_108_864, kdfSalt: Array(0..<16), wrappedMasterKey: Array(100..<172))
-        let state = StateRecord(minWriterVersion: 5, generation: 7, itemCount: 3, accumulator: Array(repeating: 0xAA, count: 32),
-                                idleTimeout: 900, maxTimeout: 43_200, mac: [])
+        let record = KeychainRecord(
+            formatVersion: 5, keychainID: Array(repeating: 7, count: 16), keyGeneration: 1, kdfAlgorithm: 2,
+            kdfOpslimit: 2, kdfMemlimit: 67_108_864, kdfSalt: Array(0..<16), wrappedMasterKey: Array(100..<172))
+        let state = StateRecord(
+            minWriterVersion: 5, generation: 7, itemCount: 3, accumulator: Array(repeating: 0xAA, count: 32),
+            idleTimeout: 900, maxTimeout: 43_200, mac: [])
         #expect(Header.mac(state, record: record, keys: keys) == v["header.v5.mac"])
         // Every field of the record is covered: each one changed changes the MAC.
         var edits: [KeychainRecord] = []
@@ -148,12 +159,12 @@ import Testing
     @Test func kdfBoundsAreCheckedBeforeDerivation() throws {
         let salt = [UInt8](repeating: 1, count: 16)
         let bad: [(UInt32, UInt64, UInt64, [UInt8])] = [
-            (1, 3, 256 << 20, salt),          // Argon2i
-            (2, 1, 256 << 20, salt),          // opslimit below 2
-            (2, 17, 256 << 20, salt),         // opslimit above 16
-            (2, 3, 8 << 20, salt),            // memlimit below 64 MiB
-            (2, 3, 1 << 40, salt),            // 1 TiB: must be refused, not attempted
-            (2, 3, 256 << 20, [1, 2, 3]),     // short salt
+            (1, 3, 256 << 20, salt),   // Argon2i
+            (2, 1, 256 << 20, salt),   // opslimit below 2
+            (2, 17, 256 << 20, salt),   // opslimit above 16
+            (2, 3, 8 << 20, salt),   // memlimit below 64 MiB
+            (2, 3, 1 << 40, salt),   // 1 TiB: must be refused, not attempted
+            (2, 3, 256 << 20, [1, 2, 3])   // short salt
         ]
         for (alg, ops, mem, s) in bad {
             let p = KDFParameters(algorithm: alg, opslimit: ops, memlimit: mem, salt: s)

@@ -24,7 +24,7 @@ import KeychainCore
             ("~/x", "~/x"),   // no tilde expansion: the shell does it
             ("team", folder + "/team.keychain-db"),
             ("teams:x", folder + "/teams:x.keychain-db"),
-            ("Team:x", folder + "/Team:x.keychain-db"),
+            ("Team:x", folder + "/Team:x.keychain-db")
         ]
         for (word, path) in cases {
             let address = try KeychainAddress(word)
@@ -55,11 +55,15 @@ import KeychainCore
 
     /// `team:` and a malformed name is errSecParam, never a file named `team:…` and never a
     /// NAME in the data folder: the hint says how to name such a file.
-    @Test(arguments: ["", "-x", "_x", "Infra", "a/b", "a b", "é", "x.keychain-db", "a:b",
-                      String(repeating: "a", count: 65)])
+    @Test(arguments: [
+        "", "-x", "_x", "Infra", "a/b", "a b", "é", "x.keychain-db", "a:b",
+        String(repeating: "a", count: 65)
+    ])
     func aMalformedTeamNameIsRefused(_ name: String) {
-        for parse in [{ try KeychainAddress("team:" + name) }, { try KeychainAddress(agentPath: "team:" + name) },
-                      { try KeychainAddress(teamName: name) }] as [() throws -> KeychainAddress] {
+        for parse in [
+            { try KeychainAddress("team:" + name) }, { try KeychainAddress(agentPath: "team:" + name) },
+            { try KeychainAddress(teamName: name) }
+        ] as [() throws -> KeychainAddress] {
             do {
                 let address = try parse()
                 Issue.record("team:\(name) parsed as \(address)")

@@ -30,11 +30,13 @@ import KCTestSupport
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = (environment["PATH"] ?? "") + ":/usr/bin:/bin"
-        let dump = try Spawn.run(["/usr/bin/env", "swift", "package", "--package-path", root, "--scratch-path", scratch, "dump-package"],
-                                 environment: environment, timeout: 120)
+        let dump = try Spawn.run(
+            ["/usr/bin/env", "swift", "package", "--package-path", root, "--scratch-path", scratch, "dump-package"],
+            environment: environment, timeout: 120)
         guard dump.status == 0 else { throw ManifestFailure(description: "swift package dump-package failed:\n\(dump.stderr)") }
         guard let json = try JSONSerialization.jsonObject(with: Data(dump.stdoutBytes)) as? [String: Any],
-              let targets = json["targets"] as? [[String: Any]] else {
+            let targets = json["targets"] as? [[String: Any]]
+        else {
             throw ManifestFailure(description: "dump-package printed no targets:\n\(dump.stdout)")
         }
         var out = Manifest()
@@ -89,8 +91,9 @@ import KCTestSupport
                 Issue.record("docs/design.md (\"Targets and layers\") has no row for \(target), which Package.swift declares")
                 continue
             }
-            #expect(listed == dependencies,
-                    "docs/design.md gives \(target) \(listed.sorted()); Package.swift gives it \(dependencies.sorted())")
+            #expect(
+                listed == dependencies,
+                "docs/design.md gives \(target) \(listed.sorted()); Package.swift gives it \(dependencies.sorted())")
         }
         let stale = Set(table.keys).subtracting(manifest.keys)
         #expect(stale.isEmpty, "docs/design.md lists \(stale.sorted()), which Package.swift does not declare")
@@ -104,8 +107,9 @@ import KCTestSupport
         #expect(!picture.isEmpty, "docs/design.md's section \"Targets and layers\" has no picture")
         let design = Self.words(picture.joined(separator: "\n"))
         let package = try String(contentsOfFile: Self.root + "/Package.swift", encoding: .utf8)
-        let comment = Self.words(package.components(separatedBy: "\n").prefix { !$0.hasPrefix("let package") }
-            .filter { $0.hasPrefix("//") }.joined(separator: "\n"))
+        let comment = Self.words(
+            package.components(separatedBy: "\n").prefix { !$0.hasPrefix("let package") }
+                .filter { $0.hasPrefix("//") }.joined(separator: "\n"))
         for target in Set(manifest.targets.keys).subtracting(manifest.tests).sorted() {
             let inDesign = design.contains(target), inPackage = comment.contains(target)
             #expect(inDesign, "docs/design.md's layer picture leaves out \(target)")

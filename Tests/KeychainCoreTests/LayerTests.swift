@@ -32,7 +32,7 @@ import Testing
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
         "TeamCore": ["KeychainCore", "CSodium"],
         "TeamStore": ["KeychainCore", "POSIXSupport", "TeamCore", "CPostgres"],
-        "kc-team": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore", "ArgumentParser"],
+        "kc-team": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore", "ArgumentParser"]
     ]
     /// The floor: Apple's names, and KeychainError over them.
     static let floor: Set<String> = ["SecurityVocabulary", "KeychainStatus"]
@@ -40,13 +40,16 @@ import Testing
     /// what a target's importers see past what Package.swift lists, so only the floor may be.
     static let reExports: Set<String> = [
         "KeychainStatus re-exports SecurityVocabulary",   // KeychainError's codes with it
-        "KeychainCore re-exports KeychainStatus",         // its interface's vocabulary
-        "Security re-exports SecurityVocabulary",         // Apple's names, and only them
+        "KeychainCore re-exports KeychainStatus",   // its interface's vocabulary
+        "Security re-exports SecurityVocabulary"   // Apple's names, and only them
     ]
     /// Modules of the toolchain any target may import.
     static let system: Set<String> = ["Glibc", "Foundation", "FoundationEssentials", "Synchronization", "Dispatch", "Testing"]
     /// The targets linked into the `kc` binary, which must start fast.
-    static let inKC: Set<String> = ["SecurityVocabulary", "KeychainStatus", "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore", "kc"]
+    static let inKC: Set<String> = [
+        "SecurityVocabulary", "KeychainStatus", "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore",
+        "kc"
+    ]
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
@@ -72,7 +75,8 @@ import Testing
                 if inLiteral { continue }
                 let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
                 guard let i = words.firstIndex(of: "import"), i + 1 < words.count,
-                      words[..<i].allSatisfy({ $0.hasPrefix("@") || ["public", "package", "internal"].contains($0) }) else { continue }
+                    words[..<i].allSatisfy({ $0.hasPrefix("@") || ["public", "package", "internal"].contains($0) })
+                else { continue }
                 // A scoped import (`import var KeychainCore.kSecClass`) names its kind first.
                 let kinds: Set<Substring> = ["typealias", "struct", "class", "enum", "protocol", "let", "var", "func"]
                 let m = kinds.contains(words[i + 1]) && i + 2 < words.count ? i + 2 : i + 1
@@ -144,8 +148,9 @@ import Testing
                     return words.first == "@_exported" && words.contains { $0 == module || $0.hasPrefix(module + ".") }
                 }
                 if exported { found.insert("\(target) re-exports \(module)") }
-                #expect(!exported || Self.reExports.contains("\(target) re-exports \(module)"),
-                        "\(target)/\(file) re-exports \(module); only the floor may be re-exported")
+                #expect(
+                    !exported || Self.reExports.contains("\(target) re-exports \(module)"),
+                    "\(target)/\(file) re-exports \(module); only the floor may be re-exported")
             }
         }
         #expect(found == Self.reExports, "missing re-exports: \(Self.reExports.subtracting(found).sorted())")

@@ -14,8 +14,11 @@ import Testing
     static func keychain() throws -> TempKeychain {
         let t = try TempKeychain()
         for (server, secret) in [("github.com", "gh-token"), ("gitlab.com", "gl-token")] {
-            try t.keychain.add(genp([kSecAttrService: "git", kSecAttrAccount: server, Self.map: ["server": server, "user": "alice"],
-                                     kSecValueData: Data(secret.utf8)]))
+            try t.keychain.add(
+                genp([
+                    kSecAttrService: "git", kSecAttrAccount: server, Self.map: ["server": server, "user": "alice"],
+                    kSecValueData: Data(secret.utf8)
+                ]))
         }
         try t.keychain.add(genp([kSecAttrService: "plain", kSecValueData: Data("plain".utf8)]))
         return t
@@ -27,8 +30,10 @@ import Testing
     }
 
     /// errSecDecode from the open keychain, from a fresh open and from `check()`.
-    func expectDetected(_ t: TempKeychain, _ what: String, _ pairs: [String: String] = ["user": "alice"],
-                        sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectDetected(
+        _ t: TempKeychain, _ what: String, _ pairs: [String: String] = ["user": "alice"],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         expectStatus(errSecDecode, "\(what): the open keychain answered", sourceLocation: sourceLocation) { _ = try Self.secret(t.keychain, pairs) }
         expectStatus(errSecDecode, "\(what): a fresh open accepted the file", sourceLocation: sourceLocation) { _ = try t.reopen() }
         expectStatus(errSecDecode, "\(what): kc verify passed", sourceLocation: sourceLocation) { _ = try t.keychain.check() }
@@ -56,7 +61,7 @@ import Testing
         ("the pairs of two items swapped", "UPDATE kc_pairs SET seq = -seq WHERE seq IN (1, 2); UPDATE kc_pairs SET seq = 3 + seq WHERE seq IN (-1, -2)"),
         ("a fingerprint edited", "UPDATE kc_pairs SET fp = randomblob(16) WHERE seq = 1 AND fp = x'@'"),
         ("a fingerprint stored as text", "UPDATE kc_pairs SET fp = CAST(fp AS TEXT) WHERE seq = 1 AND fp = x'@'"),
-        ("a seq stored as text", "UPDATE kc_pairs SET seq = '1x' WHERE seq = 1 AND fp = x'@'"),
+        ("a seq stored as text", "UPDATE kc_pairs SET seq = '1x' WHERE seq = 1 AND fp = x'@'")
     ])
     func anEditOfThePairTableIsDetected(what: String, sql: String) throws {
         let t = try Self.keychain()
@@ -104,9 +109,12 @@ import Testing
     /// are authentic, and older than the header.
     @Test func aRowReplayedWithItsOldPairsIsDetected() throws {
         let t = try Self.keychain()
-        try t.sql("ATTACH '\(t.directory)/old.db' AS o; CREATE TABLE o.items AS SELECT * FROM kc_items WHERE seq = 1; CREATE TABLE o.pairs AS SELECT * FROM kc_pairs WHERE seq = 1;")
+        try t.sql(
+            "ATTACH '\(t.directory)/old.db' AS o; CREATE TABLE o.items AS SELECT * FROM kc_items WHERE seq = 1; CREATE TABLE o.pairs AS SELECT * FROM kc_pairs WHERE seq = 1;"
+        )
         #expect(try t.keychain.update(genp([Self.map: ["server": "github.com"]]), [Self.map: ["server": "github.com", "user": "bob"]]) == 1)
-        try t.sql("""
+        try t.sql(
+            """
             ATTACH '\(t.directory)/old.db' AS o;
             DELETE FROM main.kc_pairs WHERE seq = 1; INSERT INTO main.kc_pairs SELECT * FROM o.pairs;
             DELETE FROM main.kc_items WHERE seq = 1; INSERT INTO main.kc_items SELECT * FROM o.items;

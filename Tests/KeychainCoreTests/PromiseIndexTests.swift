@@ -20,7 +20,8 @@ import Testing
         var out: [String] = []
         while let path = walker.nextObject() as? String {
             guard path.hasSuffix(".swift"),
-                  let text = try? String(contentsOfFile: tests + "/" + path, encoding: .utf8) else { continue }
+                let text = try? String(contentsOfFile: tests + "/" + path, encoding: .utf8)
+            else { continue }
             out.append(text)
         }
         return out
@@ -39,7 +40,8 @@ import Testing
     /// `Tests/TeamTests/…`, is not a reference).
     static func references(in document: String) throws -> [Reference] {
         let text = try String(contentsOfFile: root + "/" + document, encoding: .utf8)
-        let pattern = try NSRegularExpression(pattern: #"(?<![/\w])([A-Z][A-Za-z0-9]*Tests)\b(?!/)((?:\.[A-Za-z_][A-Za-z0-9_]*)?)((?:,\s*\.[A-Za-z_][A-Za-z0-9_]*)*)"#)
+        let pattern = try NSRegularExpression(
+            pattern: #"(?<![/\w])([A-Z][A-Za-z0-9]*Tests)\b(?!/)((?:\.[A-Za-z_][A-Za-z0-9_]*)?)((?:,\s*\.[A-Za-z_][A-Za-z0-9_]*)*)"#)
         var out: [Reference] = []
         let ns = text as NSString
         for match in pattern.matches(in: text, range: NSRange(location: 0, length: ns.length)) {
@@ -76,7 +78,10 @@ import Testing
                 // The nearest attribute block above the function must be a test's.
                 let lastTest = before.range(of: "@Test", options: .backwards)
                 if lastTest.location != NSNotFound,
-                   !before.substring(from: lastTest.location + lastTest.length).contains("func ") { return true }
+                    !before.substring(from: lastTest.location + lastTest.length).contains("func ")
+                {
+                    return true
+                }
                 from = found.location + found.length
             }
         }

@@ -29,12 +29,17 @@ import Testing
 
     @Test func internetPasswordRoundTrip() throws {
         let t = try TempKeychain()
-        let attrs: [String: Any] = [kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob",
-                                    kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecAttrPort: 8443, kSecAttrPath: "/api",
-                                    kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault, kSecValueData: Data("pw".utf8)]
+        let attrs: [String: Any] = [
+            kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob",
+            kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecAttrPort: 8443, kSecAttrPath: "/api",
+            kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault, kSecValueData: Data("pw".utf8)
+        ]
         try t.keychain.add(attrs)
-        let found = try #require(try t.keychain.copyMatching([kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com",
-                                                              kSecReturnAttributes: true, kSecReturnData: true]) as? [String: Any])
+        let found = try #require(
+            try t.keychain.copyMatching([
+                kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com",
+                kSecReturnAttributes: true, kSecReturnData: true
+            ]) as? [String: Any])
         #expect(found[kSecAttrProtocol] as? String == "htps")
         #expect(found[kSecAttrPort] as? Int == 8443)
         #expect(found[kSecAttrPath] as? String == "/api")
@@ -46,8 +51,11 @@ import Testing
         other[kSecAttrPort] = 443
         try t.keychain.add(other)
         expectStatus(errSecDuplicateItem) { try t.keychain.add(other) }
-        let all = try #require(try t.keychain.copyMatching([kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com",
-                                                            kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]) as? [[String: Any]])
+        let all = try #require(
+            try t.keychain.copyMatching([
+                kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com",
+                kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true
+            ]) as? [[String: Any]])
         #expect(all.count == 2)
         #expect(try t.keychain.delete([kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com"]) == 2)
     }
@@ -59,8 +67,11 @@ import Testing
         // A second, different certificate without explicit issuer/serial is not a duplicate.
         try t.keychain.add([kSecClass: kSecClassCertificate, kSecValueData: Data(ec), kSecAttrLabel: "ec"])
         expectStatus(errSecDuplicateItem) { try t.keychain.add([kSecClass: kSecClassCertificate, kSecValueData: Data(rsa)]) }
-        let attrs = try #require(try t.keychain.copyMatching([kSecClass: kSecClassCertificate, kSecAttrLabel: "rsa",
-                                                              kSecReturnAttributes: true]) as? [String: Any])
+        let attrs = try #require(
+            try t.keychain.copyMatching([
+                kSecClass: kSecClassCertificate, kSecAttrLabel: "rsa",
+                kSecReturnAttributes: true
+            ]) as? [String: Any])
         let parsed = try #require(DERCertificate(der: rsa))
         #expect(attrs[kSecAttrSerialNumber] as? Data == Data(parsed.serialNumber))
         #expect(attrs[kSecAttrIssuer] as? Data == Data(parsed.issuer))
@@ -69,8 +80,10 @@ import Testing
         #expect(attrs[kSecAttrAccessible] as? String == "dk", "certificates default to kSecAttrAccessibleAlways")
         expectStatus(errSecParam) { try t.keychain.add([kSecClass: kSecClassCertificate, kSecValueData: Data("not der".utf8)]) }
         // Found by issuer and serial, as Apple code looks certificates up.
-        let data = try t.keychain.copyMatching([kSecClass: kSecClassCertificate, kSecAttrIssuer: Data(parsed.issuer),
-                                                kSecAttrSerialNumber: Data(parsed.serialNumber), kSecReturnData: true])
+        let data = try t.keychain.copyMatching([
+            kSecClass: kSecClassCertificate, kSecAttrIssuer: Data(parsed.issuer),
+            kSecAttrSerialNumber: Data(parsed.serialNumber), kSecReturnData: true
+        ])
         #expect(data as? Data == Data(rsa))
         #expect(try t.keychain.update([kSecClass: kSecClassCertificate, kSecAttrLabel: "ec"], [kSecAttrLabel: "ec2"]) == 1)
         #expect(try t.keychain.delete([kSecClass: kSecClassCertificate]) == 2)
@@ -79,17 +92,26 @@ import Testing
     @Test func keysAndTheirPrimaryKey() throws {
         let t = try TempKeychain()
         let tag = Data("com.example.key".utf8)
-        try t.keychain.add([kSecClass: kSecClassKey, kSecAttrApplicationTag: tag, kSecAttrKeyType: kSecAttrKeyTypeEC,
-                            kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecAttrKeySizeInBits: 256, kSecValueData: Data([1, 2, 3])])
+        try t.keychain.add([
+            kSecClass: kSecClassKey, kSecAttrApplicationTag: tag, kSecAttrKeyType: kSecAttrKeyTypeEC,
+            kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecAttrKeySizeInBits: 256, kSecValueData: Data([1, 2, 3])
+        ])
         // Same tag, different key material: a different application label, so not a duplicate.
-        try t.keychain.add([kSecClass: kSecClassKey, kSecAttrApplicationTag: tag, kSecAttrKeyType: kSecAttrKeyTypeEC,
-                            kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecAttrKeySizeInBits: 256, kSecValueData: Data([4, 5, 6])])
+        try t.keychain.add([
+            kSecClass: kSecClassKey, kSecAttrApplicationTag: tag, kSecAttrKeyType: kSecAttrKeyTypeEC,
+            kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecAttrKeySizeInBits: 256, kSecValueData: Data([4, 5, 6])
+        ])
         expectStatus(errSecDuplicateItem) {
-            try t.keychain.add([kSecClass: kSecClassKey, kSecAttrApplicationTag: tag, kSecAttrKeyType: kSecAttrKeyTypeEC,
-                                kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecAttrKeySizeInBits: 256, kSecValueData: Data([1, 2, 3])])
+            try t.keychain.add([
+                kSecClass: kSecClassKey, kSecAttrApplicationTag: tag, kSecAttrKeyType: kSecAttrKeyTypeEC,
+                kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecAttrKeySizeInBits: 256, kSecValueData: Data([1, 2, 3])
+            ])
         }
-        let found = try #require(try t.keychain.copyMatching([kSecClass: kSecClassKey, kSecAttrApplicationTag: tag,
-                                                              kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]) as? [[String: Any]])
+        let found = try #require(
+            try t.keychain.copyMatching([
+                kSecClass: kSecClassKey, kSecAttrApplicationTag: tag,
+                kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true
+            ]) as? [[String: Any]])
         #expect(found.count == 2)
         #expect(found.first?[kSecAttrKeyType] as? Int == 73, "the string \"73\" is stored and returned as a number")
         #expect(found.first?[kSecAttrKeyClass] as? Int == 1)
@@ -103,19 +125,25 @@ import Testing
         let der = try Vectors.load("cert-ec-v3.der")
         let cert = try #require(DERCertificate(der: der))
         try t.keychain.add([kSecClass: kSecClassCertificate, kSecValueData: Data(der), kSecAttrLabel: "me"])
-        try t.keychain.add([kSecClass: kSecClassKey, kSecAttrApplicationLabel: Data(cert.publicKeyHash),
-                            kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecValueData: Data("private key".utf8)])
+        try t.keychain.add([
+            kSecClass: kSecClassKey, kSecAttrApplicationLabel: Data(cert.publicKeyHash),
+            kSecAttrKeyClass: kSecAttrKeyClassPrivate, kSecValueData: Data("private key".utf8)
+        ])
         try t.keychain.add([kSecClass: kSecClassKey, kSecAttrApplicationLabel: Data([9, 9, 9]), kSecValueData: Data("lonely".utf8)])
-        let ids = try #require(try t.keychain.copyMatching([kSecClass: kSecClassIdentity, kSecMatchLimit: kSecMatchLimitAll,
-                                                            kSecReturnAttributes: true, kSecReturnData: true]) as? [[String: Any]])
+        let ids = try #require(
+            try t.keychain.copyMatching([
+                kSecClass: kSecClassIdentity, kSecMatchLimit: kSecMatchLimitAll,
+                kSecReturnAttributes: true, kSecReturnData: true
+            ]) as? [[String: Any]])
         #expect(ids.count == 1)
         #expect(ids.first?[kSecValueData] as? Data == Data("private key".utf8))
         #expect(ids.first?["certdata"] as? Data == Data(der))
         #expect(ids.first?[kSecAttrLabel] as? String == "me", "the certificate's label wins")
         let ref = try #require(try t.keychain.copyMatching([kSecClass: kSecClassIdentity, kSecReturnPersistentRef: true]) as? Data)
         #expect(ref.prefix(4) == Data("idnt".utf8))
-        #expect(try t.keychain.copyMatching([kSecValuePersistentRef: ref, kSecReturnData: true]) as? Data == Data("private key".utf8),
-                "an identity's persistent reference finds it again")
+        #expect(
+            try t.keychain.copyMatching([kSecValuePersistentRef: ref, kSecReturnData: true]) as? Data == Data("private key".utf8),
+            "an identity's persistent reference finds it again")
         expectStatus(errSecParam) { try t.keychain.add([kSecClass: kSecClassIdentity, kSecValueData: Data([1])]) }
         #expect(try t.keychain.delete([kSecClass: kSecClassIdentity]) == 2)
         #expect(try t.keychain.count([kSecClass: kSecClassKey]) == 1, "the unpaired key stays")
@@ -160,9 +188,13 @@ import Testing
     @Test func defaultsAndDates() throws {
         let t = try TempKeychain()
         let before = Date()
-        let added = try #require(try t.keychain.add(genp([kSecAttrService: "svc", kSecValueData: Data("x".utf8),
-                                                           kSecAttrCreationDate: Date(timeIntervalSince1970: 0),
-                                                           kSecReturnAttributes: true])) as? [String: Any])
+        let added = try #require(
+            try t.keychain.add(
+                genp([
+                    kSecAttrService: "svc", kSecValueData: Data("x".utf8),
+                    kSecAttrCreationDate: Date(timeIntervalSince1970: 0),
+                    kSecReturnAttributes: true
+                ])) as? [String: Any])
         let cdat = try #require(added[kSecAttrCreationDate] as? Date)
         let mdat = try #require(added[kSecAttrModificationDate] as? Date)
         #expect(cdat >= before.addingTimeInterval(-1), "the core sets the creation date, ignoring the caller's")
@@ -232,8 +264,9 @@ import Testing
         #expect(dr[kSecValueData] as? Data == Data("one".utf8))
         #expect(dr[kSecAttrAccount] as? String == "1", "data + persistent ref also carries the attributes")
         let ref = try #require(dr[kSecValuePersistentRef] as? Data)
-        #expect(try t.keychain.copyMatching([kSecValuePersistentRef: ref, kSecReturnData: true]) as? Data == Data("one".utf8),
-                "a persistent reference alone finds the item, without kSecClass")
+        #expect(
+            try t.keychain.copyMatching([kSecValuePersistentRef: ref, kSecReturnData: true]) as? Data == Data("one".utf8),
+            "a persistent reference alone finds the item, without kSecClass")
         expectStatus(errSecParam) { _ = try t.keychain.copyMatching([kSecValuePersistentRef: ref, kSecAttrAccount: "1"]) }
         let pr = try t.keychain.copyMatching(genp([kSecAttrService: "s", kSecReturnPersistentRef: true]))
         #expect(pr as? Data == ref, "a persistent reference alone is Data")
@@ -278,8 +311,11 @@ import Testing
         let t = try TempKeychain()
         try t.keychain.add(genp([kSecAttrService: "svc", kSecAttrAccount: Data([0xFF]), kSecValueData: Data("victim".utf8)]))
         expectStatus(errSecItemNotFound, "a different account must not match") {
-            let r = try t.keychain.copyMatching(genp([kSecAttrService: "svc", kSecAttrAccount: Data([0xFE]),
-                                                      kSecMatchCaseInsensitive: true, kSecReturnData: true]))
+            let r = try t.keychain.copyMatching(
+                genp([
+                    kSecAttrService: "svc", kSecAttrAccount: Data([0xFE]),
+                    kSecMatchCaseInsensitive: true, kSecReturnData: true
+                ]))
             Issue.record("query for account 0xFE returned \(String(describing: (r as? Data).map { String(decoding: $0, as: UTF8.self) }))")
         }
     }

@@ -56,10 +56,15 @@ import Testing
         #expect(try Self.secrets(t.keychain, [Self.map: ["server": "github.com"]]) == ["alice-gh", "bob-gh"])
         #expect(try Self.secrets(t.keychain, [Self.map: ["server": "github.com", "user": "alice"]]) == ["alice-gh"])
         #expect(try Self.secrets(t.keychain, [Self.map: ["user": "alice"]]) == ["alice-gh", "alice-gl"])
-        #expect(try Self.secrets(t.keychain, [Self.map: ["xdg:schema": "org.git.Password", "protocol": "https", "user": "alice", "server": "gitlab.com"]]) == ["alice-gl"])
+        #expect(
+            try Self.secrets(t.keychain, [Self.map: ["xdg:schema": "org.git.Password", "protocol": "https", "user": "alice", "server": "gitlab.com"]]) == [
+                "alice-gl"
+            ])
         // Pairs compare whole and by bytes: no prefix, no other case, no pair split otherwise.
-        for miss: [String: String] in [["server": "github"], ["server": "GitHub.com"], ["Server": "github.com"],
-                                       ["server": "github.com", "user": "carol"], ["serve": "rgithub.com"]] {
+        for miss: [String: String] in [
+            ["server": "github"], ["server": "GitHub.com"], ["Server": "github.com"],
+            ["server": "github.com", "user": "carol"], ["serve": "rgithub.com"]
+        ] {
             #expect(try Self.secrets(t.keychain, [Self.map: miss]).isEmpty, "\(miss)")
         }
         // Without a map the query sees every item, with or without one.
@@ -112,7 +117,8 @@ import Testing
         #expect(try Self.secrets(t.keychain, [kSecAttrAccount: "a"]) == ["first", "second", "superset", "plain"])
         #expect(try Self.secrets(t.keychain, [Self.map: ["k": "1"]]) == ["first", "superset"])
         // A plain item's primary-key fingerprint is format 2's (KeyHierarchyTests pins the bytes).
-        let plain = try #require(try t.keychain.copyMatching(genp([kSecAttrAccount: "a", Self.map: [String: String](), kSecReturnPersistentRef: true])) as? Data)
+        let plain = try #require(
+            try t.keychain.copyMatching(genp([kSecAttrAccount: "a", Self.map: [String: String](), kSecReturnPersistentRef: true])) as? Data)
         #expect(try Self.secrets(t.keychain, [kSecValuePersistentRef: plain]) == ["plain"])
     }
 
@@ -128,7 +134,9 @@ import Testing
         #expect(attributes[kcAttrContentType] as? String == "text/plain")
         // A change that makes two items one primary key changes nothing.
         expectStatus(errSecDuplicateItem) {
-            _ = try t.keychain.update(genp([Self.map: ["user": "alicia"]]), [Self.map: ["xdg:schema": "org.git.Password", "server": "github.com", "user": "bob", "protocol": "https"]])
+            _ = try t.keychain.update(
+                genp([Self.map: ["user": "alicia"]]), [Self.map: ["xdg:schema": "org.git.Password", "server": "github.com", "user": "bob", "protocol": "https"]]
+            )
         }
         #expect(try Self.secrets(t.keychain, [Self.map: ["user": "alicia"]]) == ["alice-gh"])
         // An empty map removes it: the item becomes a plain one, found by [:].
@@ -207,10 +215,13 @@ import Testing
     /// searches indexes only, and only the items that match are read and decrypted.
     @Test func aSearchByPairsIsAnIndexLookup() throws {
         let t = try TempKeychain()
-        try t.keychain.addAll((0..<300).lazy.map { i in
-            genp([kSecAttrService: "svc", kSecAttrAccount: "acct-\(i)", Self.map: ["xdg:schema": "org.example", "n": "\(i)", "parity": "\(i % 2)"],
-                  kSecValueData: Data("s-\(i)".utf8)])
-        })
+        try t.keychain.addAll(
+            (0..<300).lazy.map { i in
+                genp([
+                    kSecAttrService: "svc", kSecAttrAccount: "acct-\(i)", Self.map: ["xdg:schema": "org.example", "n": "\(i)", "parity": "\(i % 2)"],
+                    kSecValueData: Data("s-\(i)".utf8)
+                ])
+            })
         let q = try ItemQuery(genp([Self.map: ["xdg:schema": "org.example", "n": "7"]]), for: .copyMatching)
         let codec = RowCodec(keys: try t.keychain.unlockedKeys())
         let lookup = try t.keychain.plan(q, itemClass: .genericPassword, conditions: q.attributes, codec: codec)
@@ -219,12 +230,16 @@ import Testing
 
         let store = try #require(t.keychain.store as? SQLiteItemStore)
         var read = 0
-        try store.forEachRow(lookup, includeData: false) { _ in read += 1; return true }
+        try store.forEachRow(lookup, includeData: false) { _ in
+            read += 1; return true
+        }
         #expect(read == 1, "rows read for one match")
         let parity = try ItemQuery(genp([Self.map: ["parity": "1", "xdg:schema": "org.example"], kSecAttrService: "svc"]), for: .copyMatching)
         let parityLookup = try t.keychain.plan(parity, itemClass: .genericPassword, conditions: parity.attributes, codec: codec)
         read = 0
-        try store.forEachRow(parityLookup, includeData: false) { _ in read += 1; return true }
+        try store.forEachRow(parityLookup, includeData: false) { _ in
+            read += 1; return true
+        }
         #expect(read == 150)
 
         // SQLite's own plan for the statement of two pairs and one index column: searches only.

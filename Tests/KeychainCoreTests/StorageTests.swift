@@ -12,10 +12,15 @@ import Testing
         let service = "SERVICE-\(UUID().uuidString)"
         let label = "LABEL-\(UUID().uuidString)"
         let comment = "COMMENT-\(UUID().uuidString)"
-        try t.keychain.add(genp([kSecAttrService: service, kSecAttrAccount: account, kSecAttrLabel: label,
-                                 kSecAttrComment: comment, kSecValueData: Data(secret.utf8)]))
-        try t.keychain.add([kSecClass: kSecClassInternetPassword, kSecAttrServer: service + ".example", kSecAttrAccount: account,
-                            kSecValueData: Data(secret.utf8)])
+        try t.keychain.add(
+            genp([
+                kSecAttrService: service, kSecAttrAccount: account, kSecAttrLabel: label,
+                kSecAttrComment: comment, kSecValueData: Data(secret.utf8)
+            ]))
+        try t.keychain.add([
+            kSecClass: kSecClassInternetPassword, kSecAttrServer: service + ".example", kSecAttrAccount: account,
+            kSecValueData: Data(secret.utf8)
+        ])
         let newSecret = "NEWSECRET-\(UUID().uuidString)"
         try t.keychain.update(genp([kSecAttrService: service]), [kSecValueData: Data(newSecret.utf8)])
         let raw = t.rawBytes()
@@ -85,7 +90,7 @@ import Testing
         ("empty", Data()),
         ("text", Data("hello, this is not a database\n".utf8)),
         ("random", Data((0..<8192).map { _ in UInt8.random(in: 0...255) })),
-        ("sqlite header only", Data("SQLite format 3\u{0}".utf8)),
+        ("sqlite header only", Data("SQLite format 3\u{0}".utf8))
     ])
     func notAKeychain(_ name: String, _ contents: Data) throws {
         let dir = try TempKeychain.makeDirectory()

@@ -11,8 +11,10 @@ import Testing
         let t = try TempKeychain()
         try t.keychain.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("github-token".utf8)]))
         try t.keychain.add(genp([kSecAttrService: "attacker.example", kSecAttrAccount: "mallory", kSecValueData: Data("attacker".utf8)]))
-        try t.keychain.add([kSecClass: kSecClassInternetPassword, kSecAttrServer: "mail.example", kSecAttrAccount: "alice",
-                            kSecValueData: Data("mail-pw".utf8)])
+        try t.keychain.add([
+            kSecClass: kSecClassInternetPassword, kSecAttrServer: "mail.example", kSecAttrAccount: "alice",
+            kSecValueData: Data("mail-pw".utf8)
+        ])
         return t
     }
 
@@ -27,8 +29,10 @@ import Testing
     }
 
     /// Neither the current keychain object nor a fresh open returns anything after the edit.
-    func expectRefused(_ t: TempKeychain, _ what: String, _ query: [String: Any] = TamperTests.allGeneric,
-                       sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectRefused(
+        _ t: TempKeychain, _ what: String, _ query: [String: Any] = TamperTests.allGeneric,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             let result = try t.keychain.copyMatching(query)
             Issue.record("\(what): the tampered keychain answered \(type(of: result))", sourceLocation: sourceLocation)
@@ -51,7 +55,8 @@ import Testing
     @Test(arguments: ["data", "metadata", "wrapped_key", "item_id", "row_version", "pk", "i_svce", "i_acct", "i_labl"])
     func swappingAColumnBetweenRowsIsDetected(column: String) throws {
         let t = try Self.twoItems()
-        try t.sql("""
+        try t.sql(
+            """
             CREATE TEMP TABLE saved AS SELECT seq, \(column) AS v FROM kc_items WHERE seq IN (1, 2);
             UPDATE kc_items SET \(column) = -seq WHERE seq IN (1, 2);
             UPDATE kc_items SET \(column) = (SELECT v FROM saved WHERE saved.seq = 3 - kc_items.seq) WHERE seq IN (1, 2);
@@ -64,7 +69,8 @@ import Testing
     @Test(arguments: ["data", "metadata"])
     func swappingOnlyTheNoncesIsDetected(column: String) throws {
         let t = try Self.twoItems()
-        try t.sql("""
+        try t.sql(
+            """
             CREATE TEMP TABLE saved AS SELECT seq, substr(\(column), 1, 24) AS nonce, substr(\(column), 25) AS rest
               FROM kc_items WHERE seq IN (1, 2);
             UPDATE kc_items SET \(column) = (SELECT o.nonce FROM saved o WHERE o.seq = 3 - kc_items.seq)
@@ -114,7 +120,8 @@ import Testing
     /// attacker's name up: the victim's secret must not come back.
     @Test func indexCopiedFromAnotherRowNeverSelectsIt() throws {
         let t = try Self.twoItems()
-        try t.sql("UPDATE kc_items SET i_svce = (SELECT i_svce FROM kc_items WHERE seq = 2), i_acct = (SELECT i_acct FROM kc_items WHERE seq = 2) WHERE seq = 1")
+        try t.sql(
+            "UPDATE kc_items SET i_svce = (SELECT i_svce FROM kc_items WHERE seq = 2), i_acct = (SELECT i_acct FROM kc_items WHERE seq = 2) WHERE seq = 1")
         try t.sql("DELETE FROM kc_items WHERE seq = 2")
         expectRefused(t, "copied index", genp([kSecAttrService: "attacker.example", kSecAttrAccount: "mallory", kSecReturnData: true]))
     }
@@ -150,7 +157,8 @@ import Testing
 
     @Test func insertingACopiedRowIsDetected() throws {
         let t = try Self.twoItems()
-        try t.sql("""
+        try t.sql(
+            """
             INSERT INTO kc_items(item_id, class, row_version, pk, i_acct, i_svce, i_labl, i_agrp, wrapped_key, metadata, data)
             SELECT randomblob(16), class, row_version, randomblob(32), i_acct, i_svce, i_labl, i_agrp, wrapped_key, metadata, data
             FROM kc_items WHERE seq = 1
@@ -168,9 +176,11 @@ import Testing
     }
 
     @Test func editingTheHeaderStateIsDetected() throws {
-        for edit in ["UPDATE kc_state SET item_count = item_count - 1", "UPDATE kc_state SET generation = generation + 5",
-                     "UPDATE kc_state SET idle_timeout = 0, max_timeout = 0", "UPDATE kc_state SET accumulator = zeroblob(32)",
-                     "UPDATE kc_state SET min_writer_version = 9"] {
+        for edit in [
+            "UPDATE kc_state SET item_count = item_count - 1", "UPDATE kc_state SET generation = generation + 5",
+            "UPDATE kc_state SET idle_timeout = 0, max_timeout = 0", "UPDATE kc_state SET accumulator = zeroblob(32)",
+            "UPDATE kc_state SET min_writer_version = 9"
+        ] {
             let t = try Self.twoItems()
             try t.sql(edit)
             expectStatus(errSecDecode, edit) { _ = try t.reopen() }
@@ -190,7 +200,7 @@ import Testing
             ("UPDATE kc_keychain SET kdf_opslimit = 3", errSecAuthFailed),
             ("UPDATE kc_keychain SET kdf_salt = zeroblob(16)", errSecAuthFailed),
             ("UPDATE kc_keychain SET key_generation = 2", errSecAuthFailed),
-            ("UPDATE kc_keychain SET keychain_id = randomblob(16)", errSecAuthFailed),
+            ("UPDATE kc_keychain SET keychain_id = randomblob(16)", errSecAuthFailed)
         ]
         for (edit, status) in cases {
             let t = try Self.twoItems()
@@ -207,7 +217,9 @@ import Testing
         expectStatus(errSecAuthFailed) { _ = try a.reopen() }
         // Even with its id, salt and parameters copied as well, the header MAC and the
         // rows belong to the other master key.
-        try a.sql("ATTACH '\(b.path)' AS b; UPDATE main.kc_keychain SET (keychain_id, kdf_salt, kdf_opslimit, kdf_memlimit, wrapped_master_key) = (SELECT keychain_id, kdf_salt, kdf_opslimit, kdf_memlimit, wrapped_master_key FROM b.kc_keychain)")
+        try a.sql(
+            "ATTACH '\(b.path)' AS b; UPDATE main.kc_keychain SET (keychain_id, kdf_salt, kdf_opslimit, kdf_memlimit, wrapped_master_key) = (SELECT keychain_id, kdf_salt, kdf_opslimit, kdf_memlimit, wrapped_master_key FROM b.kc_keychain)"
+        )
         expectStatus(errSecDecode) { _ = try a.reopen() }
     }
 

@@ -10,8 +10,11 @@ import KCTestSupport
     /// A keychain with one protected item ("bank") and one plain item ("news").
     static func keychain() throws -> TempKeychain {
         let t = try TempKeychain()
-        try t.keychain.add(genp([kSecAttrService: "bank", kSecAttrAccount: "me", kcAttrAccessControlFlags: 1,
-                                 kSecValueData: Data("pin-4711".utf8)]))
+        try t.keychain.add(
+            genp([
+                kSecAttrService: "bank", kSecAttrAccount: "me", kcAttrAccessControlFlags: 1,
+                kSecValueData: Data("pin-4711".utf8)
+            ]))
         try t.keychain.add(genp([kSecAttrService: "news", kSecAttrAccount: "me", kSecValueData: Data("plain".utf8)]))
         return t
     }
@@ -75,8 +78,11 @@ import KCTestSupport
 
     @Test func oneProofCoversABatchAndUpdatesNeedOne() throws {
         let t = try Self.keychain()
-        try t.keychain.add(genp([kSecAttrService: "safe", kSecAttrAccount: "me", kcAttrAccessControlFlags: 2 | 16384,
-                                 kSecValueData: Data("combo".utf8)]))
+        try t.keychain.add(
+            genp([
+                kSecAttrService: "safe", kSecAttrAccount: "me", kcAttrAccessControlFlags: 2 | 16384,
+                kSecValueData: Data("combo".utf8)
+            ]))
         let batch = KeychainRequest.copyMany(BatchRequest(queries: ["bank", "safe", "news"].map { genp([kSecAttrService: $0, kSecReturnData: true]) }))
         #expect(throws: UserPresenceRequired.self, "the whole batch waits for one proof") { _ = try batch.perform(on: t.keychain) }
         guard case .results(let results) = try batch.perform(on: t.keychain, presence: Self.proof()) else {
@@ -88,8 +94,11 @@ import KCTestSupport
         #expect(try t.keychain.update(genp([kSecAttrService: "bank"]), [kcAttrAccessControlFlags: 0], presence: Self.proof()) == 1)
         #expect(try t.keychain.copyMatching(genp([kSecAttrService: "bank", kSecReturnData: true])) as? Data == Data("pin-4711".utf8))
         // An import cannot compare its secret with a protected item's ("unchanged" would tell).
-        let item = ImportItem(query: genp([kSecAttrService: "safe", kSecAttrAccount: "me", kcAttrAccessControlFlags: 2 | 16384,
-                                           kSecValueData: Data("guess".utf8)]), source: "guess")
+        let item = ImportItem(
+            query: genp([
+                kSecAttrService: "safe", kSecAttrAccount: "me", kcAttrAccessControlFlags: 2 | 16384,
+                kSecValueData: Data("guess".utf8)
+            ]), source: "guess")
         #expect(throws: UserPresenceRequired.self) { _ = try t.keychain.importItems([item], dryRun: true) }
     }
 

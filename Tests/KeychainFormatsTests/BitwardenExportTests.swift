@@ -9,21 +9,38 @@ import KeychainFormats
     static let created = Date(timeIntervalSince1970: 1_700_000_000)
 
     /// Items as `kc export` collects them from the keychain.
-    static var items: [(className: String, attributes: [String: Any], data: Data?)] { [
-        ("internet", [kSecAttrLabel: "Forge", kSecAttrServer: "forge.example.com", kSecAttrProtocol: "htps", kSecAttrPort: 8443,
-                      kSecAttrPath: "/login", kSecAttrAccount: "ada", kSecAttrComment: "notes, with \"quotes\"",
-                      kSecAttrDescription: "Dev", kSecAttrCreationDate: created, kSecAttrModificationDate: created],
-         Data("pa,ss".utf8)),
-        ("generic", [kSecAttrService: "db", kSecAttrAccount: "app"], Data("s3cret".utf8)),
-        ("generic", [kSecAttrService: "otpauth/forge.example.com", kSecAttrAccount: "ada", kSecAttrDescription: "otpauth",
-                     kSecAttrLabel: "Forge (one-time codes)"], Data("otpauth://totp/Forge?secret=JBSWY3DPEHPK3PXP".utf8)),
-        ("generic", [kSecAttrService: "Wifi", kSecAttrDescription: "secure note"], Data("line1\nline2".utf8)),
-        ("generic", [kSecAttrService: "formula", kSecAttrAccount: " spaced "], Data("=1+1".utf8)),
-        ("generic", [kSecAttrService: "otpauth/lonely", kSecAttrAccount: "zed", kSecAttrDescription: "otpauth",
-                     kSecAttrLabel: "Lonely (one-time codes)"], Data("otpauth://totp/L?secret=GEZDGNBVGY3TQOJQ".utf8)),
-        ("certificate", [kSecAttrLabel: "cert"], Data([0x30, 0x00])),
-        ("generic", [kSecAttrService: "bin", kSecAttrLabel: "bin"], Data([0xFF])),
-    ] }
+    static var items: [(className: String, attributes: [String: Any], data: Data?)] {
+        [
+            (
+                "internet",
+                [
+                    kSecAttrLabel: "Forge", kSecAttrServer: "forge.example.com", kSecAttrProtocol: "htps", kSecAttrPort: 8443,
+                    kSecAttrPath: "/login", kSecAttrAccount: "ada", kSecAttrComment: "notes, with \"quotes\"",
+                    kSecAttrDescription: "Dev", kSecAttrCreationDate: created, kSecAttrModificationDate: created
+                ],
+                Data("pa,ss".utf8)
+            ),
+            ("generic", [kSecAttrService: "db", kSecAttrAccount: "app"], Data("s3cret".utf8)),
+            (
+                "generic",
+                [
+                    kSecAttrService: "otpauth/forge.example.com", kSecAttrAccount: "ada", kSecAttrDescription: "otpauth",
+                    kSecAttrLabel: "Forge (one-time codes)"
+                ], Data("otpauth://totp/Forge?secret=JBSWY3DPEHPK3PXP".utf8)
+            ),
+            ("generic", [kSecAttrService: "Wifi", kSecAttrDescription: "secure note"], Data("line1\nline2".utf8)),
+            ("generic", [kSecAttrService: "formula", kSecAttrAccount: " spaced "], Data("=1+1".utf8)),
+            (
+                "generic",
+                [
+                    kSecAttrService: "otpauth/lonely", kSecAttrAccount: "zed", kSecAttrDescription: "otpauth",
+                    kSecAttrLabel: "Lonely (one-time codes)"
+                ], Data("otpauth://totp/L?secret=GEZDGNBVGY3TQOJQ".utf8)
+            ),
+            ("certificate", [kSecAttrLabel: "cert"], Data([0x30, 0x00])),
+            ("generic", [kSecAttrService: "bin", kSecAttrLabel: "bin"], Data([0xFF]))
+        ]
+    }
 
     @Test func whatHasNoPlaceIsLeftOutAndNamed() {
         let export = BitwardenExport(items: Self.items)

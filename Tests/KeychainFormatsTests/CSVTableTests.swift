@@ -62,7 +62,10 @@ import KeychainFormats
         let entries = CSVFormats.entries(table, format: .chromeCSV)
         #expect(entries.map(\.source) == ["line 2", "line 3", "line 4"])
         // The good row has none of Chrome's columns: read, then refused for having no name.
-        #expect(entries.map(\.malformed) == ["2 fields where the header has 3", "4 fields where the header has 3",
-                                              "the entry has no title, address or username"])
+        #expect(
+            entries.map(\.malformed) == [
+                "2 fields where the header has 3", "4 fields where the header has 3",
+                "the entry has no title, address or username"
+            ])
     }
 }

@@ -8,8 +8,9 @@ import KeychainFormats
         let text = try Fixtures.text("git-credentials/git-credentials")
         #expect(GitCredentials.looksLike(text))
         let entries = GitCredentials.entries(text)
-        #expect(entries.map(\.source) == ["line 1", "line 2", "line 4", "line 5", "line 6", "line 7", "line 8", "line 9", "line 10"],
-                "the blank line 3 is no entry")
+        #expect(
+            entries.map(\.source) == ["line 1", "line 2", "line 4", "line 5", "line 6", "line 7", "line 8", "line 9", "line 10"],
+            "the blank line 3 is no entry")
 
         let ivy = try #require(entries[0].items.first)
         #expect(ivy.itemClass == kSecClassInternetPassword && ivy[kSecAttrServer] == "git.example.com")

@@ -14,7 +14,7 @@ import KeychainFormats
             ("2024-01-15T10:20:30.250Z", Self.noon + 0.25),
             ("2024-01-15T12:20:30+02:00", Self.noon),
             ("2024-01-15T05:20:30-0500", Self.noon),
-            ("2024-01-15T11:20:30+01", Self.noon),
+            ("2024-01-15T11:20:30+01", Self.noon)
         ]
         for (text, seconds) in cases {
             #expect(ImportDates.iso8601(text)?.timeIntervalSince1970 == seconds, "\(text)")
@@ -22,8 +22,10 @@ import KeychainFormats
     }
 
     @Test func iso8601Rejects() {
-        for text in ["", "2024-01-15", "2024-13-01T00:00:00Z", "2024-01-32T00:00:00Z", "2024-01-15T24:00:00Z",
-                     "2024-01-15T10:20:30Zjunk", "2024-01-15T10:20:30+2:00", "15/01/2024 10:20:30", "2024-01-15X10:20:30"] {
+        for text in [
+            "", "2024-01-15", "2024-13-01T00:00:00Z", "2024-01-32T00:00:00Z", "2024-01-15T24:00:00Z",
+            "2024-01-15T10:20:30Zjunk", "2024-01-15T10:20:30+2:00", "15/01/2024 10:20:30", "2024-01-15X10:20:30"
+        ] {
             #expect(ImportDates.iso8601(text) == nil, "\(text)")
         }
     }

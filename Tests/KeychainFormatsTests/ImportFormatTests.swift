@@ -7,7 +7,7 @@ import KeychainFormats
     @Test func csvHeaders() throws {
         let expected: [String: ImportFormat] = [
             "csv/bitwarden.csv": .bitwardenCSV, "csv/1password.csv": .onePasswordCSV, "csv/keepassxc.csv": .keepassxcCSV,
-            "csv/chrome.csv": .chromeCSV, "csv/firefox.csv": .firefoxCSV, "csv/apple.csv": .appleCSV,
+            "csv/chrome.csv": .chromeCSV, "csv/firefox.csv": .firefoxCSV, "csv/apple.csv": .appleCSV
         ]
         for (file, format) in expected {
             #expect(ImportFormat.detectCSV(try Fixtures.table(file).header) == format, "\(file)")

@@ -47,10 +47,12 @@ import KeychainFormats
     /// (dates to the second), so export → import → export is stable.
     @Test func fromKeychainAttributesAndBack() throws {
         let created = Date(timeIntervalSince1970: 1_700_000_000.75)
-        let item = KCExportItem(className: "internet", attributes: [
-            kSecAttrServer: "example.org", kSecAttrAccount: "\u{1B}[2J\u{9B}me", kSecAttrPort: 1, kSecAttrCreationDate: created,
-            kSecAttrIsInvisible: true, kSecAttrGeneric: Data("text-looking bytes".utf8),
-        ], data: Data([0xFF, 0x00]))
+        let item = KCExportItem(
+            className: "internet",
+            attributes: [
+                kSecAttrServer: "example.org", kSecAttrAccount: "\u{1B}[2J\u{9B}me", kSecAttrPort: 1, kSecAttrCreationDate: created,
+                kSecAttrIsInvisible: true, kSecAttrGeneric: Data("text-looking bytes".utf8)
+            ], data: Data([0xFF, 0x00]))
         let written = KCExportDocument(exported: created, items: [item]).json
         #expect(written.hasPrefix("{\"format\":\"kc-export\",\"version\":1,\"exported\":\"2023-11-14T22:13:20Z\",\"items\":[{\"class\":\"internet\""))
         #expect(written.contains("\"generic\":{\"base64\":\"dGV4dC1sb29raW5nIGJ5dGVz\"}"), "bytes stay bytes even when they are UTF-8")
@@ -68,11 +70,15 @@ import KeychainFormats
     /// and handed to the keychain as `[String: String]`.
     @Test func aSecretServiceMapRoundTrips() throws {
         let pairs = ["xdg:schema": "org.git.Password", "base64": "not bytes", "Ünïcode": "välue \"q\"\n", "": ""]
-        let item = KCExportItem(className: "generic", attributes: [
-            kSecAttrService: "git", kcAttrSecretServiceAttributes: pairs as [String: Any], kcAttrContentType: "text/plain",
-        ], data: Data("t".utf8))
+        let item = KCExportItem(
+            className: "generic",
+            attributes: [
+                kSecAttrService: "git", kcAttrSecretServiceAttributes: pairs as [String: Any], kcAttrContentType: "text/plain"
+            ], data: Data("t".utf8))
         let written = KCExportDocument(exported: Date(timeIntervalSince1970: 0), items: [item]).json
-        #expect(written.contains(#""secret-service-attributes":{"":"","base64":"not bytes","xdg:schema":"org.git.Password","Ünïcode":"välue \"q\"\n"}"#), "\(written)")
+        #expect(
+            written.contains(#""secret-service-attributes":{"":"","base64":"not bytes","xdg:schema":"org.git.Password","Ünïcode":"välue \"q\"\n"}"#),
+            "\(written)")
         #expect(written.contains(#""content-type":"text/plain""#))
         let read = try Array(written.utf8).withUnsafeBytes { try KCExportDocument.decode($0) }
         let back = try read.items[0].get()
@@ -93,21 +99,22 @@ import KeychainFormats
             if case .failure(let error) = element { return error.message }
             return nil
         }
-        #expect(problems == [
-            nil,
-            "\"class\" must be generic, internet, certificate or key",
-            "\"class\" must be generic, internet, certificate or key",
-            "an item is not a JSON object",
-            "unknown attribute \"colour\"",
-            "\"created\" is not an ISO 8601 date",
-            "\"generic\" is an object without valid \"base64\"",
-            "\"generic\" is an object without valid \"base64\"",
-            "\"port\" has a value of the wrong type",
-            "\"label\" has a value of the wrong type",
-            "\"label\" has a value of the wrong type",
-            "\"data\" is not valid base64",
-            "\"attributes\" is not a JSON object",
-        ])
+        #expect(
+            problems == [
+                nil,
+                "\"class\" must be generic, internet, certificate or key",
+                "\"class\" must be generic, internet, certificate or key",
+                "an item is not a JSON object",
+                "unknown attribute \"colour\"",
+                "\"created\" is not an ISO 8601 date",
+                "\"generic\" is an object without valid \"base64\"",
+                "\"generic\" is an object without valid \"base64\"",
+                "\"port\" has a value of the wrong type",
+                "\"label\" has a value of the wrong type",
+                "\"label\" has a value of the wrong type",
+                "\"data\" is not valid base64",
+                "\"attributes\" is not a JSON object"
+            ])
         let entries = document.entries
         #expect(entries[0].problem == nil && entries[0].items.first?.secret == "ok")
         #expect(entries[4].source == "item 5" && entries[4].malformed == "unknown attribute \"colour\"" && entries[4].items.isEmpty)

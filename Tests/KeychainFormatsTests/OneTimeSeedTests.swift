@@ -88,7 +88,8 @@ import KeychainFormats
 
     @Test func uriDetails() throws {
         // Percent-encoding in the label and values, the issuer, case, SHA512, 7 digits, period 60.
-        var seed = try OneTimeSeed(uri: Array("  OTPAUTH://TOTP/ACME%20Co%3Aalice%40example.com?SECRET=gezdgnbvgy3tqojq%3D%3D&Algorithm=sha-512&digits=7&period=60&image=x\n".utf8))
+        var seed = try OneTimeSeed(
+            uri: Array("  OTPAUTH://TOTP/ACME%20Co%3Aalice%40example.com?SECRET=gezdgnbvgy3tqojq%3D%3D&Algorithm=sha-512&digits=7&period=60&image=x\n".utf8))
         #expect(seed.algorithm == .sha512 && seed.digits == 7 && seed.period == 60)
         #expect(seed.issuer == "ACME Co" && seed.accountName == "alice@example.com")
         seed = try OneTimeSeed(uri: Array("otpauth://totp/Label:bob?secret=GEZDGNBV&issuer=Real".utf8))
@@ -119,7 +120,7 @@ import KeychainFormats
             ("otpauth://totp/x?secret=\(secret)&secret=\(secret)", "two secret"),
             ("otpauth://hotp/x?secret=\(secret)&counter=0&counter=5", "two counter parameters"),
             ("otpauth://totp/x?secret=\(secret)&period=30&Period=60", "two period parameters"),
-            ("otpauth://totp/x?secret=GEZD%zzGNBV", "malformed %-escape"),
+            ("otpauth://totp/x?secret=GEZD%zzGNBV", "malformed %-escape")
         ]
         for (uri, fault) in cases {
             #expect { try OneTimeSeed(uri: Array(uri.utf8)) } throws: { error in
@@ -133,21 +134,27 @@ import KeychainFormats
     /// The counter is replaced where it is, or added; every other byte stays.
     @Test func counterIsRewrittenInPlace() throws {
         let uri = "otpauth://hotp/A%20B:c?secret=GEZDGNBV&Counter=9&issuer=A%20B"
-        #expect(String(decoding: OneTimeSeed.settingCounter(Array(uri.utf8), to: 10), as: UTF8.self)
+        #expect(
+            String(decoding: OneTimeSeed.settingCounter(Array(uri.utf8), to: 10), as: UTF8.self)
                 == "otpauth://hotp/A%20B:c?secret=GEZDGNBV&counter=10&issuer=A%20B")
-        #expect(String(decoding: OneTimeSeed.settingCounter(Array("otpauth://hotp/x?secret=GEZDGNBV\n".utf8), to: 1), as: UTF8.self)
+        #expect(
+            String(decoding: OneTimeSeed.settingCounter(Array("otpauth://hotp/x?secret=GEZDGNBV\n".utf8), to: 1), as: UTF8.self)
                 == "otpauth://hotp/x?secret=GEZDGNBV&counter=1")
-        #expect(String(decoding: OneTimeSeed.settingCounter(Array("otpauth://hotp/x".utf8), to: 2), as: UTF8.self)
+        #expect(
+            String(decoding: OneTimeSeed.settingCounter(Array("otpauth://hotp/x".utf8), to: 2), as: UTF8.self)
                 == "otpauth://hotp/x?counter=2")
     }
 
     @Test func aBase32SeedBecomesAURI() throws {
-        let uri = try OneTimeSeed.uri(base32: Array("gezd gnbv gy3t qojq===".utf8), issuer: "git hub", account: "al/ice",
-                                      kind: .totp(period: 60), algorithm: .sha256, digits: 8)
-        #expect(String(decoding: uri, as: UTF8.self)
+        let uri = try OneTimeSeed.uri(
+            base32: Array("gezd gnbv gy3t qojq===".utf8), issuer: "git hub", account: "al/ice",
+            kind: .totp(period: 60), algorithm: .sha256, digits: 8)
+        #expect(
+            String(decoding: uri, as: UTF8.self)
                 == "otpauth://totp/git%20hub:al%2Fice?secret=GEZDGNBVGY3TQOJQ&issuer=git%20hub&algorithm=SHA256&digits=8&period=60")
-        let hotp = try OneTimeSeed.uri(base32: Array("GEZDGNBV".utf8), issuer: "x", account: "", kind: .hotp(counter: 0),
-                                       algorithm: .sha1, digits: 6)
+        let hotp = try OneTimeSeed.uri(
+            base32: Array("GEZDGNBV".utf8), issuer: "x", account: "", kind: .hotp(counter: 0),
+            algorithm: .sha1, digits: 6)
         #expect(String(decoding: hotp, as: UTF8.self) == "otpauth://hotp/x?secret=GEZDGNBV&issuer=x&counter=0")
     }
 }

@@ -22,8 +22,10 @@ import KeychainFormats
     }
 
     @Test func rejected() {
-        for text in ["https://host:0", "https://host:65536", "https://host:abc", "https://", "://host", "/relative/path",
-                     "nodots", "has space.com", "https://[::1]junk", "https://bad host/"] {
+        for text in [
+            "https://host:0", "https://host:65536", "https://host:abc", "https://", "://host", "/relative/path",
+            "nodots", "has space.com", "https://[::1]junk", "https://bad host/"
+        ] {
             #expect(WebAddress(text) == nil, "\(text)")
         }
     }
@@ -41,8 +43,11 @@ import KeychainFormats
     }
 
     @Test func urlOfAnInternetPassword() {
-        #expect(WebAddress.url(ofInternetPassword: [kSecAttrServer: "example.com", kSecAttrProtocol: "htps", kSecAttrPort: 8443,
-                                                    kSecAttrPath: "/x"]) == "https://example.com:8443/x")
+        #expect(
+            WebAddress.url(ofInternetPassword: [
+                kSecAttrServer: "example.com", kSecAttrProtocol: "htps", kSecAttrPort: 8443,
+                kSecAttrPath: "/x"
+            ]) == "https://example.com:8443/x")
         #expect(WebAddress.url(ofInternetPassword: [kSecAttrServer: "h", kSecAttrProtocol: "ftp ", kSecAttrPort: 0]) == "ftp://h")
         #expect(WebAddress.url(ofInternetPassword: [kSecAttrServer: "h", kSecAttrProtocol: "zzzz"]) == "https://h", "an unknown code is https")
     }

@@ -8,7 +8,8 @@ import KCTestSupport
     @Test func everyKeychainIsACollection() throws {
         let (home, bus) = try SecretToolTests.unlocked()
         #expect(try home.kc(["create", "work", "--kdf", "interactive"], password: KCHome.password).status == 0)
-        let out = try bus.python("""
+        let out = try bus.python(
+            """
             import secretstorage
             c = secretstorage.dbus_init()
             print(sorted(col.collection_path for col in secretstorage.get_all_collections(c)))
@@ -16,12 +17,13 @@ import KCTestSupport
             print(secretstorage.get_collection_by_alias(c, 'default').get_label())
             """)
         #expect(out.status == 0, "\(out.stderr)")
-        #expect(out.stdout == """
-            ['/org/freedesktop/secrets/collection/login', '/org/freedesktop/secrets/collection/work']
-            /org/freedesktop/secrets/aliases/default
-            login
+        #expect(
+            out.stdout == """
+                ['/org/freedesktop/secrets/collection/login', '/org/freedesktop/secrets/collection/work']
+                /org/freedesktop/secrets/aliases/default
+                login
 
-            """, "\(out.stdout)")
+                """, "\(out.stdout)")
     }
 
     /// `KC_KEYCHAIN=team:NAME` makes a team keychain the CLI's default, never the D-Bus
@@ -33,7 +35,8 @@ import KCTestSupport
         try home.createKeychain()
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         let bus = try PrivateBus(home, daemonEnvironment: ["KC_KEYCHAIN": "team:infra"])
-        let out = try bus.python("""
+        let out = try bus.python(
+            """
             import secretstorage
             c = secretstorage.dbus_init()
             print(sorted(col.collection_path for col in secretstorage.get_all_collections(c)))
@@ -53,7 +56,8 @@ import KCTestSupport
     /// unlocking the default keychain is enough to unlock it for D-Bus clients.
     @Test func createCollectionHeadless() throws {
         let (home, bus) = try SecretToolTests.unlocked(promptTimeout: 20)
-        var out = try bus.python("""
+        var out = try bus.python(
+            """
             import secretstorage
             c = secretstorage.dbus_init()
             col = secretstorage.create_collection(c, 'awsvault')
@@ -66,20 +70,25 @@ import KCTestSupport
         #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
         #expect(out.stdout == "/org/freedesktop/secrets/collection/awsvault awsvault False\nb'AKIA-secret'\nTrue\n", "\(out.stdout)")
         // A kc keychain: its password is kept in the default keychain, and kc reads it with it.
-        out = try home.sh("kc find -s kc-secret-service -a awsvault -w | kc unlock -k awsvault --password-stdin && kc find -k awsvault -s aws-vault -a dev -w",
-                          password: nil)
+        out = try home.sh(
+            "kc find -s kc-secret-service -a awsvault -w | kc unlock -k awsvault --password-stdin && kc find -k awsvault -s aws-vault -a dev -w",
+            password: nil)
         #expect(out.status == 0 && out.stdout == "AKIA-secret", "\(out.stderr)")
         var st = stat()
         #expect(stat(home.directory + "/data/kc/awsvault.keychain-db", &st) == 0 && st.st_mode & 0o777 == 0o600)
         // Everything locked: unlocking the collection waits for the default keychain only.
         #expect(try home.kc(["lock", "--all"]).status == 0)
-        let waiting = try Spawn.start(["/usr/bin/python3", "-c", """
-            import secretstorage
-            c = secretstorage.dbus_init()
-            col = secretstorage.Collection(c, '/org/freedesktop/secrets/collection/awsvault')
-            print(col.is_locked(), col.unlock(), col.is_locked())
-            print(list(col.search_items({'username': 'dev'}))[0].get_secret())
-            """], environment: bus.environment, timeout: 30)
+        let waiting = try Spawn.start(
+            [
+                "/usr/bin/python3", "-c",
+                """
+                import secretstorage
+                c = secretstorage.dbus_init()
+                col = secretstorage.Collection(c, '/org/freedesktop/secrets/collection/awsvault')
+                print(col.is_locked(), col.unlock(), col.is_locked())
+                print(list(col.search_items({'username': 'dev'}))[0].get_secret())
+                """
+            ], environment: bus.environment, timeout: 30)
         usleep(700_000)
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         out = try waiting.finish()
@@ -92,7 +101,8 @@ import KCTestSupport
     @Test func createCollectionWhileLockedPrompts() throws {
         let (home, bus) = try SecretToolTests.unlocked(promptTimeout: 3)
         #expect(try home.kc(["lock"]).status == 0)
-        var out = try bus.python("""
+        var out = try bus.python(
+            """
             import secretstorage
             from secretstorage.exceptions import PromptDismissedException
             c = secretstorage.dbus_init()
@@ -104,11 +114,15 @@ import KCTestSupport
             """)
         #expect(out.status == 0 && out.stdout == "dismissed\n", "\(out.stdout)\(out.stderr)")
         #expect(!FileManager.default.fileExists(atPath: home.directory + "/data/kc/nobody.keychain-db"))
-        let waiting = try Spawn.start(["/usr/bin/python3", "-c", """
-            import secretstorage
-            c = secretstorage.dbus_init()
-            print(secretstorage.create_collection(c, 'team-x').collection_path)
-            """], environment: bus.environment, timeout: 30)
+        let waiting = try Spawn.start(
+            [
+                "/usr/bin/python3", "-c",
+                """
+                import secretstorage
+                c = secretstorage.dbus_init()
+                print(secretstorage.create_collection(c, 'team-x').collection_path)
+                """
+            ], environment: bus.environment, timeout: 30)
         usleep(700_000)
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         out = try waiting.finish()

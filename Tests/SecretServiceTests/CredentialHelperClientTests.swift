@@ -25,12 +25,14 @@ import KCTestSupport
         let (home, bus) = try SecretToolTests.unlocked()
         let source = "/usr/share/doc/git/contrib/credential/libsecret/git-credential-libsecret.c"
         let helper = home.directory + "/git-credential-libsecret"
-        var out = try Spawn.run(["/bin/sh", "-c", "gcc -o '\(helper)' '\(source)' $(pkg-config --cflags --libs glib-2.0 libsecret-1)"],
-                                environment: ["PATH": "/usr/bin:/bin"], timeout: 120)
+        var out = try Spawn.run(
+            ["/bin/sh", "-c", "gcc -o '\(helper)' '\(source)' $(pkg-config --cflags --libs glib-2.0 libsecret-1)"],
+            environment: ["PATH": "/usr/bin:/bin"], timeout: 120)
         #expect(out.status == 0, "building git-credential-libsecret: \(out.stderr)")
         let git = ["/usr/bin/git", "-c", "credential.helper=", "-c", "credential.helper=" + helper]
-        out = try bus.run(git + ["credential", "approve"],
-                          stdin: "protocol=https\nhost=git.example.com\nusername=alice\npassword=glpat-123\n\n")
+        out = try bus.run(
+            git + ["credential", "approve"],
+            stdin: "protocol=https\nhost=git.example.com\nusername=alice\npassword=glpat-123\n\n")
         #expect(out.status == 0, "\(out.stderr)")
         var env = bus.environment
         env["GIT_TERMINAL_PROMPT"] = "0"

@@ -31,8 +31,11 @@ import KCTestSupport
 
         // Debian's keyring, not the sdist's copy: the test file's folder goes on sys.path,
         // never the sdist's root (--noconftest skips its conftest.py, which would put it there).
-        let out = try bus.run(["/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "--noconftest",
-                               "-rA", "--rootdir", sdist, testFile], timeout: 180)
+        let out = try bus.run(
+            [
+                "/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "--noconftest",
+                "-rA", "--rootdir", sdist, testFile
+            ], timeout: 180)
         let lines = out.stdout.split(separator: "\n").map(String.init)
         let passed = lines.filter { $0.hasPrefix("PASSED ") }
         let backendPassed = passed.filter { $0.contains("::TestSecretServiceKeyring::") }
@@ -62,12 +65,16 @@ import KCTestSupport
         where key.hasPrefix("PIP_") || key.lowercased().hasSuffix("_proxy") || ["SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE"].contains(key) {
             env[key] = value
         }
-        let download = try Spawn.run(["/usr/bin/python3", "-m", "pip", "download", "--no-cache-dir", "--no-deps",
-                                      "--no-binary", "keyring", "keyring==" + version, "-d", folder],
-                                     environment: env, timeout: 240)
+        let download = try Spawn.run(
+            [
+                "/usr/bin/python3", "-m", "pip", "download", "--no-cache-dir", "--no-deps",
+                "--no-binary", "keyring", "keyring==" + version, "-d", folder
+            ],
+            environment: env, timeout: 240)
         let archive = folder + "/keyring-\(version).tar.gz"
-        try #require(download.status == 0 && FileManager.default.fileExists(atPath: archive),
-                     "could not download keyring \(version)'s sdist from PyPI (the suite needs it; is PyPI reachable?): \(download.stderr.suffix(3000))")
+        try #require(
+            download.status == 0 && FileManager.default.fileExists(atPath: archive),
+            "could not download keyring \(version)'s sdist from PyPI (the suite needs it; is PyPI reachable?): \(download.stderr.suffix(3000))")
         let unpack = try Spawn.run(["/bin/tar", "-xzf", archive, "-C", folder], environment: env, timeout: 60)
         try #require(unpack.status == 0, "could not unpack \(archive): \(unpack.stderr)")
         return folder + "/keyring-\(version)"

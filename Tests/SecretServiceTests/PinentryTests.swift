@@ -12,8 +12,9 @@ import KCTestSupport
         let socket: String
         init(_ home: KCHome) throws {
             socket = home.directory + "/tmux.sock"
-            let out = try Spawn.run(["/usr/bin/tmux", "-S", socket, "new-session", "-d", "-x", "100", "-y", "30", "sleep 120"],
-                                    environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm"], timeout: 20)
+            let out = try Spawn.run(
+                ["/usr/bin/tmux", "-S", socket, "new-session", "-d", "-x", "100", "-y", "30", "sleep 120"],
+                environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm"], timeout: 20)
             guard out.status == 0 else { throw KeychainError(errSecIO, "tmux did not start: \(out.stderr)") }
         }
         deinit { _ = try? Spawn.run(["/usr/bin/tmux", "-S", socket, "kill-server"], environment: ["PATH": "/usr/bin:/bin"], timeout: 10) }
@@ -41,8 +42,9 @@ import KCTestSupport
         let tty = try pane.tty
         #expect(tty.hasPrefix("/dev/pts/"), "\(tty)")
         let bus = try PrivateBus(home, promptTimeout: 30, provider: ["--pinentry", "/usr/bin/pinentry-curses", "--tty", tty])
-        let lookup = try Spawn.start(["/usr/bin/secret-tool", "lookup", "service", "svc", "account", "u"],
-                                     environment: bus.environment, timeout: 45)
+        let lookup = try Spawn.start(
+            ["/usr/bin/secret-tool", "lookup", "service", "svc", "account", "u"],
+            environment: bus.environment, timeout: 45)
         #expect(try pane.waitFor("kc keychain login"), "the dialog names the keychain: \(try pane.screen)")
         try pane.type("not the password")
         #expect(try pane.waitFor("Wrong password"), "\(pane.screen)")
@@ -62,8 +64,9 @@ import KCTestSupport
         let pane = try Pane(home)
         let bus = try PrivateBus(home, promptTimeout: 60, provider: ["--pinentry", "/usr/bin/pinentry-curses", "--tty", try pane.tty])
         let started = Date()
-        let lookup = try Spawn.start(["/usr/bin/secret-tool", "lookup", "service", "svc", "account", "u"],
-                                     environment: bus.environment, timeout: 45)
+        let lookup = try Spawn.start(
+            ["/usr/bin/secret-tool", "lookup", "service", "svc", "account", "u"],
+            environment: bus.environment, timeout: 45)
         #expect(try pane.waitFor("kc keychain login"), "\(pane.screen)")
         // pinentry-curses: Tab to <OK>, Tab to <Cancel>, Enter.
         for key in ["Tab", "Tab", "Enter"] {

@@ -15,8 +15,11 @@ import KCTestSupport
         #expect(try bus.run(["secret-tool", "store", "--label=t", "service", "s", "username", "u"], stdin: "mine").status == 0)
         var env = bus.environment
         env["HOME"] = "/tmp"
-        let out = try Spawn.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                 "/usr/bin/secret-tool", "lookup", "service", "s", "username", "u"], environment: env, timeout: 20)
+        let out = try Spawn.run(
+            [
+                "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                "/usr/bin/secret-tool", "lookup", "service", "s", "username", "u"
+            ], environment: env, timeout: 20)
         #expect(out.status != 0 && !out.stdout.contains("mine"), "\(out.stdout)")
         #expect(out.stderr.contains("AccessDenied") || out.stderr.contains("answers only its own user"), "\(out.stderr)")
         #expect(try bus.run(["secret-tool", "lookup", "service", "s", "username", "u"]).stdout == "mine", "still serving its user")
@@ -27,7 +30,8 @@ import KCTestSupport
     /// provider keeps serving.
     @Test func garbageGetsErrorsAndTheProviderKeepsServing() throws {
         let (_, bus) = try SecretToolTests.unlocked()
-        let out = try bus.python("""
+        let out = try bus.python(
+            """
             import random
             from jeepney import DBusAddress, new_method_call
             from jeepney.io.blocking import open_dbus_connection
@@ -106,12 +110,14 @@ import KCTestSupport
         try home.createKeychain()
         let readme = try String(contentsOfFile: PrivateBus.packageRoot + "/README.md", encoding: .utf8)
         guard let marker = readme.range(of: "<!-- example: secret-service -->\n```sh\n"),
-              let end = readme.range(of: "```", range: marker.upperBound..<readme.endIndex) else {
+            let end = readme.range(of: "```", range: marker.upperBound..<readme.endIndex)
+        else {
             Issue.record("no secret-service example in the README")
             return
         }
         let script = String(readme[marker.upperBound..<end.lowerBound])
-        let out = try home.sh("""
+        let out = try home.sh(
+            """
             unset DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR
             export TOKEN=ghp-from-readme
             set -e
@@ -130,15 +136,19 @@ import KCTestSupport
     @Test func anotherOwnerIsNamed() throws {
         let home = try KCHome()
         let bus = try PrivateBus(home)
-        let squatter = try Spawn.start(["/usr/bin/python3", "-c", """
-            import time
-            from jeepney.io.blocking import open_dbus_connection
-            from jeepney.bus_messages import message_bus
-            c = open_dbus_connection('SESSION')
-            c.send_and_get_reply(message_bus.RequestName('org.freedesktop.secrets'))
-            print('owned', flush=True)
-            time.sleep(30)
-            """], environment: bus.environment, timeout: 40)
+        let squatter = try Spawn.start(
+            [
+                "/usr/bin/python3", "-c",
+                """
+                import time
+                from jeepney.io.blocking import open_dbus_connection
+                from jeepney.bus_messages import message_bus
+                c = open_dbus_connection('SESSION')
+                c.send_and_get_reply(message_bus.RequestName('org.freedesktop.secrets'))
+                print('owned', flush=True)
+                time.sleep(30)
+                """
+            ], environment: bus.environment, timeout: 40)
         var owned = false
         for _ in 0..<100 where !owned {
             owned = (try? bus.providerPID()) != nil
@@ -154,14 +164,18 @@ import KCTestSupport
     @Test func replaceTakesTheNameOver() throws {
         let home = try KCHome()
         let bus = try PrivateBus(home)
-        let other = try Spawn.start(["/usr/bin/python3", "-c", """
-            import time
-            from jeepney.io.blocking import open_dbus_connection
-            from jeepney.bus_messages import message_bus
-            c = open_dbus_connection('SESSION')
-            c.send_and_get_reply(message_bus.RequestName('org.freedesktop.secrets', 1))
-            time.sleep(30)
-            """], environment: bus.environment, timeout: 40)
+        let other = try Spawn.start(
+            [
+                "/usr/bin/python3", "-c",
+                """
+                import time
+                from jeepney.io.blocking import open_dbus_connection
+                from jeepney.bus_messages import message_bus
+                c = open_dbus_connection('SESSION')
+                c.send_and_get_reply(message_bus.RequestName('org.freedesktop.secrets', 1))
+                time.sleep(30)
+                """
+            ], environment: bus.environment, timeout: 40)
         var first: Int32?
         for _ in 0..<100 where first == nil {
             first = try? bus.providerPID()
@@ -185,8 +199,9 @@ import KCTestSupport
         #expect(out.status == 0, "\(out.stderr)")
         let needed = out.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
         #expect(!needed.isEmpty || out.stdout.contains("no dynamic section"), "\(out.stdout)")
-        #expect(!needed.contains { $0.contains("libsystemd") || $0.contains("libdbus") || $0.contains("libcrypto") || $0.contains("libssl") },
-                "\(needed)")
+        #expect(
+            !needed.contains { $0.contains("libsystemd") || $0.contains("libdbus") || $0.contains("libcrypto") || $0.contains("libssl") },
+            "\(needed)")
         let provider = try Spawn.run(["/usr/bin/readelf", "-d", PrivateBus.providerPath], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
         #expect(provider.stdout.contains("libsystemd"), "the check can fail: the provider does link it")
     }

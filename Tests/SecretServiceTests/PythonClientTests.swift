@@ -9,7 +9,8 @@ import KCTestSupport
     /// change and delete, with binary secrets and content types.
     @Test func secretstorageOverTheEncryptedSession() throws {
         let (home, bus) = try SecretToolTests.unlocked()
-        let out = try bus.python("""
+        let out = try bus.python(
+            """
             import secretstorage
             from secretstorage.dhcrypto import Session
             c = secretstorage.dbus_init()
@@ -46,7 +47,8 @@ import KCTestSupport
     /// algorithms are refused with an error, and the provider goes on serving.
     @Test func theEncryptedSessionRefusesDegenerateKeys() throws {
         let (_, bus) = try SecretToolTests.unlocked()
-        let out = try bus.python("""
+        let out = try bus.python(
+            """
             from jeepney import DBusAddress, new_method_call
             from jeepney.io.blocking import open_dbus_connection
             svc = DBusAddress('/org/freedesktop/secrets', bus_name='org.freedesktop.secrets', interface='org.freedesktop.Secret.Service')
@@ -69,7 +71,8 @@ import KCTestSupport
     /// `kc find -s SERVICE -a USER` finds what keyring stored, keyring finds kc's items.
     @Test func keyringBackend() throws {
         let (home, bus) = try SecretToolTests.unlocked()
-        var out = try bus.python("""
+        var out = try bus.python(
+            """
             import keyring
             from keyring.backends import SecretService
             kr = SecretService.Keyring()
@@ -82,7 +85,8 @@ import KCTestSupport
         out = try home.kc(["find", "-s", "https://upload.pypi.org/legacy/", "-a", "__token__", "-w"])
         #expect(out.status == 0 && out.stdout == "pypi-second" && out.stderr.isEmpty, "one item: \(out.stderr)")
         #expect(try home.kc(["add", "-s", "ci-service", "-a", "robot", "-w", "from-kc"]).status == 0)
-        out = try bus.python("""
+        out = try bus.python(
+            """
             from keyring.backends import SecretService
             kr = SecretService.Keyring()
             print(kr.get_password('ci-service', 'robot'))

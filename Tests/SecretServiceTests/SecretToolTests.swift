@@ -15,8 +15,9 @@ import KCTestSupport
 
     @Test func storeLookupSearchClear() throws {
         let (home, bus) = try Self.unlocked()
-        var out = try bus.run(["secret-tool", "store", "--label=GitHub token", "service", "github.com", "username", "alice"],
-                              stdin: "ghp-secret-1")
+        var out = try bus.run(
+            ["secret-tool", "store", "--label=GitHub token", "service", "github.com", "username", "alice"],
+            stdin: "ghp-secret-1")
         #expect(out.status == 0, "\(out.stderr)")
         out = try bus.run(["secret-tool", "lookup", "service", "github.com", "username", "alice"])
         #expect(out.status == 0 && out.stdout == "ghp-secret-1", "\(out.stdout) \(out.stderr)")
@@ -24,8 +25,9 @@ import KCTestSupport
         out = try home.kc(["find", "-s", "github.com", "-a", "alice", "-w"])
         #expect(out.status == 0 && out.stdout == "ghp-secret-1", "\(out.stderr)")
         // Storing the same attributes again replaces the secret: still one item.
-        out = try bus.run(["secret-tool", "store", "--label=GitHub token", "service", "github.com", "username", "alice"],
-                          stdin: "ghp-secret-2")
+        out = try bus.run(
+            ["secret-tool", "store", "--label=GitHub token", "service", "github.com", "username", "alice"],
+            stdin: "ghp-secret-2")
         #expect(out.status == 0, "\(out.stderr)")
         out = try bus.run(["secret-tool", "search", "--all", "service", "github.com"])
         #expect(out.status == 0, "\(out.stderr)")
@@ -51,14 +53,17 @@ import KCTestSupport
         out = try bus.run(["secret-tool", "lookup", "service", "db.internal", "username", "other"])
         #expect(out.status != 0)
         // Binary-safe: a secret with newlines and NULs comes back byte for byte.
-        #expect(try home.kc(["add", "-s", "bin", "-a", "x"], stdin: Data([0, 10, 255, 10]) ).status == 0)
-        out = try bus.run(["/usr/bin/python3", "-c", """
+        #expect(try home.kc(["add", "-s", "bin", "-a", "x"], stdin: Data([0, 10, 255, 10])).status == 0)
+        out = try bus.run([
+            "/usr/bin/python3", "-c",
+            """
             import secretstorage
             c = secretstorage.dbus_init()
             col = secretstorage.get_default_collection(c)
             items = list(col.search_items({'service': 'bin', 'account': 'x'}))
             print(len(items), items[0].get_secret().hex())
-            """])
+            """
+        ])
         #expect(out.status == 0 && out.stdout == "1 000aff0a\n", "\(out.stdout)\(out.stderr)")
     }
 
@@ -68,8 +73,9 @@ import KCTestSupport
         let (home, bus) = try Self.unlocked(promptTimeout: 20)
         #expect(try bus.run(["secret-tool", "store", "--label=t", "service", "svc", "username", "u"], stdin: "s3").status == 0)
         #expect(try home.kc(["lock"]).status == 0)
-        let waiting = try Spawn.start(["/usr/bin/secret-tool", "lookup", "service", "svc", "username", "u"],
-                                      environment: bus.environment, timeout: 30)
+        let waiting = try Spawn.start(
+            ["/usr/bin/secret-tool", "lookup", "service", "svc", "username", "u"],
+            environment: bus.environment, timeout: 30)
         usleep(700_000)
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         let out = try waiting.finish()
@@ -93,7 +99,8 @@ import KCTestSupport
     @Test func lockAndUnlockThroughTheBus() throws {
         let (home, bus) = try Self.unlocked(promptTimeout: 20)
         #expect(try bus.run(["secret-tool", "store", "--label=t", "service", "svc", "username", "u"], stdin: "s3").status == 0)
-        var out = try bus.python("""
+        var out = try bus.python(
+            """
             import secretstorage
             col = secretstorage.get_default_collection(secretstorage.dbus_init())
             col.lock()
@@ -101,8 +108,9 @@ import KCTestSupport
             """)
         #expect(out.status == 0 && out.stdout == "True\n", "\(out.stdout)\(out.stderr)")
         #expect(try home.kc(["status", "--json"]).stdout == "[]\n", "the agent forgot the keychain")
-        let waiting = try Spawn.start(["/usr/bin/secret-tool", "search", "--unlock", "service", "svc"],
-                                      environment: bus.environment, timeout: 30)
+        let waiting = try Spawn.start(
+            ["/usr/bin/secret-tool", "search", "--unlock", "service", "svc"],
+            environment: bus.environment, timeout: 30)
         usleep(700_000)
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         out = try waiting.finish()

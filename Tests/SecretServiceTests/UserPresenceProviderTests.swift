@@ -17,7 +17,9 @@ import KCTestSupport
         #expect(out.status != 0 && !out.stdout.contains("pin-4711"), "\(out.stdout) \(out.stderr)")
         out = try bus.run(["secret-tool", "lookup", "service", "news", "account", "me"])
         #expect(out.status == 0 && out.stdout == "plain", "\(out.stderr)")
-        out = try bus.run(["/usr/bin/python3", "-c", """
+        out = try bus.run([
+            "/usr/bin/python3", "-c",
+            """
             import secretstorage
             c = secretstorage.dbus_init()
             col = secretstorage.get_default_collection(c)
@@ -27,7 +29,8 @@ import KCTestSupport
                 print(item.get_secret())
             except Exception as e:
                 print(type(e).__name__, e)
-            """])
+            """
+        ])
         #expect(out.status == 0, "\(out.stderr)")
         #expect(out.stdout.hasPrefix("me\n"), "the attributes stay visible: \(out.stdout)")
         #expect(out.stdout.contains("AccessDenied") && out.stdout.contains("requires user presence"), "\(out.stdout)")

@@ -19,9 +19,11 @@ extension SecurityModuleTests {
     /// The attributes of the generic password `account` of service `service`.
     private func attributes(service: String, account: String) throws -> [String: Any] {
         var result: AnyObject?
-        let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-                                    kSecAttrAccount as String: account, kSecReturnAttributes as String: kCFBooleanTrue!,
-                                    kSecMatchLimit as String: kSecMatchLimitOne]
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account, kSecReturnAttributes as String: kCFBooleanTrue!,
+            kSecMatchLimit as String: kSecMatchLimitOne
+        ]
         #expect(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
         return try #require(result as? [String: Any])
     }
@@ -32,12 +34,16 @@ extension SecurityModuleTests {
         // KeychainAccess's way: the protection as CFTypeRef, the policy's raw value as flags.
         var error: Unmanaged<CFError>?
         let noPolicy: UInt = 0
-        let plain = try #require(SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleAfterFirstUnlock as CFTypeRef,
-                                                                 SecAccessControlCreateFlags(rawValue: CFOptionFlags(noPolicy)), &error))
+        let plain = try #require(
+            SecAccessControlCreateWithFlags(
+                kCFAllocatorDefault, kSecAttrAccessibleAfterFirstUnlock as CFTypeRef,
+                SecAccessControlCreateFlags(rawValue: CFOptionFlags(noPolicy)), &error))
         #expect(error == nil)
-        let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "acl",
-                                  kSecAttrAccount as String: "guarded", kSecValueData as String: Data("s3cret".utf8),
-                                  kSecAttrAccessControl as String: plain]
+        let add: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "acl",
+            kSecAttrAccount as String: "guarded", kSecValueData as String: Data("s3cret".utf8),
+            kSecAttrAccessControl as String: plain
+        ]
         #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
         // Apple gives the access control back as an object beside pdmn; kc's flags key stays inside it.
         var found = try attributes(service: "acl", account: "guarded")
@@ -51,8 +57,10 @@ extension SecurityModuleTests {
         let presence = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .userPresence, nil))
         #expect(presence != plain)
         // The access control finds the item by its protection and flags …
-        var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "acl",
-                                    kSecAttrAccessControl as String: plain]
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "acl",
+            kSecAttrAccessControl as String: plain
+        ]
         #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecSuccess)
         query[kSecAttrAccessControl as String] = presence
         #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecItemNotFound)
@@ -65,7 +73,7 @@ extension SecurityModuleTests {
         #expect(found[kSecAttrAccessControl as String] as? SecAccessControl == passcode)
         query[kSecAttrAccessControl as String] = passcode
         #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecSuccess)
-        query[kSecAttrAccessControl as String] = plain     // same protection, no flags: matches by protection
+        query[kSecAttrAccessControl as String] = plain   // same protection, no flags: matches by protection
         #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecSuccess)
         // An item added with kSecAttrAccessible alone has an access control without flags.
         var other = add
@@ -80,7 +88,9 @@ extension SecurityModuleTests {
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(listed.stdout.contains("guarded"), "\(listed.stdout)")
         #expect(SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecAttrAccessControl as String: passcode] as CFDictionary) == errSecSuccess)
-        #expect(SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "guarded"] as CFDictionary, nil) == errSecItemNotFound)
+        #expect(
+            SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "guarded"] as CFDictionary, nil)
+                == errSecItemNotFound)
         #expect(SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "plain"] as CFDictionary, nil) == errSecSuccess)
     }
 
@@ -89,8 +99,10 @@ extension SecurityModuleTests {
     @Test func anAccessControlBecomesProtectionAndFlags() throws {
         let plain = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, [], nil))
         let presence = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, [.userPresence], nil))
-        for (access, use, flags) in [(plain, QueryBridge.Use.add, nil), (plain, .search, nil), (plain, .target, nil), (plain, .changes, 0),
-                                     (presence, .add, 1), (presence, .search, 1), (presence, .changes, 1)] as [(SecAccessControl, QueryBridge.Use, Int?)] {
+        for (access, use, flags) in [
+            (plain, QueryBridge.Use.add, nil), (plain, .search, nil), (plain, .target, nil), (plain, .changes, 0),
+            (presence, .add, 1), (presence, .search, 1), (presence, .changes, 1)
+        ] as [(SecAccessControl, QueryBridge.Use, Int?)] {
             let out = try QueryBridge.query([kSecAttrAccessControl as String: access] as NSDictionary, for: use)
             #expect(out[kSecAttrAccessControl as String] == nil)
             #expect(out[kSecAttrAccessible as String] as? String == access.protection)
@@ -115,7 +127,7 @@ extension SecurityModuleTests {
             (kSecAttrAccessibleWhenUnlocked as CFTypeRef, [.or, .and, .devicePasscode, .biometryAny], "logical operation"),
             (kSecAttrAccessibleWhenUnlocked as CFTypeRef, [.biometryAny, .biometryCurrentSet], "bio constraint"),
             (kSecAttrAccessibleWhenUnlocked as CFTypeRef, [.userPresence, .devicePasscode], "kSecAccessControlUserPresence"),
-            (NSNumber(value: 1), [], "invalid protection"),
+            (NSNumber(value: 1), [], "invalid protection")
         ]
         for (protection, flags, text) in cases {
             let error = try #require(failure(protection, flags))
@@ -136,7 +148,7 @@ extension SecurityModuleTests {
         let raw: [(SecAccessControlCreateFlags, CFOptionFlags)] = [
             (.userPresence, 1), (.biometryAny, 2), (.touchIDAny, 2), (.biometryCurrentSet, 8), (.touchIDCurrentSet, 8),
             (.devicePasscode, 16), (.watch, 32), (.companion, 32), (.or, 16384), (.and, 32768),
-            (.privateKeyUsage, 1 << 30), (.applicationPassword, 1 << 31),
+            (.privateKeyUsage, 1 << 30), (.applicationPassword, 1 << 31)
         ]
         for (flag, value) in raw { #expect(flag.rawValue == value) }
     }
@@ -144,8 +156,10 @@ extension SecurityModuleTests {
     @Test func accessControlConflictsAndUnsupportedFlagsAnswerAsApplesRules() throws {
         let home = try accessControlHome()
         defer { withExtendedLifetime(home) {} }
-        let base: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "rules",
-                                   kSecAttrAccount as String: "me", kSecValueData as String: Data("x".utf8)]
+        let base: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "rules",
+            kSecAttrAccount as String: "me", kSecValueData as String: Data("x".utf8)
+        ]
         func add(_ extra: [String: Any]) -> OSStatus {
             SecItemAdd(base.merging(extra) { _, b in b } as CFDictionary, nil)
         }

@@ -53,19 +53,21 @@ import KCTestSupport
         // through the agent's socket, where a relay could drop it: docs/security.md.)
         #expect(try home.kc(["update", "-s", "svc", "-a", "alice", "--user-presence"], password: KCHome.password).status == 0)
         let unattended = try Spawn.run([app, "--read", "svc", "alice", "Sign in to svc"], environment: home.environment)
-        #expect(unattended.status == 1 && unattended.stdout == "error: User interaction is not allowed. (-25308)\n",
-                "\(unattended.stdout)\(unattended.stderr)")
+        #expect(
+            unattended.status == 1 && unattended.stdout == "error: User interaction is not allowed. (-25308)\n",
+            "\(unattended.stdout)\(unattended.stderr)")
         for (typed, expected) in [(KCHome.password, "read: t0ken"), ("wrong password", "(-25293)")] {
             let spec: [String: Any] = [
                 "argv": [app, "--read", "svc", "alice", "Sign in to svc"],
                 "env": home.environment,
                 "steps": [["expect", "Sign in to svc"], ["send", typed + "\n"], ["expect", expected]],
-                "timeout": 60,
+                "timeout": 60
             ]
             let file = home.directory + "/presence.json"
             try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
-            let out = try Spawn.run(["/usr/bin/python3", Self.root + "/Tests/kcTests/pty_session.py", file],
-                                    environment: ["PATH": "/usr/bin:/bin"], timeout: 90)
+            let out = try Spawn.run(
+                ["/usr/bin/python3", Self.root + "/Tests/kcTests/pty_session.py", file],
+                environment: ["PATH": "/usr/bin:/bin"], timeout: 90)
             let session = try JSONSerialization.jsonObject(with: Data(out.stdoutBytes)) as? [String: Any]
             #expect(session?["error"] == nil || session?["error"] is NSNull, "\(typed == KCHome.password ? "right" : "wrong"): \(session ?? [:]) \(out.stderr)")
             #expect((session?["screen"] as? String)?.contains(expected) == true, "\(session ?? [:])")

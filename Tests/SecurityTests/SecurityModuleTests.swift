@@ -26,7 +26,7 @@ import KCTestSupport
         #expect(try manager.token(account: "alice") == "t0k3n-2")
         #expect(try manager.accounts() == ["alice", "bob"])
         try manager.deleteToken(account: "alice")
-        try manager.deleteToken(account: "alice") // errSecItemNotFound is success here
+        try manager.deleteToken(account: "alice")   // errSecItemNotFound is success here
         #expect(try manager.token(account: "alice") == nil)
         #expect(try manager.accounts() == ["bob"])
         // What the app wrote, kc reads, and the other way round.
@@ -65,14 +65,15 @@ import KCTestSupport
         let home = try configuredHome()
         defer { withExtendedLifetime(home) {} }   // its folder goes with it, and the open keychain would lock
         let store = CodableKeychain<AuthSession>(service: "auth")
-        let session = AuthSession(accessToken: "a.b.c", refreshToken: "r-1", expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
-                                  scopes: ["read", "write"])
+        let session = AuthSession(
+            accessToken: "a.b.c", refreshToken: "r-1", expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
+            scopes: ["read", "write"])
         #expect(try store.value(forKey: "current") == nil)
         try store.set(session, forKey: "current")
         #expect(try store.value(forKey: "current") == session)
         var renewed = session
         renewed.accessToken = "d.e.f"
-        try store.set(renewed, forKey: "current") // SecItemUpdate this time
+        try store.set(renewed, forKey: "current")   // SecItemUpdate this time
         #expect(try store.value(forKey: "current") == renewed)
         let reference = try #require(store.reference(forKey: "current"))
         #expect(reference.count == 20)
@@ -135,8 +136,10 @@ import KCTestSupport
         let home = try configuredHome()
         defer { withExtendedLifetime(home) {} }
         let pairs = ["server": "github.com", "user": "alice"]
-        let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ss",
-                                  kcAttrSecretServiceAttributes: pairs, kcAttrContentType: "text/plain", kSecValueData as String: Data("t".utf8)]
+        let add: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ss",
+            kcAttrSecretServiceAttributes: pairs, kcAttrContentType: "text/plain", kSecValueData as String: Data("t".utf8)
+        ]
         #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
         #expect(SecItemAdd(add as CFDictionary, nil) == errSecDuplicateItem)
         let query = NSMutableDictionary()
@@ -158,8 +161,10 @@ import KCTestSupport
     @Test func unsupportedAndIgnoredKeysAnswerAsDocumented() throws {
         let home = try configuredHome()
         defer { withExtendedLifetime(home) {} }   // its folder goes with it, and the open keychain would lock
-        let item: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "doc",
-                                   kSecAttrAccount as String: "me"]
+        let item: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "doc",
+            kSecAttrAccount as String: "me"
+        ]
         var add = item
         add[kSecValueData as String] = Data("x".utf8)
         add[kSecUseAuthenticationUI as String] = kSecUseAuthenticationUIFail
@@ -175,9 +180,12 @@ import KCTestSupport
         #expect(copy([kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave]) == errSecUnimplemented)
         #expect(copy([kSecAttrPersistentReference as String: Data()]) == errSecParam)
         #expect(copy([kSecUseItemList as String: [Data()]]) == errSecParam)
-        #expect(copy([kSecMatchPolicy as String: "any", kSecMatchTrustedOnly as String: true,
-                      kSecUseOperationPrompt as String: "Authenticate"]) == errSecSuccess)
-        #expect(copy([kSecReturnData as String: 1]) == errSecParam) // not a boolean
+        #expect(
+            copy([
+                kSecMatchPolicy as String: "any", kSecMatchTrustedOnly as String: true,
+                kSecUseOperationPrompt as String: "Authenticate"
+            ]) == errSecSuccess)
+        #expect(copy([kSecReturnData as String: 1]) == errSecParam)   // not a boolean
         var inAdd = item
         inAdd[kSecAttrAccount as String] = "other"
         inAdd[kSecMatchLimit as String] = kSecMatchLimitOne
@@ -194,8 +202,10 @@ import KCTestSupport
     @Test func kcTextMatchingIsTreatedAsIgnoreCaseIs() throws {
         let home = try configuredHome()
         defer { withExtendedLifetime(home) {} }
-        let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "GitHub.com",
-                                  kSecAttrAccount as String: "me", kSecValueData as String: Data("x".utf8)]
+        let add: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "GitHub.com",
+            kSecAttrAccount as String: "me", kSecValueData as String: Data("x".utf8)
+        ]
         #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
         let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "git"]
         func copy(_ extra: [String: Any]) -> OSStatus {
@@ -219,10 +229,14 @@ import KCTestSupport
     @Test func theKeychainComesFromTheEnvironmentAndTheAgent() throws {
         let home = try KCHome()
         try home.createKeychain()
-        let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "env",
-                                    kSecAttrAccount as String: "me", kSecReturnData as String: true]
-        try withEnvironment(["KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
-                             "KC_PASSWORD": nil]) {
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "env",
+            kSecAttrAccount as String: "me", kSecReturnData as String: true
+        ]
+        try withEnvironment([
+            "KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
+            "KC_PASSWORD": nil
+        ]) {
             KeychainConfiguration.useDefault()
             // Locked, and no password: errSecInteractionNotAllowed, at once.
             #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecInteractionNotAllowed)
@@ -230,8 +244,10 @@ import KCTestSupport
             // Unlocked in the agent: the calls go through it.
             let unlocked = try home.kc(["unlock"], password: KCHome.password)
             #expect(unlocked.status == 0, "\(unlocked.stderr)")
-            let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "env",
-                                      kSecAttrAccount as String: "me", kSecValueData as String: Data("via agent".utf8)]
+            let add: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "env",
+                kSecAttrAccount as String: "me", kSecValueData as String: Data("via agent".utf8)
+            ]
             #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
             var item: CFTypeRef?
             #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
@@ -242,8 +258,10 @@ import KCTestSupport
             #expect(locked.status == 0, "\(locked.stderr)")
             #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecInteractionNotAllowed)
         }
-        try withEnvironment(["KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
-                             "KC_PASSWORD": KCHome.password]) {
+        try withEnvironment([
+            "KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
+            "KC_PASSWORD": KCHome.password
+        ]) {
             // With $KC_PASSWORD the keychain is opened in this process.
             var item: CFTypeRef?
             #expect(SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess)
@@ -277,20 +295,28 @@ import KCTestSupport
         #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
         let relay = try AgentRelay.start(home)
         defer { relay.stop() }
-        try withEnvironment(["KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
-                             "KC_PASSWORD": KCHome.password]) {
+        try withEnvironment([
+            "KC_KEYCHAIN": home.defaultKeychain, "KC_AGENT_DIR": home.directory + "/agent",
+            "KC_PASSWORD": KCHome.password
+        ]) {
             KeychainConfiguration.useDefault()
             var item: CFTypeRef?
-            let plain: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "news",
-                                        kSecReturnData as String: true]
+            let plain: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "news",
+                kSecReturnData as String: true
+            ]
             #expect(SecItemCopyMatching(plain as CFDictionary, &item) == errSecSuccess && item as? Data == Data("plain".utf8))
-            let bank: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bank",
-                                       kSecReturnData as String: true]
+            let bank: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bank",
+                kSecReturnData as String: true
+            ]
             #expect(SecItemCopyMatching(bank as CFDictionary, &item) == errSecInteractionNotAllowed, "no terminal to ask on")
             let access = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
-            let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "vault",
-                                      kSecAttrAccount as String: "me", kSecAttrAccessControl as String: access,
-                                      kSecValueData as String: Data("security-module-secret".utf8)]
+            let add: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "vault",
+                kSecAttrAccount as String: "me", kSecAttrAccessControl as String: access,
+                kSecValueData as String: Data("security-module-secret".utf8)
+            ]
             #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
         }
         KeychainConfiguration.useDefault()

@@ -54,8 +54,9 @@ import Testing
         let declarations = try Self.publicDeclarations("SecurityVocabulary")
         #expect(!declarations.isEmpty)
         for (file, kind, name) in declarations {
-            #expect(["let", "func", "typealias"].contains(kind) && Self.isAppleName(name),
-                    "SecurityVocabulary/\(file) declares \(kind) \(name), which Security would hand to Apple code: keep kc's own names above the vocabulary")
+            #expect(
+                ["let", "func", "typealias"].contains(kind) && Self.isAppleName(name),
+                "SecurityVocabulary/\(file) declares \(kind) \(name), which Security would hand to Apple code: keep kc's own names above the vocabulary")
         }
     }
 
@@ -65,9 +66,11 @@ import Testing
         #expect(errSecInteractionNotAllowed == -25308 && errSecCSReqFailed == -67050 && errSecSuccess == 0)
         #expect(SecCopyErrorMessageString(status, nil) == "The specified item could not be found in the keychain.")
         #expect(SecCopyErrorMessageString(-1, nil) == "OSStatus -1")
-        #expect([kSecClass, kSecClassGenericPassword, kSecClassInternetPassword, kSecAttrAccount, kSecAttrService]
+        #expect(
+            [kSecClass, kSecClassGenericPassword, kSecClassInternetPassword, kSecAttrAccount, kSecAttrService]
                 == ["class", "genp", "inet", "acct", "svce"])
-        #expect([kSecValueData, kSecReturnData, kSecReturnAttributes, kSecMatchLimit, kSecMatchLimitAll, kSecUseAuthenticationUI]
+        #expect(
+            [kSecValueData, kSecReturnData, kSecReturnAttributes, kSecMatchLimit, kSecMatchLimitAll, kSecUseAuthenticationUI]
                 == ["v_Data", "r_Data", "r_Attributes", "m_Limit", "m_LimitAll", "u_AuthUI"])
         #expect([kSecAttrAccessibleWhenUnlocked, kSecAttrProtocolHTTPS, kSecAttrKeyTypeEC] == ["ak", "htps", "73"])
         #expect([kcAttrContentType, kcAttrSecretServiceAttributes, kcAttrAccessControlFlags] == ["kcct", "kcsa", "kcac"])

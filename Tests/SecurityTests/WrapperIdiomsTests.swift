@@ -22,14 +22,18 @@ extension SecurityModuleTests {
         defer { withExtendedLifetime(home) {} }
         // KeychainAccess: the same key once synchronizable and once not; KeychainSwift adds with `true`.
         for synchronizable in [kCFBooleanTrue!, kCFBooleanFalse!] {
-            let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
-                                      kSecAttrAccount as String: "key", kSecAttrSynchronizable as String: synchronizable,
-                                      kSecValueData as String: Data("v\(synchronizable.boolValue)".utf8)]
+            let add: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
+                kSecAttrAccount as String: "key", kSecAttrSynchronizable as String: synchronizable,
+                kSecValueData as String: Data("v\(synchronizable.boolValue)".utf8)
+            ]
             #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
         }
-        var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
-                                    kSecAttrAccount as String: "key", kSecMatchLimit as String: kSecMatchLimitAll,
-                                    kSecReturnAttributes as String: true]
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
+            kSecAttrAccount as String: "key", kSecMatchLimit as String: kSecMatchLimitAll,
+            kSecReturnAttributes as String: true
+        ]
         var result: AnyObject?
         // Without the key only the item that is not synchronizable matches, as Apple's.
         #expect(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
@@ -43,8 +47,10 @@ extension SecurityModuleTests {
         #expect((result as? [[String: Any]])?.first?[kSecAttrSynchronizable as String] as? Int == 1)
         // KeychainAccess's removeAll and Valet's delete as compiled for macOS: kSecMatchLimitAll
         // is taken (every match is acted on anyway); another limit stays errSecParam, as on iOS.
-        var delete: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
-                                     kSecAttrSynchronizable as String: kSecAttrSynchronizableAny]
+        var delete: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "sync",
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny
+        ]
         delete[kSecMatchLimit as String] = kSecMatchLimitOne
         #expect(SecItemDelete(delete as CFDictionary) == errSecParam)
         #expect(SecItemUpdate(delete as CFDictionary, [kSecAttrLabel as String: "l"] as CFDictionary) == errSecParam)
@@ -67,12 +73,12 @@ extension SecurityModuleTests {
             kSecAttrProtocolHTTPS, kSecAttrProtocolHTTPProxy, kSecAttrProtocolHTTPSProxy, kSecAttrProtocolFTPProxy,
             kSecAttrProtocolSMB, kSecAttrProtocolRTSP, kSecAttrProtocolRTSPProxy, kSecAttrProtocolDAAP, kSecAttrProtocolEPPC,
             kSecAttrProtocolIPP, kSecAttrProtocolNNTPS, kSecAttrProtocolLDAPS, kSecAttrProtocolTelnetS, kSecAttrProtocolIMAPS,
-            kSecAttrProtocolIRCS, kSecAttrProtocolPOP3S,
+            kSecAttrProtocolIRCS, kSecAttrProtocolPOP3S
         ]
         let authenticationTypes: [CFString] = [
             kSecAttrAuthenticationTypeNTLM, kSecAttrAuthenticationTypeMSN, kSecAttrAuthenticationTypeDPA,
             kSecAttrAuthenticationTypeRPA, kSecAttrAuthenticationTypeHTTPBasic, kSecAttrAuthenticationTypeHTTPDigest,
-            kSecAttrAuthenticationTypeHTMLForm, kSecAttrAuthenticationTypeDefault,
+            kSecAttrAuthenticationTypeHTMLForm, kSecAttrAuthenticationTypeDefault
         ]
         #expect(Set(protocols).count == 31)
         #expect(Set(authenticationTypes).count == 8)
@@ -80,9 +86,11 @@ extension SecurityModuleTests {
         let url = try #require(URL(string: "https://kishikawakatsumi.com"))
         for (index, proto) in protocols.enumerated() {
             let type = authenticationTypes[index % authenticationTypes.count]
-            var query: [String: Any] = [kSecClass as String: kSecClassInternetPassword, kSecAttrServer as String: url.host as Any,
-                                        kSecAttrProtocol as String: proto, kSecAttrAuthenticationType as String: type,
-                                        kSecAttrAccount as String: "user", kSecAttrSynchronizable as String: kSecAttrSynchronizableAny]
+            var query: [String: Any] = [
+                kSecClass as String: kSecClassInternetPassword, kSecAttrServer as String: url.host as Any,
+                kSecAttrProtocol as String: proto, kSecAttrAuthenticationType as String: type,
+                kSecAttrAccount as String: "user", kSecAttrSynchronizable as String: kSecAttrSynchronizableAny
+            ]
             if let port = url.port { query[kSecAttrPort as String] = port }
             var add = query
             add[kSecAttrSynchronizable as String] = kCFBooleanFalse
@@ -96,22 +104,30 @@ extension SecurityModuleTests {
             #expect(attributes[kSecAttrAuthenticationType as String] as? String == type)
         }
         var all: AnyObject?
-        #expect(SecItemCopyMatching([kSecClass as String: kSecClassInternetPassword, kSecMatchLimit as String: kSecMatchLimitAll,
-                                     kSecReturnAttributes as String: true] as CFDictionary, &all) == errSecSuccess)
+        #expect(
+            SecItemCopyMatching(
+                [
+                    kSecClass as String: kSecClassInternetPassword, kSecMatchLimit as String: kSecMatchLimitAll,
+                    kSecReturnAttributes as String: true
+                ] as CFDictionary, &all) == errSecSuccess)
         #expect(Set((all as? [[String: Any]] ?? []).compactMap { $0[kSecAttrProtocol as String] as? String }) == Set(protocols))
     }
 
     @Test func returnRefOnPasswordsIsNoErrorAndNoReference() throws {
         let home = try idiomsHome()
         defer { withExtendedLifetime(home) {} }
-        let add: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ref",
-                                  kSecAttrAccount as String: "k", kSecValueData as String: Data("v".utf8)]
+        let add: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ref",
+            kSecAttrAccount as String: "k", kSecValueData as String: Data("v".utf8)
+        ]
         #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
         // KeychainAccess's get(_:handler:): every return key at once.
-        var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ref",
-                                    kSecAttrAccount as String: "k", kSecMatchLimit as String: kSecMatchLimitOne,
-                                    kSecReturnData as String: kCFBooleanTrue!, kSecReturnAttributes as String: kCFBooleanTrue!,
-                                    kSecReturnRef as String: kCFBooleanTrue!, kSecReturnPersistentRef as String: kCFBooleanTrue!]
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ref",
+            kSecAttrAccount as String: "k", kSecMatchLimit as String: kSecMatchLimitOne,
+            kSecReturnData as String: kCFBooleanTrue!, kSecReturnAttributes as String: kCFBooleanTrue!,
+            kSecReturnRef as String: kCFBooleanTrue!, kSecReturnPersistentRef as String: kCFBooleanTrue!
+        ]
         var result: AnyObject?
         #expect(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
         let attributes = try #require(result as? [String: Any])
@@ -129,9 +145,11 @@ extension SecurityModuleTests {
         let home = try idiomsHome()
         defer { withExtendedLifetime(home) {} }
         // Valet's base query: [String: AnyHashable], an access control made with nil allocator and error.
-        var base: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword as String,
-                                           kSecAttrService as String: "VAL_VALSecureEnclaveValet_initWithIdentifier:accessibility:_id_WhenPasscodeSetThisDeviceOnly",
-                                           kSecUseDataProtectionKeychain as String: true]
+        var base: [String: AnyHashable] = [
+            kSecClass as String: kSecClassGenericPassword as String,
+            kSecAttrService as String: "VAL_VALSecureEnclaveValet_initWithIdentifier:accessibility:_id_WhenPasscodeSetThisDeviceOnly",
+            kSecUseDataProtectionKeychain as String: true
+        ]
         // (Without flags: reading the data of an item with flags needs a fresh password proof.)
         base[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, [], nil)
         var add = base
@@ -148,10 +166,12 @@ extension SecurityModuleTests {
         #expect(matches.compactMap { $0[kSecAttrAccount as String] as? String } == ["key"])
         #expect(matches.first?[kSecAttrAccessControl as String] == base[kSecAttrAccessControl as String])
         // Migration: persistent references with attributes, then the data by reference alone (no class).
-        var migrate: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword as String,
-                                              kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
-                                              kSecReturnData as String: false, kSecReturnRef as String: false,
-                                              kSecReturnPersistentRef as String: true]
+        var migrate: [String: AnyHashable] = [
+            kSecClass as String: kSecClassGenericPassword as String,
+            kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
+            kSecReturnData as String: false, kSecReturnRef as String: false,
+            kSecReturnPersistentRef as String: true
+        ]
         migrate[kSecAttrService as String] = base[kSecAttrService as String]
         #expect(SecItemCopyMatching(migrate as CFDictionary, &result) == errSecSuccess)
         let items = try #require(result as? [[String: AnyHashable]])
@@ -168,7 +188,8 @@ extension SecurityModuleTests {
         // A Secure Enclave Valet's item has flags: its attributes are listed and it is deleted
         // without a proof, and its flags tell it apart from other flags.
         var guarded = base
-        guarded[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .biometryCurrentSet, nil)
+        guarded[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(
+            nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .biometryCurrentSet, nil)
         var addGuarded = guarded
         addGuarded[kSecAttrAccount as String] = "touch"
         addGuarded[kSecValueData as String] = Data("value".utf8)
@@ -181,7 +202,8 @@ extension SecurityModuleTests {
         #expect(listed.compactMap { $0[kSecAttrAccount as String] as? String } == ["touch"])
         #expect(listed.first?[kSecAttrAccessControl as String] == guarded[kSecAttrAccessControl as String])
         var otherFlags = base
-        otherFlags[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .devicePasscode, nil)
+        otherFlags[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(
+            nil, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .devicePasscode, nil)
         #expect(SecItemDelete(otherFlags as CFDictionary) == errSecItemNotFound)   // other flags: not this item
         #expect(SecItemDelete(guarded as CFDictionary) == errSecSuccess)
     }
@@ -189,8 +211,10 @@ extension SecurityModuleTests {
     @Test func authenticationUIKeysPassThroughAndContextsAreRefused() throws {
         let home = try idiomsHome()
         defer { withExtendedLifetime(home) {} }
-        let item: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ui",
-                                   kSecAttrAccount as String: "k"]
+        let item: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ui",
+            kSecAttrAccount as String: "k"
+        ]
         var add = item
         add[kSecValueData as String] = Data("v".utf8)
         add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
@@ -219,7 +243,7 @@ extension SecurityModuleTests {
         let statuses: [(OSStatus, OSStatus)] = [
             (errSecOpWr, -49), (errSecInternalComponent, -2070), (errSecNotTrusted, -67843),
             (errSecOCSPUnavailable, -67632), (errSecInvalidEncoding, -67853), (errSecTimestampRevocationNotification, -67898),
-            (errSecUnimplemented, -4), (errSecItemNotFound, -25300),
+            (errSecUnimplemented, -4), (errSecItemNotFound, -25300)
         ]
         for (status, value) in statuses { #expect(status == value) }
     }

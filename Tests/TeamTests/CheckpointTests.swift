@@ -22,8 +22,9 @@ import KCTestSupport
         /// The checkpoint's path under `home/state/kc`.
         let path: String
         /// A checkpoint to write.
-        let sample = Checkpoint(generation: 42, head: Sodium.randomBytes(32), setDigest: Sodium.randomBytes(32), count: 7,
-                                keyGeneration: 3, time: 1_795_000_000)
+        let sample = Checkpoint(
+            generation: 42, head: Sodium.randomBytes(32), setDigest: Sodium.randomBytes(32), count: 7,
+            keyGeneration: 3, time: 1_795_000_000)
 
         /// A new home and member.
         init() throws {
@@ -116,18 +117,18 @@ import KCTestSupport
         try f.sample.advance(at: f.path, key: f.key)
         let seedHex = f.keys.seed.withUnsafeBytes { Hex.encode(Array($0)) }
         let python = """
-        import hashlib, struct, sys
-        seed, data = bytes.fromhex(sys.argv[1]), open(sys.argv[2], "rb").read()
-        key = hashlib.blake2b(b"kc team checkpoint v1", key=seed, digest_size=32).digest()
-        label = b"kc team checkpoint v1"
-        body, mac = data[:-32], data[-32:]
-        assert hashlib.blake2b(bytes([len(label)]) + label + body, key=key, digest_size=32).digest() == mac
-        assert body[:4] == b"KCCP" and struct.unpack(">I", body[4:8])[0] == 1
-        gen, = struct.unpack(">Q", body[8:16]); n, = struct.unpack(">I", body[16:20]); head = body[20:20 + n]; o = 20 + n
-        n, = struct.unpack(">I", body[o:o + 4]); digest = body[o + 4:o + 4 + n]; o += 4 + n
-        count, keygen, time = struct.unpack(">QIQ", body[o:])
-        print(gen, head.hex(), digest.hex(), count, keygen, time)
-        """
+            import hashlib, struct, sys
+            seed, data = bytes.fromhex(sys.argv[1]), open(sys.argv[2], "rb").read()
+            key = hashlib.blake2b(b"kc team checkpoint v1", key=seed, digest_size=32).digest()
+            label = b"kc team checkpoint v1"
+            body, mac = data[:-32], data[-32:]
+            assert hashlib.blake2b(bytes([len(label)]) + label + body, key=key, digest_size=32).digest() == mac
+            assert body[:4] == b"KCCP" and struct.unpack(">I", body[4:8])[0] == 1
+            gen, = struct.unpack(">Q", body[8:16]); n, = struct.unpack(">I", body[16:20]); head = body[20:20 + n]; o = 20 + n
+            n, = struct.unpack(">I", body[o:o + 4]); digest = body[o + 4:o + 4 + n]; o += 4 + n
+            count, keygen, time = struct.unpack(">QIQ", body[o:])
+            print(gen, head.hex(), digest.hex(), count, keygen, time)
+            """
         let out = try PythonReference.run(python, [seedHex, f.path])
         #expect(out == "42 \(Hex.encode(f.sample.head)) \(Hex.encode(f.sample.setDigest)) 7 3 1795000000")
     }

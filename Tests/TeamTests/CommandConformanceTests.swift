@@ -29,7 +29,7 @@ import KCTestSupport
         (["add", "-s", "x", "--accessible", "after-first-unlock", "-w", "afu"], nil),
         (["find", "-s", "x", "-w"], nil),
         (["add", "-s", "", "-w", "y"], nil),
-        (["find", "--class", "nonsense", "-s", "x"], nil),
+        (["find", "--class", "nonsense", "-s", "x"], nil)
     ]
 
     @Test func bothBackendsGiveTheSameExitCodesAndOutput() throws {

@@ -34,9 +34,10 @@ import KCTestSupport
     @Test func aRunnersPasswordGivenWithDSNIsNotInKcTeamsCommandLine() throws {
         let dsn = try TestPostgres.shared.newDatabase()
         let home = try Self.admin(dsn)
-        let child = try Spawn.start([KCBinary.path, "team", "add-runner", "ci-a", "-k", "team:infra", "--dsn", Self.runnerDSN(dsn), "--password-stdin"],
-                                    environment: home.environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
-                                    stdin: Data((TeamCommandTests.teamPassword + "\n").utf8), timeout: 60)
+        let child = try Spawn.start(
+            [KCBinary.path, "team", "add-runner", "ci-a", "-k", "team:infra", "--dsn", Self.runnerDSN(dsn), "--password-stdin"],
+            environment: home.environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
+            stdin: Data((TeamCommandTests.teamPassword + "\n").utf8), timeout: 60)
         var seen = ""
         for _ in 0..<200 {
             seen = Self.commandLine(child.pid)
@@ -57,16 +58,18 @@ import KCTestSupport
     @Test func aDSNFromAFileOrStandardInputTakesNoCommandLine() throws {
         let dsn = try TestPostgres.shared.newDatabase()
         let home = try KCHome()
-        let created = try TeamCommandTests.run(home, ["team", "create", "infra", "--dsn-stdin", "--member", "admin", "--kdf", "interactive"],
-                                               stdin: Data((dsn + "\n").utf8))
+        let created = try TeamCommandTests.run(
+            home, ["team", "create", "infra", "--dsn-stdin", "--member", "admin", "--kdf", "interactive"],
+            stdin: Data((dsn + "\n").utf8))
         #expect(created.stdout.hasPrefix("kct1:"))
         let file = home.directory + "/runner.dsn"
         try (Self.runnerDSN(dsn) + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let fromFile = try TeamCommandTests.run(home, ["team", "add-runner", "ci-b", "-k", "team:infra", "--dsn-file", file])
         #expect(try RunnerTokenDSNTests.dsn(in: fromFile.stdout) == Self.runnerDSN(dsn))
         #expect(!fromFile.stderr.contains("warning"), "\(fromFile.stderr)")
-        let fromStdin = try TeamCommandTests.run(home, ["team", "add-runner", "ci-c", "-k", "team:infra", "--dsn-stdin"],
-                                                 stdin: Data(Self.runnerDSN(dsn).utf8))
+        let fromStdin = try TeamCommandTests.run(
+            home, ["team", "add-runner", "ci-c", "-k", "team:infra", "--dsn-stdin"],
+            stdin: Data(Self.runnerDSN(dsn).utf8))
         #expect(try RunnerTokenDSNTests.dsn(in: fromStdin.stdout) == Self.runnerDSN(dsn))
         #expect(!fromStdin.stderr.contains("warning"), "\(fromStdin.stderr)")
         let both = try home.kc(["team", "add-runner", "ci-d", "-k", "team:infra", "--dsn-stdin", "--password-stdin"], stdin: Data("x\n".utf8))

@@ -14,17 +14,20 @@ import TeamCore
     static func append(_ team: TeamFixture, _ e: LogEntry) throws {
         let server = try team.server()
         let id = PGValue.bytes(team.keychainID)
-        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 2, $3)",
-                               [id, .int64(Int64(e.generation)), .bytes(e.encoded)])
-        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
-                               [.int64(Int64(e.generation)), .bytes(e.hash), id])
+        _ = try server.execute(
+            "INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 2, $3)",
+            [id, .int64(Int64(e.generation)), .bytes(e.encoded)])
+        _ = try server.execute(
+            "UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
+            [.int64(Int64(e.generation)), .bytes(e.hash), id])
     }
 
     /// A heartbeat after the admin's view, signed by `keys` and dated `time`.
     static func heartbeat(_ team: TeamFixture, by keys: MemberKeys, time: UInt64) -> LogEntry {
         let a = team.admin.authority
-        var e = LogEntry(kind: .heartbeat, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: keys.memberID,
-                         time: time, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: a.roster.digest)
+        var e = LogEntry(
+            kind: .heartbeat, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: keys.memberID,
+            time: time, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: a.roster.digest)
         e.sign(keychainID: team.keychainID, with: keys)
         return e
     }

@@ -22,14 +22,17 @@ import TeamCore
         #expect(team.admin.authority.lastTime >= expiry)
         // The runner's holder signs a heartbeat dated before its expiry, linked to the head.
         let a = team.admin.authority
-        var e = LogEntry(kind: .heartbeat, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: runner.memberID,
-                         time: expiry - 1, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: a.roster.digest)
+        var e = LogEntry(
+            kind: .heartbeat, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: runner.memberID,
+            time: expiry - 1, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: a.roster.digest)
         e.sign(keychainID: team.keychainID, with: runner)
         let server = try team.server()
-        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 2, $3)",
-                               [.bytes(team.keychainID), .int64(Int64(e.generation)), .bytes(e.encoded)])
-        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
-                               [.int64(Int64(e.generation)), .bytes(e.hash), .bytes(team.keychainID)])
+        _ = try server.execute(
+            "INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 2, $3)",
+            [.bytes(team.keychainID), .int64(Int64(e.generation)), .bytes(e.encoded)])
+        _ = try server.execute(
+            "UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
+            [.int64(Int64(e.generation)), .bytes(e.hash), .bytes(team.keychainID)])
         let live = failure { try bob.keychain.itemCount() }
         #expect(live?.status == errSecInvalidKeychain)
         #expect(live?.message.contains("expired") == true)

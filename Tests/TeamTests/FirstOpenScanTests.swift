@@ -26,20 +26,25 @@ import TeamCore
             for i in 0..<40 {
                 var indexes: [IndexColumn: [UInt8]] = [:]
                 for c in IndexColumn.allCases where g.next() % 3 != 0 { indexes[c] = bytes(8) }
-                let row = ItemRow(itemID: bytes(16), classCode: ["genp", "inet", "keys"][i % 3], rowVersion: g.next() % 9, primaryKey: bytes(16),
-                                  indexes: indexes, pairs: pool.filter { _ in g.next() % 3 == 0 }.sorted { $0.lexicographicallyPrecedes($1) },
-                                  wrappedKey: bytes(72), metadata: bytes(50), data: i % 4 == 0 ? nil : bytes(60),
-                                  protection: i % 2 == 0 ? .whenUnlocked : .afterFirstUnlock)
+                let row = ItemRow(
+                    itemID: bytes(16), classCode: ["genp", "inet", "keys"][i % 3], rowVersion: g.next() % 9, primaryKey: bytes(16),
+                    indexes: indexes, pairs: pool.filter { _ in g.next() % 3 == 0 }.sorted { $0.lexicographicallyPrecedes($1) },
+                    wrappedKey: bytes(72), metadata: bytes(50), data: i % 4 == 0 ? nil : bytes(60),
+                    protection: i % 2 == 0 ? .whenUnlocked : .afterFirstUnlock)
                 _ = try store.insert(row)
             }
             // A deletion leaves a hole in seq.
             var first: [UInt8] = []
-            try store.forEachRow(.all, includeData: false) { first = $0.itemID; return false }
+            try store.forEachRow(.all, includeData: false) {
+                first = $0.itemID; return false
+            }
             try store.delete(itemID: first)
         }
         try store.transaction(write: false) {
             var expected: [ItemRow] = []
-            try store.forEachRow(.all, includeData: false) { expected.append($0); return true }
+            try store.forEachRow(.all, includeData: false) {
+                expected.append($0); return true
+            }
             #expect(expected.count == 39)
             #expect(expected.contains { $0.pairs.count > 1 } && expected.contains { $0.data == nil }, "the rows exercise pairs and no data")
             let range = try #require(try store.seqRange())
@@ -87,7 +92,11 @@ import TeamCore
         let k = team.admin.keychain
         try k.add(genp([kSecAttrService: "pairs-low", kcAttrSecretServiceAttributes: ["xdg:schema": "org.test", "user": "a"], kSecValueData: Data("l".utf8)]))
         for i in 0..<10 { try k.add(genp([kSecAttrService: "item-\(i)", kSecValueData: Data("\(i)".utf8)])) }
-        try k.add(genp([kSecAttrService: "pairs-high", kcAttrSecretServiceAttributes: ["xdg:schema": "org.test", "user": "b", "host": "h"], kSecValueData: Data("h".utf8)]))
+        try k.add(
+            genp([
+                kSecAttrService: "pairs-high", kcAttrSecretServiceAttributes: ["xdg:schema": "org.test", "user": "b", "host": "h"],
+                kSecValueData: Data("h".utf8)
+            ]))
         let server = try team.server()
         _ = try server.execute("CREATE TABLE saved_items AS TABLE kc_items")
         _ = try server.execute("CREATE TABLE saved_pairs AS TABLE kc_pairs")
@@ -124,20 +133,49 @@ import TeamCore
                 ("a row edited", [("UPDATE kc_items SET metadata = set_byte(metadata, 20, get_byte(metadata, 20) # 1) WHERE seq = $1", s)]),
                 ("a row's version edited", [("UPDATE kc_items SET row_version = row_version + 1 WHERE seq = $1", s)]),
                 ("a row deleted", [("DELETE FROM kc_items WHERE seq = $1", s)]),
-                ("a pair edited", [("UPDATE kc_pairs SET fp = set_byte(fp, 0, get_byte(fp, 0) # 1) WHERE item_id = \(item) AND fp = (SELECT fp FROM kc_pairs WHERE item_id = \(item) ORDER BY fp LIMIT 1)", s)]),
-                ("a pair added", [("INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT keychain_id, '\\x00112233'::bytea, item_id FROM kc_items WHERE seq = $1", s)]),
-                ("a pair removed", [("DELETE FROM kc_pairs WHERE item_id = \(item) AND fp = (SELECT fp FROM kc_pairs WHERE item_id = \(item) ORDER BY fp DESC LIMIT 1)", s)]),
-                ("a pair added to an item without", [("INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT keychain_id, '\\x00112233'::bytea, item_id FROM kc_items WHERE seq = $1", other)]),
+                (
+                    "a pair edited",
+                    [
+                        (
+                            "UPDATE kc_pairs SET fp = set_byte(fp, 0, get_byte(fp, 0) # 1) WHERE item_id = \(item) AND fp = (SELECT fp FROM kc_pairs WHERE item_id = \(item) ORDER BY fp LIMIT 1)",
+                            s
+                        )
+                    ]
+                ),
+                (
+                    "a pair added",
+                    [("INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT keychain_id, '\\x00112233'::bytea, item_id FROM kc_items WHERE seq = $1", s)]
+                ),
+                (
+                    "a pair removed",
+                    [("DELETE FROM kc_pairs WHERE item_id = \(item) AND fp = (SELECT fp FROM kc_pairs WHERE item_id = \(item) ORDER BY fp DESC LIMIT 1)", s)]
+                ),
+                (
+                    "a pair added to an item without",
+                    [("INSERT INTO kc_pairs (keychain_id, fp, item_id) SELECT keychain_id, '\\x00112233'::bytea, item_id FROM kc_items WHERE seq = $1", other)]
+                )
             ]
         }
         attacks += [
             // Two rows, the first and the last, swap their sealed columns.
-            ("two rows swapped", [("UPDATE kc_items t SET wrapped_key = o.wrapped_key, metadata = o.metadata FROM kc_items o WHERE (t.seq, o.seq) IN (($1, $2), ($2, $1))",
-                                   [.int64(low), .int64(high)])]),
+            (
+                "two rows swapped",
+                [
+                    (
+                        "UPDATE kc_items t SET wrapped_key = o.wrapped_key, metadata = o.metadata FROM kc_items o WHERE (t.seq, o.seq) IN (($1, $2), ($2, $1))",
+                        [.int64(low), .int64(high)]
+                    )
+                ]
+            ),
             // Two rows swap their places (seq).
-            ("two places swapped", [("UPDATE kc_items SET seq = -1 WHERE seq = $1", [.int64(low + 1)]),
-                                    ("UPDATE kc_items SET seq = $1 WHERE seq = $2", [.int64(low + 1), .int64(high - 1)]),
-                                    ("UPDATE kc_items SET seq = $1 WHERE seq = -1", [.int64(high - 1)])]),
+            (
+                "two places swapped",
+                [
+                    ("UPDATE kc_items SET seq = -1 WHERE seq = $1", [.int64(low + 1)]),
+                    ("UPDATE kc_items SET seq = $1 WHERE seq = $2", [.int64(low + 1), .int64(high - 1)]),
+                    ("UPDATE kc_items SET seq = $1 WHERE seq = -1", [.int64(high - 1)])
+                ]
+            )
         ]
         // A place can only be swapped in a column that is no longer an identity.
         _ = try server.execute("ALTER TABLE kc_items ALTER COLUMN seq DROP IDENTITY")
@@ -170,8 +208,9 @@ import TeamCore
         let old = try server.execute("SELECT row_version, wrapped_key, metadata, data FROM kc_items WHERE seq = $1", [.int64(high)])
         try team.admin.keychain.update(genp([kSecAttrService: "pairs-high"]), [kSecValueData: Data("h2".utf8)])
         #expect(status { try Self.firstOpen(team) } == errSecSuccess)
-        _ = try server.execute("UPDATE kc_items SET row_version = $1, wrapped_key = $2, metadata = $3, data = $4 WHERE seq = $5",
-                               [.int64(old.int64(0, 0) ?? 0), .bytes(old.bytes(0, 1) ?? []), .bytes(old.bytes(0, 2) ?? []), .bytes(old.bytes(0, 3) ?? []), .int64(high)])
+        _ = try server.execute(
+            "UPDATE kc_items SET row_version = $1, wrapped_key = $2, metadata = $3, data = $4 WHERE seq = $5",
+            [.int64(old.int64(0, 0) ?? 0), .bytes(old.bytes(0, 1) ?? []), .bytes(old.bytes(0, 2) ?? []), .bytes(old.bytes(0, 3) ?? []), .int64(high)])
         let e = failure { try Self.firstOpen(team) }
         #expect(e?.status == errSecDecode)
         #expect(e?.message.contains("edited, replayed or swapped") == true)
@@ -187,7 +226,8 @@ import TeamCore
         _ = try server.execute("ALTER TABLE kc_items ALTER COLUMN seq DROP IDENTITY")
         _ = try server.execute("DROP INDEX kc_items_seq")
         _ = try server.execute("INSERT INTO kc_items SELECT * FROM kc_items WHERE seq = $1", [.int64(low + 2)])
-        _ = try server.execute("UPDATE kc_items SET seq = $1 WHERE seq = $2 AND ctid = (SELECT max(ctid) FROM kc_items WHERE seq = $2)", [.int64(high + 1), .int64(low + 2)])
+        _ = try server.execute(
+            "UPDATE kc_items SET seq = $1 WHERE seq = $2 AND ctid = (SELECT max(ctid) FROM kc_items WHERE seq = $2)", [.int64(high + 1), .int64(low + 2)])
         _ = try server.execute("DELETE FROM kc_items WHERE seq = $1", [.int64(high - 2)])
         let twice = failure { try Self.firstOpen(team) }
         #expect(twice?.status == errSecDecode)
@@ -196,8 +236,9 @@ import TeamCore
         #expect(status { try Self.firstOpen(team) } == errSecSuccess)
         _ = try server.execute("ALTER TABLE kc_items ALTER COLUMN seq DROP NOT NULL")
         _ = try server.execute("INSERT INTO kc_items SELECT * FROM kc_items WHERE seq = $1", [.int64(high)])
-        _ = try server.execute("UPDATE kc_items SET seq = NULL, item_id = $1 WHERE seq = $2 AND ctid = (SELECT max(ctid) FROM kc_items WHERE seq = $2)",
-                               [.bytes(Sodium.randomBytes(16)), .int64(high)])
+        _ = try server.execute(
+            "UPDATE kc_items SET seq = NULL, item_id = $1 WHERE seq = $2 AND ctid = (SELECT max(ctid) FROM kc_items WHERE seq = $2)",
+            [.bytes(Sodium.randomBytes(16)), .int64(high)])
         let hidden = failure { try Self.firstOpen(team) }
         #expect(hidden?.status == errSecDecode)
         #expect(hidden?.message.contains("malformed") == true, "\(hidden?.message ?? "opened")")

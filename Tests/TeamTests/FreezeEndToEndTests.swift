@@ -16,8 +16,9 @@ import KCTestSupport
         try TeamCommandTests.run(home, ["unlock", "-k", "team:infra"], extra: env)   // starts the team agent
         // No writer sends a heartbeat: the newest signed entry (the creation) grows old.
         sleep(9)
-        let frozen = try TeamCommandTests.run(home, ["list", "-k", "team:infra"], password: nil,
-                                              expect: Int32(UInt8(truncatingIfNeeded: errSecInvalidKeychain)), extra: env)
+        let frozen = try TeamCommandTests.run(
+            home, ["list", "-k", "team:infra"], password: nil,
+            expect: Int32(UInt8(truncatingIfNeeded: errSecInvalidKeychain)), extra: env)
         #expect(frozen.stderr.contains("KC_TEAM_MAX_STALENESS"), "\(frozen.stderr)")
     }
 }

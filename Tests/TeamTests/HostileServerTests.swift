@@ -57,17 +57,22 @@ import TeamCore
         func appendSigned(by keys: MemberKeys, kind: LogEntry.Kind = .heartbeat, time: UInt64) throws {
             let folder = NSTemporaryDirectory() + "/kc-colluder-" + UUID().uuidString
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            let a = try TeamKeychains.connect(name: "infra", keychainID: try keychainID, dsn: server.dsn, insecure: false,
-                                              member: keys, checkpoints: folder).authority
-            var e = LogEntry(kind: kind, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: keys.memberID,
-                             time: time, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: a.roster.digest)
+            let a = try TeamKeychains.connect(
+                name: "infra", keychainID: try keychainID, dsn: server.dsn, insecure: false,
+                member: keys, checkpoints: folder
+            ).authority
+            var e = LogEntry(
+                kind: kind, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: keys.memberID,
+                time: time, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: a.roster.digest)
             e.sign(keychainID: try keychainID, with: keys)
             let c = try PostgresConnection(dsn: server.dsn)
             let id = PGValue.bytes(try keychainID)
-            _ = try c.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, $3, $4)",
-                              [id, .int64(Int64(e.generation)), .int64(Int64(kind.rawValue)), .bytes(e.encoded)])
-            _ = try c.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
-                              [.int64(Int64(e.generation)), .bytes(e.hash), id])
+            _ = try c.execute(
+                "INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, $3, $4)",
+                [id, .int64(Int64(e.generation)), .int64(Int64(kind.rawValue)), .bytes(e.encoded)])
+            _ = try c.execute(
+                "UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
+                [.int64(Int64(e.generation)), .bytes(e.hash), id])
         }
     }
 
@@ -88,9 +93,11 @@ import TeamCore
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let hers = try Self.run(mallory, ["team", "join", team.join, "--member", "bob-laptop", "--kdf", "interactive"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        try team.server.sql("UPDATE kc_requests SET request = (SELECT request FROM kc_requests WHERE fingerprint = '\(hers)') WHERE fingerprint = '\(fingerprint)'")
-        let refused = try Self.run(team.admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra"],
-                                   expect: Self.exit(errSecInvalidKeychain))
+        try team.server.sql(
+            "UPDATE kc_requests SET request = (SELECT request FROM kc_requests WHERE fingerprint = '\(hers)') WHERE fingerprint = '\(fingerprint)'")
+        let refused = try Self.run(
+            team.admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra"],
+            expect: Self.exit(errSecInvalidKeychain))
         #expect(refused.stderr.contains("substituted"), "\(refused.stderr)")
         #expect(try !Self.run(team.admin, ["team", "members", "-k", "team:infra"]).stdout.contains("bob-laptop"))
         try Self.run(mallory, ["unlock", "-k", "team:infra"], expect: Self.exit(errSecAuthFailed))
@@ -108,11 +115,13 @@ import TeamCore
         let record = try #require(bobRecord)
         let mk = try KeyHierarchy.newMasterKey()
         let own = try MemberKeys.generate()
-        let wrap = try MasterKeyDelivery.wrap(masterKey: mk, keychainID: try team.keychainID, keyGeneration: 1, memberID: record.memberID,
-                                              memberBoxKey: record.boxPublicKey, admin: own,
-                                              commitment: MasterKeyDelivery.commitment(masterKey: mk, keychainID: try team.keychainID, keyGeneration: 1))
-        _ = try PostgresConnection(dsn: team.server.dsn).execute("UPDATE kc_mk_wraps SET sealed = $1, sig = $2 WHERE member_id = $3",
-                                                                 [.bytes(wrap.sealed), .bytes(wrap.signature), .bytes(record.memberID)])
+        let wrap = try MasterKeyDelivery.wrap(
+            masterKey: mk, keychainID: try team.keychainID, keyGeneration: 1, memberID: record.memberID,
+            memberBoxKey: record.boxPublicKey, admin: own,
+            commitment: MasterKeyDelivery.commitment(masterKey: mk, keychainID: try team.keychainID, keyGeneration: 1))
+        _ = try PostgresConnection(dsn: team.server.dsn).execute(
+            "UPDATE kc_mk_wraps SET sealed = $1, sig = $2 WHERE member_id = $3",
+            [.bytes(wrap.sealed), .bytes(wrap.signature), .bytes(record.memberID)])
         let refused = try bob.kc(["unlock", "-k", "team:infra"], password: TeamCommandTests.teamPassword)
         #expect(refused.status != 0, "bob opened a master key the server made: \(refused.stderr)")
     }
@@ -126,8 +135,9 @@ import TeamCore
         let mallory = try MemberKeys.generate()
         let forged = MemberRecord(name: "mallory", role: .admin, boxPublicKey: mallory.boxPublicKey, signPublicKey: mallory.signPublicKey)
         let c = try PostgresConnection(dsn: team.server.dsn)
-        _ = try c.execute("INSERT INTO kc_members (keychain_id, member_id, record) VALUES ($1, $2, $3)",
-                          [.bytes(try team.keychainID), .bytes(forged.memberID), .bytes(forged.encoded)])
+        _ = try c.execute(
+            "INSERT INTO kc_members (keychain_id, member_id, record) VALUES ($1, $2, $3)",
+            [.bytes(try team.keychainID), .bytes(forged.memberID), .bytes(forged.encoded)])
         let records = try c.execute("SELECT member_id, record FROM kc_members")
         for r in 0..<records.rowCount {
             guard let bytes = records.bytes(r, 1), var m = try? MemberRecord(encoded: bytes), m.name == "bob-laptop" else { continue }
@@ -159,7 +169,8 @@ import TeamCore
         let before = try team.server.keep("before_update")
         try Self.run(team.admin, ["update", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "new-token"])
         let after = try team.server.keep("after_update")
-        try team.server.sql("""
+        try team.server.sql(
+            """
             BEGIN; DELETE FROM kc_pairs; DELETE FROM kc_items;
             INSERT INTO kc_items OVERRIDING SYSTEM VALUE SELECT * FROM \(before.schema).kc_items;
             INSERT INTO kc_pairs SELECT * FROM \(before.schema).kc_pairs; COMMIT;
@@ -167,7 +178,8 @@ import TeamCore
         let replayed = try Self.run(team.admin, ["find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"], expect: Self.exit(errSecDecode))
         #expect(!replayed.stdout.contains("old-token"))
         // The genuine rows back (read again), then one bit of one edited in place: refused.
-        try team.server.sql("""
+        try team.server.sql(
+            """
             BEGIN; DELETE FROM kc_pairs; DELETE FROM kc_items;
             INSERT INTO kc_items OVERRIDING SYSTEM VALUE SELECT * FROM \(after.schema).kc_items;
             INSERT INTO kc_pairs SELECT * FROM \(after.schema).kc_pairs; COMMIT;
@@ -531,7 +543,9 @@ import TeamCore
         }
         killpg(removal.pid, SIGCONT)
         let out = try removal.finish()
-        #expect(out.status == Self.exit(errSecInvalidKeychain), "kc team remove took a checkpoint of another branch as holding its removal: \(out.status) \(out.stderr)")
+        #expect(
+            out.status == Self.exit(errSecInvalidKeychain),
+            "kc team remove took a checkpoint of another branch as holding its removal: \(out.status) \(out.stderr)")
         #expect(out.stderr.contains("committed") && out.stderr.contains("rollback"), "\(out.stderr)")
         guard out.status == 0 else { return }
         try team.server.honest()

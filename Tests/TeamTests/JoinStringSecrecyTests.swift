@@ -32,7 +32,8 @@ import KCTestSupport
     func theJoinStringCarriesOnlyShareableKeywords(_ keywordForm: Bool) throws {
         let dsn = try TestPostgres.shared.newDatabase()
         let port = try TestPostgres.shared.port(), db = TestPostgres.databaseName(of: dsn)
-        let given = keywordForm
+        let given =
+            keywordForm
             ? "host=127.0.0.1 port=\(port) dbname=\(db) user=postgres password=pw-secret-1 sslpassword='ssl pass-secret-2' "
                 + "sslkey=/nowhere/key-secret-3.key sslcert=/nowhere/cert-secret-4.crt passfile=/nowhere/passfile-secret-5 application_name=app-secret-6"
             : dsn.replacingOccurrences(of: "postgres@", with: "postgres:pw-secret-1@")
@@ -54,8 +55,11 @@ import KCTestSupport
         let uri = "postgresql://kc@db.example:5433/kc?sslmode=verify-full&sslrootcert=/etc/ssl/ca.pem&target_session_attrs=read-write"
         #expect(try PostgresConnection.shareable(uri) == uri)
         let kept = try PostgresConnection.parse(PostgresConnection.shareable(uri + "&sslpassword=S1&passfile=/p/S2&sslkey=/k/S3&options=-c%20x%3DS4"))
-        #expect(kept == ["host": "db.example", "port": "5433", "dbname": "kc", "user": "kc", "sslmode": "verify-full",
-                         "sslrootcert": "/etc/ssl/ca.pem", "target_session_attrs": "read-write"])
+        #expect(
+            kept == [
+                "host": "db.example", "port": "5433", "dbname": "kc", "user": "kc", "sslmode": "verify-full",
+                "sslrootcert": "/etc/ssl/ca.pem", "target_session_attrs": "read-write"
+            ])
         let kv = "host=db.example dbname=kc password=S0 sslpassword='S 1' sslcert=/c/S5 sslmode=verify-ca"
         let shared = try PostgresConnection.shareable(kv)
         #expect(!shared.contains("S"), "\(shared)")
@@ -66,8 +70,10 @@ import KCTestSupport
 /// libpq's parse errors quote the offending token, which may be the password (a runner's
 /// DSN in a CI log, say): kc's message about a malformed DSN must not repeat it.
 @Suite struct MalformedDSNMessageTests {
-    @Test(arguments: ["postgresql://kc:pa%zzss-51@127.0.0.1/kc", "host=127.0.0.1 pa%zzss-51",
-                      "postgresql://kc@127.0.0.1:pa%zzss-51/kc"])
+    @Test(arguments: [
+        "postgresql://kc:pa%zzss-51@127.0.0.1/kc", "host=127.0.0.1 pa%zzss-51",
+        "postgresql://kc@127.0.0.1:pa%zzss-51/kc"
+    ])
     func aMalformedDSNIsRefusedWithoutQuotingIt(_ dsn: String) throws {
         let e = failure { try PostgresConnection.parse(dsn) }
         #expect(e?.status == errSecParam)

@@ -17,18 +17,18 @@ import KCTestSupport
     /// 16-byte nonce is the 4-byte block counter then the 12-byte IETF nonce): arguments
     /// `+hex` add and `-hex` remove an element; prints the digest and the first 8 lanes.
     static let python = """
-    import hashlib, struct, sys
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
-    lanes = [0] * 1024
-    for arg in sys.argv[1:]:
-        sign, element = (1 if arg[0] == "+" else -1), bytes.fromhex(arg[1:])
-        key = hashlib.blake2b(element, digest_size=32, person=b"kc lthash v1").digest()
-        stream = Cipher(algorithms.ChaCha20(key, bytes(16)), mode=None).encryptor().update(bytes(2048))
-        for i in range(1024):
-            lanes[i] = (lanes[i] + sign * int.from_bytes(stream[2 * i:2 * i + 2], "little")) % 65536
-    state = b"".join(struct.pack("<H", lane) for lane in lanes)
-    print(hashlib.blake2b(state, digest_size=32).hexdigest(), state[:16].hex())
-    """
+        import hashlib, struct, sys
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+        lanes = [0] * 1024
+        for arg in sys.argv[1:]:
+            sign, element = (1 if arg[0] == "+" else -1), bytes.fromhex(arg[1:])
+            key = hashlib.blake2b(element, digest_size=32, person=b"kc lthash v1").digest()
+            stream = Cipher(algorithms.ChaCha20(key, bytes(16)), mode=None).encryptor().update(bytes(2048))
+            for i in range(1024):
+                lanes[i] = (lanes[i] + sign * int.from_bytes(stream[2 * i:2 * i + 2], "little")) % 65536
+        state = b"".join(struct.pack("<H", lane) for lane in lanes)
+        print(hashlib.blake2b(state, digest_size=32).hexdigest(), state[:16].hex())
+        """
 
     /// Known answers: committed values, computed once with the Python above when this test
     /// was added (and equal to this implementation's at that commit), and recomputed now.

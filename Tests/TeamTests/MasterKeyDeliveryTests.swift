@@ -31,18 +31,23 @@ import TeamCore
             member = try MemberKeys.generate()
             masterKey = SymmetricKey(try SecureBytes(copying: Sodium.randomBytes(32), guarded: true))
             commitment = MasterKeyDelivery.commitment(masterKey: masterKey, keychainID: keychainID, keyGeneration: generation)
-            (sealed, signature) = try MasterKeyDelivery.wrap(masterKey: masterKey, keychainID: keychainID, keyGeneration: generation,
-                                                             memberID: member.memberID, memberBoxKey: member.boxPublicKey,
-                                                             admin: admin, commitment: commitment)
+            (sealed, signature) = try MasterKeyDelivery.wrap(
+                masterKey: masterKey, keychainID: keychainID, keyGeneration: generation,
+                memberID: member.memberID, memberBoxKey: member.boxPublicKey,
+                admin: admin, commitment: commitment)
         }
 
         /// Opens a wrap as `member` would, with the admins and commitment of the record.
-        func open(sealed: [UInt8]? = nil, signature: [UInt8]? = nil, keychainID: [UInt8]? = nil, generation: UInt32? = nil,
-                  as who: MemberKeys? = nil, admins: [[UInt8]]? = nil, commitment: [UInt8]? = nil) throws -> [UInt8] {
-            try MasterKeyDelivery.open(sealed: sealed ?? self.sealed, signature: signature ?? self.signature,
-                                       keychainID: keychainID ?? self.keychainID, keyGeneration: generation ?? self.generation,
-                                       member: who ?? member, adminSignKeys: admins ?? [admin.signPublicKey],
-                                       commitment: commitment ?? self.commitment).withUnsafeBytes { Array($0) }
+        func open(
+            sealed: [UInt8]? = nil, signature: [UInt8]? = nil, keychainID: [UInt8]? = nil, generation: UInt32? = nil,
+            as who: MemberKeys? = nil, admins: [[UInt8]]? = nil, commitment: [UInt8]? = nil
+        ) throws -> [UInt8] {
+            try MasterKeyDelivery.open(
+                sealed: sealed ?? self.sealed, signature: signature ?? self.signature,
+                keychainID: keychainID ?? self.keychainID, keyGeneration: generation ?? self.generation,
+                member: who ?? member, adminSignKeys: admins ?? [admin.signPublicKey],
+                commitment: commitment ?? self.commitment
+            ).withUnsafeBytes { Array($0) }
         }
 
         /// The MK's bytes.
@@ -84,10 +89,13 @@ import TeamCore
         let server = try MemberKeys.generate()
         let serverKey = SymmetricKey(try SecureBytes(copying: Sodium.randomBytes(32)))
         let serverCommit = MasterKeyDelivery.commitment(masterKey: serverKey, keychainID: team.keychainID, keyGeneration: 3)
-        let forged = try MasterKeyDelivery.wrap(masterKey: serverKey, keychainID: team.keychainID, keyGeneration: 3,
-                                                memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey,
-                                                admin: server, commitment: serverCommit)
-        #expect(Self.failure { try team.open(sealed: forged.sealed, signature: forged.signature) } == KeychainError(errSecDecode, Self.unsigned, hint: "do not use this keychain from this device until an admin has checked the database"))
+        let forged = try MasterKeyDelivery.wrap(
+            masterKey: serverKey, keychainID: team.keychainID, keyGeneration: 3,
+            memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey,
+            admin: server, commitment: serverCommit)
+        #expect(
+            Self.failure { try team.open(sealed: forged.sealed, signature: forged.signature) }
+                == KeychainError(errSecDecode, Self.unsigned, hint: "do not use this keychain from this device until an admin has checked the database"))
         // Even with the server's own commitment substituted in the record too.
         #expect(Self.failure { try team.open(sealed: forged.sealed, signature: forged.signature, commitment: serverCommit) }?.message == Self.unsigned)
         // The admin's real signature does not cover the server's box.
@@ -104,10 +112,13 @@ import TeamCore
     @Test func aReplayedWrapIsRefused() throws {
         let team = try Team()
         let bob = try MemberKeys.generate()
-        let bobs = try MasterKeyDelivery.wrap(masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
-                                              memberID: bob.memberID, memberBoxKey: bob.boxPublicKey, admin: team.admin, commitment: team.commitment)
+        let bobs = try MasterKeyDelivery.wrap(
+            masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
+            memberID: bob.memberID, memberBoxKey: bob.boxPublicKey, admin: team.admin, commitment: team.commitment)
         #expect(Self.failure { try team.open(sealed: bobs.sealed, signature: bobs.signature) }?.message == Self.unsigned)
-        #expect(Self.failure { try team.open(generation: 2) }?.message == "the master key wrap for you (key generation 2) is not signed by an admin of the keychain: the server substituted it")
+        #expect(
+            Self.failure { try team.open(generation: 2) }?.message
+                == "the master key wrap for you (key generation 2) is not signed by an admin of the keychain: the server substituted it")
         #expect(Self.failure { try team.open(keychainID: Sodium.randomBytes(32)) }?.message == Self.unsigned)
         #expect(Self.failure { try team.open(as: bob) }?.message == Self.unsigned)
     }
@@ -117,9 +128,10 @@ import TeamCore
     @Test func aSignedWrapSealedToAnotherKeyDoesNotOpen() throws {
         let team = try Team()
         let server = try MemberKeys.generate()
-        let misdirected = try MasterKeyDelivery.wrap(masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
-                                                     memberID: team.member.memberID, memberBoxKey: server.boxPublicKey,
-                                                     admin: team.admin, commitment: team.commitment)
+        let misdirected = try MasterKeyDelivery.wrap(
+            masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
+            memberID: team.member.memberID, memberBoxKey: server.boxPublicKey,
+            admin: team.admin, commitment: team.commitment)
         let e = Self.failure { try team.open(sealed: misdirected.sealed, signature: misdirected.signature) }
         #expect(e?.status == errSecDecode)
         #expect(e?.message == "the master key wrap for you (key generation 3) does not open with this device's key: it was sealed to another member's key")
@@ -131,11 +143,13 @@ import TeamCore
         let team = try Team()
         let other = try MemberKeys.generate()
         // Built with another member id inside, then signed as if for `member`.
-        let inner = try MasterKeyDelivery.wrap(masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
-                                               memberID: other.memberID, memberBoxKey: team.member.boxPublicKey,
-                                               admin: team.admin, commitment: team.commitment)
-        let message = MasterKeyDelivery.signedMessage(keychainID: team.keychainID, keyGeneration: 3, memberID: team.member.memberID,
-                                                      sealed: inner.sealed, commitment: team.commitment)
+        let inner = try MasterKeyDelivery.wrap(
+            masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
+            memberID: other.memberID, memberBoxKey: team.member.boxPublicKey,
+            admin: team.admin, commitment: team.commitment)
+        let message = MasterKeyDelivery.signedMessage(
+            keychainID: team.keychainID, keyGeneration: 3, memberID: team.member.memberID,
+            sealed: inner.sealed, commitment: team.commitment)
         let e = Self.failure { try team.open(sealed: inner.sealed, signature: team.admin.sign(message)) }
         #expect(e?.status == errSecDecode)
         #expect(e?.message == "the master key wrap for you (key generation 3) was made for another keychain, key generation or member: the server replayed it")
@@ -148,12 +162,14 @@ import TeamCore
         let team = try Team()
         let otherKey = SymmetricKey(try SecureBytes(copying: Sodium.randomBytes(32)))
         let otherCommit = MasterKeyDelivery.commitment(masterKey: otherKey, keychainID: team.keychainID, keyGeneration: 3)
-        let wrap = try MasterKeyDelivery.wrap(masterKey: otherKey, keychainID: team.keychainID, keyGeneration: 3,
-                                              memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey,
-                                              admin: team.admin, commitment: otherCommit)
+        let wrap = try MasterKeyDelivery.wrap(
+            masterKey: otherKey, keychainID: team.keychainID, keyGeneration: 3,
+            memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey,
+            admin: team.admin, commitment: otherCommit)
         // Signed over the record's commitment, but the box holds another MK.
-        let message = MasterKeyDelivery.signedMessage(keychainID: team.keychainID, keyGeneration: 3, memberID: team.member.memberID,
-                                                      sealed: wrap.sealed, commitment: team.commitment)
+        let message = MasterKeyDelivery.signedMessage(
+            keychainID: team.keychainID, keyGeneration: 3, memberID: team.member.memberID,
+            sealed: wrap.sealed, commitment: team.commitment)
         let e = Self.failure { try team.open(sealed: wrap.sealed, signature: team.admin.sign(message)) }
         #expect(e == KeychainError(errSecDecode, Self.notCommitted, hint: "do not use this keychain from this device until an admin has checked the database"))
         // And the honest wrap checked against a commitment the server altered in transit fails
@@ -163,17 +179,23 @@ import TeamCore
 
     @Test func wrappingRefusesACommitmentOfAnotherKeyAndBadLengths() throws {
         let team = try Team()
-        #expect(Self.failure {
-            try MasterKeyDelivery.wrap(masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 4,
-                                       memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey, admin: team.admin, commitment: team.commitment)
-        }?.status == errSecParam)
-        #expect(Self.failure {
-            try MasterKeyDelivery.wrap(masterKey: team.masterKey, keychainID: Array(team.keychainID.prefix(16)), keyGeneration: 3,
-                                       memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey, admin: team.admin, commitment: team.commitment)
-        }?.status == errSecParam)
-        #expect(Self.failure {
-            try MasterKeyDelivery.wrap(masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
-                                       memberID: team.member.memberID + [0], memberBoxKey: team.member.boxPublicKey, admin: team.admin, commitment: team.commitment)
-        }?.status == errSecParam)
+        #expect(
+            Self.failure {
+                try MasterKeyDelivery.wrap(
+                    masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 4,
+                    memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey, admin: team.admin, commitment: team.commitment)
+            }?.status == errSecParam)
+        #expect(
+            Self.failure {
+                try MasterKeyDelivery.wrap(
+                    masterKey: team.masterKey, keychainID: Array(team.keychainID.prefix(16)), keyGeneration: 3,
+                    memberID: team.member.memberID, memberBoxKey: team.member.boxPublicKey, admin: team.admin, commitment: team.commitment)
+            }?.status == errSecParam)
+        #expect(
+            Self.failure {
+                try MasterKeyDelivery.wrap(
+                    masterKey: team.masterKey, keychainID: team.keychainID, keyGeneration: 3,
+                    memberID: team.member.memberID + [0], memberBoxKey: team.member.boxPublicKey, admin: team.admin, commitment: team.commitment)
+            }?.status == errSecParam)
     }
 }

@@ -14,20 +14,20 @@ import TeamCore
     /// first half of SHA-512 of the box seed (what crypto_box_seed_keypair does); Ed25519's
     /// from the sign seed; the id and fingerprint with hashlib.blake2b of 16 and 20 bytes.
     static let pythonDerivation = """
-    import hashlib, sys
-    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives import serialization as s
-    seed = bytes.fromhex(sys.argv[1])
-    bs = hashlib.blake2b(b"kc team box", key=seed, digest_size=32).digest()
-    ss = hashlib.blake2b(b"kc team sign", key=seed, digest_size=32).digest()
-    raw = lambda k: k.public_bytes(s.Encoding.Raw, s.PublicFormat.Raw)
-    box = raw(X25519PrivateKey.from_private_bytes(hashlib.sha512(bs).digest()[:32]).public_key())
-    sign = raw(Ed25519PrivateKey.from_private_bytes(ss).public_key())
-    mid = hashlib.blake2b(b"kc team member v1" + box + sign, digest_size=16).hexdigest()
-    fp = hashlib.blake2b(b"kc team fingerprint v1" + box + sign, digest_size=20).hexdigest()
-    print(box.hex(), sign.hex(), mid, "-".join(fp[i:i + 4] for i in range(0, 40, 4)))
-    """
+        import hashlib, sys
+        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives import serialization as s
+        seed = bytes.fromhex(sys.argv[1])
+        bs = hashlib.blake2b(b"kc team box", key=seed, digest_size=32).digest()
+        ss = hashlib.blake2b(b"kc team sign", key=seed, digest_size=32).digest()
+        raw = lambda k: k.public_bytes(s.Encoding.Raw, s.PublicFormat.Raw)
+        box = raw(X25519PrivateKey.from_private_bytes(hashlib.sha512(bs).digest()[:32]).public_key())
+        sign = raw(Ed25519PrivateKey.from_private_bytes(ss).public_key())
+        mid = hashlib.blake2b(b"kc team member v1" + box + sign, digest_size=16).hexdigest()
+        fp = hashlib.blake2b(b"kc team fingerprint v1" + box + sign, digest_size=20).hexdigest()
+        print(box.hex(), sign.hex(), mid, "-".join(fp[i:i + 4] for i in range(0, 40, 4)))
+        """
 
     /// The stability vector: committed values (computed once by the Python above, at the
     /// commit that added this test) and the same computed again now in Python, both equal
@@ -38,7 +38,7 @@ import TeamCore
             "115e456b7caafeb3beda0d6f1139eaec7d7d522e54791a89be67fb48eefdf549",
             "0d6dcdab06fb319d4a2beb3479321bde1cfc2918517c97dcc861016f4f57ae9c",
             "53df5a15442137eb97614fd371bf7810",
-            "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-1289",
+            "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-1289"
         ]
         let ours = [Hex.encode(keys.boxPublicKey), Hex.encode(keys.signPublicKey), Hex.encode(keys.memberID), keys.fingerprint]
         #expect(ours == committed)
@@ -52,7 +52,8 @@ import TeamCore
             let keys = try MemberKeys.generate()
             let seedHex = keys.seed.withUnsafeBytes { Hex.encode(Array($0)) }
             let python = try PythonReference.run(Self.pythonDerivation, [seedHex])
-            #expect(python == [Hex.encode(keys.boxPublicKey), Hex.encode(keys.signPublicKey), Hex.encode(keys.memberID), keys.fingerprint].joined(separator: " "))
+            #expect(
+                python == [Hex.encode(keys.boxPublicKey), Hex.encode(keys.signPublicKey), Hex.encode(keys.memberID), keys.fingerprint].joined(separator: " "))
         }
     }
 
@@ -87,15 +88,19 @@ import TeamCore
 
     @Test func aTypedFingerprintIsNormalised() throws {
         let fp = "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-1289"
-        for typed in [fp, fp.uppercased(), fp.replacingOccurrences(of: "-", with: ""),
-                      fp.replacingOccurrences(of: "-", with: " "), "  6279847F 07DA-299C 660593bd-c6f8db8682c51289 "] {
+        for typed in [
+            fp, fp.uppercased(), fp.replacingOccurrences(of: "-", with: ""),
+            fp.replacingOccurrences(of: "-", with: " "), "  6279847F 07DA-299C 660593bd-c6f8db8682c51289 "
+        ] {
             #expect(try MemberKeys.normalizeFingerprint(typed) == fp)
         }
     }
 
-    @Test(arguments: ["", "6279-847f", "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-12890",
-                      "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-128g", "6279:847f:07da:299c:6605:93bd:c6f8:db86:82c5:1289",
-                      "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-128９"])
+    @Test(arguments: [
+        "", "6279-847f", "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-12890",
+        "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-128g", "6279:847f:07da:299c:6605:93bd:c6f8:db86:82c5:1289",
+        "6279-847f-07da-299c-6605-93bd-c6f8-db86-82c5-128９"
+    ])
     func aMalformedFingerprintIsRefused(_ typed: String) {
         #expect { try MemberKeys.normalizeFingerprint(typed) } throws: { ($0 as? KeychainError)?.status == errSecParam }
     }

@@ -52,8 +52,9 @@ import TeamStore
     @Test func valuesGoBothWaysInBinary() throws {
         let c = try PostgresConnection(dsn: try TestPostgres.shared.newDatabase())
         let bytes: [UInt8] = [0, 1, 2, 0xFF, 0, 0x80] + (0..<300).map { UInt8($0 % 256) }
-        let r = try c.execute("SELECT $1::bytea, $2::text, $3::bigint, $4::bytea, $5::int, $6::smallint, ''::bytea, $7::bigint",
-                              [.bytes(bytes), .text("grüße ✓"), .int64(Int64.min + 1), nil, .int64(-7), .int64(-2), .int64(Int64.max)])
+        let r = try c.execute(
+            "SELECT $1::bytea, $2::text, $3::bigint, $4::bytea, $5::int, $6::smallint, ''::bytea, $7::bigint",
+            [.bytes(bytes), .text("grüße ✓"), .int64(Int64.min + 1), nil, .int64(-7), .int64(-2), .int64(Int64.max)])
         #expect(r.rowCount == 1)
         #expect(r.bytes(0, 0) == bytes)
         #expect(r.text(0, 1) == "grüße ✓")
@@ -122,7 +123,7 @@ import TeamStore
         #expect(Self.status { try c.execute("SELECT 1::bigint") } == errSecNotAvailable)
         #expect(PostgresFailure.isConnectionLoss(c.lastSQLState))
         #expect(c.isBroken)
-        c.rollback() // never throws on a dead connection
+        c.rollback()   // never throws on a dead connection
         try c.reconnect()
         #expect(!c.isBroken)
         // The prepared statement is prepared again on the new session.
@@ -170,7 +171,7 @@ import TeamStore
         ("postgresql://kc@db.example.com/kc?sslmode=verify-ca", false, true),
         ("postgresql://kc@db.example.com/kc", true, true),
         ("host=127.0.0.1,db.example.com dbname=kc", false, false),
-        ("host=localhost hostaddr=192.0.2.1 dbname=kc", false, false),
+        ("host=localhost hostaddr=192.0.2.1 dbname=kc", false, false)
     ])
     func transportNeedsVerifiedTLSOffThisMachine(_ dsn: String, _ insecure: Bool, _ allowed: Bool) {
         var caught: KeychainError?
@@ -216,7 +217,11 @@ import TeamStore
         // The connection is dead but libpq does not know yet: the BEGIN finds out, and the
         // store connects again and goes on.
         var seen = 0
-        try store.transaction(write: false) { try store.forEachRow(.all, includeData: true) { _ in seen += 1; return true } }
+        try store.transaction(write: false) {
+            try store.forEachRow(.all, includeData: true) { _ in
+                seen += 1; return true
+            }
+        }
         #expect(seen == 1)
         #expect(!store.connection.isBroken)
     }

@@ -60,93 +60,102 @@ import TeamStore
             var indexes: [IndexColumn: [UInt8]] = [:]
             for c in IndexColumn.allCases where g.next() % 3 != 0 { indexes[c] = values[Int(g.next() % 3)] }
             let pairs = pairPool.filter { _ in g.next() % 2 == 0 }
-            return ItemRow(itemID: bytes(16), classCode: classes[Int(g.next() % 3)], rowVersion: g.next() % 5, primaryKey: bytes(16),
-                           indexes: indexes, pairs: pairs, wrappedKey: bytes(72), metadata: bytes(Int(g.next() % 40) + 40),
-                           data: g.next() % 4 == 0 ? nil : bytes(Int(g.next() % 60) + 41),
-                           protection: g.next() % 2 == 0 ? .whenUnlocked : .afterFirstUnlock)
+            return ItemRow(
+                itemID: bytes(16), classCode: classes[Int(g.next() % 3)], rowVersion: g.next() % 5, primaryKey: bytes(16),
+                indexes: indexes, pairs: pairs, wrappedKey: bytes(72), metadata: bytes(Int(g.next() % 40) + 40),
+                data: g.next() % 4 == 0 ? nil : bytes(Int(g.next() % 60) + 41),
+                protection: g.next() % 2 == 0 ? .whenUnlocked : .afterFirstUnlock)
         }
         var rows = (0..<30).map { _ in makeRow() }
         var t: [String] = []
         var seqs: [String: Int64] = [:]
 
         // Inserts in one transaction, a duplicate among them that leaves the transaction usable.
-        t.append(outcome {
-            try store.transaction(write: true) {
-                for i in 0..<20 { seqs[hex(rows[i].itemID)] = try store.insert(rows[i]) }
-                var dup = makeRow()
-                dup.primaryKey = rows[3].primaryKey
-                let d = outcome { "\(try store.insert(dup))" }
-                var sameID = makeRow()
-                sameID.itemID = rows[4].itemID
-                let e = outcome { "\(try store.insert(sameID))" }
-                for i in 20..<25 { seqs[hex(rows[i].itemID)] = try store.insert(rows[i]) }
-                return "dup pk: \(d); dup id: \(e)"
-            }
-        })
+        t.append(
+            outcome {
+                try store.transaction(write: true) {
+                    for i in 0..<20 { seqs[hex(rows[i].itemID)] = try store.insert(rows[i]) }
+                    var dup = makeRow()
+                    dup.primaryKey = rows[3].primaryKey
+                    let d = outcome { "\(try store.insert(dup))" }
+                    var sameID = makeRow()
+                    sameID.itemID = rows[4].itemID
+                    let e = outcome { "\(try store.insert(sameID))" }
+                    for i in 20..<25 { seqs[hex(rows[i].itemID)] = try store.insert(rows[i]) }
+                    return "dup pk: \(d); dup id: \(e)"
+                }
+            })
         // The seq insert answered is the row's seq.
-        t.append(outcome {
-            var mismatches = 0
-            try store.forEachRow(.all, includeData: false) { r in
-                if seqs[hex(r.itemID)] != r.seq { mismatches += 1 }
-                return true
-            }
-            return "seq mismatches \(mismatches)"
-        })
+        t.append(
+            outcome {
+                var mismatches = 0
+                try store.forEachRow(.all, includeData: false) { r in
+                    if seqs[hex(r.itemID)] != r.seq { mismatches += 1 }
+                    return true
+                }
+                return "seq mismatches \(mismatches)"
+            })
         // A write that throws leaves nothing.
-        t.append(outcome {
-            try store.transaction(write: true) {
-                _ = try store.insert(rows[25])
-                throw KeychainError(errSecUserCanceled, "abandoned")
-            }
-        })
+        t.append(
+            outcome {
+                try store.transaction(write: true) {
+                    _ = try store.insert(rows[25])
+                    throw KeychainError(errSecUserCanceled, "abandoned")
+                }
+            })
         t.append(answer(store, .itemID(rows[25].itemID)))
         // Replace keeps the place; new indexes, pairs and data.
-        t.append(outcome {
-            try store.transaction(write: true) {
-                let old = rows[5]
-                var new = makeRow()
-                new.itemID = old.itemID
-                new.seq = seqs[hex(old.itemID)] ?? -1
-                new.pairs = [pairPool[0], pairPool[4]]
-                try store.replace(new)
-                rows[5] = new
-                return "replaced"
-            }
-        })
-        t.append(outcome {
-            try store.transaction(write: true) {
-                var clash = rows[6]
-                clash.seq = seqs[hex(clash.itemID)] ?? -1
-                clash.primaryKey = rows[7].primaryKey
-                try store.replace(clash)
-                return "replaced a clash"
-            }
-        })
-        t.append(outcome {
-            try store.transaction(write: true) {
-                var gone = makeRow()
-                gone.seq = 1
-                try store.replace(gone)
-                return "replaced nothing"
-            }
-        })
-        t.append(outcome {
-            try store.transaction(write: true) {
-                var wrongSeq = rows[8]
-                wrongSeq.seq = (seqs[hex(rows[8].itemID)] ?? 0) + 1000
-                try store.replace(wrongSeq)
-                return "replaced at the wrong seq"
-            }
-        })
+        t.append(
+            outcome {
+                try store.transaction(write: true) {
+                    let old = rows[5]
+                    var new = makeRow()
+                    new.itemID = old.itemID
+                    new.seq = seqs[hex(old.itemID)] ?? -1
+                    new.pairs = [pairPool[0], pairPool[4]]
+                    try store.replace(new)
+                    rows[5] = new
+                    return "replaced"
+                }
+            })
+        t.append(
+            outcome {
+                try store.transaction(write: true) {
+                    var clash = rows[6]
+                    clash.seq = seqs[hex(clash.itemID)] ?? -1
+                    clash.primaryKey = rows[7].primaryKey
+                    try store.replace(clash)
+                    return "replaced a clash"
+                }
+            })
+        t.append(
+            outcome {
+                try store.transaction(write: true) {
+                    var gone = makeRow()
+                    gone.seq = 1
+                    try store.replace(gone)
+                    return "replaced nothing"
+                }
+            })
+        t.append(
+            outcome {
+                try store.transaction(write: true) {
+                    var wrongSeq = rows[8]
+                    wrongSeq.seq = (seqs[hex(rows[8].itemID)] ?? 0) + 1000
+                    try store.replace(wrongSeq)
+                    return "replaced at the wrong seq"
+                }
+            })
         // Deletes, pairs included; deleting what is not there is no error.
-        t.append(outcome {
-            try store.transaction(write: true) {
-                try store.delete(itemID: rows[2].itemID)
-                try store.delete(itemID: rows[24].itemID)
-                try store.delete(itemID: bytes(16))
-                return "deleted"
-            }
-        })
+        t.append(
+            outcome {
+                try store.transaction(write: true) {
+                    try store.delete(itemID: rows[2].itemID)
+                    try store.delete(itemID: rows[24].itemID)
+                    try store.delete(itemID: bytes(16))
+                    return "deleted"
+                }
+            })
         // A row inserted after the last was deleted comes last.
         t.append(outcome { try store.transaction(write: true) { "\(try store.insert(rows[26]) > 0)" } })
 
@@ -184,13 +193,16 @@ import TeamStore
 
         // Every index, as (item id, value) pairs in a stable order.
         var idByseq: [Int64: String] = [:]
-        try? store.forEachRow(.all, includeData: false) { r in idByseq[r.seq] = hex(r.itemID); return true }
+        try? store.forEachRow(.all, includeData: false) { r in
+            idByseq[r.seq] = hex(r.itemID); return true
+        }
         for index in StoreIndex.all {
-            t.append(outcome {
-                var entries: [String] = []
-                try store.forEachIndexEntry(index) { seq, value in entries.append("\(idByseq[seq] ?? "?"):\(hex(Array(value)))") }
-                return "\(index): " + entries.sorted().joined(separator: " ")
-            })
+            t.append(
+                outcome {
+                    var entries: [String] = []
+                    try store.forEachIndexEntry(index) { seq, value in entries.append("\(idByseq[seq] ?? "?"):\(hex(Array(value)))") }
+                    return "\(index): " + entries.sorted().joined(separator: " ")
+                })
         }
         return t
     }
@@ -252,10 +264,11 @@ import TeamStore
         do { try PostgresSchema.check(c) } catch let e as KeychainError { status = e.status }
         #expect(status == errSecDecode, "an empty database is no team database")
         try PostgresSchema.install(c)
-        try PostgresSchema.install(c) // idempotent
+        try PostgresSchema.install(c)   // idempotent
         #expect(try c.execute("SELECT count(*)::bigint FROM kc_schema").int64(0, 0) == 1)
         // One column per index column, and every lookup index led by keychain_id.
-        let columns = try TestPostgres.shared.psql("SELECT column_name FROM information_schema.columns WHERE table_name = 'kc_items' AND column_name LIKE 'i\\_%' ORDER BY 1", database: dsn)
+        let columns = try TestPostgres.shared.psql(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'kc_items' AND column_name LIKE 'i\\_%' ORDER BY 1", database: dsn)
         #expect(columns.split(separator: "\n").sorted() == IndexColumn.allCases.map { "i_\($0.rawValue)"[...] }.sorted())
         let indexes = try TestPostgres.shared.psql("SELECT indexdef FROM pg_indexes WHERE tablename LIKE 'kc_%'", database: dsn)
         for line in indexes.split(separator: "\n") where !line.contains("kc_schema") {
@@ -289,7 +302,9 @@ import TeamStore
         #expect(status == errSecUserCanceled)
         #expect(Self.answer(store, .all) == "", "the inner transactions did not commit the outer one's row")
         status = nil
-        do { try store.transaction(write: false) { try store.transaction(write: true) { _ = try store.insert(row) } } } catch let e as KeychainError { status = e.status }
+        do { try store.transaction(write: false) { try store.transaction(write: true) { _ = try store.insert(row) } } } catch let e as KeychainError {
+            status = e.status
+        }
         #expect(status == errSecInternalError)
         #expect(try store.transaction(write: true) { try store.insert(row) } > 0)
     }

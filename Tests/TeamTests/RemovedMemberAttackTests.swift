@@ -15,7 +15,9 @@ import TeamCore
         let store = PostgresItemStore(connection: try team.server(), keychainID: team.keychainID, label: "attack")
         var rows: [ItemRow] = []
         try store.transaction(write: false) {
-            try store.forEachRow(.all, includeData: true) { rows.append($0); return true }
+            try store.forEachRow(.all, includeData: true) {
+                rows.append($0); return true
+            }
         }
         return rows
     }
@@ -62,23 +64,27 @@ import TeamCore
         carol.keychain.lock()   // her checkpoint names the entry after the removal
 
         let a = team.admin.authority
-        var forged = LogEntry(kind: .heartbeat, generation: a.generation + 1, previous: a.head, keyGeneration: 1, signer: bob.keys.memberID,
-                              time: TeamAuthority.now, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: bob.authority.roster.digest)
+        var forged = LogEntry(
+            kind: .heartbeat, generation: a.generation + 1, previous: a.head, keyGeneration: 1, signer: bob.keys.memberID,
+            time: TeamAuthority.now, setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: bob.authority.roster.digest)
         forged.sign(keychainID: team.keychainID, with: bob.keys)
         let id = PGValue.bytes(team.keychainID)
         _ = try server.execute("UPDATE kc_log SET kind = 0 WHERE keychain_id = $1 AND generation = $2", [id, .int64(Int64(removal))])
         _ = try server.execute("INSERT INTO kc_mk_wraps SELECT * FROM old_wraps ON CONFLICT DO NOTHING")
-        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 2, $3)",
-                               [id, .int64(Int64(forged.generation)), .bytes(forged.encoded)])
-        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2, key_gen = 1 WHERE keychain_id = $3",
-                               [.int64(Int64(forged.generation)), .bytes(forged.hash), id])
+        _ = try server.execute(
+            "INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 2, $3)",
+            [id, .int64(Int64(forged.generation)), .bytes(forged.encoded)])
+        _ = try server.execute(
+            "UPDATE kc_keychains SET generation = $1, head = $2, key_gen = 1 WHERE keychain_id = $3",
+            [.int64(Int64(forged.generation)), .bytes(forged.hash), id])
 
         switch Result(catching: { try team.reopen(carol.keys, as: "carol") }) {
         case .success(let fooled):
             // What the attack buys: carol's next secret is sealed under the key bob kept.
             try fooled.keychain.add(genp([kSecAttrService: "new", kSecValueData: Data("s3cret".utf8)]))
             let stolen = try Self.secretsOpened(team, with: bobKeys)
-            Issue.record("carol accepted a head signed by bob after his removal (key generation \(fooled.authority.keyGeneration)); bob reads \(stolen.count) secret(s)")
+            Issue.record(
+                "carol accepted a head signed by bob after his removal (key generation \(fooled.authority.keyGeneration)); bob reads \(stolen.count) secret(s)")
         case .failure(let error):
             let e = error as? KeychainError
             #expect(e?.status == errSecInvalidKeychain)
@@ -112,15 +118,18 @@ import TeamCore
         let removal = a.generation, removalHead = a.head
         let server = try team.server()
         let id = PGValue.bytes(team.keychainID)
-        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 0, $3)",
-                               [id, .int64(Int64(removal + 1)), .bytes(Array(repeating: 7, count: 40))])
-        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
-                               [.int64(Int64(removal + 1)), .bytes(Array(repeating: 7, count: 32)), id])
+        _ = try server.execute(
+            "INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 0, $3)",
+            [id, .int64(Int64(removal + 1)), .bytes(Array(repeating: 7, count: 40))])
+        _ = try server.execute(
+            "UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
+            [.int64(Int64(removal + 1)), .bytes(Array(repeating: 7, count: 32)), id])
         #expect(failure { try carol.keychain.itemCount() } != nil)
         // The genuine head again.
         _ = try server.execute("DELETE FROM kc_log WHERE keychain_id = $1 AND generation = $2", [id, .int64(Int64(removal + 1))])
-        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
-                               [.int64(Int64(removal)), .bytes(removalHead), id])
+        _ = try server.execute(
+            "UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3",
+            [.int64(Int64(removal)), .bytes(removalHead), id])
         try carol.keychain.add(genp([kSecAttrService: "after", kSecValueData: Data("s3cret".utf8)]))
         #expect(carol.authority.keyGeneration == 2)
         #expect(try Self.secretsOpened(team, with: bobKeys).isEmpty, "bob, removed, opens a secret written after his removal")
@@ -144,7 +153,8 @@ import TeamCore
         #expect(try carol.keychain.copyMatching(genp([kSecAttrService: "one", kSecReturnData: true])) as? Data == Data("1b".utf8))
         #expect(carol.authority.keyGeneration == 2)
         // Such a catch-up still finds a row the server edited meanwhile.
-        _ = try team.server().execute("UPDATE kc_items SET metadata = set_byte(metadata, 20, get_byte(metadata, 20) # 1) WHERE seq = (SELECT min(seq) FROM kc_items)")
+        _ = try team.server().execute(
+            "UPDATE kc_items SET metadata = set_byte(metadata, 20, get_byte(metadata, 20) # 1) WHERE seq = (SELECT min(seq) FROM kc_items)")
         #expect(failure { try dave.keychain.itemCount() }?.status == errSecDecode)
     }
 }

@@ -8,16 +8,18 @@ import TeamCore
 @Suite struct RowResealerTests {
     /// Keys of generation `g` of one keychain.
     static func keys(_ g: UInt32) throws -> KeyHierarchy {
-        try KeyHierarchy(master: try KeyHierarchy.newMasterKey(), keychainID: Array(repeating: 7, count: 32), keyGeneration: g,
-                         blindKeyIDs: Schema.blindKeyIDs)
+        try KeyHierarchy(
+            master: try KeyHierarchy.newMasterKey(), keychainID: Array(repeating: 7, count: 32), keyGeneration: g,
+            blindKeyIDs: Schema.blindKeyIDs)
     }
 
     /// `n` generic-password rows sealed under `keys`, item i with service "s-i".
     static func rows(_ n: Int, under keys: KeyHierarchy) throws -> [ItemRow] {
         let codec = RowCodec(keys: keys)
         return try (0..<n).map { i in
-            var row = try codec.seal(itemID: Sodium.randomBytes(16), itemClass: .genericPassword, rowVersion: 1,
-                                     attributes: ["svce": .string("s-\(i)"), "acct": .string("a"), "pdmn": .string("ak")], data: nil)
+            var row = try codec.seal(
+                itemID: Sodium.randomBytes(16), itemClass: .genericPassword, rowVersion: 1,
+                attributes: ["svce": .string("s-\(i)"), "acct": .string("a"), "pdmn": .string("ak")], data: nil)
             row.seq = Int64(i + 1)
             return row
         }
@@ -45,8 +47,8 @@ import TeamCore
     @Test func theErrorIsTheFirstFailingRows() throws {
         let old = try Self.keys(1), new = try Self.keys(2)
         var rows = try Self.rows(600, under: old)
-        rows[450].metadata[30] ^= 1            // fails to decrypt
-        rows[130].classCode = "zzzz"           // an unknown class: fails earlier in the order
+        rows[450].metadata[30] ^= 1   // fails to decrypt
+        rows[130].classCode = "zzzz"   // an unknown class: fails earlier in the order
         let resealer = RowResealer(from: RowCodec(keys: old), to: RowCodec(keys: new), rowVersion: 2)
         for stripes in [1, 2, 4] {
             let e = failure { try resealer.reseal(rows[...], stripes: stripes) }

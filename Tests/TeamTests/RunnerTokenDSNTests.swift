@@ -18,8 +18,12 @@ import TeamCore
         let dsn = try TestPostgres.shared.newDatabase()
         let secret = "admin-db-pw-51c0"
         let admin = try KCHome()
-        try TeamCommandTests.run(admin, ["team", "create", "infra", "--dsn", dsn.replacingOccurrences(of: "postgres@", with: "postgres:\(secret)@"),
-                                         "--member", "admin", "--kdf", "interactive"])
+        try TeamCommandTests.run(
+            admin,
+            [
+                "team", "create", "infra", "--dsn", dsn.replacingOccurrences(of: "postgres@", with: "postgres:\(secret)@"),
+                "--member", "admin", "--kdf", "interactive"
+            ])
         try TeamCommandTests.run(admin, ["unlock", "-k", "team:infra"])
         try TeamCommandTests.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "deploy-token"])
         let plain = try TeamCommandTests.run(admin, ["team", "add-runner", "ci-a", "-k", "team:infra"]).stdout
@@ -31,7 +35,9 @@ import TeamCore
         for token in [plain, own].map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) {
             let runner = try KCHome()
             try TeamCommandTests.run(runner, ["unlock"], password: nil, extra: ["KC_TEAM_TOKEN": token, "KC_KEYCHAIN": "team:infra"])
-            #expect(try TeamCommandTests.run(runner, ["find", "-s", "deploy", "-a", "ci", "-w"], password: nil, extra: ["KC_KEYCHAIN": "team:infra"]).stdout == "deploy-token")
+            #expect(
+                try TeamCommandTests.run(runner, ["find", "-s", "deploy", "-a", "ci", "-w"], password: nil, extra: ["KC_KEYCHAIN": "team:infra"]).stdout
+                    == "deploy-token")
         }
     }
 
@@ -40,8 +46,12 @@ import TeamCore
     @Test func aRunnerTokenCarriesNoneOfWhatAuthenticatesTheAdmin() throws {
         let dsn = try TestPostgres.shared.newDatabase()
         let admin = try KCHome()
-        try TeamCommandTests.run(admin, ["team", "create", "infra", "--dsn", dsn + "?sslpassword=keypass-secret-1&sslkey=/nowhere/key-secret-2.key&passfile=/nowhere/pgpass-secret-3",
-                                         "--member", "admin", "--kdf", "interactive"])
+        try TeamCommandTests.run(
+            admin,
+            [
+                "team", "create", "infra", "--dsn", dsn + "?sslpassword=keypass-secret-1&sslkey=/nowhere/key-secret-2.key&passfile=/nowhere/pgpass-secret-3",
+                "--member", "admin", "--kdf", "interactive"
+            ])
         let printed = try TeamCommandTests.run(admin, ["team", "add-runner", "ci-a", "-k", "team:infra"]).stdout
         let carried = try Self.dsn(in: printed)
         #expect(!carried.contains("secret"), "the runner token carries what authenticates the admin: \(carried)")

@@ -11,8 +11,10 @@ import TeamCore
     static let dsn = "postgresql://ci-prod:s3cret@db.example.com:5432/kc?sslmode=verify-full"
 
     /// The payload laid out by hand, independently of `RunnerToken`.
-    static func payload(version: UInt8 = 1, id: [UInt8] = id, seed: [UInt8] = seed, name: [UInt8] = Array("infra".utf8),
-                        dsn: [UInt8] = Array(dsn.utf8), trailing: [UInt8] = []) -> [UInt8] {
+    static func payload(
+        version: UInt8 = 1, id: [UInt8] = id, seed: [UInt8] = seed, name: [UInt8] = Array("infra".utf8),
+        dsn: [UInt8] = Array(dsn.utf8), trailing: [UInt8] = []
+    ) -> [UInt8] {
         func length(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
         return [version] + id + seed + length(name.count) + name + length(dsn.count) + dsn + trailing
     }
@@ -38,8 +40,9 @@ import TeamCore
     }
 
     @Test func aTokenRoundTrips() throws {
-        let made = try RunnerToken(keychainID: Self.id, seed: SecureBytes(copying: Self.seed), name: "ci-prod_2",
-                                   dsn: SecureBytes(copying: Array(Self.dsn.utf8)))
+        let made = try RunnerToken(
+            keychainID: Self.id, seed: SecureBytes(copying: Self.seed), name: "ci-prod_2",
+            dsn: SecureBytes(copying: Array(Self.dsn.utf8)))
         let text = Self.bytes(try made.encoded())
         let string = String(decoding: text, as: UTF8.self)
         #expect(string == "kcr1:" + Self.base64url(Self.payload(name: Array("ci-prod_2".utf8))), "the layout of docs/team.md")
@@ -114,7 +117,8 @@ import TeamCore
             try RunnerToken(keychainID: Self.id, seed: SecureBytes(copying: Self.seed), name: "a", dsn: SecureBytes(count: 0))
         }
         #expect(throws: KeychainError.self) {
-            try RunnerToken(keychainID: Self.id, seed: SecureBytes(copying: Self.seed), name: "a", dsn: SecureBytes(copying: [UInt8](repeating: 0x61, count: 65536)))
+            try RunnerToken(
+                keychainID: Self.id, seed: SecureBytes(copying: Self.seed), name: "a", dsn: SecureBytes(copying: [UInt8](repeating: 0x61, count: 65536)))
         }
     }
 }

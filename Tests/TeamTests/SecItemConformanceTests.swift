@@ -12,49 +12,87 @@ import KCTestSupport
     typealias Scenario = (Keychain, inout [String]) throws -> Void
 
     nonisolated(unsafe) static let scenarios: [(String, Scenario)] = [
-        ("add, find, duplicate, update, delete", { k, out in
-            out.append(describe { try k.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("tok".utf8)])) })
-            out.append(describe { try k.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("other".utf8)])) })
-            out.append(describe { try k.copyMatching(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecReturnData: true])) })
-            out.append(describe { try k.update(genp([kSecAttrService: "github.com"]), [kSecValueData: Data("new".utf8), kSecAttrLabel: "L"]) })
-            out.append(describe { try k.copyMatching(genp([kSecAttrService: "github.com", kSecReturnAttributes: true, kSecReturnData: true])) })
-            out.append(describe { try k.delete(genp([kSecAttrService: "github.com"])) })
-            out.append(describe { try k.delete(genp([kSecAttrService: "github.com"])) })
-            out.append(describe { try k.copyMatching(genp([kSecAttrService: "github.com"])) })
-            out.append(describe { try k.update(genp([kSecAttrService: "github.com"]), [kSecAttrLabel: "l"]) })
-        }),
-        ("match limits and filters", { k, out in
-            for i in 0..<5 {
-                out.append(describe { try k.add(genp([kSecAttrService: "svc", kSecAttrAccount: "acct-\(i)", kSecAttrLabel: i % 2 == 0 ? "even" : "odd",
-                                                     kSecValueData: Data("s\(i)".utf8)])) })
+        (
+            "add, find, duplicate, update, delete",
+            { k, out in
+                out.append(describe { try k.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("tok".utf8)])) })
+                out.append(describe { try k.add(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecValueData: Data("other".utf8)])) })
+                out.append(describe { try k.copyMatching(genp([kSecAttrService: "github.com", kSecAttrAccount: "alice", kSecReturnData: true])) })
+                out.append(describe { try k.update(genp([kSecAttrService: "github.com"]), [kSecValueData: Data("new".utf8), kSecAttrLabel: "L"]) })
+                out.append(describe { try k.copyMatching(genp([kSecAttrService: "github.com", kSecReturnAttributes: true, kSecReturnData: true])) })
+                out.append(describe { try k.delete(genp([kSecAttrService: "github.com"])) })
+                out.append(describe { try k.delete(genp([kSecAttrService: "github.com"])) })
+                out.append(describe { try k.copyMatching(genp([kSecAttrService: "github.com"])) })
+                out.append(describe { try k.update(genp([kSecAttrService: "github.com"]), [kSecAttrLabel: "l"]) })
             }
-            out.append(describe { try k.copyMatching(genp([kSecAttrService: "svc", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true])) })
-            out.append(describe { try k.copyMatching(genp([kSecAttrLabel: "even", kSecMatchLimit: kSecMatchLimitAll, kSecReturnData: true])) })
-            out.append(describe { try k.copyMatching(genp([kSecAttrService: "svc"])) })
-            out.append(describe { try k.copyMatching(genp([kSecAttrAccount: "ACCT-3", kSecMatchCaseInsensitive: true, kSecReturnData: true])) })
-            out.append(describe { try k.delete(genp([kSecAttrLabel: "odd"])) })
-            out.append(describe { try k.itemCount() })
-        }),
-        ("internet passwords and bad queries", { k, out in
-            let attrs: [String: Any] = [kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob",
-                                        kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecAttrPort: 8443, kSecValueData: Data("pw".utf8)]
-            out.append(describe { try k.add(attrs) })
-            var other = attrs
-            other[kSecAttrPort] = 443
-            out.append(describe { try k.add(other) })
-            out.append(describe { try k.add(other) })
-            out.append(describe { try k.copyMatching([kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]) })
-            out.append(describe { try k.add([kSecClass: "nonsense", kSecValueData: Data()]) })
-            out.append(describe { try k.copyMatching([kSecAttrService: "no class"]) })
-            out.append(describe { try k.add(genp([kSecAttrService: "s", "zzzz": "unknown attribute"])) })
-        }),
-        ("secret service maps and accessibility", { k, out in
-            out.append(describe { try k.add(genp([kSecAttrService: "ss", kcAttrSecretServiceAttributes: ["xdg:schema": "org.test", "user": "a"], kSecValueData: Data("1".utf8)])) })
-            out.append(describe { try k.add(genp([kSecAttrService: "ss", kcAttrSecretServiceAttributes: ["xdg:schema": "org.test", "user": "b"], kSecValueData: Data("2".utf8)])) })
-            out.append(describe { try k.copyMatching(genp([kcAttrSecretServiceAttributes: ["user": "b"], kSecReturnData: true])) })
-            out.append(describe { try k.add(genp([kSecAttrService: "afu", kSecAttrAccessible: kSecAttrAccessibleAfterFirstUnlock, kSecValueData: Data("c".utf8)])) })
-            out.append(describe { try k.copyMatching(genp([kSecAttrService: "afu", kSecReturnAttributes: true])) })
-        }),
+        ),
+        (
+            "match limits and filters",
+            { k, out in
+                for i in 0..<5 {
+                    out.append(
+                        describe {
+                            try k.add(
+                                genp([
+                                    kSecAttrService: "svc", kSecAttrAccount: "acct-\(i)", kSecAttrLabel: i % 2 == 0 ? "even" : "odd",
+                                    kSecValueData: Data("s\(i)".utf8)
+                                ]))
+                        })
+                }
+                out.append(describe { try k.copyMatching(genp([kSecAttrService: "svc", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true])) })
+                out.append(describe { try k.copyMatching(genp([kSecAttrLabel: "even", kSecMatchLimit: kSecMatchLimitAll, kSecReturnData: true])) })
+                out.append(describe { try k.copyMatching(genp([kSecAttrService: "svc"])) })
+                out.append(describe { try k.copyMatching(genp([kSecAttrAccount: "ACCT-3", kSecMatchCaseInsensitive: true, kSecReturnData: true])) })
+                out.append(describe { try k.delete(genp([kSecAttrLabel: "odd"])) })
+                out.append(describe { try k.itemCount() })
+            }
+        ),
+        (
+            "internet passwords and bad queries",
+            { k, out in
+                let attrs: [String: Any] = [
+                    kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob",
+                    kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecAttrPort: 8443, kSecValueData: Data("pw".utf8)
+                ]
+                out.append(describe { try k.add(attrs) })
+                var other = attrs
+                other[kSecAttrPort] = 443
+                out.append(describe { try k.add(other) })
+                out.append(describe { try k.add(other) })
+                out.append(
+                    describe {
+                        try k.copyMatching([
+                            kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true
+                        ])
+                    })
+                out.append(describe { try k.add([kSecClass: "nonsense", kSecValueData: Data()]) })
+                out.append(describe { try k.copyMatching([kSecAttrService: "no class"]) })
+                out.append(describe { try k.add(genp([kSecAttrService: "s", "zzzz": "unknown attribute"])) })
+            }
+        ),
+        (
+            "secret service maps and accessibility",
+            { k, out in
+                out.append(
+                    describe {
+                        try k.add(
+                            genp([kSecAttrService: "ss", kcAttrSecretServiceAttributes: ["xdg:schema": "org.test", "user": "a"], kSecValueData: Data("1".utf8)])
+                        )
+                    })
+                out.append(
+                    describe {
+                        try k.add(
+                            genp([kSecAttrService: "ss", kcAttrSecretServiceAttributes: ["xdg:schema": "org.test", "user": "b"], kSecValueData: Data("2".utf8)])
+                        )
+                    })
+                out.append(describe { try k.copyMatching(genp([kcAttrSecretServiceAttributes: ["user": "b"], kSecReturnData: true])) })
+                out.append(
+                    describe {
+                        try k.add(genp([kSecAttrService: "afu", kSecAttrAccessible: kSecAttrAccessibleAfterFirstUnlock, kSecValueData: Data("c".utf8)]))
+                    })
+                out.append(describe { try k.copyMatching(genp([kSecAttrService: "afu", kSecReturnAttributes: true])) })
+            }
+        )
     ]
 
     @Test(arguments: 0..<SecItemConformanceTests.scenarios.count)

@@ -28,10 +28,12 @@ import TeamCore
         let bob = try team.addMember("bob")
         let fake = try KeyHierarchy.newMasterKey(), forger = try MemberKeys.generate()
         let commitment = MasterKeyDelivery.commitment(masterKey: fake, keychainID: team.keychainID, keyGeneration: 1)
-        let wrap = try MasterKeyDelivery.wrap(masterKey: fake, keychainID: team.keychainID, keyGeneration: 1, memberID: bob.keys.memberID,
-                                              memberBoxKey: bob.keys.boxPublicKey, admin: forger, commitment: commitment)
-        _ = try team.server().execute("UPDATE kc_mk_wraps SET sealed = $1, sig = $2 WHERE member_id = $3",
-                                      [.bytes(wrap.sealed), .bytes(wrap.signature), .bytes(bob.keys.memberID)])
+        let wrap = try MasterKeyDelivery.wrap(
+            masterKey: fake, keychainID: team.keychainID, keyGeneration: 1, memberID: bob.keys.memberID,
+            memberBoxKey: bob.keys.boxPublicKey, admin: forger, commitment: commitment)
+        _ = try team.server().execute(
+            "UPDATE kc_mk_wraps SET sealed = $1, sig = $2 WHERE member_id = $3",
+            [.bytes(wrap.sealed), .bytes(wrap.signature), .bytes(bob.keys.memberID)])
         let e = failure { try team.reopen(bob.keys, as: "bob") }
         #expect(e?.status == errSecDecode || e?.status == errSecAuthFailed)
         #expect(e?.message.contains("substituted") == true)
@@ -45,14 +47,20 @@ import TeamCore
         let a = team.admin.authority
         let record = MemberRecord(name: "intruder", role: .admin, boxPublicKey: intruder.boxPublicKey, signPublicKey: intruder.signPublicKey)
         let roster = try Roster(a.roster.members + [record])
-        var e = LogEntry(kind: .roster, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: intruder.memberID,
-                         time: TeamAuthority.now, roster: roster, masterKeyCommitment: a.commitment, previousRoster: a.rosterEntryHash,
-                         setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: roster.digest)
+        var e = LogEntry(
+            kind: .roster, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: intruder.memberID,
+            time: TeamAuthority.now, roster: roster, masterKeyCommitment: a.commitment, previousRoster: a.rosterEntryHash,
+            setDigest: a.set.digest, count: UInt64(a.ledger.count), rosterDigest: roster.digest)
         e.sign(keychainID: team.keychainID, with: intruder)
         let server = try team.server()
-        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 1, $3)", [.bytes(team.keychainID), .int64(Int64(e.generation)), .bytes(e.encoded)])
-        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3", [.int64(Int64(e.generation)), .bytes(e.hash), .bytes(team.keychainID)])
-        _ = try server.execute("INSERT INTO kc_members (keychain_id, member_id, record) VALUES ($1, $2, $3)", [.bytes(team.keychainID), .bytes(record.memberID), .bytes(record.encoded)])
+        _ = try server.execute(
+            "INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 1, $3)",
+            [.bytes(team.keychainID), .int64(Int64(e.generation)), .bytes(e.encoded)])
+        _ = try server.execute(
+            "UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3", [.int64(Int64(e.generation)), .bytes(e.hash), .bytes(team.keychainID)])
+        _ = try server.execute(
+            "INSERT INTO kc_members (keychain_id, member_id, record) VALUES ($1, $2, $3)",
+            [.bytes(team.keychainID), .bytes(record.memberID), .bytes(record.encoded)])
         let live = failure { try bob.keychain.itemCount() }
         #expect(live?.status == errSecInvalidKeychain)
         #expect(live?.message.contains("not signed by an admin") == true)
@@ -72,20 +80,26 @@ import TeamCore
         _ = try reader.keychain.itemCount()
         var attributes: [String: AttributeValue] = ["svce": .string("planted"), "acct": .string(""), "sync": .int(0), "pdmn": .string("ak")]
         attributes["cdat"] = .date(0); attributes["mdat"] = .date(0)
-        var row = try Keychain.seal(itemID: Sodium.randomBytes(16), .genericPassword, attributes, data: Array("evil".utf8), known: nil,
-                                    keys: keys, rowVersion: a.generation + 1)
+        var row = try Keychain.seal(
+            itemID: Sodium.randomBytes(16), .genericPassword, attributes, data: Array("evil".utf8), known: nil,
+            keys: keys, rowVersion: a.generation + 1)
         let server = try team.server()
         let store = PostgresItemStore(connection: server, keychainID: team.keychainID, label: "attack")
         row.seq = try store.transaction(write: true) { try store.insert(row) }
         var set = a.set
         let h = RowHash.of(row)
         set.add(h)
-        var e = LogEntry(kind: .items, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: reader.keys.memberID,
-                         time: TeamAuthority.now, changes: [RowChange(itemID: row.itemID, classCode: "genp", oldVersion: 0, newVersion: row.rowVersion, oldHash: [], newHash: h)],
-                         setDigest: set.digest, count: UInt64(a.ledger.count + 1), rosterDigest: a.roster.digest)
+        var e = LogEntry(
+            kind: .items, generation: a.generation + 1, previous: a.head, keyGeneration: a.keyGeneration, signer: reader.keys.memberID,
+            time: TeamAuthority.now,
+            changes: [RowChange(itemID: row.itemID, classCode: "genp", oldVersion: 0, newVersion: row.rowVersion, oldHash: [], newHash: h)],
+            setDigest: set.digest, count: UInt64(a.ledger.count + 1), rosterDigest: a.roster.digest)
         e.sign(keychainID: team.keychainID, with: reader.keys)
-        _ = try server.execute("INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 0, $3)", [.bytes(team.keychainID), .int64(Int64(e.generation)), .bytes(e.encoded)])
-        _ = try server.execute("UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3", [.int64(Int64(e.generation)), .bytes(e.hash), .bytes(team.keychainID)])
+        _ = try server.execute(
+            "INSERT INTO kc_log (keychain_id, generation, kind, entry) VALUES ($1, $2, 0, $3)",
+            [.bytes(team.keychainID), .int64(Int64(e.generation)), .bytes(e.encoded)])
+        _ = try server.execute(
+            "UPDATE kc_keychains SET generation = $1, head = $2 WHERE keychain_id = $3", [.int64(Int64(e.generation)), .bytes(e.hash), .bytes(team.keychainID)])
         let seen = failure { try writer.keychain.copyMatching(genp([kSecAttrService: "planted", kSecReturnData: true])) }
         #expect(seen?.status == errSecInvalidKeychain)
         #expect(seen?.message.contains("reader") == true)
@@ -103,8 +117,9 @@ import TeamCore
         try team.admin.keychain.update(genp([kSecAttrService: "a"]), [kSecValueData: Data("v2".utf8)])
         #expect(try bob.keychain.copyMatching(genp([kSecAttrService: "a", kSecReturnData: true])) as? Data == Data("v2".utf8))
         // Replayed: the old version's columns put back.
-        _ = try server.execute("UPDATE kc_items SET row_version = $1, wrapped_key = $2, metadata = $3, data = $4 WHERE item_id = $5",
-                               [.int64(old.int64(0, 1) ?? 0), .bytes(old.bytes(0, 2) ?? []), .bytes(old.bytes(0, 3) ?? []), .bytes(old.bytes(0, 4) ?? []), .bytes(id)])
+        _ = try server.execute(
+            "UPDATE kc_items SET row_version = $1, wrapped_key = $2, metadata = $3, data = $4 WHERE item_id = $5",
+            [.int64(old.int64(0, 1) ?? 0), .bytes(old.bytes(0, 2) ?? []), .bytes(old.bytes(0, 3) ?? []), .bytes(old.bytes(0, 4) ?? []), .bytes(id)])
         let replayed = failure { try bob.keychain.copyMatching(genp([kSecAttrService: "a", kSecReturnData: true])) }
         #expect(replayed?.status == errSecDecode)
         #expect(failure { try team.reopen(bob.keys, as: "bob") }?.status == errSecDecode)

@@ -20,7 +20,8 @@ import TeamCore
         let server = try team.server()
         // A sequence is not rolled back with the aborted transaction: the trigger fires once.
         _ = try server.execute("CREATE SEQUENCE attack_once")
-        _ = try server.execute("""
+        _ = try server.execute(
+            """
             CREATE FUNCTION attack_claim() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN IF nextval('attack_once') = 1 THEN \(spoil); END IF; RETURN NEW; END $$
             """)

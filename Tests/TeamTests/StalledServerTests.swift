@@ -24,14 +24,16 @@ import KCTestSupport
 
     /// A read started in the background (no password: it never unlocks by itself).
     static func backgroundRead(_ home: KCHome) throws -> SpawnedChild {
-        try Spawn.start([KCBinary.path, "find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"],
-                        environment: home.environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, timeout: 60)
+        try Spawn.start(
+            [KCBinary.path, "find", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w"],
+            environment: home.environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, timeout: 60)
     }
 
     /// Waits (at most 10 s) until a session of `database` waits for a lock.
     static func waitForLockWaiter(_ database: String) throws -> Bool {
         for _ in 0..<100 {
-            let n = try TestPostgres.shared.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND wait_event_type = 'Lock'", database: "postgres")
+            let n = try TestPostgres.shared.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND wait_event_type = 'Lock'", database: "postgres")
             if (Int(n.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0 { return true }
             usleep(100_000)
         }
@@ -75,9 +77,10 @@ import KCTestSupport
         try TeamCommandTests.run(home, ["lock", "-k", "team:infra"])
         let lock = try StalledServer.TableLock(dsn: dsn)
         defer { lock.release() }
-        let unlocking = try Spawn.start([KCBinary.path, "unlock", "-k", "team:infra"],
-                                        environment: home.environment.merging(["PATH": "/usr/bin:/bin", "KC_PASSWORD": TeamCommandTests.teamPassword]) { a, _ in a },
-                                        timeout: 60)
+        let unlocking = try Spawn.start(
+            [KCBinary.path, "unlock", "-k", "team:infra"],
+            environment: home.environment.merging(["PATH": "/usr/bin:/bin", "KC_PASSWORD": TeamCommandTests.teamPassword]) { a, _ in a },
+            timeout: 60)
         #expect(try Self.waitForLockWaiter(TestPostgres.databaseName(of: dsn)), "the unlock never waited for the lock")
         let start = Date()
         let locked = try KCBinary.run(["lock", "-k", "team:infra"], environment: home.environment, timeout: 20)

@@ -48,8 +48,9 @@ import KCTestSupport
         var out = try t.kc(["unlock"], password: KCHome.password, extra: ["KC_AGENT_DIR": other])
         #expect(out.status == 0, "\(out.stderr)")
         defer { _ = try? t.kc(["agent", "--stop"], extra: ["KC_AGENT_DIR": other]) }
-        try FileManager.default.createDirectory(atPath: t.home.directory + "/agent", withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: t.home.directory + "/agent", withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         #expect(symlink(other + "/agent.sock", t.teamSocket) == 0)
         out = try t.kc(["unlock", "-k", "team:infra"], password: "team-password-for-kc-team-only")
         #expect(out.status == 22, "\(out.stderr)")

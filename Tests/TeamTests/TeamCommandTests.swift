@@ -11,8 +11,10 @@ import KCTestSupport
 
     /// Runs kc in `home` and fails the test with its output unless it exits `expect`.
     @discardableResult
-    static func run(_ home: KCHome, _ args: [String], password: String? = teamPassword, stdin: Data? = nil, expect: Int32 = 0,
-                    extra: [String: String] = [:]) throws -> KCBinary.Output {
+    static func run(
+        _ home: KCHome, _ args: [String], password: String? = teamPassword, stdin: Data? = nil, expect: Int32 = 0,
+        extra: [String: String] = [:]
+    ) throws -> KCBinary.Output {
         let out = try home.kc(args, password: password, stdin: stdin, extra: extra)
         #expect(out.status == expect, "kc \(args.joined(separator: " ")) exited \(out.status): \(out.stderr)")
         return out
@@ -52,7 +54,8 @@ import KCTestSupport
         // The admin removes bob: re-key; bob's agent reads nothing new.
         try Self.run(admin, ["team", "remove", "bob-laptop", "-k", "team:infra"])
         try Self.run(admin, ["add", "-k", "team:infra", "-s", "after", "-a", "x", "-w", "new-secret"])
-        let refused = try Self.run(bob, ["find", "-k", "team:infra", "-s", "after", "-a", "x", "-w"], expect: Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)))
+        let refused = try Self.run(
+            bob, ["find", "-k", "team:infra", "-s", "after", "-a", "x", "-w"], expect: Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)))
         #expect(!refused.stdout.contains("new-secret"))
         #expect(refused.stderr.contains("removed"))
         let head = try Self.run(admin, ["team", "head", "-k", "team:infra"]).stdout
@@ -72,11 +75,13 @@ import KCTestSupport
         try Self.run(runner, ["unlock", "--team-token-file", tokenFile], password: nil)
         let env = ["KC_KEYCHAIN": "team:infra"]
         #expect(try Self.run(runner, ["find", "-s", "deploy", "-a", "ci", "-w"], password: nil, extra: env).stdout == "deploy-token")
-        let run = try Self.run(runner, ["run", "--no-masking", "--env", "TOKEN=kc://deploy/ci", "--", "/bin/sh", "-c", "echo \"$TOKEN\"; env"], password: nil, extra: env)
+        let run = try Self.run(
+            runner, ["run", "--no-masking", "--env", "TOKEN=kc://deploy/ci", "--", "/bin/sh", "-c", "echo \"$TOKEN\"; env"], password: nil, extra: env)
         #expect(run.stdout.hasPrefix("deploy-token\n"))
         #expect(!run.stdout.contains("kcr1:"), "the runner token never reaches a child process")
         // A reader's write: errSecReadOnly, and nothing changes.
-        let write = try Self.run(runner, ["add", "-s", "x", "-a", "y", "-w", "z"], password: nil, expect: Int32(UInt8(truncatingIfNeeded: errSecReadOnly)), extra: env)
+        let write = try Self.run(
+            runner, ["add", "-s", "x", "-a", "y", "-w", "z"], password: nil, expect: Int32(UInt8(truncatingIfNeeded: errSecReadOnly)), extra: env)
         #expect(write.stderr.contains("reader"))
         #expect(try Self.run(admin, ["team", "verify", "-k", "team:infra"]).stdout.contains("1 items"))
     }
@@ -92,7 +97,8 @@ import KCTestSupport
         for i in 0..<8 {
             let home = try KCHome()
             let joined = try TeamCommandTests.run(home, ["team", "join", join, "--member", "device-\(i)", "--kdf", "interactive"])
-            try TeamCommandTests.run(admin, ["team", "add", "device-\(i)", "--key", joined.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "-k", "team:infra"])
+            try TeamCommandTests.run(
+                admin, ["team", "add", "device-\(i)", "--key", joined.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "-k", "team:infra"])
             try TeamCommandTests.run(home, ["unlock", "-k", "team:infra"])
             homes.append(home)
         }

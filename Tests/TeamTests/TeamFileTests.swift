@@ -34,9 +34,10 @@ import KCTestSupport
         /// Creates the team file (INTERACTIVE Argon2id, for speed).
         @discardableResult
         func create(insecureTransport: Bool = false) throws -> TeamFile {
-            try TeamFile.create(at: path, teamName: "infra", keychainID: keychainID, dsn: dsn, memberID: keys.memberID,
-                                insecureTransport: insecureTransport, seed: keys.seed,
-                                password: SecureBytes(copying: Array(TeamFileTests.password.utf8)), profile: .interactive)
+            try TeamFile.create(
+                at: path, teamName: "infra", keychainID: keychainID, dsn: dsn, memberID: keys.memberID,
+                insecureTransport: insecureTransport, seed: keys.seed,
+                password: SecureBytes(copying: Array(TeamFileTests.password.utf8)), profile: .interactive)
         }
 
         /// The file's bytes.
@@ -131,8 +132,10 @@ import KCTestSupport
         let salt = member + 16 + 4 + 8 + 8 + 4
         let sealed = original.count - 10
         #expect([name, id, dsn, member].allSatisfy { $0 > flags })
-        for (what, at, xor) in [("flags", flags, UInt8(1)), ("name", name, 2), ("keychain id", id + 5, 1), ("DSN", dsn + 3, 1),
-                                ("member id", member + 15, 0x80), ("salt", salt, 1), ("sealed seed", sealed, 1)] {
+        for (what, at, xor) in [
+            ("flags", flags, UInt8(1)), ("name", name, 2), ("keychain id", id + 5, 1), ("DSN", dsn + 3, 1),
+            ("member id", member + 15, 0x80), ("salt", salt, 1), ("sealed seed", sealed, 1)
+        ] {
             var edited = original
             edited[at] ^= xor
             try f.overwrite(edited)
@@ -172,18 +175,24 @@ import KCTestSupport
     @Test func badFieldsAreRefusedAtCreation() throws {
         let f = try Fixture()
         let pw = try Self.password()
-        #expect(Self.failure {
-            _ = try TeamFile.create(at: f.path, teamName: "Infra", keychainID: f.keychainID, dsn: f.dsn, memberID: f.keys.memberID,
-                                insecureTransport: false, seed: f.keys.seed, password: pw, profile: .interactive)
-        }?.status == errSecParam)
-        #expect(Self.failure {
-            _ = try TeamFile.create(at: f.path, teamName: "infra", keychainID: [1, 2], dsn: f.dsn, memberID: f.keys.memberID,
-                                insecureTransport: false, seed: f.keys.seed, password: pw, profile: .interactive)
-        }?.status == errSecParam)
-        #expect(Self.failure {
-            _ = try TeamFile.create(at: f.path, teamName: "infra", keychainID: f.keychainID, dsn: "", memberID: f.keys.memberID,
-                                insecureTransport: false, seed: f.keys.seed, password: pw, profile: .interactive)
-        }?.status == errSecParam)
+        #expect(
+            Self.failure {
+                _ = try TeamFile.create(
+                    at: f.path, teamName: "Infra", keychainID: f.keychainID, dsn: f.dsn, memberID: f.keys.memberID,
+                    insecureTransport: false, seed: f.keys.seed, password: pw, profile: .interactive)
+            }?.status == errSecParam)
+        #expect(
+            Self.failure {
+                _ = try TeamFile.create(
+                    at: f.path, teamName: "infra", keychainID: [1, 2], dsn: f.dsn, memberID: f.keys.memberID,
+                    insecureTransport: false, seed: f.keys.seed, password: pw, profile: .interactive)
+            }?.status == errSecParam)
+        #expect(
+            Self.failure {
+                _ = try TeamFile.create(
+                    at: f.path, teamName: "infra", keychainID: f.keychainID, dsn: "", memberID: f.keys.memberID,
+                    insecureTransport: false, seed: f.keys.seed, password: pw, profile: .interactive)
+            }?.status == errSecParam)
         #expect(!FileManager.default.fileExists(atPath: f.path))
     }
 

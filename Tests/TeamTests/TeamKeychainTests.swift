@@ -42,8 +42,13 @@ import TeamCore
 
     @Test func thisDeviceOnlyAndPresenceItemsAreRefused() throws {
         let team = try TeamFixture()
-        let e = failure { try team.admin.keychain.add(genp([kSecAttrService: "s", kSecValueData: Data("x".utf8),
-                                                            kSecAttrAccessible: kSecAttrAccessibleWhenUnlockedThisDeviceOnly])) }
+        let e = failure {
+            try team.admin.keychain.add(
+                genp([
+                    kSecAttrService: "s", kSecValueData: Data("x".utf8),
+                    kSecAttrAccessible: kSecAttrAccessibleWhenUnlockedThisDeviceOnly
+                ]))
+        }
         #expect(e?.status == errSecParam)
         #expect(e?.message.contains("this-device-only") == true)
         try team.admin.keychain.add(genp([kSecAttrService: "s", kSecValueData: Data("x".utf8), kSecAttrAccessible: kSecAttrAccessibleAfterFirstUnlock]))
@@ -55,17 +60,21 @@ import TeamCore
     /// passwords, more than one re-key batch (`TeamAuthority.resealBatch`) in all.
     static func rekeyItems() -> [[String: Any]] {
         let generic: [[String: Any]] = (0..<3_000).map { i in
-            var q = genp([kSecAttrService: "svc-\(i)", kSecAttrAccount: "acct-\(i)", kSecAttrLabel: "label \(i)",
-                          kSecAttrComment: "comment \(i)", kSecAttrDescription: "kind \(i % 4)", kSecAttrGeneric: Data("g\(i)".utf8),
-                          kSecValueData: Data("secret-\(i)".utf8)])
+            var q = genp([
+                kSecAttrService: "svc-\(i)", kSecAttrAccount: "acct-\(i)", kSecAttrLabel: "label \(i)",
+                kSecAttrComment: "comment \(i)", kSecAttrDescription: "kind \(i % 4)", kSecAttrGeneric: Data("g\(i)".utf8),
+                kSecValueData: Data("secret-\(i)".utf8)
+            ])
             if i % 3 == 0 { q[kcAttrSecretServiceAttributes] = ["xdg:schema": "org.test.rekey", "user": "u-\(i)", "bucket": "\(i % 7)"] }
             if i % 5 == 0 { q[kSecAttrAccessible] = kSecAttrAccessibleAfterFirstUnlock }
             return q
         }
         let internet: [[String: Any]] = (0..<1_500).map { i in
-            [kSecClass: kSecClassInternetPassword, kSecAttrServer: "host-\(i).example", kSecAttrAccount: "user-\(i)",
-             kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecAttrPort: 8000 + i % 100, kSecAttrPath: "/p/\(i)",
-             kSecAttrSecurityDomain: "realm-\(i % 9)", kSecAttrLabel: "site \(i)", kSecValueData: Data("web-\(i)".utf8)]
+            [
+                kSecClass: kSecClassInternetPassword, kSecAttrServer: "host-\(i).example", kSecAttrAccount: "user-\(i)",
+                kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecAttrPort: 8000 + i % 100, kSecAttrPath: "/p/\(i)",
+                kSecAttrSecurityDomain: "realm-\(i % 9)", kSecAttrLabel: "site \(i)", kSecValueData: Data("web-\(i)".utf8)
+            ]
         }
         return generic + internet
     }
@@ -76,14 +85,15 @@ import TeamCore
         for cls in [kSecClassGenericPassword, kSecClassInternetPassword] {
             let all = try keychain.copyMatching([kSecClass: cls, kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true, kSecReturnData: true])
             for item in all as? [[String: Any]] ?? [] {
-                lines.append(item.keys.sorted().map { key in
-                    let v = item[key]
-                    switch v {
-                    case let d as Data: return "\(key)=\(Hex.encode(Array(d)))"
-                    case let m as [String: String]: return "\(key)={\(m.keys.sorted().map { "\($0):\(m[$0] ?? "")" }.joined(separator: ","))}"
-                    default: return "\(key)=\(v.map { "\($0)" } ?? "nil")"
-                    }
-                }.joined(separator: " "))
+                lines.append(
+                    item.keys.sorted().map { key in
+                        let v = item[key]
+                        switch v {
+                        case let d as Data: return "\(key)=\(Hex.encode(Array(d)))"
+                        case let m as [String: String]: return "\(key)={\(m.keys.sorted().map { "\($0):\(m[$0] ?? "")" }.joined(separator: ","))}"
+                        default: return "\(key)=\(v.map { "\($0)" } ?? "nil")"
+                        }
+                    }.joined(separator: " "))
             }
         }
         return lines.sorted()
@@ -123,20 +133,26 @@ import TeamCore
         }
         #expect(rowVersions.count == 1, "every row carries the re-key's generation")
         #expect(pairsAfter.rows == pairsBefore.rows, "every pair row is written again")
-        #expect(pairsAfter.fingerprints.count == pairsBefore.fingerprints.count && pairsAfter.fingerprints.isDisjoint(with: pairsBefore.fingerprints),
-                "every pair fingerprint is keyed anew")
+        #expect(
+            pairsAfter.fingerprints.count == pairsBefore.fingerprints.count && pairsAfter.fingerprints.isDisjoint(with: pairsBefore.fingerprints),
+            "every pair fingerprint is keyed anew")
         // Every member reads every item, attribute and secret as before, and finds items by
         // their indexed attributes and pairs (the new fingerprints).
         #expect(try Self.everything(carol.keychain) == seen)
         #expect(try Self.everything(team.admin.keychain) == seen)
-        #expect(try carol.keychain.copyMatching(genp([kSecAttrService: "svc-2999", kSecAttrAccount: "acct-2999", kSecReturnData: true])) as? Data == Data("secret-2999".utf8))
+        #expect(
+            try carol.keychain.copyMatching(genp([kSecAttrService: "svc-2999", kSecAttrAccount: "acct-2999", kSecReturnData: true])) as? Data
+                == Data("secret-2999".utf8))
         let byPairs = try carol.keychain.copyMatching(genp([kcAttrSecretServiceAttributes: ["user": "u-2997"], kSecReturnData: true]))
         #expect(byPairs as? Data == Data("secret-2997".utf8))
-        let bucket = try carol.keychain.copyMatching(genp([kcAttrSecretServiceAttributes: ["bucket": "3"], kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]))
+        let bucket = try carol.keychain.copyMatching(
+            genp([kcAttrSecretServiceAttributes: ["bucket": "3"], kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]))
         let inBucket: Int = (0..<3_000).filter { i in i % 3 == 0 && i % 7 == 3 }.count
         let found: Int = (bucket as? [[String: Any]])?.count ?? 0
         #expect(found == inBucket)
-        #expect(try carol.keychain.copyMatching([kSecClass: kSecClassInternetPassword, kSecAttrServer: "host-1499.example", kSecReturnData: true]) as? Data == Data("web-1499".utf8))
+        #expect(
+            try carol.keychain.copyMatching([kSecClass: kSecClassInternetPassword, kSecAttrServer: "host-1499.example", kSecReturnData: true]) as? Data
+                == Data("web-1499".utf8))
         // Carol goes on without a password: her open keychain adopts the new key.
         try carol.keychain.add(genp([kSecAttrService: "after-rekey", kSecValueData: Data("new".utf8)]))
         // Bob's open keychain reads nothing new, and he opens no wrap of the new key.

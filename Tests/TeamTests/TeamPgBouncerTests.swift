@@ -48,7 +48,8 @@ import TeamCore
         // (or missing), and went on unprepared.
         #expect(members.contains { !$0.authority.store.connection.preparing })
         // A re-key through the pool, then everyone reads on.
-        let admin = try TeamFixture.open(name: team.name, keychainID: team.keychainID, dsn: pooled, keys: team.admin.keys, folder: team.folder + "/pooled-admin")
+        let admin = try TeamFixture.open(
+            name: team.name, keychainID: team.keychainID, dsn: pooled, keys: team.admin.keys, folder: team.folder + "/pooled-admin")
         try TeamAdmin.remove(admin, memberName: "r2")
         for m in members.prefix(3) {
             #expect(try m.keychain.copyMatching(genp([kSecAttrService: "w1-29", kSecReturnData: true])) as? Data == Data("s-1-29".utf8))

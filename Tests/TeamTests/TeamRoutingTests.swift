@@ -11,19 +11,22 @@ import KCTestSupport
 @Suite struct TeamRoutingTests {
     /// A runner token for `name` (its seed and DSN made up), as its text.
     static func token(_ name: String = "infra") throws -> String {
-        let token = try RunnerToken(keychainID: [UInt8](repeating: 7, count: 32),
-                                    seed: SecureBytes(copying: [UInt8](repeating: 9, count: 32)), name: name,
-                                    dsn: SecureBytes(copying: Array("postgresql://ci:runner-db-pw@127.0.0.1:1/kc".utf8)))
+        let token = try RunnerToken(
+            keychainID: [UInt8](repeating: 7, count: 32),
+            seed: SecureBytes(copying: [UInt8](repeating: 9, count: 32)), name: name,
+            dsn: SecureBytes(copying: Array("postgresql://ci:runner-db-pw@127.0.0.1:1/kc".utf8)))
         return try token.encoded().withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// No team file and no agent holding it: exit 50, and the hint says how a device gets one.
     @Test func aTeamKeychainThisDeviceHasNotJoinedIsNoSuchKeychain() throws {
         let t = try TeamHome()
-        for out in [try t.kc(["find", "-k", "team:nope", "-s", "x"]),
-                    try t.kc(["list"], extra: ["KC_KEYCHAIN": "team:nope"]),
-                    try t.kc(["unlock", "-k", "team:nope"], password: KCHome.password),
-                    try t.kc(["lock", "-k", "team:nope"])] {
+        for out in [
+            try t.kc(["find", "-k", "team:nope", "-s", "x"]),
+            try t.kc(["list"], extra: ["KC_KEYCHAIN": "team:nope"]),
+            try t.kc(["unlock", "-k", "team:nope"], password: KCHome.password),
+            try t.kc(["lock", "-k", "team:nope"])
+        ] {
             #expect(out.status == 50, "\(out.stderr)")
             #expect(out.stderr.contains("no team keychain team:nope on this device"), "\(out.stderr)")
             #expect(out.stderr.contains("kc team join") && out.stderr.contains("kc team create"), "\(out.stderr)")
@@ -47,10 +50,12 @@ import KCTestSupport
     @Test func aTeamKeychainTheAgentDoesNotHoldIsLockedWithoutAPrompt() throws {
         let t = try TeamHome()
         try t.makeTeamFile("infra")
-        for (args, extra) in [(["find", "-k", "team:infra", "-s", "deploy", "-w"], [:]),       // the fast path
-                              (["find", "-k", "team:infra", "-s", "deploy", "--json"], [:]),
-                              (["list"], ["KC_KEYCHAIN": "team:infra"]),                      // ArgumentParser's path
-                              (["read", "kc://deploy/ci?keychain=team:infra"], ["KC_KEYCHAIN": "team:infra"])] as [([String], [String: String])] {
+        for (args, extra) in [
+            (["find", "-k", "team:infra", "-s", "deploy", "-w"], [:]),   // the fast path
+            (["find", "-k", "team:infra", "-s", "deploy", "--json"], [:]),
+            (["list"], ["KC_KEYCHAIN": "team:infra"]),   // ArgumentParser's path
+            (["read", "kc://deploy/ci?keychain=team:infra"], ["KC_KEYCHAIN": "team:infra"])
+        ] as [([String], [String: String])] {
             let out = try t.kc(args, password: KCHome.password, extra: extra)
             #expect(out.status == 36, "\(args): \(out.stderr)")
             #expect(out.stderr.contains("the team keychain team:infra is locked"), "\(args): \(out.stderr)")
@@ -144,8 +149,9 @@ import KCTestSupport
     @Test func theRunnerTokenNeverReachesAChild() throws {
         let t = try TeamHome()
         let token = try Self.token("infra")
-        let out = try t.kc(["run", "--", "/bin/sh", "-c", "cat /proc/$PPID/environ > '\(t.home.directory)/kc-environ'; /usr/bin/env"],
-                           extra: ["KC_TEAM_TOKEN": token])
+        let out = try t.kc(
+            ["run", "--", "/bin/sh", "-c", "cat /proc/$PPID/environ > '\(t.home.directory)/kc-environ'; /usr/bin/env"],
+            extra: ["KC_TEAM_TOKEN": token])
         #expect(out.status == 0, "\(out.stderr)")
         #expect(out.stdout.contains("HOME="), "the child's environment was printed: \(out.stdout)")
         #expect(!out.stdout.contains("KC_TEAM_TOKEN") && !out.stdout.contains("kcr1:"), "\(out.stdout)")
@@ -185,7 +191,8 @@ import KCTestSupport
         let t = try TeamHome()
         try t.makeTeamFile("infra")
         let file = t.home.directory + "/team:infra"
-        var out = try t.home.sh("""
+        var out = try t.home.sh(
+            """
             kc create ./team:infra --kdf interactive &&
             kc add -k ./team:infra -s svc -a me -w file-secret &&
             kc find -k ./team:infra -s svc -w
@@ -195,8 +202,9 @@ import KCTestSupport
         // -k team:infra, from the same folder, with a password at hand: the team keychain,
         // locked in no agent; the file is not opened with that password.
         out = try t.home.sh("kc find -k team:infra -s svc -w")
-        #expect(out.status == 36 && out.stderr.contains("the team keychain team:infra is locked") && out.stdout.isEmpty,
-                "\(out.stdout) \(out.stderr)")
+        #expect(
+            out.status == 36 && out.stderr.contains("the team keychain team:infra is locked") && out.stdout.isEmpty,
+            "\(out.stdout) \(out.stderr)")
         out = try t.home.sh("KC_KEYCHAIN=team:infra kc list")
         #expect(out.status == 36 && out.stderr.contains("the team keychain team:infra is locked"), "\(out.stderr)")
         // The file through the file agent, by its relative and its absolute path, and by KC_KEYCHAIN.

@@ -35,10 +35,15 @@ import KCTestSupport
         #expect(restarted.all == ["ok"], "\(other.all)")
         #expect(other.all.isEmpty, "\(other.all.prefix(5))")
         let verifier = try team.reopen(team.admin.keys, as: "verifier")
-        let found = try verifier.keychain.copyMatching(genp([kSecAttrService: "svc", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true])) as? [[String: Any]] ?? []
+        let found =
+            try verifier.keychain.copyMatching(genp([kSecAttrService: "svc", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true]))
+            as? [[String: Any]] ?? []
         let present = found.compactMap { $0[kSecAttrAccount] as? String }
         #expect(Set(present).count == present.count, "nothing doubled")
-        #expect(Set(present) == Set(done.all), "present but reported failed: \(Set(present).subtracting(done.all).sorted().prefix(5)); reported done but missing: \(Set(done.all).subtracting(present).sorted().prefix(5))")
+        #expect(
+            Set(present) == Set(done.all),
+            "present but reported failed: \(Set(present).subtracting(done.all).sorted().prefix(5)); reported done but missing: \(Set(done.all).subtracting(present).sorted().prefix(5))"
+        )
         #expect(try verifier.keychain.check() == done.all.count)
         #expect(done.all.count >= 100, "the writers went on after the restart (\(done.all.count) done, \(failed.all.count) failed)")
     }
@@ -53,9 +58,14 @@ import KCTestSupport
         let team = try TeamFixture(cluster: cluster)
         let bob = try team.addMember("bob")
         let needles = ["needle-secret-9271", "needle-account-5513", "needle-service-3318", "needle-label-7741", "needle-comment-2209"]
-        try team.admin.keychain.add(genp([kSecAttrService: needles[2], kSecAttrAccount: needles[1], kSecAttrLabel: needles[3],
-                                          kSecAttrComment: needles[4], kSecValueData: Data(needles[0].utf8)]))
-        #expect(try bob.keychain.copyMatching(genp([kSecAttrService: needles[2], kSecAttrAccount: needles[1], kSecReturnData: true])) as? Data == Data(needles[0].utf8))
+        try team.admin.keychain.add(
+            genp([
+                kSecAttrService: needles[2], kSecAttrAccount: needles[1], kSecAttrLabel: needles[3],
+                kSecAttrComment: needles[4], kSecValueData: Data(needles[0].utf8)
+            ]))
+        #expect(
+            try bob.keychain.copyMatching(genp([kSecAttrService: needles[2], kSecAttrAccount: needles[1], kSecReturnData: true])) as? Data
+                == Data(needles[0].utf8))
         try bob.keychain.update(genp([kSecAttrService: needles[2]]), [kSecValueData: Data((needles[0] + "-2").utf8)])
         let log = try cluster.serverLog()
         let dump = try cluster.dump(database: team.dsn)

@@ -14,8 +14,9 @@ import KCTestSupport
         let added = try TeamCommandTests.run(admin, ["team", "add-runner", name, "-k", "team:infra", "--role", "reader"])
         let members = try TeamCommandTests.run(admin, ["team", "members", "-k", "team:infra"])
         for (what, text) in [("note", added.stderr), ("members", members.stdout)] {
-            #expect(!text.unicodeScalars.contains { ["\u{1B}", "\u{07}", "\u{9D}", "\u{9C}", "\u{202E}"].contains($0) },
-                    "\(what): a raw control reached the output: \(text.debugDescription)")
+            #expect(
+                !text.unicodeScalars.contains { ["\u{1B}", "\u{07}", "\u{9D}", "\u{9C}", "\u{202E}"].contains($0) },
+                "\(what): a raw control reached the output: \(text.debugDescription)")
             #expect(text.contains("ci\\u001b]0;owned\\u0007\\u009d52;c;eA==\\u009c\\u202etsil"), "\(what): \(text.debugDescription)")
         }
     }

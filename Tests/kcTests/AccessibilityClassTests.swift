@@ -108,7 +108,8 @@ import KCTestSupport
         #expect(try h.kc(["lock"]).status == 0)
         let which = value == "0" ? "pclass = 1" : "pclass = 0"
         _ = try Spawn.run(["/usr/bin/sqlite3", h.defaultKeychain, "UPDATE kc_items SET pclass = \(value) WHERE \(which)"], environment: [:])
-        #expect(try Spawn.run(["/usr/bin/sqlite3", h.defaultKeychain, "SELECT count(*) FROM kc_items WHERE pclass = \(value)"], environment: [:]).stdout == "2\n")
+        #expect(
+            try Spawn.run(["/usr/bin/sqlite3", h.defaultKeychain, "SELECT count(*) FROM kc_items WHERE pclass = \(value)"], environment: [:]).stdout == "2\n")
         for (service, account) in [("backup", "cron"), ("deploy", "prod")] {
             let out = try Self.find(h, service, account)
             #expect(out.status != 0 && out.stdout.isEmpty, "\(service): \(out.stdout)")
@@ -135,7 +136,9 @@ import KCTestSupport
         #expect(out.status == 2 && out.stderr.contains("sometimes"))
         // An item that was when-unlocked moves to after-first-unlock and back.
         #expect(try h.kc(["add", "-s", "svc", "-a", "x", "-w", "moving"], password: KCHome.password).status == 0)
-        let classOf = { try Spawn.run(["/usr/bin/sqlite3", h.defaultKeychain, "SELECT pclass FROM kc_items ORDER BY seq DESC LIMIT 1"], environment: [:]).stdout }
+        let classOf = {
+            try Spawn.run(["/usr/bin/sqlite3", h.defaultKeychain, "SELECT pclass FROM kc_items ORDER BY seq DESC LIMIT 1"], environment: [:]).stdout
+        }
         #expect(try classOf() == "0\n")
         out = try h.kc(["update", "-s", "svc", "-a", "x", "--new-accessible", "after-first-unlock"], password: KCHome.password)
         #expect(out.status == 0, "\(out.stderr)")
@@ -156,8 +159,10 @@ import KCTestSupport
     func exportLeavesOutThisDeviceOnlyItems(format: String) throws {
         let h = try KCHome()
         try h.createKeychain()
-        for (service, accessible) in [("shared", "when-unlocked"), ("device", "when-unlocked-this-device-only"),
-                                      ("device2", "after-first-unlock-this-device-only"), ("moving", "after-first-unlock")] {
+        for (service, accessible) in [
+            ("shared", "when-unlocked"), ("device", "when-unlocked-this-device-only"),
+            ("device2", "after-first-unlock-this-device-only"), ("moving", "after-first-unlock")
+        ] {
             #expect(try h.kc(["add", "-s", service, "-a", "x", "--accessible", accessible, "-w", "\(service)-secret"], password: KCHome.password).status == 0)
         }
         let out = try h.kc(["export", "--format", format], password: KCHome.password)

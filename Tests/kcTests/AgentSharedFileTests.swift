@@ -21,8 +21,10 @@ import KCTestSupport
         #expect(try h.kc(["settings"], password: KCHome.password).status == 0)
         // This process writes an item (as kc does for a protected one, or the Security module).
         let keychain = try Keychain.open(at: h.defaultKeychain, password: try SecureBytes(copying: Array(KCHome.password.utf8)))
-        _ = try keychain.add([kSecClass: kSecClassGenericPassword, kSecAttrService: "written-here", kSecAttrAccount: "me",
-                              kSecValueData: Data("value".utf8)])
+        _ = try keychain.add([
+            kSecClass: kSecClassGenericPassword, kSecAttrService: "written-here", kSecAttrAccount: "me",
+            kSecValueData: Data("value".utf8)
+        ])
         keychain.lock()
         let out = try h.kc(["find", "-s", "written-here", "-w"])
         #expect(out.status == 0 && out.stdout == "value", "the agent did not see the write: \(out.stderr)")

@@ -32,10 +32,10 @@ import KCTestSupport
         let marker = "KC_AGENT_DIR=\(h.directory)/agent"
         return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> Int32? in
             guard let pid = Int32(name),
-                  let cmd = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
-                  String(decoding: cmd, as: UTF8.self).hasSuffix("\0agent\0"),
-                  let env = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-                  String(decoding: env, as: UTF8.self).split(separator: "\0").contains(where: { $0 == marker })
+                let cmd = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                String(decoding: cmd, as: UTF8.self).hasSuffix("\0agent\0"),
+                let env = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+                String(decoding: env, as: UTF8.self).split(separator: "\0").contains(where: { $0 == marker })
             else { return nil }
             return pid
         }
@@ -173,7 +173,8 @@ import KCTestSupport
     @Test func concurrentClientsAllGetTheRightSecret() throws {
         let h = try Self.unlocked()
         for i in 0..<8 { _ = try h.kc(["add", "-s", "svc\(i)", "-w", "secret-\(i)"]) }
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             for p in 0 1 2 3 4 5 6 7; do
               ( for i in $(seq 200); do
                   [ "$(kc find -s svc$p -w 2>>errors.log)" = "secret-$p" ] || echo "wrong answer in $p"
@@ -194,8 +195,9 @@ import KCTestSupport
         #expect(!text.contains("KC_PASSWORD") && !text.contains(KCHome.password))
         let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
         let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }
-        #expect(core.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"] } == true,
-                "\(core ?? "")")
+        #expect(
+            core.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"] } == true,
+            "\(core ?? "")")
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
         let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
         // After "(comm)": state, ppid, pgrp, session.
@@ -212,8 +214,11 @@ import KCTestSupport
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         #expect(try h.kc(["add", "-s", "later", "-w", "v"]).status == 0)
         #expect(try h.kc(["lock"]).status == 0)
-        #expect(try h.sh("rm -f '\(h.defaultKeychain)-wal' '\(h.defaultKeychain)-shm' && cp '\(old)' '\(h.defaultKeychain)' && echo restored",
-                         password: nil).stdout == "restored\n")
+        #expect(
+            try h.sh(
+                "rm -f '\(h.defaultKeychain)-wal' '\(h.defaultKeychain)-shm' && cp '\(old)' '\(h.defaultKeychain)' && echo restored",
+                password: nil
+            ).stdout == "restored\n")
         let out = try h.kc(["unlock"], password: KCHome.password)
         #expect(out.status == 93, "\(out.stderr)")
         #expect(out.stderr.contains("an older copy"))
@@ -224,8 +229,9 @@ import KCTestSupport
         let h = try Self.unlocked()
         // A re-key by a process that does not reach this agent (`kc passwd` itself tells the
         // agent it reaches: PasswdAgentSpliceTests): the agent notices at its next request.
-        let out = try h.kc(["passwd", "--rekey"], password: KCHome.password,
-                           extra: ["KC_NEW_PASSWORD": "rotated", "KC_AGENT_DIR": h.directory + "/another-agent"])
+        let out = try h.kc(
+            ["passwd", "--rekey"], password: KCHome.password,
+            extra: ["KC_NEW_PASSWORD": "rotated", "KC_AGENT_DIR": h.directory + "/another-agent"])
         #expect(out.status == 0, "\(out.stderr)")
         let find = try h.kc(["find", "-s", "ci", "-w"])
         #expect(find.status == 36, "\(find.stderr)")
@@ -245,12 +251,12 @@ import KCTestSupport
             if !early { _ = try? socket.readFrame(until: .after(seconds: 3)) }
         }
         var cases: [[UInt8]] = [
-            [], [0, 0], [0xFF, 0xFF, 0xFF, 0xFF], [0, 0, 0, 3, 0, 1],          // empty, short, huge, no body
+            [], [0, 0], [0xFF, 0xFF, 0xFF, 0xFF], [0, 0, 0, 3, 0, 1],   // empty, short, huge, no body
             AgentProtocol.frame(type: 4, body: []), AgentProtocol.frame(type: 99, body: [1, 2, 3]),
-            [0, 0, 0, 3, 0, 9, 3],                                               // another protocol version
-            AgentProtocol.frame(type: 4, body: [0, 0, 0, 200, 1]),               // length past the end
-            AgentProtocol.frame(type: 4, body: [0, 0, 0, 1, 0x2F, 2, 7, 0xFF, 0xFF, 0xFF, 0xFF]), // a dictionary of 4G entries
-            AgentProtocol.frame(type: 1, body: [0, 0, 0, 1, 0x2F]),               // unlock cut short
+            [0, 0, 0, 3, 0, 9, 3],   // another protocol version
+            AgentProtocol.frame(type: 4, body: [0, 0, 0, 200, 1]),   // length past the end
+            AgentProtocol.frame(type: 4, body: [0, 0, 0, 1, 0x2F, 2, 7, 0xFF, 0xFF, 0xFF, 0xFF]),   // a dictionary of 4G entries
+            AgentProtocol.frame(type: 1, body: [0, 0, 0, 1, 0x2F])   // unlock cut short
         ]
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<200 {
@@ -314,7 +320,8 @@ import KCTestSupport
             print(os.getuid(), len(data))
             """
         let hex = frame.map { String(format: "%02x", $0) }.joined()
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+dac_override --ambient-caps=+dac_override \
               python3 -c '\(script)' '\(socketPath)' '\(hex)'
             python3 -c '\(script)' '\(socketPath)' '\(hex)'
@@ -348,7 +355,8 @@ import KCTestSupport
                 data = b""
             print("received", len(data), flush=True)
             """
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             python3 -c '\(script)' '\(dir)/agent.sock' > \(h.directory)/fake.out &
             for i in $(seq 50); do grep -q ready \(h.directory)/fake.out 2>/dev/null && break; sleep 0.1; done
             kc find -s x -w; echo "exit $?"
@@ -356,8 +364,9 @@ import KCTestSupport
             """)
         #expect(out.stdout.hasSuffix("exit 206\n"), "\(out.stdout) \(out.stderr)")
         #expect(out.stderr.contains("runs as uid 65534, not as you; nothing was sent"))
-        #expect(try String(contentsOfFile: h.directory + "/fake.out", encoding: .utf8) == "ready\nreceived 0\n",
-                "the fake agent received nothing")
+        #expect(
+            try String(contentsOfFile: h.directory + "/fake.out", encoding: .utf8) == "ready\nreceived 0\n",
+            "the fake agent received nothing")
     }
 
     @Test func anUnsafeAgentFolderIsRefused() throws {
@@ -378,12 +387,15 @@ import KCTestSupport
     /// With `ulimit -c unlimited` in the shell that unlocks, an agent killed by SIGABRT
     /// leaves no core file (a control process in the same shell does), and neither its
     /// command line nor its environment holds the password.
-    @Test(.enabled(if: (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8))?.hasPrefix("core") == true,
-                   "needs core files written to the working folder"))
+    @Test(
+        .enabled(
+            if: (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8))?.hasPrefix("core") == true,
+            "needs core files written to the working folder"))
     func anAbortedAgentLeavesNoCore() throws {
         let h = try KCHome()
         try h.createKeychain()
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             ulimit -c unlimited
             mkdir -m 700 control agentcwd
             (cd control && exec sleep 30) & control=$!

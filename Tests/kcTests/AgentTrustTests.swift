@@ -10,10 +10,13 @@ import Testing
 @Suite struct AgentTrustTests {
     /// Starts an `AgentImpostor` at the home's socket: dumpable, non-dumpable or a zombie
     /// listener; its status empty, or claiming one keychain (`keychain` when given).
-    func startImpostor(_ h: KCHome, nondumpable: Bool = false, zombie: Bool = false, holds: Bool = false, keychain: String = "",
-                       asUser: String = "") throws -> String {
-        try AgentImpostor.start(h, kind: zombie ? .zombie : nondumpable ? .nondumpable : .dumpable, holds: holds ? keychain : nil,
-                                version: AgentProtocol.version, asUser: asUser)
+    func startImpostor(
+        _ h: KCHome, nondumpable: Bool = false, zombie: Bool = false, holds: Bool = false, keychain: String = "",
+        asUser: String = ""
+    ) throws -> String {
+        try AgentImpostor.start(
+            h, kind: zombie ? .zombie : nondumpable ? .nondumpable : .dumpable, holds: holds ? keychain : nil,
+            version: AgentProtocol.version, asUser: asUser)
     }
 
     /// What the impostor received, as hex, one entry per connection.
@@ -125,12 +128,16 @@ import Testing
         try h.createKeychain()
         var env = h.environment
         env["PATH"] = "/usr/bin:/bin"
-        let out = try Spawn.run(["/bin/sh", "-c", """
-            nohup strace -f -o /dev/null '\(KCBinary.path)' agent >/dev/null 2>&1 &
-            for i in $(seq 100); do [ -S "$KC_AGENT_DIR/agent.sock" ] && break; sleep 0.05; done
-            '\(KCBinary.path)' unlock; echo "exit $?"
-            '\(KCBinary.path)' agent --stop
-            """], environment: env.merging(["KC_PASSWORD": KCHome.password]) { _, b in b })
+        let out = try Spawn.run(
+            [
+                "/bin/sh", "-c",
+                """
+                nohup strace -f -o /dev/null '\(KCBinary.path)' agent >/dev/null 2>&1 &
+                for i in $(seq 100); do [ -S "$KC_AGENT_DIR/agent.sock" ] && break; sleep 0.05; done
+                '\(KCBinary.path)' unlock; echo "exit $?"
+                '\(KCBinary.path)' agent --stop
+                """
+            ], environment: env.merging(["KC_PASSWORD": KCHome.password]) { _, b in b })
         #expect(out.stdout == "exit 22\n", "\(out.stdout) \(out.stderr)")
         #expect(out.stderr.contains("is being traced"), "\(out.stderr)")
     }

@@ -8,8 +8,10 @@ import KCTestSupport
 @Suite struct BadInputTests {
     /// Runs a bad command and checks the exit code, a `kc:` or usage message, and that the
     /// keychain's single item is unchanged.
-    func expectRefused(_ arguments: [String], status: Int32, message: String, stdin: Data? = nil,
-                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectRefused(
+        _ arguments: [String], status: Int32, message: String, stdin: Data? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let h = try KCHome()
         try h.createKeychain()
         _ = try h.kc(["add", "-s", "keep", "-a", "me", "-w", "kept"], password: KCHome.password)
@@ -28,8 +30,9 @@ import KCTestSupport
     }
 
     @Test func attributeNotValidForTheClass() throws {
-        try expectRefused(["add", "-s", "x", "-d", "CORP", "-w", "v"], status: 41,
-                          message: "kc: -d/--security-domain is not an attribute of generic items")
+        try expectRefused(
+            ["add", "-s", "x", "-d", "CORP", "-w", "v"], status: 41,
+            message: "kc: -d/--security-domain is not an attribute of generic items")
         try expectRefused(["find", "--class", "certificate", "-a", "x"], status: 41, message: "-a/--account is not an attribute of certificate items")
     }
 
@@ -122,9 +125,11 @@ import KCTestSupport
     // message, and the keychain unchanged (docs/reliability.md).
 
     @Test func missingValues() throws {
-        for (arguments, flag) in [(["find", "-s"], "-s"), (["find", "-k"], "-k"), (["add", "-s", "x", "-w"], "-w"),
-                                  (["find", "--class"], "--class"), (["find", "--limit"], "--limit"),
-                                  (["add", "-s", "x", "--data-file"], "--data-file"), (["find", "--password-file"], "--password-file")] {
+        for (arguments, flag) in [
+            (["find", "-s"], "-s"), (["find", "-k"], "-k"), (["add", "-s", "x", "-w"], "-w"),
+            (["find", "--class"], "--class"), (["find", "--limit"], "--limit"),
+            (["add", "-s", "x", "--data-file"], "--data-file"), (["find", "--password-file"], "--password-file")
+        ] {
             try expectRefused(arguments, status: 2, message: "Missing value for '\(flag)")
         }
     }

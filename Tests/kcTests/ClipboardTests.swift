@@ -28,7 +28,8 @@ import KCTestSupport
             for _ in 0..<20 {
                 let n = Int.random(in: 300..<30000)
                 if FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { continue }
-                let server = ["/usr/bin/Xvfb", ":\(n)"] + (tcp ? ["-listen", "tcp"] : ["-nolisten", "tcp"])
+                let server =
+                    ["/usr/bin/Xvfb", ":\(n)"] + (tcp ? ["-listen", "tcp"] : ["-nolisten", "tcp"])
                     + (abstract ? [] : ["-nolisten", "local"]) + ["-screen", "0", "320x200x8"]
                 let child = try Spawn.start(Self.as(user, server), environment: ["PATH": "/usr/bin:/bin"], timeout: 300)
                 for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
@@ -38,8 +39,9 @@ import KCTestSupport
                 // The socket exists once the server listens; it answers clients only once it
                 // has set itself up: wait for that (xclip opens the display), as long as it takes.
                 for _ in 0..<1500 where FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
-                    let probe = try Spawn.run(["/usr/bin/xclip", "-selection", "clipboard", "-out"],
-                                              environment: ["DISPLAY": ":\(n)", "PATH": "/usr/bin:/bin"], timeout: 30)
+                    let probe = try Spawn.run(
+                        ["/usr/bin/xclip", "-selection", "clipboard", "-out"],
+                        environment: ["DISPLAY": ":\(n)", "PATH": "/usr/bin:/bin"], timeout: 30)
                     if !probe.stderr.contains("Can't open display") || kill(child.pid, 0) != 0 { break }
                     usleep(20_000)
                 }
@@ -67,15 +69,17 @@ import KCTestSupport
         /// What the CLIPBOARD selection holds now, read with xclip as the server's own user
         /// ("" when nothing).
         func clipboard() throws -> String {
-            let out = try Spawn.run(Self.as(user, ["/usr/bin/xclip", "-selection", "clipboard", "-out"]),
-                                    environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
+            let out = try Spawn.run(
+                Self.as(user, ["/usr/bin/xclip", "-selection", "clipboard", "-out"]),
+                environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
             return out.status == 0 ? out.stdout : ""
         }
 
         /// Copies `text` as the server's user would (xclip's background owner keeps no pipe of ours).
         func copy(_ text: String) throws {
-            let out = try Spawn.run(Self.as(user, ["/bin/sh", "-c", "printf %s \"$1\" | /usr/bin/xclip -selection clipboard -in >/dev/null 2>&1", "sh", text]),
-                                    environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
+            let out = try Spawn.run(
+                Self.as(user, ["/bin/sh", "-c", "printf %s \"$1\" | /usr/bin/xclip -selection clipboard -in >/dev/null 2>&1", "sh", text]),
+                environment: ["DISPLAY": display, "PATH": "/usr/bin:/bin"], timeout: 10)
             #expect(out.status == 0)
         }
     }
@@ -91,8 +95,9 @@ import KCTestSupport
 
         init(in folder: String) throws {
             runtime = folder + "/wayland-runtime"
-            try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: runtime, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
             var argv = ["/usr/bin/sway", "-c", "/dev/null"]
             if getuid() == 0 {
                 guard chown(runtime, 65534, 65534) == 0, chmod(folder, 0o711) == 0 else {
@@ -100,9 +105,13 @@ import KCTestSupport
                 }
                 argv = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
             }
-            child = try Spawn.start(argv, environment: ["PATH": "/usr/bin:/bin", "HOME": runtime, "XDG_RUNTIME_DIR": runtime,
-                                                        "WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1",
-                                                        "WLR_RENDERER": "pixman"], timeout: 300)
+            child = try Spawn.start(
+                argv,
+                environment: [
+                    "PATH": "/usr/bin:/bin", "HOME": runtime, "XDG_RUNTIME_DIR": runtime,
+                    "WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1",
+                    "WLR_RENDERER": "pixman"
+                ], timeout: 300)
             var found: String?
             for _ in 0..<250 where found == nil {
                 found = ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? [])
@@ -120,8 +129,9 @@ import KCTestSupport
 
         /// What the clipboard holds now, read with wl-paste ("" when nothing).
         func clipboard() throws -> String {
-            let out = try Spawn.run(["/usr/bin/wl-paste", "--no-newline"],
-                                    environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, timeout: 10)
+            let out = try Spawn.run(
+                ["/usr/bin/wl-paste", "--no-newline"],
+                environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }, timeout: 10)
             return out.status == 0 ? out.stdout : ""
         }
     }
@@ -139,7 +149,8 @@ import KCTestSupport
     /// Whether `pid` has exited and waits only to be reaped.
     static func isZombie(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
+            let close = stat.lastIndex(of: ")")
+        else { return true }
         return stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
     }
 
@@ -164,8 +175,9 @@ import KCTestSupport
         let x = try XServer()
         let secret = "clip-secret-\(UInt32.random(in: 0...UInt32.max))"
         let h = try homeWithSecret(secret)
-        let out = try h.kc(["find", "-s", "clip.example", "-a", "alice", "-w", "--clip", "5"], password: KCHome.password,
-                           extra: ["DISPLAY": x.display])
+        let out = try h.kc(
+            ["find", "-s", "clip.example", "-a", "alice", "-w", "--clip", "5"], password: KCHome.password,
+            extra: ["DISPLAY": x.display])
         #expect(out.status == 0, "\(out.stderr)")
         #expect(out.stdout.isEmpty && !out.stderr.contains(secret), "the secret is not printed")
         #expect(out.stderr.contains("kc: copied to the clipboard with xclip; cleared in 5 s if it still holds the secret"), "\(out.stderr)")
@@ -200,11 +212,13 @@ import KCTestSupport
         let seed = "JBSWY3DPEHPK3PXP"
         #expect(try h.kc(["add", "-s", "clip.example", "-a", "alice", "--totp", "-w", seed], password: KCHome.password).status == 0)
         let now = Int(Date().timeIntervalSince1970) / 30 * 30 + 1   // early in a period: the same code for oathtool
-        let code = try h.kc(["totp", "-s", "clip.example", "-a", "alice", "--clip", "3"], password: KCHome.password,
-                            extra: ["DISPLAY": x.display, "KC_TOTP_TIME": String(now)])
+        let code = try h.kc(
+            ["totp", "-s", "clip.example", "-a", "alice", "--clip", "3"], password: KCHome.password,
+            extra: ["DISPLAY": x.display, "KC_TOTP_TIME": String(now)])
         #expect(code.status == 0 && code.stdout.isEmpty, "\(code.stderr)")
-        let expected = try Spawn.run(["/usr/bin/oathtool", "--totp", "-b", "--now", "@\(now)", seed],
-                                     environment: ["PATH": "/usr/bin:/bin", "TZ": "UTC"], timeout: 10)
+        let expected = try Spawn.run(
+            ["/usr/bin/oathtool", "--totp", "-b", "--now", "@\(now)", seed],
+            environment: ["PATH": "/usr/bin:/bin", "TZ": "UTC"], timeout: 10)
         #expect(expected.status == 0 && expected.stdout.count == 7, "\(expected.stderr)")
         #expect(try x.clipboard() == expected.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(try Self.eventually(20) { try x.clipboard().isEmpty }, "cleared after 3 s")
@@ -225,7 +239,8 @@ import KCTestSupport
         let x = try XServer()
         let h = try homeWithSecret("clip-secret")
         let said = h.directory + "/kc.out"
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             start=$(date +%s)
             DISPLAY=\(x.display) kc find -s clip.example -w --clip 60 2>&1 | cat >'\(said)'
             echo $(( $(date +%s) - start ))
@@ -265,21 +280,24 @@ import KCTestSupport
         // account's compositor) and goes on to xclip too.
         guard tmpInMemory && getuid() != 0 else {
             let x = try XServer()
-            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                               extra: w.environment.merging(["DISPLAY": x.display]) { a, _ in a })
+            let out = try h.kc(
+                ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                extra: w.environment.merging(["DISPLAY": x.display]) { a, _ in a })
             #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
             #expect(out.stderr.contains("copied to the clipboard with xclip"), "\(out.stderr)")
             #expect(try w.clipboard().isEmpty, "nothing went through wl-copy's file under /tmp")
             #expect(try x.clipboard() == secret)
             #expect(try Self.eventually(20) { try x.clipboard().isEmpty }, "cleared after 5 s")
-            let none = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                                extra: w.environment.merging(["TERM": "dumb"]) { a, _ in a })
+            let none = try h.kc(
+                ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                extra: w.environment.merging(["TERM": "dumb"]) { a, _ in a })
             #expect(none.status == 53 && none.stdout.isEmpty, "\(none.stderr)")
             #expect(none.stderr.contains(tmpInMemory ? "is not a socket of this user" : "which is on disk here (not tmpfs)"), "\(none.stderr)")
             return
         }
-        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                           extra: w.environment.merging(["DISPLAY": ":29998"]) { a, _ in a })
+        let out = try h.kc(
+            ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+            extra: w.environment.merging(["DISPLAY": ":29998"]) { a, _ in a })
         #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
         #expect(out.stderr.contains("copied to the clipboard with wl-copy; cleared in 5 s"), "\(out.stderr)")
         #expect(try w.clipboard() == secret)
@@ -297,8 +315,9 @@ import KCTestSupport
         let bin = h.directory + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: bin + "/xsel", withDestinationPath: "/usr/bin/xsel")
-        let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                           extra: ["DISPLAY": x.display, "PATH": bin])
+        let out = try h.kc(
+            ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+            extra: ["DISPLAY": x.display, "PATH": bin])
         #expect(out.status == 0 && out.stdout.isEmpty, "\(out.stderr)")
         #expect(out.stderr.contains("copied to the clipboard with xsel"), "\(out.stderr)")
         #expect(try x.clipboard() == secret)
@@ -320,14 +339,15 @@ import KCTestSupport
         env["KC_PASSWORD"] = KCHome.password
         env["PATH"] = "/usr/bin:/bin"
         env["TERM"] = "xterm-256color"
-        let pane = "'\(KCBinary.path)' find -s clip.example -w --clip 1; tmux list-buffers -F 'held #{buffer_name}'; "
+        let pane =
+            "'\(KCBinary.path)' find -s clip.example -w --clip 1; tmux list-buffers -F 'held #{buffer_name}'; "
             + "for i in $(seq 100); do tmux list-buffers | grep -q kc-clipboard || break; sleep 0.2; done; "
             + "echo gone:; tmux list-buffers -F 'held #{buffer_name}'; echo :end; sleep 1"
         let spec: [String: Any] = [
             "argv": ["/usr/bin/tmux", "-S", socket, "-f", "/dev/null", "new-session", "-x", "200", "-y", "20", pane],
             "env": env,
             "steps": [["expect", "\u{1B}]52;;\(encoded)"], ["expect", "\u{1B}]52;c;\u{07}"], ["expect", ":end"]],
-            "timeout": 60,
+            "timeout": 60
         ]
         let file = h.directory + "/tmux.json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
@@ -351,8 +371,10 @@ import KCTestSupport
         let seed = "JBSWY3DPEHPK3PXP"
         #expect(try h.kc(["add", "-s", "github.com", "-a", "alice", "--totp", "-w", seed], password: KCHome.password).status == 0)
         let now = 1_700_000_001
-        let code = try Spawn.run(["/usr/bin/oathtool", "--totp", "-b", "--now", "@\(now)", seed],
-                                 environment: ["PATH": "/usr/bin:/bin"], timeout: 10).stdout
+        let code = try Spawn.run(
+            ["/usr/bin/oathtool", "--totp", "-b", "--now", "@\(now)", seed],
+            environment: ["PATH": "/usr/bin:/bin"], timeout: 10
+        ).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let lines = try ReadmeTests.example("clip")
         #expect(lines.count == 4)
@@ -360,8 +382,9 @@ import KCTestSupport
             let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
             #expect(command.first == "kc")
             try x.copy("before")
-            let out = try h.kc(Array(command.dropFirst()), password: KCHome.password,
-                               extra: ["DISPLAY": x.display, "KC_TOTP_TIME": String(now)])
+            let out = try h.kc(
+                Array(command.dropFirst()), password: KCHome.password,
+                extra: ["DISPLAY": x.display, "KC_TOTP_TIME": String(now)])
             #expect(out.status == 0 && out.stdout.isEmpty, "\(line): \(out.stderr)")
             switch command.dropFirst().first {
             case "totp": #expect(try x.clipboard() == code && code.count == 6, "\(line)")
@@ -401,7 +424,7 @@ import KCTestSupport
             "argv": ["/bin/sh", "-c", "'\(KCBinary.path)' find -s clip.example -w --clip 1; sleep 10"],
             "env": env,
             "steps": [["expect", "\u{1B}]52;c;\(encoded)\u{07}"], ["expect", "\u{1B}]52;c;\u{07}"]],
-            "timeout": 60,
+            "timeout": 60
         ]
         let file = h.directory + "/osc52.json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
@@ -419,18 +442,20 @@ import KCTestSupport
         var out = try h.kc(["find", "-s", "clip.example", "-w", "--clip"], password: KCHome.password)
         #expect(out.status == 53)
         #expect(out.stdout.isEmpty && !out.stderr.contains(secret))
-        #expect(out.stderr == """
-            kc: no way to copy to the clipboard; the secret was not printed (tried wl-copy: WAYLAND_DISPLAY is not set; \
-            xclip: DISPLAY is not set; xsel: DISPLAY is not set; tmux: TMUX is not set; OSC 52: no controlling terminal)
-            kc: hint: install wl-clipboard (Wayland) or xclip (X11), or run kc in a terminal that supports OSC 52; \
-            without --clip, -w prints the secret
+        #expect(
+            out.stderr == """
+                kc: no way to copy to the clipboard; the secret was not printed (tried wl-copy: WAYLAND_DISPLAY is not set; \
+                xclip: DISPLAY is not set; xsel: DISPLAY is not set; tmux: TMUX is not set; OSC 52: no controlling terminal)
+                kc: hint: install wl-clipboard (Wayland) or xclip (X11), or run kc in a terminal that supports OSC 52; \
+                without --clip, -w prints the secret
 
-            """, "\(out.stderr)")
+                """, "\(out.stderr)")
         // A display where no server answers: kc finds no server to check, and passes it over.
         out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password, extra: ["DISPLAY": ":29999"])
         #expect(out.status == 53 && out.stdout.isEmpty, "status \(out.status)")
-        #expect(out.stderr.contains("xclip: no X server answers at :29999 (/tmp/.X11-unix/X29999); xsel: no X server answers at :29999"),
-                "\(out.stderr)")
+        #expect(
+            out.stderr.contains("xclip: no X server answers at :29999 (/tmp/.X11-unix/X29999); xsel: no X server answers at :29999"),
+            "\(out.stderr)")
     }
 
     /// Issue 29, item 12: `su` without `-` keeps $DISPLAY, and every client of an X server
@@ -446,19 +471,23 @@ import KCTestSupport
         let x = try XServer(user: 65534, tcp: true)
         try x.copy("nobody's own")
         #expect(try x.clipboard() == "nobody's own")
-        for display in [x.display, "unix:\(x.number)", "unix/:\(x.number).0", "/tmp/.X11-unix/X\(x.number)", "localhost:\(x.number).0",
-                        "127.0.0.1:\(x.number)"] {
+        for display in [
+            x.display, "unix:\(x.number)", "unix/:\(x.number).0", "/tmp/.X11-unix/X\(x.number)", "localhost:\(x.number).0",
+            "127.0.0.1:\(x.number)"
+        ] {
             for arguments in [["find", "-s", "clip.example", "-w", "--clip", "5"], ["read", "kc://clip.example/alice", "--clip", "5"]] {
                 let out = try h.kc(arguments, password: KCHome.password, extra: ["DISPLAY": display, "TERM": "dumb"])
                 #expect(out.status == 53 && out.stdout.isEmpty && !out.stderr.contains(secret), "\(display) \(arguments): \(out.stderr)")
-                #expect(out.stderr.contains("xclip: the X server at \(display) is another account's (uid 65534), not this user's or root's"),
-                        "\(display): \(out.stderr)")
+                #expect(
+                    out.stderr.contains("xclip: the X server at \(display) is another account's (uid 65534), not this user's or root's"),
+                    "\(display): \(out.stderr)")
             }
             #expect(try x.clipboard() == "nobody's own", "\(display): the secret reached nobody's X server")
         }
         #expect(Self.keepers(for: x.display).isEmpty)
-        let remote = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                              extra: ["DISPLAY": "192.0.2.7:0", "TERM": "dumb"])
+        let remote = try h.kc(
+            ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+            extra: ["DISPLAY": "192.0.2.7:0", "TERM": "dumb"])
         #expect(remote.status == 53 && remote.stderr.contains("xclip: DISPLAY=192.0.2.7:0 is on another host"), "\(remote.stderr)")
         // Root's own server (and this user's) still gets the copy: XServer() runs as root here.
         let own = try XServer()
@@ -492,8 +521,11 @@ import KCTestSupport
         #expect(try Spawn.run([tmux, "-S", own + "/s", "-f", "/dev/null", "new-session", "-d", "sleep 120"], environment: env, timeout: 20).status == 0)
         defer { _ = try? Spawn.run([tmux, "-S", own + "/s", "kill-server"], environment: env, timeout: 10) }
         let nobody = OtherUser.setpriv
-        #expect(try Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "-f", "/dev/null", "new-session", "-d", "sleep 120"],
-                              environment: env, timeout: 20).status == 0)
+        #expect(
+            try Spawn.run(
+                nobody + [tmux, "-S", theirs + "/server/s", "-f", "/dev/null", "new-session", "-d", "sleep 120"],
+                environment: env, timeout: 20
+            ).status == 0)
         defer { _ = try? Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "kill-server"], environment: env, timeout: 10) }
         // nobody flips its link `theirs/d` between this user's folder and its own, as fast as it can.
         let flipper = """
@@ -512,8 +544,9 @@ import KCTestSupport
         defer { kill(flipping.pid, SIGKILL) }
         var copied = 0
         for attempt in 1...30 {
-            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                               extra: ["TMUX": theirs + "/d/s,1,0", "DISPLAY": "", "WAYLAND_DISPLAY": "", "TERM": "dumb"])
+            let out = try h.kc(
+                ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                extra: ["TMUX": theirs + "/d/s,1,0", "DISPLAY": "", "WAYLAND_DISPLAY": "", "TERM": "dumb"])
             #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
             if out.stderr.contains("copied to the clipboard with tmux") { copied += 1 }
             let held = try Spawn.run(nobody + [tmux, "-S", theirs + "/server/s", "list-buffers", "-F", "#{buffer_sample}"], environment: env, timeout: 10)
@@ -571,9 +604,14 @@ import KCTestSupport
                 threading.Thread(target=pump, args=(c, u), daemon=True).start()
                 threading.Thread(target=pump, args=(u, c), daemon=True).start()
             """
-        return try Spawn.start(XServer.as(user, ["/usr/bin/python3", "-c", script, kind, at, "/tmp/.X11-unix/X\(server.number)",
-                                                 waitForTheTool ? "1" : "0"]),
-                               environment: ["PATH": "/usr/bin:/bin"], timeout: 120)
+        return try Spawn.start(
+            XServer.as(
+                user,
+                [
+                    "/usr/bin/python3", "-c", script, kind, at, "/tmp/.X11-unix/X\(server.number)",
+                    waitForTheTool ? "1" : "0"
+                ]),
+            environment: ["PATH": "/usr/bin:/bin"], timeout: 120)
     }
 
     /// xclip and xsel (libxcb) try the abstract socket `@/tmp/.X11-unix/XN` before the
@@ -595,17 +633,20 @@ import KCTestSupport
         // most tries before; a single win is the leak). Each try has its own squatter.
         for attempt in 1...6 {
             let squatting = try Self.relay(as: OtherUser.uid, "abstract", "/tmp/.X11-unix/X\(own.number)", to: theirs, waitForTheTool: true)
-            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                               extra: ["DISPLAY": own.display, "TERM": "dumb"])
+            let out = try h.kc(
+                ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                extra: ["DISPLAY": own.display, "TERM": "dumb"])
             #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
             // Read while the squatter still relays (the copy's owner is connected through it).
             let reached = try theirs.clipboard() == secret
             #expect(!reached, "attempt \(attempt): the secret reached nobody's X server through the abstract name")
             // (A squatter that an xclip of a test running beside this one set off early is
             // refused as what it is.)
-            #expect(out.status == 53 && (out.stderr.contains("xclip: the X server at \(own.display) does not listen on its abstract socket")
-                                         || out.stderr.contains("xclip: the X server at \(own.display) is another account's (uid 65534)")),
-                    "\(out.stderr)")
+            #expect(
+                out.status == 53
+                    && (out.stderr.contains("xclip: the X server at \(own.display) does not listen on its abstract socket")
+                        || out.stderr.contains("xclip: the X server at \(own.display) is another account's (uid 65534)")),
+                "\(out.stderr)")
             _ = squatting   // killed and reaped here
             if reached { break }
         }
@@ -639,14 +680,17 @@ import KCTestSupport
         let display = "[::1]:\(number)"
         for attempt in 1...6 {
             let squatting = try Self.relay(as: OtherUser.uid, "tcp6", String(6000 + number), to: theirs, waitForTheTool: true)
-            let out = try h.kc(["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
-                               extra: ["DISPLAY": display, "TERM": "dumb"])
+            let out = try h.kc(
+                ["find", "-s", "clip.example", "-w", "--clip", "5"], password: KCHome.password,
+                extra: ["DISPLAY": display, "TERM": "dumb"])
             #expect(!out.stdout.contains(secret) && !out.stderr.contains(secret))
             let reached = try theirs.clipboard() == secret
             #expect(!reached, "attempt \(attempt): the secret reached nobody's X server through ::1")
-            #expect(out.status == 53 && (out.stderr.contains("xclip: nothing of this user's or root's listens at ::1 port \(6000 + number)")
-                                         || out.stderr.contains("is another account's (uid 65534)")),
-                    "\(out.stderr)")
+            #expect(
+                out.status == 53
+                    && (out.stderr.contains("xclip: nothing of this user's or root's listens at ::1 port \(6000 + number)")
+                        || out.stderr.contains("is another account's (uid 65534)")),
+                "\(out.stderr)")
             _ = squatting
             if reached { break }
         }

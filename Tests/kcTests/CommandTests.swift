@@ -9,8 +9,9 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         let pw = KCHome.password
-        var out = try h.kc(["add", "-s", "github.com", "-a", "alice", "-l", "GitHub", "-j", "work", "-D", "token", "-G", "gen"],
-                           password: pw, stdin: Data("ghp_1".utf8))
+        var out = try h.kc(
+            ["add", "-s", "github.com", "-a", "alice", "-l", "GitHub", "-j", "work", "-D", "token", "-G", "gen"],
+            password: pw, stdin: Data("ghp_1".utf8))
         #expect(out.status == 0 && out.stdout == "" && out.stderr == "")
         out = try h.kc(["find", "-s", "github.com", "-a", "alice", "-w"], password: pw)
         #expect(out.status == 0)
@@ -18,8 +19,11 @@ import KCTestSupport
         out = try h.kc(["find", "-s", "github.com"], password: pw)
         #expect(out.status == 0)
         let lines = out.stdout.split(separator: "\n").map(String.init)
-        #expect(Array(lines.prefix(8)) == ["class: generic", "service: github.com", "account: alice", "label: GitHub",
-                                            "kind: token", "comment: work", "generic: gen", "created: \(lines[7].dropFirst(9))"])
+        #expect(
+            Array(lines.prefix(8)) == [
+                "class: generic", "service: github.com", "account: alice", "label: GitHub",
+                "kind: token", "comment: work", "generic: gen", "created: \(lines[7].dropFirst(9))"
+            ])
         #expect(!out.stdout.contains("ghp_1"), "find without -w never prints the secret")
         #expect(lines.contains("synchronizable: false") && lines.contains("accessible: when-unlocked"))
         out = try h.kc(["find", "-s", "github.com", "-g"], password: pw)
@@ -124,8 +128,11 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         let pw = KCHome.password
-        var out = try h.kc(["add", "--class", "internet", "-s", "example.com", "-a", "bob", "-r", "https", "-P", "8443",
-                            "-p", "/api", "-d", "CORP", "-w", "pw1"], password: pw)
+        var out = try h.kc(
+            [
+                "add", "--class", "internet", "-s", "example.com", "-a", "bob", "-r", "https", "-P", "8443",
+                "-p", "/api", "-d", "CORP", "-w", "pw1"
+            ], password: pw)
         #expect(out.status == 0, "\(out.stderr)")
         out = try h.kc(["find", "--class", "internet", "-s", "example.com", "--json"], password: pw)
         let attrs = try #require((try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])?["attributes"] as? [String: Any])
@@ -221,12 +228,13 @@ import KCTestSupport
         let h = try KCHome()
         var out = try h.kc(["error", "-25300", "0xFFFF9D2D", "-25293"])
         #expect(out.status == 0)
-        #expect(out.stdout == """
-            Error: 0xFFFF9D2C -25300 The specified item could not be found in the keychain.
-            Error: 0xFFFF9D2D -25299 The specified item already exists in the keychain.
-            Error: 0xFFFF9D33 -25293 The user name or passphrase you entered is not correct.
+        #expect(
+            out.stdout == """
+                Error: 0xFFFF9D2C -25300 The specified item could not be found in the keychain.
+                Error: 0xFFFF9D2D -25299 The specified item already exists in the keychain.
+                Error: 0xFFFF9D33 -25293 The user name or passphrase you entered is not correct.
 
-            """)
+                """)
         out = try h.kc(["error", "44"])
         #expect(out.stdout.contains("as a kc exit code: -25300 The specified item could not be found in the keychain."))
         out = try h.kc(["error", "banana"])
@@ -313,8 +321,9 @@ import KCTestSupport
         #expect(out.status == 0, "\(out.stderr)")
         var st = stat()
         #expect(lstat(h.directory + "/two.keychain-db", &st) == 0 && st.st_mode & 0o777 == 0o600)
-        #expect(try h.sh("kc find -k two.keychain-db -s svc -w").stdout == "s3cret",
-                "a value ending in .keychain-db is a path, for -k as for backup's DEST (one rule)")
+        #expect(
+            try h.sh("kc find -k two.keychain-db -s svc -w").stdout == "s3cret",
+            "a value ending in .keychain-db is a path, for -k as for backup's DEST (one rule)")
         #expect(try h.kc(["find", "-k", h.directory + "/two.keychain-db", "-s", "svc", "-w"], password: KCHome.password).stdout == "s3cret")
         // Not onto the keychain itself.
         out = try h.kc(["backup", h.defaultKeychain, "--force"])
@@ -329,7 +338,8 @@ extension CommandTests {
         let h = try KCHome()
         try h.createKeychain()
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             for w in 1 2 3 4; do
               ( i=0; while [ ! -e stop ]; do kc add -s "w$w" -a "$i" -w "v$i" && echo "$i" >> "ack$w"; i=$((i+1)); done ) &
             done
@@ -344,11 +354,12 @@ extension CommandTests {
         let exported = try h.kc(["export", "-k", h.directory + "/copy.keychain-db"], password: KCHome.password)
         #expect(exported.status == 0, "\(exported.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
-        let held = Set((json["items"] as? [[String: Any]] ?? []).compactMap { item -> String? in
-            let a = item["attributes"] as? [String: Any]
-            guard let s = a?["service"] as? String, let acct = a?["account"] as? String else { return nil }
-            return s + "/" + acct
-        })
+        let held = Set(
+            (json["items"] as? [[String: Any]] ?? []).compactMap { item -> String? in
+                let a = item["attributes"] as? [String: Any]
+                guard let s = a?["service"] as? String, let acct = a?["account"] as? String else { return nil }
+                return s + "/" + acct
+            })
         var acknowledged = 0
         for w in 1...4 {
             let lines = try String(contentsOfFile: h.directory + "/before\(w)", encoding: .utf8).split(separator: "\n")
@@ -358,7 +369,8 @@ extension CommandTests {
         }
         #expect(acknowledged >= 8)
         let later = try String(contentsOfFile: h.directory + "/ack1", encoding: .utf8).split(separator: "\n").count
-        #expect(later > (try String(contentsOfFile: h.directory + "/before1", encoding: .utf8).split(separator: "\n").count),
-                "the writers went on during and after the backup")
+        #expect(
+            later > (try String(contentsOfFile: h.directory + "/before1", encoding: .utf8).split(separator: "\n").count),
+            "the writers went on during and after the backup")
     }
 }

@@ -74,7 +74,7 @@ import KCTestSupport
             // A name from an imported file: bash's compgen would run this at a Tab.
             ["-s", "evil $(touch \(pwned)) `touch \(pwned)`", "-a", "dave", "-w", "secret-4"],
             ["--class", "internet", "-s", "example.com", "-a", "erin", "-r", "https", "-w", "secret-5"],
-            ["-k", "work", "-s", "work-svc", "-a", "frank", "-w", "secret-6"],
+            ["-k", "work", "-s", "work-svc", "-a", "frank", "-w", "secret-6"]
         ]
         for item in items {
             #expect(try h.kc(["add"] + item, password: KCHome.password).status == 0)
@@ -87,11 +87,13 @@ import KCTestSupport
         try FileManager.default.createDirectory(atPath: h.directory + "/data/kc/teams", withIntermediateDirectories: true)
         try Data("team file".utf8).write(to: URL(fileURLWithPath: h.directory + "/data/kc/teams/infra.team"))
 
-        let (offers, _) = try complete(h, [
-            "kc find -s ", "kc find -s git", "kc find -s github.com -a ", "kc delete -a ",
-            "kc find --class internet -s ", "kc find -k work -s ", "kc find -k ", "kc update -k w",
-            "kc read --allow-keychain ", "kc find -k ~/ba", "kc backup -k ./da", "kc find -k te",
-        ])
+        let (offers, _) = try complete(
+            h,
+            [
+                "kc find -s ", "kc find -s git", "kc find -s github.com -a ", "kc delete -a ",
+                "kc find --class internet -s ", "kc find -k work -s ", "kc find -k ", "kc update -k w",
+                "kc read --allow-keychain ", "kc find -k ~/ba", "kc backup -k ./da", "kc find -k te"
+            ])
         #expect(offers["kc find -s "] == ["evil $(touch \(pwned)) `touch \(pwned)`", "github.com", "gitlab.com"])
         #expect(!FileManager.default.fileExists(atPath: pwned), "a service name never runs as a command")
         #expect(offers["kc find -s git"] == ["github.com", "gitlab.com"])
@@ -151,10 +153,14 @@ import KCTestSupport
                 try: held.append(s.accept()[0])
                 except socket.timeout: pass
             """
-        let out = try Spawn.run(["/bin/sh", "-c", """
-            nohup python3 -c '\(listener)' '\(dir)/agent.sock' '\(h.directory)/ready' >/dev/null 2>&1 &
-            for i in $(seq 100); do [ -s '\(h.directory)/ready' ] && exit 0; sleep 0.05; done; exit 1
-            """], environment: ["PATH": "/usr/bin:/bin"])
+        let out = try Spawn.run(
+            [
+                "/bin/sh", "-c",
+                """
+                nohup python3 -c '\(listener)' '\(dir)/agent.sock' '\(h.directory)/ready' >/dev/null 2>&1 &
+                for i in $(seq 100); do [ -s '\(h.directory)/ready' ] && exit 0; sleep 0.05; done; exit 1
+                """
+            ], environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0, "the listener did not start: \(out.stderr)")
         let pid = try #require(pid_t(String(contentsOfFile: h.directory + "/ready", encoding: .utf8)))
         // Gone before KCHome's `kc agent --stop`, which would wait for it.

@@ -66,7 +66,8 @@ import KCTestSupport
         for k in [["-k", "ci"], ["--keychain=ci"]] {
             let out = try h.kc(["run"] + k + ["--env-file", h.directory + "/.env", "--", "/usr/bin/touch", started])
             #expect(out.status == 206, "\(k): \(out.stderr)")
-            #expect(out.stderr.contains("STOLEN (kc://prod-db/admin?keychain=login): it names the keychain login")
+            #expect(
+                out.stderr.contains("STOLEN (kc://prod-db/admin?keychain=login): it names the keychain login")
                     && out.stderr.contains("--allow-keychain login"), "\(out.stderr)")
             #expect(!FileManager.default.fileExists(atPath: started), "the command never started")
         }
@@ -75,15 +76,20 @@ import KCTestSupport
         var out = try h.kc(["run", "-k", ciPath, "--env", "A=kc://deploy/ci?keychain=ci", "--no-masking", "--", "/bin/sh", "-c", "printf %s \"$A\""])
         #expect(out.status == 0 && out.stdout == "ci-deploy-token", "\(out.stderr)")
         for allow in [["--allow-keychain", "login"], ["--allow-keychain=\(h.defaultKeychain)"]] {
-            out = try h.kc(["run", "-k", "ci"] + allow + ["--env-file", h.directory + "/.env", "--no-masking", "--", "/bin/sh", "-c", "printf '%s|%s' \"$DEPLOY\" \"$STOLEN\""])
+            out = try h.kc(
+                ["run", "-k", "ci"] + allow + [
+                    "--env-file", h.directory + "/.env", "--no-masking", "--", "/bin/sh", "-c", "printf '%s|%s' \"$DEPLOY\" \"$STOLEN\""
+                ])
             #expect(out.status == 0 && out.stdout == "ci-deploy-token|PROD-ADMIN-PASSWORD", "\(allow): \(out.stdout) \(out.stderr)")
         }
         // With no -k the command's keychain is login: a reference to ci is refused too.
         out = try h.kc(["run", "--env", "X=kc://deploy/ci?keychain=ci", "--", "/usr/bin/touch", started])
         #expect(out.status == 206 && !FileManager.default.fileExists(atPath: started), "\(out.stderr)")
         // kc read, the fast path and ArgumentParser's.
-        for read in [["read", "kc://deploy/ci?keychain=ci"], ["read", "-k", "login", "kc://prod-db/admin?keychain=ci"],
-                     ["read", "-k", "ci", "kc://prod-db/admin?keychain=login"]] {
+        for read in [
+            ["read", "kc://deploy/ci?keychain=ci"], ["read", "-k", "login", "kc://prod-db/admin?keychain=ci"],
+            ["read", "-k", "ci", "kc://prod-db/admin?keychain=login"]
+        ] {
             out = try h.kc(read)
             #expect(out.status == 206 && out.stdout.isEmpty && out.stderr.contains("it names the keychain"), "\(read): \(out.stderr)")
         }
@@ -113,19 +119,21 @@ import KCTestSupport
             ("b.example.com", "alice", Array("pw\rusername=mallory".utf8)),
             ("c.example.com", "alice", Array("pw".utf8) + [0] + Array("x".utf8)),
             ("d.example.com", "bob\nhost=evil.example.com", Array("pw".utf8)),
-            ("e.example.com", "alice", Array("pw\noauth_refresh_token=tok\rhost=evil.example.com".utf8)),
+            ("e.example.com", "alice", Array("pw\noauth_refresh_token=tok\rhost=evil.example.com".utf8))
         ]
         for c in cases {
             // From a file, not stdin: nothing here waits on a pipe another test may hold.
             let file = h.directory + "/secret-\(c.host)"
             try Data(c.secret).write(to: URL(fileURLWithPath: file))
             #expect(try h.kc(["add", "--class", "internet", "-s", c.host, "-a", c.account, "-r", "https", "--data-file", file]).status == 0)
-            let out = try Spawn.run([bin + "/git-credential-kc", "get"], environment: h.environment,
-                                    stdin: Data("protocol=https\nhost=\(c.host)\n\n".utf8))
+            let out = try Spawn.run(
+                [bin + "/git-credential-kc", "get"], environment: h.environment,
+                stdin: Data("protocol=https\nhost=\(c.host)\n\n".utf8))
             #expect(out.status == 0, "\(c.host): \(out.stderr)")
             #expect(out.stdoutBytes.isEmpty, "\(c.host): nothing for git: \(out.stdout)")
-            #expect(out.stderr.split(separator: "\n", omittingEmptySubsequences: false).count == 2 && out.stderr.hasSuffix("\n"),
-                    "\(c.host): one stderr line: \(out.stderr)")
+            #expect(
+                out.stderr.split(separator: "\n", omittingEmptySubsequences: false).count == 2 && out.stderr.hasSuffix("\n"),
+                "\(c.host): one stderr line: \(out.stderr)")
             #expect(out.stderr.contains("not given to git") && !out.stderr.contains("evil.example.com\n"), "\(out.stderr)")
         }
         // A clean item is still returned. Lines after the password's are the helper's own
@@ -134,11 +142,15 @@ import KCTestSupport
         var out = try Spawn.run([bin + "/git-credential-kc", "get"], environment: h.environment, stdin: Data("protocol=https\nhost=ok.example.com\n\n".utf8))
         #expect(out.stdout == "username=alice\npassword=fine\n" && out.stderr.isEmpty, "\(out.stdout) \(out.stderr)")
         // Docker's answer is one JSON line whatever the secret holds.
-        #expect(try h.kc(["add", "--class", "internet", "-s", "reg.example.com", "-a", "u", "-r", "https", "-l", "Docker Credentials",
-                          "-w", "s\nServerURL=evil\r"]).status == 0)
+        #expect(
+            try h.kc([
+                "add", "--class", "internet", "-s", "reg.example.com", "-a", "u", "-r", "https", "-l", "Docker Credentials",
+                "-w", "s\nServerURL=evil\r"
+            ]).status == 0)
         out = try Spawn.run([bin + "/docker-credential-kc", "get"], environment: h.environment, stdin: Data("reg.example.com".utf8))
-        #expect(out.status == 0 && out.stdout == #"{"ServerURL":"reg.example.com","Username":"u","Secret":"s\nServerURL=evil\r"}"# + "\n",
-                "\(out.stdout)")
+        #expect(
+            out.status == 0 && out.stdout == #"{"ServerURL":"reg.example.com","Username":"u","Secret":"s\nServerURL=evil\r"}"# + "\n",
+            "\(out.stdout)")
     }
 
     // MARK: item 12
@@ -152,8 +164,9 @@ import KCTestSupport
         let attack = "\u{1B}]0;pwned\u{07}\u{9B}2J\u{7F}\r\nkc: imported 1 item"
         func clean(_ text: String, _ what: String) {
             let bytes = Array(text.utf8)
-            #expect(!bytes.contains(0x1B) && !bytes.contains(0x07) && !bytes.contains(0x7F) && !bytes.contains(0x0D),
-                    "\(what): \(text.debugDescription)")
+            #expect(
+                !bytes.contains(0x1B) && !bytes.contains(0x07) && !bytes.contains(0x7F) && !bytes.contains(0x0D),
+                "\(what): \(text.debugDescription)")
             #expect(!text.unicodeScalars.contains("\u{9B}"), "\(what): C1 CSI")
             #expect(!text.split(separator: "\n").contains { $0.hasPrefix("kc: imported") }, "\(what): a forged line: \(text)")
         }
@@ -169,8 +182,10 @@ import KCTestSupport
         #expect(out.status == 44, "\(out.stderr)")
         clean(out.stderr, "agent")
         // ArgumentParser's usage errors quote argv words; our validation quotes values.
-        for arguments in [["find", "-P", attack], ["find", "--class", attack], ["run", "--env", attack, "--", "true"],
-                          ["find", attack], ["run", "--env=" + attack, "--", "true"]] {
+        for arguments in [
+            ["find", "-P", attack], ["find", "--class", attack], ["run", "--env", attack, "--", "true"],
+            ["find", attack], ["run", "--env=" + attack, "--", "true"]
+        ] {
             out = try h.kc(arguments)
             #expect(out.status == 2, "\(arguments): \(out.stderr)")
             clean(out.stderr, "usage \(arguments)")
@@ -247,8 +262,10 @@ import KCTestSupport
     @Test func maskingHoldsASecretSplitByAPause() throws {
         let h = try home()
         #expect(try h.kc(["add", "-s", "db", "-a", "app", "-w", "hunter2-secret"]).status == 0)
-        var out = try h.kc(["run", "--env", "DB=kc://db/app", "--", "/bin/sh", "-c",
-                            "printf 'line 1\\nhunter2-'; sleep 0.3; printf 'sec'; sleep 0.3; printf 'ret done\\n'; printf 'hunter2-' >&2; sleep 0.3; printf 'secret\\n' >&2"])
+        var out = try h.kc([
+            "run", "--env", "DB=kc://db/app", "--", "/bin/sh", "-c",
+            "printf 'line 1\\nhunter2-'; sleep 0.3; printf 'sec'; sleep 0.3; printf 'ret done\\n'; printf 'hunter2-' >&2; sleep 0.3; printf 'secret\\n' >&2"
+        ])
         #expect(out.status == 0, "\(out.stderr)")
         #expect(out.stdout == "line 1\n<concealed by kc> done\n", "\(out.stdout)")
         #expect(out.stderr == "<concealed by kc>\n", "\(out.stderr)")

@@ -19,8 +19,9 @@ import Testing
     /// Starts a non-dumpable `AgentImpostor` that says it holds `keychain` and answers every
     /// operation with `operationReply`.
     func startImpostor(_ h: KCHome, holding keychain: String, operationReply: [UInt8], asUser: String = "") throws -> String {
-        try AgentImpostor.start(h, kind: .nondumpable, holds: keychain, operationReply: operationReply,
-                                version: AgentProtocol.version, asUser: asUser)
+        try AgentImpostor.start(
+            h, kind: .nondumpable, holds: keychain, operationReply: operationReply,
+            version: AgentProtocol.version, asUser: asUser)
     }
 
     /// A lookup answered with a date no calendar holds (1e300 s, NaN): `kc find` traps in
@@ -47,10 +48,12 @@ import Testing
         try h.createKeychain()
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         let agent = AgentClient(paths: AgentPaths(directory: h.directory + "/agent"))
-        let added = try agent.perform(path: h.defaultKeychain, .add([
-            kSecClass: kSecClassKey, kSecAttrLabel: "far-key", kSecAttrStartDate: Date(timeIntervalSinceReferenceDate: 1e300),
-            kSecValueData: Data("k".utf8),
-        ]))
+        let added = try agent.perform(
+            path: h.defaultKeychain,
+            .add([
+                kSecClass: kSecClassKey, kSecAttrLabel: "far-key", kSecAttrStartDate: Date(timeIntervalSinceReferenceDate: 1e300),
+                kSecValueData: Data("k".utf8)
+            ]))
         guard case .result = added else { Issue.record("the agent did not hold the keychain"); return }
         for arguments in [["find", "--class", "key", "--all"], ["find", "--class", "key", "--all", "--json"], ["export", "--force"]] {
             let out = try h.kc(arguments)

@@ -36,8 +36,9 @@ import KCTestSupport
     /// `git credential <action>` with the helper configured, `input` on stdin.
     func credential(_ h: KCHome, _ action: String, _ input: String, config: [String] = []) throws -> KCBinary.Output {
         let flags = config.map { "-c '\($0)'" }.joined(separator: " ")
-        return try Spawn.run(["/bin/sh", "-c", "cd '\(h.directory)' && git \(flags) credential \(action)"], environment: h.environment,
-                             stdin: Data(input.utf8))
+        return try Spawn.run(
+            ["/bin/sh", "-c", "cd '\(h.directory)' && git \(flags) credential \(action)"], environment: h.environment,
+            stdin: Data(input.utf8))
     }
 
     /// The helper itself: `git-credential-kc <operation>`.
@@ -57,7 +58,9 @@ import KCTestSupport
         out = try sh(h, "nohup python3 '\(Self.server)' '\(srv)' alice 'pa55 word' '\(portFile)' >/dev/null 2>&1 & echo $! > server.pid")
         #expect(out.status == 0)
         defer {
-            if let pid = Int32((try? String(contentsOfFile: h.directory + "/server.pid", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+            if let pid = Int32(
+                (try? String(contentsOfFile: h.directory + "/server.pid", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
+            {
                 kill(pid, SIGTERM)
             }
         }
@@ -79,10 +82,14 @@ import KCTestSupport
         #expect(asked() == 2, "the first push asked for the user name and the password")
         // Stored as git's macOS helper stores it: an internet password, port split off, no path.
         out = try h.kc(["find", "--class", "internet", "-s", "127.0.0.1", "-a", "alice", "--json"])
-        #expect(out.stdout.contains("\"protocol\":\"http\"") && out.stdout.contains("\"port\":\(port)") && out.stdout.contains("\"path\":\"\""),
-                "\(out.stdout)")
+        #expect(
+            out.stdout.contains("\"protocol\":\"http\"") && out.stdout.contains("\"port\":\(port)") && out.stdout.contains("\"path\":\"\""),
+            "\(out.stdout)")
         #expect(try h.kc(["find", "--class", "internet", "-s", "127.0.0.1", "-a", "alice", "-w"]).stdout == "pa55 word")
-        out = try sh(h, "cd work && echo two >> f && git commit -qam two && git push -q '\(url)' HEAD:main && git fetch -q '\(url)' main && cd .. && git clone -q -b main '\(url)' copy && cat copy/f")
+        out = try sh(
+            h,
+            "cd work && echo two >> f && git commit -qam two && git push -q '\(url)' HEAD:main && git fetch -q '\(url)' main && cd .. && git clone -q -b main '\(url)' copy && cat copy/f"
+        )
         #expect(out.status == 0 && out.stdout == "one\ntwo\n", "\(out.stderr)")
         #expect(asked() == 2, "nothing asked after the first push")
         // A wrong stored password: that command fails and git rejects it (the helper erases
@@ -115,10 +122,12 @@ import KCTestSupport
         out = try helper(h, "frobnicate", "protocol=https\nhost=git.example.com\n")
         #expect(out.status == 0 && out.stdout.isEmpty)
         // useHttpPath: with it, path is stored and must match; without, git sends no path.
-        out = try credential(h, "approve", "protocol=https\nhost=paths.example.com\npath=team/a.git\nusername=dan\npassword=pa\n",
-                             config: ["credential.useHttpPath=true"])
-        out = try credential(h, "approve", "protocol=https\nhost=paths.example.com\npath=team/b.git\nusername=dan\npassword=pb\n",
-                             config: ["credential.useHttpPath=true"])
+        out = try credential(
+            h, "approve", "protocol=https\nhost=paths.example.com\npath=team/a.git\nusername=dan\npassword=pa\n",
+            config: ["credential.useHttpPath=true"])
+        out = try credential(
+            h, "approve", "protocol=https\nhost=paths.example.com\npath=team/b.git\nusername=dan\npassword=pb\n",
+            config: ["credential.useHttpPath=true"])
         out = try credential(h, "fill", "protocol=https\nhost=paths.example.com\npath=team/b.git\n", config: ["credential.useHttpPath=true"])
         #expect(out.stdout.contains("password=pb\n"), "\(out.stdout)")
         out = try credential(h, "fill", "protocol=https\nhost=paths.example.com\npath=team/b.git\n")
@@ -148,7 +157,9 @@ import KCTestSupport
     /// an unchanged credential skip its write; an ephemeral one is never stored.
     @Test func expiryRefreshTokenStateAndEphemeral() throws {
         let h = try home()
-        var out = try helper(h, "store", "protocol=https\nhost=oauth.example.com\nusername=eve\npassword=access\npassword_expiry_utc=4102444800\noauth_refresh_token=refresh-1\n")
+        var out = try helper(
+            h, "store", "protocol=https\nhost=oauth.example.com\nusername=eve\npassword=access\npassword_expiry_utc=4102444800\noauth_refresh_token=refresh-1\n"
+        )
         #expect(out.status == 0)
         out = try helper(h, "get", "protocol=https\nhost=oauth.example.com\n")
         #expect(out.stdout == "username=eve\npassword=access\npassword_expiry_utc=4102444800\noauth_refresh_token=refresh-1\n", "\(out.stdout)")
@@ -165,7 +176,10 @@ import KCTestSupport
         let state = try #require(out.stdout.split(separator: "\n").first { $0.hasPrefix("state[]=kc:seen=") })
         let before = try h.kc(["find", "--class", "internet", "-s", "oauth.example.com", "--json"]).stdout
         sleep(1)
-        out = try helper(h, "store", "capability[]=state\n\(state)\nprotocol=https\nhost=oauth.example.com\nusername=eve\npassword=access\npassword_expiry_utc=4102444800\noauth_refresh_token=refresh-1\n")
+        out = try helper(
+            h, "store",
+            "capability[]=state\n\(state)\nprotocol=https\nhost=oauth.example.com\nusername=eve\npassword=access\npassword_expiry_utc=4102444800\noauth_refresh_token=refresh-1\n"
+        )
         #expect(out.status == 0)
         #expect(try h.kc(["find", "--class", "internet", "-s", "oauth.example.com", "--json"]).stdout == before, "no write: modified unchanged")
         // A new password with the old state is written.
@@ -213,7 +227,9 @@ import KCTestSupport
     /// Locked, no terminal (setsid), no password: the documented behaviour at once, no hang.
     @Test func lockedKeychainInAJobWithoutATerminal() throws {
         let h = try home(unlock: false)
-        let out = try sh(h, """
+        let out = try sh(
+            h,
+            """
             printf 'protocol=https\\nhost=example.com\\n\\n' | setsid -w timeout 10 git-credential-kc get > git.out 2> git.err; echo "git $?"
             printf 'protocol=https\\nhost=example.com\\nusername=a\\npassword=b\\n' | setsid -w timeout 10 git-credential-kc store > store.out 2> store.err; echo "store $?"
             echo example.com | setsid -w timeout 10 docker-credential-kc get > docker.out 2>&1; echo "docker $?"

@@ -36,7 +36,7 @@ import KCTestSupport
             ["--class", "internet", "-d", "domain", "--auth-type", "dflt", "--protocol", "htps"],
             // Values that start with a dash are values (issue 15, item 13).
             ["-s", "-w"], ["-s", "-", "-a", "--", "-l", "-x", "-w"], ["-a", "-s", "-s", "-a"], ["--service", "--json", "-g"],
-            [],
+            []
         ]
         for arguments in plain {
             let quick = fast(arguments)
@@ -51,7 +51,7 @@ import KCTestSupport
             ["-sw", "x"], ["-s", "x", "--unknown"], ["--class", "nope"], ["-P", "eighty"], ["-P", "70000"],
             ["--limit", "0"], ["--hex"], ["-w", "--all"], ["-w", "-g"], ["--hex", "--base64", "-w"],
             ["--password-stdin", "--password-file", "f"], ["-c", "toolong"], ["-r", "gopher"], ["-t", "kerberos"],
-            ["--", "-s"], ["positional"], ["--service="], ["-s", "-", "-s", "x"], ["--all", "--limit", "2"],
+            ["--", "-s"], ["positional"], ["--service="], ["-s", "-", "-s", "x"], ["--all", "--limit", "2"]
         ]
         for arguments in unusual {
             #expect(fast(arguments) == nil, "\(arguments) should go to ArgumentParser")
@@ -61,12 +61,16 @@ import KCTestSupport
     /// Random argument lists from the flags' names and awkward values: wherever the fast
     /// parser answers, ArgumentParser answers the same.
     @Test func randomArgumentListsNeverDisagree() {
-        let names = ["-k", "--keychain", "--password-file", "--password-stdin", "--class", "-a", "--account", "-s",
-                     "--service", "-l", "-D", "-j", "-G", "-c", "-C", "-d", "-p", "-P", "--port", "-r", "-t", "--tag",
-                     "--limit", "-w", "-g", "--hex", "--base64", "--json", "--all", "--ignore-case", "--label=x",
-                     "--port=8", "--class=key", "--service=", "-x", "--bogus"]
-        let values = ["x", "", "-", "-x", "80", "-1", "+5", "0", "internet", "generic", "key", "certificate", "htps",
-                      "https", "aapl", "12345", "a b", "--", "=", "é", "4294967296", "basic", "3"]
+        let names = [
+            "-k", "--keychain", "--password-file", "--password-stdin", "--class", "-a", "--account", "-s",
+            "--service", "-l", "-D", "-j", "-G", "-c", "-C", "-d", "-p", "-P", "--port", "-r", "-t", "--tag",
+            "--limit", "-w", "-g", "--hex", "--base64", "--json", "--all", "--ignore-case", "--label=x",
+            "--port=8", "--class=key", "--service=", "-x", "--bogus"
+        ]
+        let values = [
+            "x", "", "-", "-x", "80", "-1", "+5", "0", "internet", "generic", "key", "certificate", "htps",
+            "https", "aapl", "12345", "a b", "--", "=", "é", "4294967296", "basic", "3"
+        ]
         var rng = SplitMix64(seed: 0x6B63_FA57)
         var agreed = 0
         for _ in 0..<1000 {

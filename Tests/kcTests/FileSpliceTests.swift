@@ -59,8 +59,11 @@ import KCTestSupport
         try kc(["add", "-s", "gone", "-a", "x", "-w", "gone-1"])
         try kc(["add", "-s", "backup", "-a", "cron", "--accessible", "ck", "-w", "cron-1"])
         let map = h.directory + "/map.json"
-        try Data(#"{"format":"kc-export","version":1,"items":[{"class":"generic","attributes":{"service":"ss-app","account":"carol","secret-service-attributes":{"application":"ss-app","env":"prod"}},"data":"c3MtdG9rZW4="}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: map))
+        try Data(
+            #"{"format":"kc-export","version":1,"items":[{"class":"generic","attributes":{"service":"ss-app","account":"carol","secret-service-attributes":{"application":"ss-app","env":"prod"}},"data":"c3MtdG9rZW4="}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: map))
         try kc(["import", map])
         let old = h.directory + "/old.keychain-db"
         try FileSplicer.sqlite(live, "VACUUM INTO '\(old)';")
@@ -116,8 +119,9 @@ import KCTestSupport
         #expect(refusals.contains(out.status) && out.stdout.isEmpty, "agent served \(splice): \(out.status) \(out.stdout) \(out.stderr)")
         for password in Set([scene.newPassword, scene.oldPassword]) {
             out = try scene.inProcess(read, password: password)
-            #expect(refusals.contains(out.status) && out.stdout.isEmpty,
-                    "opened after \(splice) with the \(password): \(out.status) \(out.stdout) \(out.stderr)")
+            #expect(
+                refusals.contains(out.status) && out.stdout.isEmpty,
+                "opened after \(splice) with the \(password): \(out.status) \(out.stdout) \(out.stderr)")
         }
         out = try scene.inProcess(["verify", "-k", path], password: scene.newPassword)
         #expect(refusals.contains(out.status), "kc verify passed \(splice): \(out.status) \(out.stderr)")
@@ -236,7 +240,9 @@ import KCTestSupport
         var out = try h.kc(["unlock", "-k", path], password: Self.newPassword)
         try #require(out.status == 0, "\(out.stderr)")
         // The old record spliced in, and a MAC over it and the live state under the old keys.
-        try scene.splicer.apply(FileSplicer.Splice(name: "the old record", sql: "DELETE FROM main.kc_keychain; INSERT INTO main.kc_keychain SELECT * FROM o.kc_keychain;"), to: path)
+        try scene.splicer.apply(
+            FileSplicer.Splice(name: "the old record", sql: "DELETE FROM main.kc_keychain; INSERT INTO main.kc_keychain SELECT * FROM o.kc_keychain;"), to: path
+        )
         let live = try SQLiteItemStore(openingExisting: path)
         let state = try live.transaction(write: false) { try live.readState() }
         let mac = Header.mac(state, record: oldRecord, keys: oldKeys)
@@ -244,7 +250,9 @@ import KCTestSupport
         out = try h.kc(["find", "-k", path, "-s", "after", "-a", "change", "-w"])
         #expect(Self.refusals.contains(out.status) && out.stdout.isEmpty, "the agent served the forged file: \(out.status) \(out.stdout) \(out.stderr)")
         out = try scene.inProcess(["find", "-k", path, "-s", "after", "-a", "change", "-w"], password: Self.oldPassword)
-        #expect(Self.refusals.contains(out.status) && out.stdout.isEmpty, "the old password read an item added after the change: \(out.status) \(out.stdout) \(out.stderr)")
+        #expect(
+            Self.refusals.contains(out.status) && out.stdout.isEmpty,
+            "the old password read an item added after the change: \(out.status) \(out.stdout) \(out.stderr)")
         out = try scene.inProcess(["verify", "-k", path], password: Self.oldPassword)
         #expect(Self.refusals.contains(out.status), "kc verify passed the forged header with the old password: \(out.stderr)")
     }

@@ -32,7 +32,8 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: KCBinary.path)
         var env = h.environment
         env["KC_PASSWORD"] = KCHome.password
-        let stored = try Spawn.run([link, "store"], environment: env, stdin: Data("protocol=https\nhost=git.example.com\nusername=alice\npassword=pa55\n\n".utf8))
+        let stored = try Spawn.run(
+            [link, "store"], environment: env, stdin: Data("protocol=https\nhost=git.example.com\nusername=alice\npassword=pa55\n\n".utf8))
         #expect(stored.status == 0, "\(stored.stderr)")
         let got = try Spawn.run([link, "get"], environment: env, stdin: Data("protocol=https\nhost=git.example.com\n\n".utf8))
         #expect(got.status == 0 && got.stdout.contains("password=pa55"), "\(got.stdout) \(got.stderr)")

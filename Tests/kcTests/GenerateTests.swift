@@ -49,7 +49,8 @@ import KCTestSupport
         for secret in secrets {
             #expect(secret.count == 24, "\(secret.count)")
             #expect(secret.allSatisfy { Self.lower.contains($0) || Self.upper.contains($0) || Self.digits.contains($0) || Self.symbols.contains($0) })
-            #expect(secret.contains(where: Self.lower.contains) && secret.contains(where: Self.upper.contains)
+            #expect(
+                secret.contains(where: Self.lower.contains) && secret.contains(where: Self.upper.contains)
                     && secret.contains(where: Self.digits.contains) && secret.contains(where: Self.symbols.contains))
         }
         #expect(Set(secrets).count == secrets.count)
@@ -80,10 +81,14 @@ import KCTestSupport
     @Test func requireIsUniformOverTheAllowedStrings() throws {
         let alphabet = Array("ab01")
         var allowed: Set<String> = []
-        for x in alphabet { for y in alphabet { for z in alphabet {
-            let s = String([x, y, z])
-            if s.contains(where: Self.digits.contains) && s.contains(where: Self.lower.contains) { allowed.insert(s) }
-        } } }
+        for x in alphabet {
+            for y in alphabet {
+                for z in alphabet {
+                    let s = String([x, y, z])
+                    if s.contains(where: Self.digits.contains) && s.contains(where: Self.lower.contains) { allowed.insert(s) }
+                }
+            }
+        }
         #expect(allowed.count == 48)
         let secrets = try lines(["--charset", "ab01", "--length", "3", "--require", "digit,lower"], count: 24000)
         var counts: [String: Int] = [:]
@@ -191,7 +196,7 @@ import KCTestSupport
             (["--words", "65"], 206, "out of range"),
             (["--words", "3", "--separator", "·"], 206, "--separator: only printable ASCII"),
             (["--words", "3", "--separator", String(repeating: ".", count: 17)], 206, "at most 16"),
-            (["--count", "0"], 206, "--count 0 is out of range"),
+            (["--count", "0"], 206, "--count 0 is out of range")
         ]
         for (arguments, status, message) in cases {
             let out = try KCBinary.run(["generate"] + arguments)
@@ -219,7 +224,10 @@ import KCTestSupport
         let bits = 24 * log2(94.0) + log2(seen[15])
         var s = try TerminalTests().drive(h, ["generate"], [["expect", "bits of entropy"]])
         #expect(s.status == 0, "\(s.screen)")
-        #expect(s.screen.contains("kc: \(String(format: "%.1f", bits)) bits of entropy (24 characters from a set of 94, at least one of each: lower, upper, digit, symbol)"), "\(s.screen)")
+        #expect(
+            s.screen.contains(
+                "kc: \(String(format: "%.1f", bits)) bits of entropy (24 characters from a set of 94, at least one of each: lower, upper, digit, symbol)"),
+            "\(s.screen)")
         s = try TerminalTests().drive(h, ["generate", "--words", "6"], [["expect", "bits of entropy"]])
         #expect(s.screen.contains("kc: \(String(format: "%.1f", 6 * log2(7776.0))) bits of entropy (6 words from the EFF list of 7776)"), "\(s.screen)")
         // {a,b,0,1}^3 with a digit and a letter: 48 strings.
@@ -253,7 +261,9 @@ import KCTestSupport
         #expect(out.stdout == stored && stored.split(separator: ".").count == 5, "printed \(out.stdout), stored \(stored)")
 
         out = try h.kc(["add", "-s", "api", "--generate=40,letters,digits", "--print"], password: KCHome.password)
-        #expect(out.status == 0 && out.stdout.count == 40 && out.stdout.allSatisfy { Self.lower.contains($0) || Self.upper.contains($0) || Self.digits.contains($0) }, "\(out)")
+        #expect(
+            out.status == 0 && out.stdout.count == 40
+                && out.stdout.allSatisfy { Self.lower.contains($0) || Self.upper.contains($0) || Self.digits.contains($0) }, "\(out)")
         #expect(try h.kc(["find", "-s", "api", "-w"], password: KCHome.password).stdout == out.stdout)
 
         out = try h.kc(["add", "-s", "pin", "--generate=digitsonly,8", "--print"], password: KCHome.password)
@@ -281,7 +291,7 @@ import KCTestSupport
             (["--generate=words:3,12"], 206, "two word counts"),
             (["--generate=1"], 206, "cannot hold one of each"),
             (["--generate", "-w", "x"], 2, "--generate makes the secret"),
-            (["--print", "-w", "x"], 2, "--print shows a generated secret"),
+            (["--print", "-w", "x"], 2, "--print shows a generated secret")
         ]
         for (arguments, status, message) in refused {
             out = try h.kc(["add", "-s", "refused", "-a", "a"] + arguments)
@@ -294,9 +304,14 @@ import KCTestSupport
     @Test func addGenerateOnATerminalShowsEntropyNotTheSecret() throws {
         let h = try KCHome()
         try h.createKeychain()
-        let s = try TerminalTests().drive(h, ["add", "-s", "tty", "--generate=words:4"], [["expect", "bits of entropy"]],
-                                          env: ["KC_PASSWORD": KCHome.password])
-        #expect(s.status == 0 && s.screen.contains("kc: stored a generated secret: \(String(format: "%.1f", 4 * log2(7776.0))) bits of entropy (4 words from the EFF list of 7776)"), "\(s.screen)")
+        let s = try TerminalTests().drive(
+            h, ["add", "-s", "tty", "--generate=words:4"], [["expect", "bits of entropy"]],
+            env: ["KC_PASSWORD": KCHome.password])
+        #expect(
+            s.status == 0
+                && s.screen.contains(
+                    "kc: stored a generated secret: \(String(format: "%.1f", 4 * log2(7776.0))) bits of entropy (4 words from the EFF list of 7776)"),
+            "\(s.screen)")
         let stored = try h.kc(["find", "-s", "tty", "-w"], password: KCHome.password).stdout
         #expect(stored.count > 10 && !s.screen.contains(stored), "the secret is not on the screen")
     }
@@ -327,7 +342,8 @@ import KCTestSupport
         #expect(outputs[0].stdout.count == 24)
         #expect(outputs[1].stdout.split(separator: "-").count >= 6)
         let third = outputs[2].stdout
-        #expect(third.count == 16 && third.contains(where: Self.digits.contains) && third.contains(where: Self.symbols.contains)
+        #expect(
+            third.count == 16 && third.contains(where: Self.digits.contains) && third.contains(where: Self.symbols.contains)
                 && !third.contains("\"") && !third.contains("`"), "\(third)")
         #expect(outputs[3].stdout.isEmpty)
         #expect(try h.kc(["find", "-s", "example.com", "-a", "bob", "-w"], password: KCHome.password).stdout.count == 24)

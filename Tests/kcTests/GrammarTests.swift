@@ -48,10 +48,13 @@ import KCTestSupport
     }
 
     /// ArgumentParser's reading of `kc COMMAND ARGS`, as `KC.main` gives it the arguments.
-    private func slow<Command, Request>(_ command: String, _ arguments: [String], _ as: Command.Type,
-                                        _ request: (Command) -> Request) -> Request? {
+    private func slow<Command, Request>(
+        _ command: String, _ arguments: [String], _ as: Command.Type,
+        _ request: (Command) -> Request
+    ) -> Request? {
         guard let normalised = try? ArgumentNormaliser.normalised(["kc", command] + arguments),
-              let parsed = try? KC.parseAsRoot(Array(normalised.dropFirst())) as? Command else { return nil }
+            let parsed = try? KC.parseAsRoot(Array(normalised.dropFirst())) as? Command
+        else { return nil }
         return request(parsed)
     }
 
@@ -161,7 +164,7 @@ import KCTestSupport
             ["--env-file", ".env.kc", "--env-file", "-", "--env", "B=", "--resolve-env", "--mask", "--", "cmd"],
             ["--no-masking", "--env", "C=a=b", "--", "cmd", "arg"],
             ["-k", "-x", "--env-file", "--", "--", "cmd"],
-            ["--keychain=x", "--", "cmd"], ["-k=x", "--env=A=b", "--", "cmd"],
+            ["--keychain=x", "--", "cmd"], ["-k=x", "--env=A=b", "--", "cmd"]
         ]
         for arguments in plain {
             let quick = fastRun(arguments)
@@ -172,7 +175,7 @@ import KCTestSupport
             ["--help"], ["--"], ["cmd"], ["-k", "a", "-k", "b", "--", "cmd"], ["--mask", "--no-masking", "--", "cmd"],
             ["--env", "1A=x", "--", "cmd"], ["--env", "novalue", "--", "cmd"], ["-k", "", "--", "cmd"],
             ["--allow-keychain", "", "--", "cmd"], ["--password-stdin", "--", "cmd"], ["--keychain=", "--", "cmd"],
-            ["--mask=x", "--", "cmd"],
+            ["--mask=x", "--", "cmd"]
         ]
         for arguments in unusual {
             #expect(fastRun(arguments) == nil, "\(arguments) should go to ArgumentParser")
@@ -200,8 +203,9 @@ import KCTestSupport
     /// `Read.fast` does, and adds it to this list.
     @Test func readFastPathAssumesEveryOptionOfReadAtItsDefault() throws {
         let assumed = [Options.keychain, Options.passwordStdin, Options.passwordFile, Options.allowKeychain, Options.clip, Options.readPrompt]
-        #expect(Options.of("read").count == assumed.count && Options.of("read").allSatisfy { option in assumed.contains { $0 === option } },
-                "kc read's options are \(Options.of("read").map(\.displayName))")
+        #expect(
+            Options.of("read").count == assumed.count && Options.of("read").allSatisfy { option in assumed.contains { $0 === option } },
+            "kc read's options are \(Options.of("read").map(\.displayName))")
         let declared = try #require(try Self.dump().first { $0.command == "read" }).declared
         #expect(declared.filter { $0.kind == "positional" }.count == 1, "one argument, the reference")
         // What ArgumentParser gives `kc read REF` is what `Read.fast` passes on.

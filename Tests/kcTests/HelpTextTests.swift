@@ -57,7 +57,9 @@ import KCTestSupport
             guard let discussion = command.discussion else { continue }
             let name = (["kc"] + words).joined(separator: " ")
             for line in discussion.split(separator: "\n", omittingEmptySubsequences: false) {
-                #expect(line.count <= 75, "\(name): a discussion line longer than 75 columns is re-wrapped (in --help at 80 columns, in the man page at its indent): \(line)")
+                #expect(
+                    line.count <= 75,
+                    "\(name): a discussion line longer than 75 columns is re-wrapped (in --help at 80 columns, in the man page at its indent): \(line)")
                 #expect(!line.hasPrefix(".") && !line.hasPrefix("'"), "\(name): the man page would read this line as a roff request: \(line)")
                 #expect(line.allSatisfy { $0.isASCII }, "\(name): the man page generator drops characters that are not ASCII: \(line)")
             }
@@ -124,7 +126,9 @@ import KCTestSupport
                 section = sections[0]
             }
             if let discussion = command.discussion {
-                let display = ".Bd -literal\n" + discussion.split(separator: "\n", omittingEmptySubsequences: false)
+                let display =
+                    ".Bd -literal\n"
+                    + discussion.split(separator: "\n", omittingEmptySubsequences: false)
                     .map { $0.isEmpty ? "\\&" : $0.replacingOccurrences(of: "\\", with: "\\e") }
                     .joined(separator: "\n") + "\n.Ed\n"
                 // The generator escapes a leading blank of the first line with \&.

@@ -22,7 +22,8 @@ import KCTestSupport
 
     /// The one exported item with this class and service/server and account.
     static func item(_ items: [(cls: String, attributes: [String: Any], secret: String)], _ cls: String, _ name: String, _ account: String)
-        -> (attributes: [String: Any], secret: String)? {
+        -> (attributes: [String: Any], secret: String)?
+    {
         let key = cls == "internet" ? "server" : "service"
         let found = items.filter { $0.cls == cls && $0.attributes[key] as? String == name && $0.attributes["account"] as? String == account }
         return found.count == 1 ? (found[0].attributes, found[0].secret) : nil
@@ -47,7 +48,8 @@ import KCTestSupport
         #expect(github.secret == "p,a\"ss")
         #expect(github.attributes["path"] as? String == "/login" && github.attributes["protocol"] as? String == "htps")
         #expect(github.attributes["kind"] as? String == "Work" && github.attributes["label"] as? String == "GitHub")
-        #expect(github.attributes["comment"] as? String
+        #expect(
+            github.attributes["comment"] as? String
                 == "Line one, with comma\nline two \"quoted\"\nurl: https://gist.github.com\nrecovery: abc-123\npin: 42")
         let otp = try #require(Self.item(items, "generic", "otpauth/github.com", "alice"))
         #expect(otp.secret == "otpauth://totp/GitHub?secret=JBSWY3DPEHPK3PXP" && otp.attributes["kind"] as? String == "otpauth")
@@ -140,9 +142,11 @@ import KCTestSupport
     @Test func formatIsDetectedOrNamed() throws {
         let h = try KCHome()
         try h.createKeychain()
-        let expected = ["bitwarden.csv": "bitwarden-csv", "1password.csv": "1password-csv", "keepassxc.csv": "keepassxc-csv",
-                        "chrome.csv": "chrome-csv", "firefox.csv": "firefox-csv", "apple.csv": "apple-csv",
-                        "git-credentials": "git-credentials", "bitwarden.json": "bitwarden-json"]
+        let expected = [
+            "bitwarden.csv": "bitwarden-csv", "1password.csv": "1password-csv", "keepassxc.csv": "keepassxc-csv",
+            "chrome.csv": "chrome-csv", "firefox.csv": "firefox-csv", "apple.csv": "apple-csv",
+            "git-credentials": "git-credentials", "bitwarden.json": "bitwarden-json"
+        ]
         for (file, format) in expected {
             let out = try h.kc(["import", "--dry-run", "--json", Self.fixtures + "/" + file], password: KCHome.password)
             let json = try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any]
@@ -170,8 +174,11 @@ import KCTestSupport
             ("bad quoting", Array((header + good + "x\"y,https://b.example.com,u,p,\n").utf8), "line 3: a quote inside field 1"),
             ("text after a closing quote", Array((header + good + "\"x\"y,https://b.example.com,u,p,\n").utf8), "line 3: text after the closing quote"),
             ("wrong column count", Array((header + good + "a,https://b.example.com,u\n").utf8), "line 3: 3 fields where the header has 5"),
-            ("invalid UTF-8", Array((header + good).utf8) + [0x61, 0xFF, 0xFE] + Array(",https://b.example.com,u,p,\n".utf8), "line 3: field 1 is not valid UTF-8"),
-            ("unterminated quote", Array((header + good + "\"never ends,https://b.example.com,u,p,\nmore\n").utf8), "line 3: a quoted field that never ends"),
+            (
+                "invalid UTF-8", Array((header + good).utf8) + [0x61, 0xFF, 0xFE] + Array(",https://b.example.com,u,p,\n".utf8),
+                "line 3: field 1 is not valid UTF-8"
+            ),
+            ("unterminated quote", Array((header + good + "\"never ends,https://b.example.com,u,p,\nmore\n").utf8), "line 3: a quoted field that never ends")
         ]
         // A 100 MiB field.
         var huge = Array((header + good + "big,https://b.example.com,u,").utf8)
@@ -242,10 +249,12 @@ import KCTestSupport
         let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Vectors").path
         let keyFile = h.directory + "/key.bin"
         try Data([0, 1, 2, 0xFF]).write(to: URL(fileURLWithPath: keyFile))
-        for args in [["-s", "svc", "-a", "me", "-w", "généric ✓", "-j", "comment\nwith line", "-G", "raw"],
-                     ["--class", "internet", "-s", "example.com", "-a", "me", "-w", "web", "-r", "https", "-P", "8443", "-p", "/x"],
-                     ["--class", "certificate", "--data-file", vectors + "/cert-rsa-v3.der", "-l", "cert"],
-                     ["--class", "key", "--tag", "com.example.k", "--data-file", keyFile]] {
+        for args in [
+            ["-s", "svc", "-a", "me", "-w", "généric ✓", "-j", "comment\nwith line", "-G", "raw"],
+            ["--class", "internet", "-s", "example.com", "-a", "me", "-w", "web", "-r", "https", "-P", "8443", "-p", "/x"],
+            ["--class", "certificate", "--data-file", vectors + "/cert-rsa-v3.der", "-l", "cert"],
+            ["--class", "key", "--tag", "com.example.k", "--data-file", keyFile]
+        ] {
             let out = try h.kc(["add"] + args, password: pw)
             #expect(out.status == 0, "\(args): \(out.stderr)")
         }
@@ -310,18 +319,21 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         let gnupg = h.directory + "/gnupg", store = h.directory + "/store", tmp = h.directory + "/tmp", bin = h.directory + "/bin"
-        for dir in [gnupg, tmp, bin] { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) }
+        for dir in [gnupg, tmp, bin] {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         // A gpg on PATH that records its environment, then runs the real one.
         try "#!/bin/sh\nenv > '\(h.directory)/gpg-env'\nexec /usr/bin/gpg \"$@\"\n".write(toFile: bin + "/gpg", atomically: true, encoding: .utf8)
         #expect(chmod(bin + "/gpg", 0o700) == 0)
         let env = "export GNUPGHOME='\(gnupg)' PASSWORD_STORE_DIR='\(store)' TMPDIR='\(tmp)'\n"
-        var out = try h.sh(env + """
-            gpg --batch --quiet --passphrase '' --quick-gen-key 'kc test <kc@test.invalid>' default default never 2>/dev/null || exit 10
-            fpr=$(gpg --list-keys --with-colons | awk -F: '/^fpr/ {print $10; exit}')
-            pass init "$fpr" >/dev/null || exit 11
-            printf 'hunter2\\nlogin: mallory\\nurl: https://shop.example.com/login\\notpauth://totp/Shop:mallory?secret=JBSWY3DPEHPK3PXP\\npin: 1234\\nfree text\\n' | pass insert -m email/shop >/dev/null || exit 12
-            printf 'db-pass\\n' | pass insert -m servers/db >/dev/null || exit 13
-            """)
+        var out = try h.sh(
+            env + """
+                gpg --batch --quiet --passphrase '' --quick-gen-key 'kc test <kc@test.invalid>' default default never 2>/dev/null || exit 10
+                fpr=$(gpg --list-keys --with-colons | awk -F: '/^fpr/ {print $10; exit}')
+                pass init "$fpr" >/dev/null || exit 11
+                printf 'hunter2\\nlogin: mallory\\nurl: https://shop.example.com/login\\notpauth://totp/Shop:mallory?secret=JBSWY3DPEHPK3PXP\\npin: 1234\\nfree text\\n' | pass insert -m email/shop >/dev/null || exit 12
+                printf 'db-pass\\n' | pass insert -m servers/db >/dev/null || exit 13
+                """)
         #expect(out.status == 0, "making the store: \(out.status) \(out.stderr)")
         out = try h.sh(env + "PATH='\(bin)':$PATH KC_NEW_PASSWORD=other kc import '\(store)'")
         #expect(out.status == 0 && out.stderr.contains("3 created") && out.stderr.contains("(from pass)"), "\(out.stderr)")
@@ -382,7 +394,9 @@ import KCTestSupport
         try Data().write(to: URL(fileURLWithPath: h.directory + "/elsewhere.gpg"))
         #expect(symlink(h.directory + "/elsewhere.gpg", store + "/link.gpg") == 0)
         var raw = Array((store + "/bad").utf8) + [0xFF] + Array(".gpg".utf8) + [0]
-        let fd = raw.withUnsafeMutableBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
+        let fd = raw.withUnsafeMutableBufferPointer {
+            open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        }
         #expect(fd >= 0)
         close(fd)
         let out = try h.kc(["import", "--dry-run", store], password: KCHome.password)

@@ -34,12 +34,13 @@ struct ImpostorRelayTests {
         let spec: [String: Any] = [
             "argv": OtherUser.setpriv + [h.kcPath] + arguments,
             "env": h.home.environment.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
-            "steps": steps, "answers": [] as [[String]], "timeout": 30,
+            "steps": steps, "answers": [] as [[String]], "timeout": 30
         ]
         let file = h.home.directory + "/session-\(UUID().uuidString).json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
-        let out = try Spawn.run(["/usr/bin/env", "python3", TerminalTests.script, file],
-                                environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"])
+        let out = try Spawn.run(
+            ["/usr/bin/env", "python3", TerminalTests.script, file],
+            environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"])
         return try JSONDecoder().decode(TerminalTests.Session.self, from: Data(out.stdoutBytes))
     }
 
@@ -98,9 +99,11 @@ struct ImpostorRelayTests {
         #expect(exported.contains(Data(Self.pin.utf8).base64EncodedString()) || exported.contains(Self.pin), "the export holds the PIN")
         // An import of that file meets the protected items (its own secrets are protected
         // too): done here, after the prompt. Then an update that drops the flag.
-        s = try Self.drive(h, ["import", "--update", file], [
-            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
-        ])
+        s = try Self.drive(
+            h, ["import", "--update", file],
+            [
+                ["expect", "Password for keychain"], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0, "\(s.screen)")
         s = try Self.drive(h, ["update", "-s", "bank", "--no-user-presence"], Self.answer)
         #expect(s.status == 0, "\(s.screen)")
@@ -154,8 +157,9 @@ struct ImpostorRelayTests {
         func helper(_ name: String, _ operation: String, _ input: String) throws -> KCBinary.Output {
             var env = h.home.environment
             env["PATH"] = "/usr/bin:/bin"
-            return try Spawn.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin + "/" + name, operation],
-                                 environment: env, stdin: Data(input.utf8))
+            return try Spawn.run(
+                ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin + "/" + name, operation],
+                environment: env, stdin: Data(input.utf8))
         }
         var out = try helper("git-credential-kc", "store", "protocol=https\nhost=git.example.com\nusername=alice\npassword=git-token-1\n")
         #expect(out.status == 0, "\(out.stderr)")
@@ -208,8 +212,12 @@ struct ImpostorRelayTests {
             // Made under a name of its own, then renamed: a run killed half-way leaves no venv
             // that looks complete.
             let making = venv + "-\(getpid())-\(UUID().uuidString.prefix(8))"
-            let made = try Spawn.run(["/bin/sh", "-c", "/usr/bin/python3 -m venv '\(making)' && '\(making)/bin/pip' install -q keyring && chmod -R a+rX '\(making)' && { mv -T '\(making)' '\(venv)' || rm -rf '\(making)'; }"],
-                                     environment: ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()], timeout: 900)
+            let made = try Spawn.run(
+                [
+                    "/bin/sh", "-c",
+                    "/usr/bin/python3 -m venv '\(making)' && '\(making)/bin/pip' install -q keyring && chmod -R a+rX '\(making)' && { mv -T '\(making)' '\(venv)' || rm -rf '\(making)'; }"
+                ],
+                environment: ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()], timeout: 900)
             #expect(made.status == 0, "\(made.stderr)")
         }
         let python = h.home.directory + "/python"
@@ -219,16 +227,20 @@ struct ImpostorRelayTests {
         try OtherUser.checkReachable(venv + "/bin/python")
         env["KC_BINARY"] = h.kcPath
         env["PYTHONPATH"] = python
-        let out = try Spawn.run(OtherUser.setpriv + [venv + "/bin/python", "-c", """
-            from keyrings.kc import KcKeyring
-            k = KcKeyring()
-            k.set_password('pypi.example.com', '__token__', 'py-token-1')
-            print('got', k.get_password('pypi.example.com', '__token__'))
-            try:
-                print('bank', k.get_password('bank', 'me'))
-            except Exception as e:
-                print('refused', type(e).__name__, str(e).splitlines()[0])
-            """], environment: env)
+        let out = try Spawn.run(
+            OtherUser.setpriv + [
+                venv + "/bin/python", "-c",
+                """
+                from keyrings.kc import KcKeyring
+                k = KcKeyring()
+                k.set_password('pypi.example.com', '__token__', 'py-token-1')
+                print('got', k.get_password('pypi.example.com', '__token__'))
+                try:
+                    print('bank', k.get_password('bank', 'me'))
+                except Exception as e:
+                    print('refused', type(e).__name__, str(e).splitlines()[0])
+                """
+            ], environment: env)
         #expect(out.status == 0 && out.stdout.contains("got py-token-1\n"), "\(out.stdout) \(out.stderr)")
         #expect(out.stdout.contains("refused") && out.stdout.contains("requires user presence") && !out.stdout.contains(Self.pin), "\(out.stdout)")
         #expect(relay.connections >= 3, "the backend's kc went through the relay")

@@ -41,10 +41,20 @@ import KCTestSupport
         let pw = KCHome.password
         let leading = try Self.documentedLeading()
         #expect(leading.first == "service" && leading.last == "modified" && leading.count == 17, "\(leading)")
-        #expect(try h.kc(["add", "-s", "github.com", "-a", "alice", "-D", "token", "-j", "work", "-G", "g", "-c", "aapl",
-                          "-w", "s3cret-generic"], password: pw).status == 0)
-        #expect(try h.kc(["add", "--class", "internet", "-s", "example.com", "-a", "bob", "-r", "https", "-P", "443",
-                          "-p", "/x", "-d", "CORP", "-t", "digest", "-w", "s3cret-inet"], password: pw).status == 0)
+        #expect(
+            try h.kc(
+                [
+                    "add", "-s", "github.com", "-a", "alice", "-D", "token", "-j", "work", "-G", "g", "-c", "aapl",
+                    "-w", "s3cret-generic"
+                ], password: pw
+            ).status == 0)
+        #expect(
+            try h.kc(
+                [
+                    "add", "--class", "internet", "-s", "example.com", "-a", "bob", "-r", "https", "-P", "443",
+                    "-p", "/x", "-d", "CORP", "-t", "digest", "-w", "s3cret-inet"
+                ], password: pw
+            ).status == 0)
         #expect(try h.kc(["add", "--class", "certificate", "--data-file", Self.vectors + "/cert-v1.der", "-l", "v1"], password: pw).status == 0)
         #expect(try h.kc(["add", "--class", "key", "--tag", "rsa", "--data-file", Self.vectors + "/key-rsa-3072.pem"], password: pw).status == 0)
 
@@ -65,8 +75,10 @@ import KCTestSupport
         out = try h.kc(["find", "--class", "certificate"], password: pw)
         expectDocumentedOrder(out.stdout, leading: leading, "certificate")
         // openssl x509 -noout -subject -issuer -nameopt RFC2253 (with ", " for ",").
-        for line in ["issuer: CN=kc RSA v3 Test, O=kc Test, C=US", "subject: CN=kc v1 Test", "certificate-type: x509v1",
-                     "certificate-encoding: der", "accessible: always", "serial-number: 0x07"] {
+        for line in [
+            "issuer: CN=kc RSA v3 Test, O=kc Test, C=US", "subject: CN=kc v1 Test", "certificate-type: x509v1",
+            "certificate-encoding: der", "accessible: always", "serial-number: 0x07"
+        ] {
             #expect(out.stdout.contains("\n\(line)\n"), "\(line) in \(out.stdout)")
         }
 
@@ -87,7 +99,8 @@ import KCTestSupport
         let cert = try attributes(["find", "--class", "certificate"])
         #expect(cert["certificate-type"] as? Int == 1 && cert["certificate-encoding"] as? Int == 3 && cert["accessible"] as? String == "dk")
         // The issuer's DER, as before: a JSON string when its bytes happen to be UTF-8, else {"base64": …}.
-        let issuer = (cert["issuer"] as? String).map { Data($0.utf8) }
+        let issuer =
+            (cert["issuer"] as? String).map { Data($0.utf8) }
             ?? ((cert["issuer"] as? [String: Any])?["base64"] as? String).flatMap { Data(base64Encoded: $0) }
         #expect(issuer?.first == 0x30 && issuer.map { !String(decoding: $0, as: UTF8.self).contains("CN=") } == true, "the issuer's DER")
         let key = try attributes(["find", "--class", "key"])
@@ -106,7 +119,7 @@ import KCTestSupport
             (Self.vectors + "/key-rsa-3072-spki.der", "public", "rsa", "3072"),
             (Self.vectors + "/key-rsa-3072-pkcs1-public.der", "public", "rsa", "3072"),
             (Self.vectors + "/key-ec-p384-pkcs8.der", "private", "ec", "384"),
-            (h.directory + "/opaque.bin", "public", "0", "0"),
+            (h.directory + "/opaque.bin", "public", "0", "0")
         ]
         for (i, (file, keyClass, type, size)) in files.enumerated() {
             var out = try h.kc(["add", "--class", "key", "--tag", "k\(i)", "--data-file", file], password: pw)
@@ -136,13 +149,17 @@ import KCTestSupport
         for (n, code) in ["ak", "ck", "dk", "aku", "cku", "dku", "akpu"].enumerated() {
             items.append(#"{"class":"generic","attributes":{"service":"acc\#(n)","account":"a","accessible":"\#(code)"},"data":"eA=="}"#)
         }
-        items.append(#"{"class":"certificate","attributes":{"label":"evil","issuer":{"base64":"\#(b64(evil))"},"serial-number":{"base64":"AQ=="},"subject":{"base64":"\#(b64([0x30, 0x84, 0xFF, 0xFF]))"}},"data":"AAAA"}"#)
+        items.append(
+            #"{"class":"certificate","attributes":{"label":"evil","issuer":{"base64":"\#(b64(evil))"},"serial-number":{"base64":"AQ=="},"subject":{"base64":"\#(b64([0x30, 0x84, 0xFF, 0xFF]))"}},"data":"AAAA"}"#
+        )
         let document = #"{"format":"kc-export","version":1,"exported":"2024-02-01T00:00:00Z","items":["# + items.joined(separator: ",") + "]}"
         try document.write(toFile: h.directory + "/export.json", atomically: true, encoding: .utf8)
         out = try h.kc(["import", h.directory + "/export.json"], password: pw)
         #expect(out.status == 0, "\(out.stderr)")
-        let names = ["when-unlocked", "after-first-unlock", "always", "when-unlocked-this-device-only",
-                     "after-first-unlock-this-device-only", "always-this-device-only", "when-passcode-set-this-device-only"]
+        let names = [
+            "when-unlocked", "after-first-unlock", "always", "when-unlocked-this-device-only",
+            "after-first-unlock-this-device-only", "always-this-device-only", "when-passcode-set-this-device-only"
+        ]
         for (n, name) in names.enumerated() {
             out = try h.kc(["find", "-s", "acc\(n)"], password: pw)
             #expect(out.stdout.contains("\naccessible: \(name)\n"), "\(out.stdout)")

@@ -102,8 +102,9 @@ import KCTestSupport
         let out = try h.kc(["backup", "personal", "--force"], password: KCHome.password)
         #expect(out.status == 48 && out.stderr.contains("never replaces a keychain by name"), "\(out.stderr)")
         #expect(try h.kc(["find", "-k", "personal", "-s", "svc", "-w"], password: "other password").stdout == "personal-secret")
-        #expect(try h.kc(["backup", h.directory + "/data/kc/personal.keychain-db", "--force"], password: KCHome.password).status == 0,
-                "a path is replaced with --force, as documented")
+        #expect(
+            try h.kc(["backup", h.directory + "/data/kc/personal.keychain-db", "--force"], password: KCHome.password).status == 0,
+            "a path is replaced with --force, as documented")
     }
 
     /// From the review: an impostor at the agent socket that says "held" must not turn

@@ -15,7 +15,8 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         let pw = KCHome.password
-        let csv = "name,url,username,password,note\ngithub.com,https://github.com/login,alice,web-secret-1,\n"
+        let csv =
+            "name,url,username,password,note\ngithub.com,https://github.com/login,alice,web-secret-1,\n"
             + "Mail,https://mail.example.org/,bob@example.org,web-secret-2,\n"
         try csv.write(toFile: h.directory + "/chrome.csv", atomically: true, encoding: .utf8)
         var out = try h.kc(["import", "--format", "chrome-csv", h.directory + "/chrome.csv"], password: pw)
@@ -35,15 +36,16 @@ import KCTestSupport
         #expect(out.status == 0, "\(out.stderr)")
         let lines = out.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0.components(separatedBy: "\t") }
         #expect(lines.allSatisfy { $0.count == 5 }, "five tab-separated fields, no header: \(out.stdout)")
-        #expect(lines.map { Array($0.prefix(4)) } == [
-            ["generic", "api.example.com", "deploy", "api.example.com"],
-            ["generic", "github.com", "alice", "github.com"],
-            ["generic", "Zeta", "z", "Zeta"],
-            ["internet", "github.com", "alice", "github.com"],
-            ["internet", "mail.example.org", "bob@example.org", "Mail"],
-            ["certificate", "O=kc, CN=kc EC Test", "", "ec cert"],
-            ["key", "com.example.rsa", "", ""],
-        ], "\(out.stdout)")
+        #expect(
+            lines.map { Array($0.prefix(4)) } == [
+                ["generic", "api.example.com", "deploy", "api.example.com"],
+                ["generic", "github.com", "alice", "github.com"],
+                ["generic", "Zeta", "z", "Zeta"],
+                ["internet", "github.com", "alice", "github.com"],
+                ["internet", "mail.example.org", "bob@example.org", "Mail"],
+                ["certificate", "O=kc, CN=kc EC Test", "", "ec cert"],
+                ["key", "com.example.rsa", "", ""]
+            ], "\(out.stdout)")
         let iso = try Regex(#"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$"#)
         #expect(lines.allSatisfy { $0[4].wholeMatch(of: iso) != nil }, "modified, ISO 8601 UTC")
         #expect(!out.stdout.contains("secret"), "never a secret")
@@ -72,7 +74,9 @@ import KCTestSupport
 
         var out = try h.kc(["list", "-a", "nobody"], password: pw)
         #expect(out.status == 44, "\(out.stderr)")
-        #expect(out.stderr == "kc: no item matches account=nobody in \(h.defaultKeychain)\nkc: hint: `kc list` with no attribute lists every item\n", "\(out.stderr)")
+        #expect(
+            out.stderr == "kc: no item matches account=nobody in \(h.defaultKeychain)\nkc: hint: `kc list` with no attribute lists every item\n",
+            "\(out.stderr)")
         out = try h.kc(["list", "--class", "certificate", "-a", "alice"], password: pw)
         #expect(out.status == 41 && out.stderr.contains("-a/--account is not an attribute of certificate items"), "\(out.stderr)")
     }
@@ -83,7 +87,8 @@ import KCTestSupport
         for arguments in [["list"], ["list", "--json"]] {
             let out = try h.kc(arguments, password: KCHome.password)
             #expect(out.status == 44 && out.stdout.isEmpty, "\(arguments)")
-            #expect(out.stderr == "kc: there are no items in \(h.defaultKeychain)\n"
+            #expect(
+                out.stderr == "kc: there are no items in \(h.defaultKeychain)\n"
                     + "kc: hint: add one with `kc add -s SERVICE -a ACCOUNT`, or bring them in with `kc import FILE`\n", "\(out.stderr)")
         }
         #expect(try h.kc(["add", "-s", "only", "-w", "x"], password: KCHome.password).status == 0)
@@ -95,8 +100,13 @@ import KCTestSupport
     /// On a terminal: a header, aligned columns, cut to the width with "…".
     @Test func onATerminalColumnsAreAlignedAndFitTheWidth() throws {
         let h = try Self.stocked()
-        #expect(try h.kc(["add", "-s", "a-very-long-service-name-that-does-not-fit.example.com", "-a", "someone-with-a-long-account-name",
-                          "-w", "x"], password: KCHome.password).status == 0)
+        #expect(
+            try h.kc(
+                [
+                    "add", "-s", "a-very-long-service-name-that-does-not-fit.example.com", "-a", "someone-with-a-long-account-name",
+                    "-w", "x"
+                ], password: KCHome.password
+            ).status == 0)
         let env = ["KC_PASSWORD": KCHome.password, "COLUMNS": "72"]
         var s = try TerminalTests().drive(h, ["list"], [], env: env)
         #expect(s.status == 0, "\(s.screen)")
@@ -112,8 +122,9 @@ import KCTestSupport
             }
         }
         let iso = try Regex(#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"#)
-        #expect(rows.dropFirst().allSatisfy { String($0).suffix(20).wholeMatch(of: iso) != nil },
-                "the dates are whole, at the end")
+        #expect(
+            rows.dropFirst().allSatisfy { String($0).suffix(20).wholeMatch(of: iso) != nil },
+            "the dates are whole, at the end")
         #expect(!s.screen.contains("secret"))
         // Without a width, nothing is cut.
         s = try TerminalTests().drive(h, ["list"], [], env: ["KC_PASSWORD": KCHome.password])

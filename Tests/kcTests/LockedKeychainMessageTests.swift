@@ -14,7 +14,9 @@ import KCTestSupport
         let helpers = CredentialHelperTests()
         let h = try helpers.home(unlock: false)
         #expect(try h.kc(["create", "--kdf", "interactive", "-k", "work"], password: KCHome.password).status == 0)
-        let out = try helpers.sh(h, """
+        let out = try helpers.sh(
+            h,
+            """
             printf 'protocol=https\\nhost=example.com\\n\\n' | setsid -w timeout 10 git-credential-kc get 2> git.err; echo "git $?"
             printf 'protocol=https\\nhost=example.com\\n\\n' | setsid -w timeout 10 git-credential-kc -k work get 2> work.err; echo "work $?"
             echo example.com | setsid -w timeout 10 docker-credential-kc get > docker.out 2>&1; echo "docker $?"
@@ -22,7 +24,8 @@ import KCTestSupport
         #expect(out.stdout == "git 0\nwork 0\ndocker 1\n", "\(out.stdout) \(out.stderr)")
         let read = { (name: String) in (try? String(contentsOfFile: h.directory + "/" + name, encoding: .utf8)) ?? "?" }
         let git = read("git.err")
-        #expect(git == "kc: the keychain \(h.defaultKeychain) is locked and there is no terminal to ask for its password "
+        #expect(
+            git == "kc: the keychain \(h.defaultKeychain) is locked and there is no terminal to ask for its password "
                 + "(git-credential-kc: run `kc unlock`; a credential helper cannot ask for the keychain's password)\n", "\(git)")
         #expect(read("work.err").contains("(git-credential-kc: run `kc unlock -k work`;"), "\(read("work.err"))")
         let docker = read("docker.out")
@@ -35,15 +38,17 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         #expect(try h.kc(["add", "-s", "db", "-a", "app", "-w", "hunter2"], password: KCHome.password).status == 0)
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             setsid -w timeout 10 kc run --env DB_PASSWORD=kc://db/app --env API=kc://api/ci -- touch started < /dev/null 2> run.err; echo "run $?"
             echo 'x={{ kc://db/app }}' > t && setsid -w timeout 10 kc inject -i t < /dev/null 2> inject.err; echo "inject $?"
             """, password: nil)
         #expect(out.stdout == "run 36\ninject 36\n", "\(out.stdout) \(out.stderr)")
         #expect(!FileManager.default.fileExists(atPath: h.directory + "/started"))
         let read = { (name: String) in (try? String(contentsOfFile: h.directory + "/" + name, encoding: .utf8)) ?? "?" }
-        #expect(read("run.err").hasPrefix("kc: DB_PASSWORD (kc://db/app), API (kc://api/ci): the keychain \(h.defaultKeychain) is locked"),
-                "\(read("run.err"))")
+        #expect(
+            read("run.err").hasPrefix("kc: DB_PASSWORD (kc://db/app), API (kc://api/ci): the keychain \(h.defaultKeychain) is locked"),
+            "\(read("run.err"))")
         #expect(read("inject.err").hasPrefix("kc: kc://db/app: the keychain \(h.defaultKeychain) is locked"), "\(read("inject.err"))")
     }
 }

@@ -9,8 +9,9 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         for (path, secret) in [("/one", "s1"), ("/two", "s2")] {
-            let out = try h.kc(["add", "--class", "internet", "-r", "https", "-s", "github.com", "-a", "alice", "-p", path, "-w", secret],
-                               password: KCHome.password)
+            let out = try h.kc(
+                ["add", "--class", "internet", "-r", "https", "-s", "github.com", "-a", "alice", "-p", path, "-w", secret],
+                password: KCHome.password)
             #expect(out.status == 0, "\(out.stderr)")
         }
         var out = try h.kc(["find", "--class", "internet", "-s", "github.com", "-w"], password: KCHome.password)
@@ -39,7 +40,7 @@ import KCTestSupport
             (["settings", "-t", "-5"], "-t/--timeout must be a positive number of seconds"),
             (["settings", "--max", "0"], "--max must be a positive number of seconds"),
             (["unlock", "--timeout", "-5"], "--timeout must be a positive number of seconds"),
-            (["unlock", "--max", "99999999999"], "--max is at most 31536000 seconds"),
+            (["unlock", "--max", "99999999999"], "--max is at most 31536000 seconds")
         ]
         for (arguments, message) in cases {
             let out = try h.kc(arguments, password: KCHome.password)

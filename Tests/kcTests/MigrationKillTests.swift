@@ -26,7 +26,8 @@ import KCTestSupport
     /// Whether `pid` still runs (a child that exited stays a zombie until it is reaped).
     static func isRunning(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
+            let close = stat.lastIndex(of: ")")
+        else { return false }
         return !stat[close...].hasPrefix(") Z")
     }
 

@@ -9,13 +9,13 @@ import KCTestSupport
     /// An old item with every kind of attribute, as `kc export` writes it: its dates must
     /// survive the move.
     static let oldItem = """
-    {"format": "kc-export", "version": 1, "exported": "2021-06-01T00:00:00Z",
-     "items": [{"class": "generic",
-                "attributes": {"service": "github.com", "account": "alice", "label": "GitHub",
-                               "kind": "token", "comment": "from 2020", "generic": {"base64": "/wA="},
-                               "created": "2020-01-02T03:04:05Z", "modified": "2021-02-03T04:05:06Z"},
-                "data": "Z2hwX3NlY3JldA=="}]}
-    """
+        {"format": "kc-export", "version": 1, "exported": "2021-06-01T00:00:00Z",
+         "items": [{"class": "generic",
+                    "attributes": {"service": "github.com", "account": "alice", "label": "GitHub",
+                                   "kind": "token", "comment": "from 2020", "generic": {"base64": "/wA="},
+                                   "created": "2020-01-02T03:04:05Z", "modified": "2021-02-03T04:05:06Z"},
+                    "data": "Z2hwX3NlY3JldA=="}]}
+        """
 
     /// A home with the default keychain and `work`, both with the test password.
     static func home() throws -> KCHome {
@@ -55,8 +55,11 @@ import KCTestSupport
 
     @Test func moveInProcessWithKCPasswordForBoth() throws {
         let h = try Self.home()
-        #expect(try h.kc(["add", "-k", "work", "--class", "internet", "-s", "example.com", "-a", "me", "-r", "https", "-w", "pw1"],
-                         password: KCHome.password).status == 0)
+        #expect(
+            try h.kc(
+                ["add", "-k", "work", "--class", "internet", "-s", "example.com", "-a", "me", "-r", "https", "-w", "pw1"],
+                password: KCHome.password
+            ).status == 0)
         let before = try Self.record(h, ["-k", "work", "--class", "internet", "-s", "example.com"])
         var out = try h.kc(["move", "-k", "work", "--class", "internet", "-s", "example", "--prefix", "--to", "login"], password: KCHome.password)
         #expect(out.status == 0, "\(out.stderr)")
@@ -87,11 +90,13 @@ import KCTestSupport
         #expect(try h.kc(["create", "--kdf", "interactive", "work"], password: "work password").status == 0)
         #expect(try h.kc(["add", "-s", "vpn", "-a", "me", "-w", "vpn-secret"], password: KCHome.password).status == 0)
         let work = h.directory + "/data/kc/work.keychain-db"
-        let s = try TerminalTests().drive(h, ["move", "-s", "vpn", "--to", "work"], [
-            ["expect", "Password for keychain \(h.defaultKeychain): "], ["send", KCHome.password + "\n"],
-            ["expect", "Password for keychain \(work): "], ["send", "work password\n"],
-            ["expect", "moved 1 item"],
-        ])
+        let s = try TerminalTests().drive(
+            h, ["move", "-s", "vpn", "--to", "work"],
+            [
+                ["expect", "Password for keychain \(h.defaultKeychain): "], ["send", KCHome.password + "\n"],
+                ["expect", "Password for keychain \(work): "], ["send", "work password\n"],
+                ["expect", "moved 1 item"]
+            ])
         #expect(s.error == nil && s.status == 0, "\(s.screen)")
         #expect(s.echo_off == [true, true], "echo is off while typing")
         #expect(!s.screen.contains("vpn-secret") && !s.screen.contains("work password"), "\(s.screen)")

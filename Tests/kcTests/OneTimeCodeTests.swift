@@ -38,7 +38,7 @@ import KCTestSupport
         let h = try Self.home()
         let seeds: [(name: String, algorithm: String, digits: Int, period: Int64, viaURI: Bool)] = [
             ("plain", "SHA1", 6, 30, false), ("wide", "SHA256", 8, 60, false),
-            ("odd", "SHA512", 7, 45, true), ("default", "SHA1", 6, 30, true),
+            ("odd", "SHA512", 7, 45, true), ("default", "SHA1", 6, 30, true)
         ]
         for s in seeds {
             var add = ["add", "-s", s.name, "-a", "me", "--totp"]
@@ -52,8 +52,10 @@ import KCTestSupport
             }
             #expect(out.status == 0 && out.stderr.isEmpty, "\(s.name): \(out.stderr)")
             for t in [0, s.period - 1, s.period, 2 * s.period - 1, 2 * s.period, 1_234_567_890, 20_000_000_000] {
-                let expected = try Self.oathtool(["--totp=\(s.algorithm.lowercased())", "-d", String(s.digits), "-s", "\(s.period)s",
-                                                  "-N", "@\(t)", "-b", Self.seed])
+                let expected = try Self.oathtool([
+                    "--totp=\(s.algorithm.lowercased())", "-d", String(s.digits), "-s", "\(s.period)s",
+                    "-N", "@\(t)", "-b", Self.seed
+                ])
                 #expect(try Self.code(h, ["-s", s.name], at: t) == expected, "\(s.name) at \(t)")
             }
             // The code changes exactly at the boundary.
@@ -61,7 +63,8 @@ import KCTestSupport
         }
         // RFC 6238's SHA-512 vector, end to end: a 64-byte seed, 8 digits.
         let seed512 = Data("1234567890123456789012345678901234567890123456789012345678901234".utf8)
-        let b32 = try Self.oathtool(["-v", "--totp", Array(seed512).map { String(format: "%02x", $0) }.joined()])
+        let b32 =
+            try Self.oathtool(["-v", "--totp", Array(seed512).map { String(format: "%02x", $0) }.joined()])
             .split(separator: "\n").first { $0.hasPrefix("Base32 secret: ") }.map { String($0.dropFirst(15)) } ?? ""
         #expect(try h.kc(["add", "-s", "rfc", "--totp", "--digits", "8", "--algorithm", "SHA512", "-w", b32]).status == 0)
         #expect(try Self.code(h, ["rfc"], at: 20_000_000_000) == "47863826")
@@ -91,7 +94,8 @@ import KCTestSupport
         let h = try Self.home(unlock: throughAgent)
         #expect(try h.kc(["add", "-s", "hotp", "--totp", "--counter", "0", "-w", Self.seed], password: KCHome.password).status == 0)
         let (processes, each) = throughAgent ? (8, 8) : (8, 3)
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             for p in $(seq \(processes)); do
               (for i in $(seq \(each)); do kc totp hotp || echo FAILED; echo; done > codes.$p 2>&1) &
             done
@@ -117,7 +121,7 @@ import KCTestSupport
             ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=10", "digits must be 6, 7 or 8, not 10"),
             ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&period=0", "period must be"),
             ("otpauth://totp/x?issuer=JBSWY3DPEHPK3PXP", "no secret"),
-            ("otpauth://yotp/x?secret=JBSWY3DPEHPK3PXP", "not totp or hotp"),
+            ("otpauth://yotp/x?secret=JBSWY3DPEHPK3PXP", "not totp or hotp")
         ]
         for (seed, fault) in cases {
             let out = try h.kc(["add", "-s", "bad", "-a", "me", "--totp"], stdin: Data(seed.utf8))
@@ -149,10 +153,12 @@ import KCTestSupport
     @Test func referencesAndImportedLoginsGiveTheCode() throws {
         let h = try Self.home()
         let csv = h.directory + "/bitwarden.csv"
-        try Data("""
+        try Data(
+            """
             folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp
             ,,login,GitHub,,,0,https://github.com/login,alice,hunter2,\(Self.seed.lowercased())
-            """.utf8).write(to: URL(fileURLWithPath: csv))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: csv))
         let imported = try h.kc(["import", csv])
         #expect(imported.status == 0, "\(imported.stderr)")
         let t: Int64 = 1_111_111_111
@@ -187,7 +193,7 @@ import KCTestSupport
         let spec: [String: Any] = [
             "argv": [KCBinary.path, "totp", "site"],
             "env": h.environment.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb", "KC_TOTP_TIME": "1000"]) { a, _ in a },
-            "steps": [["expect", "more second"]], "answers": [], "timeout": 30,
+            "steps": [["expect", "more second"]], "answers": [], "timeout": 30
         ]
         let file = h.directory + "/session.json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
@@ -204,8 +210,10 @@ import KCTestSupport
     /// letters, compared with an independent implementation in Python's hmac module.
     @Test func steamCodesMatchAnIndependentImplementation() throws {
         let h = try Self.home()
-        let uris = ["otpauth://totp/Steam:gamer?secret=\(Self.seed)&period=30&digits=5&issuer=Steam&encoder=steam",
-                    "otpauth://steam/Steam:gamer?secret=\(Self.seed)&issuer=Steam"]
+        let uris = [
+            "otpauth://totp/Steam:gamer?secret=\(Self.seed)&period=30&digits=5&issuer=Steam&encoder=steam",
+            "otpauth://steam/Steam:gamer?secret=\(Self.seed)&issuer=Steam"
+        ]
         for (n, uri) in uris.enumerated() {
             #expect(try h.kc(["add", "-s", "steam\(n)", "-a", "gamer", "--totp", "-w", uri]).status == 0)
         }

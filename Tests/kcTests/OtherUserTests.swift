@@ -20,16 +20,18 @@ import KCTestSupport
         var caught: KeychainError?
         do { _ = try OtherUser.install(["kc"], into: folder + "/bin") } catch let e as KeychainError { caught = e }
         #expect(caught?.message.contains("uid 65534 cannot enter \(folder) (mode 700)") == true, "\(String(describing: caught))")
-        let blocked = try Spawn.run(OtherUser.setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", folder + "/bin/kc"],
-                                    environment: ["PATH": "/usr/bin:/bin"])
+        let blocked = try Spawn.run(
+            OtherUser.setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", folder + "/bin/kc"],
+            environment: ["PATH": "/usr/bin:/bin"])
         #expect(blocked.status != 0, "the check agrees with the kernel")
         // Under /tmp, in a home of its own, the copy runs as the account.
         let home = try KCHome(base: OtherUser.base)
         #expect(chown(home.directory, OtherUser.uid, OtherUser.uid) == 0)
         let reachable = try OtherUser.install(["kc", "kc-secret-service"], into: home.directory + "/bin")
         try OtherUser.checkReachable(reachable["kc-secret-service"] ?? "")
-        let out = try Spawn.run(OtherUser.setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", reachable["kc"] ?? ""],
-                                environment: ["PATH": "/usr/bin:/bin"])
+        let out = try Spawn.run(
+            OtherUser.setpriv + ["/bin/sh", "-c", "exec \"$0\" --version", reachable["kc"] ?? ""],
+            environment: ["PATH": "/usr/bin:/bin"])
         #expect(out.status == 0 && out.stdout.hasPrefix("kc "), "\(out.stderr)")
     }
 }

@@ -13,7 +13,8 @@ import KCTestSupport
         guard let marker = text.range(of: "<!-- example: \(name) -->") else { throw KeychainError(errSecParam, "no \(name) example") }
         let after = text[marker.upperBound...]
         guard let open = after.range(of: "```"), let lineEnd = after[open.upperBound...].firstIndex(of: "\n"),
-              let close = after[lineEnd...].range(of: "\n```") else { throw KeychainError(errSecParam, "no code block") }
+            let close = after[lineEnd...].range(of: "\n```")
+        else { throw KeychainError(errSecParam, "no code block") }
         return after[after.index(after: lineEnd)..<close.lowerBound].split(separator: "\n").map(String.init)
     }
 
@@ -21,8 +22,10 @@ import KCTestSupport
         let h = try KCHome()
         let lines = try Self.example("terminal")
         #expect(lines.count == 7)
-        let answers = [["New password for keychain", "pw-typed\n"], ["Retype new password:", "pw-typed\n"],
-                       ["Password for keychain", "pw-typed\n"], ["Secret:", "s3cret\n"], ["Retype secret:", "s3cret\n"]]
+        let answers = [
+            ["New password for keychain", "pw-typed\n"], ["Retype new password:", "pw-typed\n"],
+            ["Password for keychain", "pw-typed\n"], ["Secret:", "s3cret\n"], ["Retype secret:", "s3cret\n"]
+        ]
         var screens: [String] = []
         for line in lines {
             let command = line.split(separator: "#", maxSplits: 1)[0].split(separator: " ").map(String.init)
@@ -34,8 +37,9 @@ import KCTestSupport
         }
         #expect(screens[2].hasSuffix("s3cret\r\n"), "find -w prints the secret")
         #expect(screens[3].contains("service: github.com") && !screens[3].contains("s3cret"))
-        #expect(screens[4].contains("CLASS") && screens[4].contains("generic  github.com  alice") && !screens[4].contains("s3cret"),
-                "kc list: aligned columns under a header, no secret: \(screens[4])")
+        #expect(
+            screens[4].contains("CLASS") && screens[4].contains("generic  github.com  alice") && !screens[4].contains("s3cret"),
+            "kc list: aligned columns under a header, no secret: \(screens[4])")
         #expect(try h.kc(["find", "-s", "github.com"], password: "pw-typed").status == 44, "deleted")
     }
 
@@ -52,8 +56,9 @@ import KCTestSupport
             #expect(s.status == 0, "\(line): \(s.screen)")
             screens.append(s.screen)
         }
-        #expect(screens[2].contains("requires your presence. Password for keychain") && screens[2].hasSuffix("pin-4711\r\n"),
-                "asked although unlocked: \(screens[2])")
+        #expect(
+            screens[2].contains("requires your presence. Password for keychain") && screens[2].hasSuffix("pin-4711\r\n"),
+            "asked although unlocked: \(screens[2])")
         #expect(try h.kc(["find", "-s", "bank", "-a", "me", "-w"]).status == 36, "a script gets exit 36")
         #expect(try h.kc(["lock"]).status == 0)
     }
@@ -97,7 +102,8 @@ import KCTestSupport
         let h = try KCHome()
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/import").path
         let script = try Self.example("moving").joined(separator: "\n")
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             export GNUPGHOME="$PWD/gnupg" PASSWORD_STORE_DIR="$HOME/.password-store"
             mkdir -m 700 gnupg
             gpg --batch --quiet --passphrase '' --quick-gen-key 'kc test <kc@test.invalid>' default default never 2>/dev/null
@@ -128,7 +134,8 @@ import KCTestSupport
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: bin + "/git-credential-kc", withDestinationPath: KCBinary.path)
         let script = try Self.example("git").joined(separator: "\n")
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             set -e
             export PATH="\(bin):$PATH" GITHUB_TOKEN='ghp-by-hand' GIT_TERMINAL_PROMPT=0
             git config --global credential.helper kc
@@ -137,7 +144,8 @@ import KCTestSupport
         #expect(out.status == 0, "\(out.stderr)")
         #expect(out.stdout.contains("username=alice\npassword=ghp-by-hand\n"), "\(out.stdout)")
         // The same token as a generic password is not what git asks for.
-        let generic = try h.sh("""
+        let generic = try h.sh(
+            """
             export PATH="\(bin):$PATH" GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
             git config --global credential.helper kc
             printf %s tok | kc add -s gitlab.com -a bob
@@ -160,7 +168,8 @@ import KCTestSupport
         let temp = h.directory + "/runner-temp"
         try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let script = try Self.example("ci").joined(separator: "\n")
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             set -e
             export RUNNER_TEMP='\(temp)' CI_KEYCHAIN_PASSWORD='ci pass' DEPLOY_TOKEN='dep-456'
             \(script)
@@ -180,7 +189,8 @@ import KCTestSupport
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         let script = try Self.example("totp").joined(separator: "\n")
         let seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             set -e
             export KC_TOTP_TIME=1234567890 GITHUB_OTPAUTH='otpauth://totp/GitHub:alice?secret=\(seed)&issuer=GitHub'
             printf '%s\\n' 'JBSW Y3DP EHPK 3PXP' > vpn-seed.txt

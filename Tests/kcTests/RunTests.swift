@@ -9,11 +9,13 @@ import KCTestSupport
     func home(unlock: Bool = true) throws -> KCHome {
         let h = try KCHome()
         try h.createKeychain()
-        for args in [["-s", "db", "-a", "app", "-w", "hunter2-secret"],
-                     ["--class", "internet", "-s", "api.example.com", "-a", "ci", "-w", "tok/ABC?"],
-                     ["-s", "team/x?y", "-a", "100%", "-w", "escaped-name-secret"],
-                     ["-s", "short", "-a", "s", "-w", "ab"],
-                     ["-s", "multi", "-a", "line", "-w", "line1\nline2"]] {
+        for args in [
+            ["-s", "db", "-a", "app", "-w", "hunter2-secret"],
+            ["--class", "internet", "-s", "api.example.com", "-a", "ci", "-w", "tok/ABC?"],
+            ["-s", "team/x?y", "-a", "100%", "-w", "escaped-name-secret"],
+            ["-s", "short", "-a", "s", "-w", "ab"],
+            ["-s", "multi", "-a", "line", "-w", "line1\nline2"]
+        ] {
             #expect(try h.kc(["add"] + args, password: KCHome.password).status == 0)
         }
         if unlock { #expect(try h.kc(["unlock"], password: KCHome.password).status == 0) }
@@ -64,8 +66,11 @@ import KCTestSupport
         let h = try home()
         try "# a comment\nexport FROM_FILE=kc://db/app\nPLAIN='not a ref'\nQUOTED=\"kc://team%2Fx%3Fy/100%25\"\n"
             .write(toFile: h.directory + "/.env.kc", atomically: true, encoding: .utf8)
-        let arguments = ["--no-masking", "--env-file", h.directory + "/.env.kc", "--env", "TOKEN=kc://api.example.com/ci?class=internet",
-                         "--", "/bin/sh", "-c", "printf '%s|%s|%s|%s|%s|%s' \"$INHERITED\" \"$FROM_FILE\" \"$TOKEN\" \"$PLAIN\" \"$QUOTED\" \"${KC_PASSWORD-unset}${KC_NEW_PASSWORD-unset}\""]
+        let arguments = [
+            "--no-masking", "--env-file", h.directory + "/.env.kc", "--env", "TOKEN=kc://api.example.com/ci?class=internet",
+            "--", "/bin/sh", "-c",
+            "printf '%s|%s|%s|%s|%s|%s' \"$INHERITED\" \"$FROM_FILE\" \"$TOKEN\" \"$PLAIN\" \"$QUOTED\" \"${KC_PASSWORD-unset}${KC_NEW_PASSWORD-unset}\""
+        ]
         // The inherited reference only with --resolve-env (issue 15, item 9: CraftedInputTests).
         let out = try h.kc(["run", "--resolve-env"] + arguments, password: KCHome.password, extra: ["INHERITED": "kc://db/app", "KC_NEW_PASSWORD": "x"])
         #expect(out.status == 0, "\(out.stderr)")
@@ -102,7 +107,8 @@ import KCTestSupport
     /// Locked, no terminal, no password: every integration fails at once (under timeout).
     @Test func lockedWithoutATerminalFailsAtOnce() throws {
         let h = try home(unlock: false)
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             setsid -w timeout 10 kc run --env A=kc://db/app -- touch started < /dev/null; echo "run $?"
             setsid -w timeout 10 kc read kc://db/app < /dev/null; echo "read $?"
             echo 'x={{ kc://db/app }}' > t && setsid -w timeout 10 kc inject -i t < /dev/null; echo "inject $?"
@@ -134,7 +140,8 @@ import KCTestSupport
     /// a line end in env files and in dotenv values.
     @Test func runEdgeCases() throws {
         let h = try home()
-        var out = try h.sh("""
+        var out = try h.sh(
+            """
             timeout 10 kc run --mask -- /bin/sh -c '(while :; do echo x; sleep 0.01; done) & echo $! > gc.pid; exit 3' > /dev/null; echo "bg $?"
             kill $(cat gc.pid) 2>/dev/null
             /bin/sh -c 'trap "" HUP; kc run --no-masking -- /bin/sh -c "kill -HUP \\$\\$; echo alive"'; echo "nohup $?"
@@ -152,7 +159,8 @@ import KCTestSupport
     /// A signal sent to kc reaches the child; kc exits with the child's status.
     @Test func signalsReachTheChild() throws {
         let h = try home()
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             kc run --no-masking -- /bin/sh -c 'trap "echo got-usr1; exit 7" USR1; echo ready > ready; while :; do sleep 0.05; done' > usr1.out &
             pid=$!
             for i in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
@@ -170,16 +178,20 @@ import KCTestSupport
     /// Nothing of a secret in kc's own argv or environment, nor on disk.
     @Test func noSecretInKcsArgvEnvironmentOrDisk() throws {
         let h = try home()
-        let out = try h.kc(["run", "--env", "DB=kc://db/app", "--", "/bin/sh", "-c",
-                            "cat /proc/$PPID/cmdline > '\(h.directory)/kc-cmdline'; cat /proc/$PPID/environ > '\(h.directory)/kc-environ'; test -n \"$DB\""],
-                           password: KCHome.password)
+        let out = try h.kc(
+            [
+                "run", "--env", "DB=kc://db/app", "--", "/bin/sh", "-c",
+                "cat /proc/$PPID/cmdline > '\(h.directory)/kc-cmdline'; cat /proc/$PPID/environ > '\(h.directory)/kc-environ'; test -n \"$DB\""
+            ],
+            password: KCHome.password)
         #expect(out.status == 0, "\(out.stderr)")
         let cmdline = try Data(contentsOf: URL(fileURLWithPath: h.directory + "/kc-cmdline"))
         let environ = try Data(contentsOf: URL(fileURLWithPath: h.directory + "/kc-environ"))
         #expect(String(decoding: cmdline, as: UTF8.self).contains("kc://db/app"), "it is kc's own argv")
         #expect(!cmdline.contains(Data("hunter2-secret".utf8)) && !environ.contains(Data("hunter2-secret".utf8)))
-        #expect(environ.contains(Data("KC_PASSWORD=".utf8)) && !environ.contains(Data(KCHome.password.utf8)),
-                "KC_PASSWORD's value was wiped in place at start")
+        #expect(
+            environ.contains(Data("KC_PASSWORD=".utf8)) && !environ.contains(Data(KCHome.password.utf8)),
+            "KC_PASSWORD's value was wiped in place at start")
         let grep = try Spawn.run(["/bin/grep", "-rl", "hunter2-secret", h.directory], environment: [:])
         #expect(grep.stdout.isEmpty, "no file holds the secret: \(grep.stdout)")
     }

@@ -9,7 +9,8 @@ import KCTestSupport
     @Test func commandSubstitutionGivesTheExactSecret() throws {
         let h = try KCHome()
         try h.createKeychain()
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             printf %s 's3cr3t-token' | kc add -s ci -a bot
             TOKEN=$(kc find -s ci -a bot -w)
             [ "$TOKEN" = 's3cr3t-token' ] && printf 'same'
@@ -25,14 +26,15 @@ import KCTestSupport
         ("spaces", Array("  padded  ".utf8)),
         ("CRLF and tabs", Array("a\r\n\tb\r\n".utf8)),
         ("every byte value", (0...255).map { UInt8($0) }),
-        ("NUL first", [0, 1, 2]),
+        ("NUL first", [0, 1, 2])
     ])
     func secretsSurviveByteForByte(_ name: String, _ secret: [UInt8]) throws {
         let h = try KCHome()
         try h.createKeychain()
         let input = h.directory + "/in.bin"
         try Data(secret).write(to: URL(fileURLWithPath: input))
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             kc add -s pipe -a t < in.bin &&
             kc add -s file -a t --data-file in.bin &&
             kc find -s pipe -a t -w > out-pipe.bin &&
@@ -51,11 +53,12 @@ import KCTestSupport
         let out = try h.sh("kc find -s ci -a bot -w </dev/null", password: nil)
         #expect(out.status == 36)
         #expect(out.stdout == "")
-        #expect(out.stderr == """
-            kc: the keychain \(h.defaultKeychain) is locked and there is no terminal to ask for its password
-            kc: hint: run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin
+        #expect(
+            out.stderr == """
+                kc: the keychain \(h.defaultKeychain) is locked and there is no terminal to ask for its password
+                kc: hint: run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin
 
-            """)
+                """)
         #expect(Date().timeIntervalSince(started) < 20, "it does not wait for input")
         // The same for add: no secret source and no terminal.
         let add = try h.sh("kc add -s other -a bot </dev/null")
@@ -65,7 +68,8 @@ import KCTestSupport
 
     @Test func ciJobWithPasswordFromTheEnvironment() throws {
         let h = try KCHome()
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             set -e
             kc create ./ci.keychain-db --kdf interactive
             export KC_KEYCHAIN=./ci.keychain-db
@@ -80,7 +84,8 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         // kc waits for its password on stdin while we read its /proc/PID/cmdline.
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             ( sleep 2; printf '%s' '\(KCHome.password)' ) | kc add -s s -w 'argv-secret-123' --password-stdin &
             PID=$!
             sleep 1
@@ -99,7 +104,8 @@ import KCTestSupport
         // waiting on a stdin pipe).
         let h = try KCHome()
         try h.createKeychain()
-        let out = try h.sh("""
+        let out = try h.sh(
+            """
             ( sleep 2 ) | kc add -s s -a a &
             PID=$!
             sleep 1

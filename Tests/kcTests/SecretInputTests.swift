@@ -14,12 +14,13 @@ import KCTestSupport
         let spec: [String: Any] = [
             "argv": argv,
             "env": h.environment.merging(env) { _, b in b }.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
-            "steps": steps, "answers": [[String]](), "timeout": 30,
+            "steps": steps, "answers": [[String]](), "timeout": 30
         ]
         let file = h.directory + "/session-\(UUID().uuidString).json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
-        let out = try Spawn.run(["/usr/bin/env", "python3", TerminalTests.script, file],
-                                environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"])
+        let out = try Spawn.run(
+            ["/usr/bin/env", "python3", TerminalTests.script, file],
+            environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"])
         return try JSONDecoder().decode(TerminalTests.Session.self, from: Data(out.stdoutBytes))
     }
 
@@ -34,7 +35,7 @@ import KCTestSupport
         let cases: [([String], Data?, String)] = [
             (["-w", ""], nil, "kc: the secret given with -w is empty"),
             (["--data-file", empty], nil, "kc: the data file \(empty) is empty"),
-            ([], Data(), "kc: the secret on stdin is empty"),
+            ([], Data(), "kc: the secret on stdin is empty")
         ]
         for (source, stdin, message) in cases {
             let out = try h.kc(["add", "-s", "svc", "-a", "me"] + source, password: KCHome.password, stdin: stdin)
@@ -77,15 +78,17 @@ import KCTestSupport
     @Test func enterAtThePromptIsRefusedUnlessAllowed() throws {
         let h = try KCHome()
         try h.createKeychain()
-        var s = try drive(h, argv: [KCBinary.path, "add", "-s", "typed", "-a", "me"], [["expect", "Secret:"], ["send", "\n"]],
-                          env: ["KC_PASSWORD": KCHome.password])
+        var s = try drive(
+            h, argv: [KCBinary.path, "add", "-s", "typed", "-a", "me"], [["expect", "Secret:"], ["send", "\n"]],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.status == 206, "\(s.screen)")
         #expect(s.screen.contains("kc: the secret typed at the prompt is empty; nothing was changed"), "\(s.screen)")
         #expect(s.screen.contains("--allow-empty") && !s.screen.contains("Retype"), "\(s.screen)")
         #expect(try h.kc(["find", "-s", "typed"], password: KCHome.password).status == 44)
-        s = try drive(h, argv: [KCBinary.path, "add", "-s", "typed", "-a", "me", "--allow-empty"],
-                      [["expect", "Secret:"], ["send", "\n"], ["expect", "Retype secret:"], ["send", "\n"]],
-                      env: ["KC_PASSWORD": KCHome.password])
+        s = try drive(
+            h, argv: [KCBinary.path, "add", "-s", "typed", "-a", "me", "--allow-empty"],
+            [["expect", "Secret:"], ["send", "\n"], ["expect", "Retype secret:"], ["send", "\n"]],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.status == 0, "\(s.screen)")
         let out = try h.kc(["find", "-s", "typed", "-w"], password: KCHome.password)
         #expect(out.status == 0 && out.stdoutBytes.isEmpty)
@@ -98,8 +101,9 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         let kc = "'\(KCBinary.path)'"
-        var s = try drive(h, argv: ["/bin/sh", "-c", "echo tok | \(kc) add -s piped -a me; echo \"exit $?\""], [["expect", "exit"]],
-                          env: ["KC_PASSWORD": KCHome.password])
+        var s = try drive(
+            h, argv: ["/bin/sh", "-c", "echo tok | \(kc) add -s piped -a me; echo \"exit $?\""], [["expect", "exit"]],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.screen.contains("exit 0"), "\(s.screen)")
         #expect(s.screen.contains("kc: warning: the secret from stdin ends in a newline, which was stored as part of it"), "\(s.screen)")
         #expect(s.screen.contains("kc: hint: echo adds one; printf %s"), "\(s.screen)")
@@ -107,19 +111,22 @@ import KCTestSupport
 
         let file = h.directory + "/token.txt"
         try Data("from-editor\n".utf8).write(to: URL(fileURLWithPath: file))
-        s = try drive(h, argv: [KCBinary.path, "update", "-s", "piped", "-a", "me", "--data-file", file], [],
-                      env: ["KC_PASSWORD": KCHome.password])
+        s = try drive(
+            h, argv: [KCBinary.path, "update", "-s", "piped", "-a", "me", "--data-file", file], [],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.status == 0, "\(s.screen)")
         #expect(s.screen.contains("kc: warning: the data file \(file) ends in a newline, which was stored as part of the secret"), "\(s.screen)")
         #expect(s.screen.contains("truncate -s -1 \(file)"), "\(s.screen)")
         #expect(try h.kc(["find", "-s", "piped", "-w"], password: KCHome.password).stdout == "from-editor\n")
 
-        s = try drive(h, argv: ["/bin/sh", "-c", "printf %s tok | \(kc) add -s exact -a me; echo \"exit $?\""], [["expect", "exit"]],
-                      env: ["KC_PASSWORD": KCHome.password])
+        s = try drive(
+            h, argv: ["/bin/sh", "-c", "printf %s tok | \(kc) add -s exact -a me; echo \"exit $?\""], [["expect", "exit"]],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.screen.contains("exit 0") && !s.screen.contains("warning"), "\(s.screen)")
         // A failed add stores nothing and says nothing about what it did not store.
-        s = try drive(h, argv: ["/bin/sh", "-c", "echo tok | \(kc) add -s exact -a me; echo \"exit $?\""], [["expect", "exit"]],
-                      env: ["KC_PASSWORD": KCHome.password])
+        s = try drive(
+            h, argv: ["/bin/sh", "-c", "echo tok | \(kc) add -s exact -a me; echo \"exit $?\""], [["expect", "exit"]],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.screen.contains("exit 45") && !s.screen.contains("warning"), "\(s.screen)")
     }
 
@@ -134,8 +141,9 @@ import KCTestSupport
         #expect(out.status == 0 && out.stderr.isEmpty, "\(out.stderr)")
         out = try helpers.helper(h, "get", "protocol=https\nhost=git.example.com\n")
         #expect(out.stdout == "username=tok-as-user\npassword=\n", "\(out.stdout) \(out.stderr)")
-        out = try Spawn.run([h.directory + "/bin/docker-credential-kc", "store"], environment: h.environment,
-                            stdin: Data(#"{"ServerURL":"reg.example.com","Username":"bob","Secret":""}"#.utf8))
+        out = try Spawn.run(
+            [h.directory + "/bin/docker-credential-kc", "store"], environment: h.environment,
+            stdin: Data(#"{"ServerURL":"reg.example.com","Username":"bob","Secret":""}"#.utf8))
         #expect(out.status == 0, "\(out.stdout)")
         out = try Spawn.run([h.directory + "/bin/docker-credential-kc", "get"], environment: h.environment, stdin: Data("reg.example.com".utf8))
         #expect(out.stdout == #"{"ServerURL":"reg.example.com","Username":"bob","Secret":""}"# + "\n", "\(out.stdout)")

@@ -19,10 +19,12 @@ import KCTestSupport
         try h.createKeychain()
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         let agent = AgentClient(paths: AgentPaths(directory: h.directory + "/agent"))
-        let added = try agent.perform(path: h.defaultKeychain, .add([
-            kSecClass: kSecClassGenericPassword, kSecAttrService: "git", kSecAttrAccount: "alice", Self.map: Self.pairs,
-            kcAttrContentType: "text/plain", kSecAttrLabel: "Git: https://github.com/", kSecValueData: Data("gh-token".utf8),
-        ]))
+        let added = try agent.perform(
+            path: h.defaultKeychain,
+            .add([
+                kSecClass: kSecClassGenericPassword, kSecAttrService: "git", kSecAttrAccount: "alice", Self.map: Self.pairs,
+                kcAttrContentType: "text/plain", kSecAttrLabel: "Git: https://github.com/", kSecValueData: Data("gh-token".utf8)
+            ]))
         guard case .result = added else { throw KeychainError(errSecNotAvailable, "the agent did not hold the keychain") }
         #expect(try h.kc(["add", "-s", "git", "-a", "plain", "-w", "plain-token"]).status == 0)
         return (h, agent)
@@ -38,8 +40,10 @@ import KCTestSupport
 
     @Test func aMapTravelsToTheAgentAndBack() throws {
         let (h, agent) = try Self.heldKeychain()
-        let query: [String: Any] = [kSecClass: kSecClassGenericPassword, Self.map: ["server": "github.com", "user": "alice"],
-                                    kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true, kSecReturnData: true]
+        let query: [String: Any] = [
+            kSecClass: kSecClassGenericPassword, Self.map: ["server": "github.com", "user": "alice"],
+            kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true, kSecReturnData: true
+        ]
         let items = try #require(try Self.ask(h, agent, .copyMatching(query)).value() as? [[String: Any]])
         #expect(items.count == 1)
         #expect(items.first?[Self.map] as? [String: String] == Self.pairs)
@@ -57,8 +61,13 @@ import KCTestSupport
         guard case .results(let results) = batch else { Issue.record("not results: \(batch)"); return }
         #expect(((try? results[0].get()) as? [[String: Any]])?.first?[Self.map] as? [String: String] == Self.pairs)
         // Update and delete through the agent find the item by its pairs too.
-        #expect(try Self.ask(h, agent, .update([kSecClass: kSecClassGenericPassword, Self.map: ["user": "alice"]],
-                                               attributes: [Self.map: ["server": "github.com", "user": "alicia"]])).count() == 1)
+        #expect(
+            try Self.ask(
+                h, agent,
+                .update(
+                    [kSecClass: kSecClassGenericPassword, Self.map: ["user": "alice"]],
+                    attributes: [Self.map: ["server": "github.com", "user": "alicia"]])
+            ).count() == 1)
         #expect(try h.kc(["find", "-s", "git", "-a", "alice", "-w"]).stdout == "gh-token")
         #expect(try Self.ask(h, agent, .delete([kSecClass: kSecClassGenericPassword, Self.map: ["user": "alicia"]])).count() == 1)
         #expect(try h.kc(["find", "-s", "git", "-a", "alice"]).status == 44)
@@ -96,10 +105,14 @@ import KCTestSupport
         out = try h.kc(["import", "-k", other, file, "--json"], password: "other")
         #expect(out.status == 0 && out.stdout.contains(#""unchanged":2"#), "a second import adds nothing: \(out.stdout)")
         #expect(try h.kc(["unlock", "-k", other], password: "other").status == 0)
-        guard case .result(let reply) = try agent.perform(path: other, .copyMatching([
-            kSecClass: kSecClassGenericPassword, Self.map: ["xdg:schema": "org.git.Password", "user": "alice"],
-            kSecReturnAttributes: true, kSecReturnData: true,
-        ])) else { Issue.record("the agent does not hold \(other)"); return }
+        guard
+            case .result(let reply) = try agent.perform(
+                path: other,
+                .copyMatching([
+                    kSecClass: kSecClassGenericPassword, Self.map: ["xdg:schema": "org.git.Password", "user": "alice"],
+                    kSecReturnAttributes: true, kSecReturnData: true
+                ]))
+        else { Issue.record("the agent does not hold \(other)"); return }
         let item = try #require(try reply.value() as? [String: Any])
         #expect(item[Self.map] as? [String: String] == Self.pairs)
         #expect(item[kcAttrContentType] as? String == "text/plain")

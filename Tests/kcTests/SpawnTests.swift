@@ -17,8 +17,9 @@ import Testing
         defer { unlink(marker) }
         let start = Date()
         do {
-            _ = try Spawn.run(["/bin/sh", "-c", "sleep 1000 & echo $! > '\(marker)'; echo on-stdout; echo on-stderr >&2; wait"],
-                              environment: ["PATH": "/usr/bin:/bin"], timeout: 1)
+            _ = try Spawn.run(
+                ["/bin/sh", "-c", "sleep 1000 & echo $! > '\(marker)'; echo on-stdout; echo on-stderr >&2; wait"],
+                environment: ["PATH": "/usr/bin:/bin"], timeout: 1)
             Issue.record("a child that sleeps for ever returned")
         } catch let timeout as SpawnTimeout {
             #expect(timeout.stdout == "on-stdout\n")

@@ -26,7 +26,8 @@ import KCTestSupport
     @Test func theOneFunctionEscapesC0DelC1BidiAndBytesOutsideUTF8() throws {
         #expect(TerminalSafe.escaped("a\u{1B}]0;x\u{07}b") == "a\\u001b]0;x\\u0007b")
         #expect(TerminalSafe.escaped("\u{7F}\u{80}\u{85}\u{9B}\u{9D}\u{9F}") == "\\u007f\\u0080\\u0085\\u009b\\u009d\\u009f")
-        #expect(TerminalSafe.escaped("abc\u{202E}fed\u{2066}x\u{2069}\u{200F}\u{061C}\u{2028}")
+        #expect(
+            TerminalSafe.escaped("abc\u{202E}fed\u{2066}x\u{2069}\u{200F}\u{061C}\u{2028}")
                 == "abc\\u202efed\\u2066x\\u2069\\u200f\\u061c\\u2028")
         // Text a terminal shows as it is stays as it is: accents, CJK, an emoji joined with ZWJ, U+00A0.
         for text in ["héllo ✓ 日本", "👩‍👩‍👧", "a\u{A0}b", "back\\slash \"quoted\""] {
@@ -55,13 +56,16 @@ import KCTestSupport
     @Test func thePresencePromptEscapesC1AndBidiInALabel() throws {
         let h = try KCHome()
         try h.createKeychain()
-        let added = try h.kc(["add", "-s", "bank", "-a", "me", "-l", Self.c1Label, "--user-presence", "-w", "pin-4711"],
-                             password: KCHome.password)
+        let added = try h.kc(
+            ["add", "-s", "bank", "-a", "me", "-l", Self.c1Label, "--user-presence", "-w", "pin-4711"],
+            password: KCHome.password)
         #expect(added.status == 0, "\(added.stderr)")
-        let s = try drive(h, ["find", "-s", "bank", "-w"], [
-            ["expect", "bank\\u009d52;c;Y3VybCBldmlsIHwgc2g=\\u009c\\u009b2J\\u202eknab"], ["expect", "Password for keychain"],
-            ["send", KCHome.password + "\n"],
-        ], env: ["KC_PASSWORD": KCHome.password])
+        let s = try drive(
+            h, ["find", "-s", "bank", "-w"],
+            [
+                ["expect", "bank\\u009d52;c;Y3VybCBldmlsIHwgc2g=\\u009c\\u009b2J\\u202eknab"], ["expect", "Password for keychain"],
+                ["send", KCHome.password + "\n"]
+            ], env: ["KC_PASSWORD": KCHome.password])
         #expect(s.error == nil && s.status == 0, "\(s.error ?? ""): \(s.screen.debugDescription)")
         #expect(!s.screen.unicodeScalars.contains { Self.acting.contains($0) }, "a raw control reached the terminal: \(s.screen.debugDescription)")
         #expect(s.screen.hasSuffix("pin-4711\r\n"), "\(s.screen.debugDescription)")
@@ -93,7 +97,8 @@ import KCTestSupport
     /// An imported secret that, printed raw, sets the terminal's clipboard with OSC 52 (to a
     /// command for the user to paste), retitles the window, and hides its start behind a
     /// carriage return; plus a raw 0x9B byte (C1 CSI to an 8-bit terminal) outside UTF-8.
-    static let hostile: [UInt8] = Array("pw-start\u{1B}]52;c;Y3VybCBldmlsIHwgc2g=\u{07}\u{1B}]0;owned\u{07}\rmid\\dle".utf8)
+    static let hostile: [UInt8] =
+        Array("pw-start\u{1B}]52;c;Y3VybCBldmlsIHwgc2g=\u{07}\u{1B}]0;owned\u{07}\rmid\\dle".utf8)
         + [0x9B, 0x32, 0x4A] + Array("\tend\nline two".utf8)
 
     func homeWithHostileSecret() throws -> KCHome {
@@ -118,8 +123,9 @@ import KCTestSupport
         for arguments in [["find", "-s", "osc", "-w"], ["read", "kc://osc/me"], ["inject", "-i", template]] {
             let s = try drive(h, arguments, [["expect", "line two"], ["expect", "exact bytes"]], env: ["KC_PASSWORD": KCHome.password])
             #expect(s.error == nil && s.status == 0, "\(arguments): \(s.error ?? ""): \(s.screen.debugDescription)")
-            #expect(!s.screen.contains("\u{1B}") && !s.screen.contains("\u{07}") && !s.screen.contains("\u{FFFD}"),
-                    "\(arguments): a raw control reached the terminal: \(s.screen.debugDescription)")
+            #expect(
+                !s.screen.contains("\u{1B}") && !s.screen.contains("\u{07}") && !s.screen.contains("\u{FFFD}"),
+                "\(arguments): a raw control reached the terminal: \(s.screen.debugDescription)")
             #expect(s.screen.contains(shown), "\(arguments): \(s.screen.debugDescription)")
             #expect(s.screen.contains("kc: note: the secret has control characters"), "\(arguments): \(s.screen.debugDescription)")
         }

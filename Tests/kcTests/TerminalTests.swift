@@ -15,27 +15,32 @@ import KCTestSupport
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
 
-    func drive(_ h: KCHome, _ arguments: [String], _ steps: [[String]], env: [String: String] = [:],
-               answers: [[String]] = []) throws -> Session {
+    func drive(
+        _ h: KCHome, _ arguments: [String], _ steps: [[String]], env: [String: String] = [:],
+        answers: [[String]] = []
+    ) throws -> Session {
         let spec: [String: Any] = [
             "argv": [KCBinary.path] + arguments,
             "env": h.environment.merging(env) { _, b in b }.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
-            "steps": steps, "answers": answers, "timeout": 30,
+            "steps": steps, "answers": answers, "timeout": 30
         ]
         let file = h.directory + "/session-\(UUID().uuidString).json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
-        let out = try Spawn.run(["/usr/bin/env", "python3", Self.script, file],
-                                environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"])
+        let out = try Spawn.run(
+            ["/usr/bin/env", "python3", Self.script, file],
+            environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"])
         let data = Data(out.stdoutBytes)
         return try JSONDecoder().decode(Session.self, from: data)
     }
 
     @Test func createAsksTwiceWithoutEcho() throws {
         let h = try KCHome()
-        let s = try drive(h, ["create", "--kdf", "interactive"], [
-            ["expect", "New password for keychain"], ["send", "hunter2-typed\n"],
-            ["expect", "Retype new password:"], ["send", "hunter2-typed\n"],
-        ])
+        let s = try drive(
+            h, ["create", "--kdf", "interactive"],
+            [
+                ["expect", "New password for keychain"], ["send", "hunter2-typed\n"],
+                ["expect", "Retype new password:"], ["send", "hunter2-typed\n"]
+            ])
         #expect(s.error == nil && s.status == 0, "\(s.screen)")
         #expect(s.echo_off == [true, true], "echo is off while typing")
         #expect(!s.screen.contains("hunter2-typed"), "the password never appears on the screen")
@@ -73,17 +78,20 @@ import KCTestSupport
         let h = try KCHome()
         try h.createKeychain()
         #expect(try h.kc(["add", "-s", "db", "-a", "app", "-w", "hunter2-secret"], password: KCHome.password).status == 0)
-        let s = try drive(h, ["run", "--env", "DB=kc://db/app", "--", "/bin/sh", "-c", "printf '\\033[31m%s\\033[0m end\\n' \"$DB\""],
-                          [["expect", "end"]], env: ["KC_PASSWORD": KCHome.password])
+        let s = try drive(
+            h, ["run", "--env", "DB=kc://db/app", "--", "/bin/sh", "-c", "printf '\\033[31m%s\\033[0m end\\n' \"$DB\""],
+            [["expect", "end"]], env: ["KC_PASSWORD": KCHome.password])
         #expect(s.status == 0 && s.screen.contains("\u{1B}[31mhunter2-secret\u{1B}[0m end"), "\(s.screen)")
     }
 
     @Test func mismatchIsRefused() throws {
         let h = try KCHome()
-        let s = try drive(h, ["create", "--kdf", "interactive"], [
-            ["expect", "New password for keychain"], ["send", "one\n"],
-            ["expect", "Retype new password:"], ["send", "two\n"],
-        ])
+        let s = try drive(
+            h, ["create", "--kdf", "interactive"],
+            [
+                ["expect", "New password for keychain"], ["send", "one\n"],
+                ["expect", "Retype new password:"], ["send", "two\n"]
+            ])
         #expect(s.status == 206, "\(s.screen)")
         #expect(s.screen.contains("kc: the two entries do not match; nothing was changed"))
         #expect(!FileManager.default.fileExists(atPath: h.defaultKeychain))
@@ -92,22 +100,28 @@ import KCTestSupport
     @Test func addAndFindAtAPrompt() throws {
         let h = try KCHome()
         try h.createKeychain()
-        var s = try drive(h, ["add", "-s", "github.com", "-a", "alice"], [
-            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
-            ["expect", "Secret:"], ["send", "typed secret\n"],
-            ["expect", "Retype secret:"], ["send", "typed secret\n"],
-        ])
+        var s = try drive(
+            h, ["add", "-s", "github.com", "-a", "alice"],
+            [
+                ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
+                ["expect", "Secret:"], ["send", "typed secret\n"],
+                ["expect", "Retype secret:"], ["send", "typed secret\n"]
+            ])
         #expect(s.error == nil && s.status == 0, "\(s.screen)")
         #expect(s.echo_off == [true, true, true])
         #expect(!s.screen.contains("typed secret") && !s.screen.contains(KCHome.password))
-        s = try drive(h, ["find", "-s", "github.com", "-w"], [
-            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
-        ])
+        s = try drive(
+            h, ["find", "-s", "github.com", "-w"],
+            [
+                ["expect", "Password for keychain"], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0)
         #expect(s.screen.hasSuffix("typed secret\r\n"), "a newline is added on a terminal")
-        s = try drive(h, ["find", "-s", "github.com", "-w"], [
-            ["expect", "Password for keychain"], ["send", "wrong\n"],
-        ])
+        s = try drive(
+            h, ["find", "-s", "github.com", "-w"],
+            [
+                ["expect", "Password for keychain"], ["send", "wrong\n"]
+            ])
         #expect(s.status == 51)
         #expect(s.screen.contains("kc: wrong password for"))
     }
@@ -126,9 +140,11 @@ import KCTestSupport
     @Test func secretMismatchAddsNothing() throws {
         let h = try KCHome()
         try h.createKeychain()
-        let s = try drive(h, ["add", "-s", "x"], [
-            ["expect", "Secret:"], ["send", "first\n"], ["expect", "Retype secret:"], ["send", "second\n"],
-        ], env: ["KC_PASSWORD": KCHome.password])
+        let s = try drive(
+            h, ["add", "-s", "x"],
+            [
+                ["expect", "Secret:"], ["send", "first\n"], ["expect", "Retype secret:"], ["send", "second\n"]
+            ], env: ["KC_PASSWORD": KCHome.password])
         #expect(s.status == 206, "\(s.screen)")
         #expect(try h.kc(["find", "--all"], password: KCHome.password).status == 44)
     }
@@ -141,13 +157,15 @@ import KCTestSupport
         for name in ["one", "two", "three"] {
             #expect(try h.kc(["add", "-s", name, "-w", "s-" + name], password: KCHome.password).status == 0)
         }
-        var s = try drive(h, ["delete", "--all"], [["expect", "Delete all 3 generic items of"], ["send", "n\n"]],
-                          env: ["KC_PASSWORD": KCHome.password])
+        var s = try drive(
+            h, ["delete", "--all"], [["expect", "Delete all 3 generic items of"], ["send", "n\n"]],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.status == Int(UInt8(truncatingIfNeeded: errSecUserCanceled)), "\(s.screen)")
         #expect(s.screen.contains("nothing was deleted"))
         #expect(try h.kc(["find", "--all"], password: KCHome.password).stdout.components(separatedBy: "class: generic").count == 4)
-        s = try drive(h, ["delete", "--all"], [["expect", "Delete all 3 generic items of"], ["send", "y\n"]],
-                      env: ["KC_PASSWORD": KCHome.password])
+        s = try drive(
+            h, ["delete", "--all"], [["expect", "Delete all 3 generic items of"], ["send", "y\n"]],
+            env: ["KC_PASSWORD": KCHome.password])
         #expect(s.status == 0, "\(s.screen)")
         #expect(s.screen.contains("kc: deleted 3 items"))
         #expect(try h.kc(["find", "--all"], password: KCHome.password).status == 44)

@@ -45,8 +45,10 @@ import POSIXSupport
         #expect(try h.kc(["find", "-s", "news", "-w"], password: KCHome.password).stdout == "plain")
         // The agent holds the keychain: the same.
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
-        for arguments in [["find", "-s", "bank", "-w"], ["read", "kc://bank/me"], ["run", "--env", "PIN=kc://bank/me", "--", "/bin/true"],
-                          ["find", "-s", "bank", "-g"], ["update", "-s", "bank", "--no-user-presence"]] {
+        for arguments in [
+            ["find", "-s", "bank", "-w"], ["read", "kc://bank/me"], ["run", "--env", "PIN=kc://bank/me", "--", "/bin/true"],
+            ["find", "-s", "bank", "-g"], ["update", "-s", "bank", "--no-user-presence"]
+        ] {
             out = try h.kc(arguments)
             #expect(out.status == 36 && !out.stdout.contains("pin-4711"), "\(arguments): \(out.stderr)")
             #expect(out.stderr.contains("requires user presence"), "\(arguments): \(out.stderr)")
@@ -59,15 +61,19 @@ import POSIXSupport
     @Test func theAgentAsksForAProofAtTheTerminalEvenWhileUnlocked() throws {
         let h = try Self.home()
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
-        var s = try drive(h, ["find", "-s", "bank", "-w", "--prompt", "Show the PIN of the bank"], [
-            ["expect", "Show the PIN of the bank (this releases the secret of \"bank\" (account \"me\")). Password for keychain"],
-            ["send", KCHome.password + "\n"],
-        ])
+        var s = try drive(
+            h, ["find", "-s", "bank", "-w", "--prompt", "Show the PIN of the bank"],
+            [
+                ["expect", "Show the PIN of the bank (this releases the secret of \"bank\" (account \"me\")). Password for keychain"],
+                ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0 && s.echo_off == [true], "\(s.screen)")
         #expect(s.screen.hasSuffix("pin-4711\r\n"), "\(s.screen)")
-        s = try drive(h, ["find", "-s", "bank", "-w"], [
-            ["expect", "Reading the secret of \"bank\" (account \"me\") requires your presence. Password for keychain"], ["send", "wrong\n"],
-        ])
+        s = try drive(
+            h, ["find", "-s", "bank", "-w"],
+            [
+                ["expect", "Reading the secret of \"bank\" (account \"me\") requires your presence. Password for keychain"], ["send", "wrong\n"]
+            ])
         #expect(s.status == 51 && !s.screen.contains("pin-4711"), "\(s.screen)")
         #expect(s.screen.contains("user presence was not confirmed"), "\(s.screen)")
         // The plain item asks nothing.
@@ -85,9 +91,11 @@ import POSIXSupport
         let item = Array("\"bank\" (account \"me\")".utf8)
         let body = withUnsafeBytes(of: UInt32(1).bigEndian, Array.init) + withUnsafeBytes(of: UInt32(item.count).bigEndian, Array.init) + item
         let log = try AgentImpostor.start(h, holds: h.defaultKeychain, operationReply: body, operationReplyType: 0x83, version: AgentProtocol.version)
-        let s = try drive(h, ["find", "-s", "bank", "-w"], [
-            ["expect", "requires your presence. Password for keychain"], ["send", KCHome.password + "\n"],
-        ])
+        let s = try drive(
+            h, ["find", "-s", "bank", "-w"],
+            [
+                ["expect", "requires your presence. Password for keychain"], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0 && s.screen.hasSuffix("pin-4711\r\n"), "read here: \(s.screen)")
         #expect(!AgentImpostor.received(log).isEmpty, "kc spoke to it first")
         #expect(!AgentImpostor.received(log, KCHome.password), "the impostor received the password: \(AgentImpostor.received(log))")
@@ -100,24 +108,36 @@ import POSIXSupport
     @Test func aPromptNamesEveryItemItReleases() throws {
         let h = try Self.home()
         #expect(try h.kc(["add", "-s", "safe", "-a", "you", "--user-presence", "-w", "combo"], password: KCHome.password).status == 0)
-        #expect(try h.kc(["add", "--class", "internet", "-s", "web.example.com", "-a", "me", "--user-presence", "-w", "web"],
-                         password: KCHome.password).status == 0)
+        #expect(
+            try h.kc(
+                ["add", "--class", "internet", "-s", "web.example.com", "-a", "me", "--user-presence", "-w", "web"],
+                password: KCHome.password
+            ).status == 0)
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         let both = "the secrets of 2 items: \"bank\" (account \"me\"), \"safe\" (account \"you\")"
         // An export: one prompt for every class, naming all three.
-        var s = try drive(h, ["export", "-o", h.directory + "/all.json"], [
-            ["expect", "Reading the secrets of 3 items: \"bank\" (account \"me\"), \"safe\" (account \"you\"), \"web.example.com\" (account \"me\") requires your presence. Password for keychain"],
-            ["send", KCHome.password + "\n"],
-        ])
+        var s = try drive(
+            h, ["export", "-o", h.directory + "/all.json"],
+            [
+                [
+                    "expect",
+                    "Reading the secrets of 3 items: \"bank\" (account \"me\"), \"safe\" (account \"you\"), \"web.example.com\" (account \"me\") requires your presence. Password for keychain"
+                ],
+                ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0 && s.echo_off == [true], "one prompt, naming all: \(s.screen) \(s.error ?? "")")
-        s = try drive(h, ["find", "-a", "me", "-w", "--prompt", "Pay the rent"], [
-            ["expect", "Pay the rent (this releases the secret of \"bank\" (account \"me\")). Password for keychain"],
-            ["send", KCHome.password + "\n"],
-        ])
+        s = try drive(
+            h, ["find", "-a", "me", "-w", "--prompt", "Pay the rent"],
+            [
+                ["expect", "Pay the rent (this releases the secret of \"bank\" (account \"me\")). Password for keychain"],
+                ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0 && s.screen.contains("pin-4711"), "\(s.screen)")
-        s = try drive(h, ["run", "--env", "A=kc://bank/me", "--env", "B=kc://safe/you", "--", "/bin/true"], [
-            ["expect", "Reading \(both) requires your presence. Password for keychain"], ["send", KCHome.password + "\n"],
-        ])
+        s = try drive(
+            h, ["run", "--env", "A=kc://bank/me", "--env", "B=kc://safe/you", "--", "/bin/true"],
+            [
+                ["expect", "Reading \(both) requires your presence. Password for keychain"], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0 && s.echo_off == [true], "one prompt for the batch, naming it: \(s.screen)")
         // Many items: five named, the rest counted.
         #expect(try h.kc(["lock"]).status == 0)
@@ -125,9 +145,11 @@ import POSIXSupport
             #expect(try h.kc(["add", "-s", "vault\(n)", "-a", "me", "--user-presence", "-w", "v\(n)"], password: KCHome.password).status == 0)
         }
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
-        s = try drive(h, ["export", "-o", h.directory + "/more.json"], [
-            ["expect", "Reading the secrets of 9 items: "], ["expect", " and 4 more requires your presence."], ["send", KCHome.password + "\n"],
-        ])
+        s = try drive(
+            h, ["export", "-o", h.directory + "/more.json"],
+            [
+                ["expect", "Reading the secrets of 9 items: "], ["expect", " and 4 more requires your presence."], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0, "\(s.screen)")
         #expect(try h.kc(["lock"]).status == 0)
     }
@@ -136,10 +158,15 @@ import POSIXSupport
         let h = try Self.home()
         #expect(try h.kc(["add", "-s", "safe", "-a", "me", "--user-presence", "-w", "combo"], password: KCHome.password).status == 0)
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
-        let s = try drive(h, ["run", "--env", "A=kc://bank/me", "--env", "B=kc://safe/me", "--env", "C=kc://news/me", "--",
-                                "/bin/sh", "-c", "echo \"$A+$B+$C\" | tr a-z A-Z"], [
-            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
-        ])
+        let s = try drive(
+            h,
+            [
+                "run", "--env", "A=kc://bank/me", "--env", "B=kc://safe/me", "--env", "C=kc://news/me", "--",
+                "/bin/sh", "-c", "echo \"$A+$B+$C\" | tr a-z A-Z"
+            ],
+            [
+                ["expect", "Password for keychain"], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0 && s.echo_off == [true], "asked once: \(s.screen)")
         #expect(s.screen.contains("PIN-4711+COMBO+PLAIN"), "\(s.screen)")
         #expect(try h.kc(["lock"]).status == 0)
@@ -147,15 +174,19 @@ import POSIXSupport
 
     @Test func withoutTheAgentThePasswordTypedToOpenIsTheProof() throws {
         let h = try Self.home()
-        let s = try drive(h, ["find", "-s", "bank", "-w"], [
-            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
-        ])
+        let s = try drive(
+            h, ["find", "-s", "bank", "-w"],
+            [
+                ["expect", "Password for keychain"], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0 && s.echo_off == [true], "one prompt: \(s.screen)")
         #expect(s.screen.hasSuffix("pin-4711\r\n"), "\(s.screen)")
         // KC_PASSWORD opens it; the proof is then asked for on the terminal.
-        let t = try TerminalTests().drive(h, ["find", "-s", "bank", "-w"], [
-            ["expect", "requires your presence. Password for keychain"], ["send", KCHome.password + "\n"],
-        ], env: ["KC_PASSWORD": KCHome.password])
+        let t = try TerminalTests().drive(
+            h, ["find", "-s", "bank", "-w"],
+            [
+                ["expect", "requires your presence. Password for keychain"], ["send", KCHome.password + "\n"]
+            ], env: ["KC_PASSWORD": KCHome.password])
         #expect(t.status == 0 && t.screen.hasSuffix("pin-4711\r\n"), "\(t.screen)")
     }
 
@@ -183,9 +214,11 @@ import POSIXSupport
         let h = try Self.home()
         #expect(try h.kc(["update", "-s", "news", "--user-presence"], password: KCHome.password).status == 0, "adding needs no proof")
         #expect(try h.kc(["find", "-s", "news", "-w"], password: KCHome.password).status == 36)
-        let s = try drive(h, ["update", "-s", "news", "--no-user-presence"], [
-            ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
-        ])
+        let s = try drive(
+            h, ["update", "-s", "news", "--no-user-presence"],
+            [
+                ["expect", "Password for keychain"], ["send", KCHome.password + "\n"]
+            ])
         #expect(s.status == 0, "\(s.screen)")
         #expect(try h.kc(["find", "-s", "news", "-w"], password: KCHome.password).stdout == "plain")
     }
@@ -214,8 +247,10 @@ import POSIXSupport
         }
         // KeychainSession: Skip leaves the item out; with no way to ask, errSecInteractionNotAllowed.
         let session = try KeychainSession(path: h.defaultKeychain, agent: agent) { _ in throw KeychainError(errSecInteractionNotAllowed) }
-        let all: [String: Any] = [kSecClass: kSecClassGenericPassword, kSecAttrAccount: "me", kSecReturnAttributes: true, kSecReturnData: true,
-                                  kSecMatchLimit: kSecMatchLimitAll, kSecUseAuthenticationUI: kSecUseAuthenticationUISkip]
+        let all: [String: Any] = [
+            kSecClass: kSecClassGenericPassword, kSecAttrAccount: "me", kSecReturnAttributes: true, kSecReturnData: true,
+            kSecMatchLimit: kSecMatchLimitAll, kSecUseAuthenticationUI: kSecUseAuthenticationUISkip
+        ]
         let items = try session.copyMatching(all) as? [[String: Any]] ?? []
         #expect(items.map { $0[kSecAttrService] as? String } == ["news"])
         do {

@@ -40,7 +40,10 @@ import KCTestSupport
         let id = try Self.sql(h, "SELECT lower(hex(item_id)) FROM kc_items WHERE seq = 2").stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         // One byte changed for sure (a random byte equals the old one once in 256 runs).
-        try Self.sql(h, "UPDATE kc_items SET metadata = CAST(substr(metadata, 1, 40) || CASE WHEN substr(metadata, 41, 1) = X'00' THEN X'01' ELSE X'00' END || substr(metadata, 42) AS BLOB) WHERE seq = 2")
+        try Self.sql(
+            h,
+            "UPDATE kc_items SET metadata = CAST(substr(metadata, 1, 40) || CASE WHEN substr(metadata, 41, 1) = X'00' THEN X'01' ELSE X'00' END || substr(metadata, 42) AS BLOB) WHERE seq = 2"
+        )
         let out = try h.kc(["verify"], password: KCHome.password)
         #expect(out.status == 93, "\(out.stderr)")
         #expect(out.stderr.contains(id), "\(out.stderr)")
@@ -54,7 +57,9 @@ import KCTestSupport
         try Self.sql(h, "ATTACH '\(h.directory)/old.db' AS o; CREATE TABLE o.saved AS SELECT * FROM main.kc_items WHERE seq = 1;")
         #expect(try h.kc(["update", "-s", "deploy", "-a", "prod", "-w", "rotated-key"]).status == 0)
         #expect(try h.kc(["find", "-s", "deploy", "-a", "prod", "-w"]).stdout == "rotated-key")
-        try Self.sql(h, """
+        try Self.sql(
+            h,
+            """
             ATTACH '\(h.directory)/old.db' AS o;
             DELETE FROM main.kc_items WHERE item_id = (SELECT item_id FROM o.saved);
             INSERT INTO main.kc_items SELECT * FROM o.saved;

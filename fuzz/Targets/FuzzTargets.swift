@@ -37,15 +37,23 @@ public enum FuzzTargets {
     public static func seeds(_ target: Target) -> [[UInt8]] {
         let queries: [[String: Any]] = [
             [kSecClass: kSecClassGenericPassword, kSecAttrService: "svc", kSecAttrAccount: "me", kSecReturnData: true],
-            [kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrPort: 443,
-             kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true],
-            [kSecClass: kSecClassGenericPassword, kSecAttrService: "s", kSecValueData: Data([0, 1, 2]),
-             kSecAttrSynchronizable: kSecAttrSynchronizableAny, kSecAttrCreationDate: Date(timeIntervalSinceReferenceDate: 0)],
-            [kSecClass: kSecClassKey, kSecAttrApplicationTag: Data("tag".utf8), kSecAttrKeyType: kSecAttrKeyTypeEC,
-             kSecAttrKeySizeInBits: 256, kSecAttrCanSign: true, kSecMatchLimit: 2],
+            [
+                kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrPort: 443,
+                kSecAttrProtocol: kSecAttrProtocolHTTPS, kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true
+            ],
+            [
+                kSecClass: kSecClassGenericPassword, kSecAttrService: "s", kSecValueData: Data([0, 1, 2]),
+                kSecAttrSynchronizable: kSecAttrSynchronizableAny, kSecAttrCreationDate: Date(timeIntervalSinceReferenceDate: 0)
+            ],
+            [
+                kSecClass: kSecClassKey, kSecAttrApplicationTag: Data("tag".utf8), kSecAttrKeyType: kSecAttrKeyTypeEC,
+                kSecAttrKeySizeInBits: 256, kSecAttrCanSign: true, kSecMatchLimit: 2
+            ],
             // Format 3: a Secret Service map (a dictionary inside the query) and content type.
-            [kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc", "username": "me"],
-             kcAttrContentType: "text/plain", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true],
+            [
+                kSecClass: kSecClassGenericPassword, kcAttrSecretServiceAttributes: ["service": "svc", "username": "me"],
+                kcAttrContentType: "text/plain", kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true
+            ]
         ]
         switch target {
         case .der:
@@ -53,7 +61,7 @@ public enum FuzzTargets {
         case .query:
             return queries.enumerated().compactMap { i, q in
                 var w = ByteWriter(capacity: 256)
-                w.u8(i == 2 ? 0 : 1) // the one with data is for add, the rest for copy
+                w.u8(i == 2 ? 0 : 1)   // the one with data is for add, the rest for copy
                 guard (try? ValueCodec.encode(q, into: &w)) != nil else { return nil }
                 return w.bytes
             }
@@ -80,8 +88,10 @@ public enum FuzzTargets {
             return seeds
         case .row:
             guard let codec = fixedCodec else { return [] }
-            var attributes: [String: AttributeValue] = ["svce": .string("svc"), "acct": .string("me"), "sync": .int(0),
-                                                        "cdat": .date(0), "gena": .data([1, 2, 3])]
+            var attributes: [String: AttributeValue] = [
+                "svce": .string("svc"), "acct": .string("me"), "sync": .int(0),
+                "cdat": .date(0), "gena": .data([1, 2, 3])
+            ]
             var withMap = attributes
             if let map = try? AttributeMap(parsing: ["service": "svc", "username": "me"], key: kcAttrSecretServiceAttributes) {
                 withMap[kcAttrSecretServiceAttributes] = .map(map)
@@ -92,8 +102,11 @@ public enum FuzzTargets {
                 let id = [UInt8](repeating: 7, count: 16)
                 let sealed: ItemRow?
                 if let data {
-                    sealed = try? Array(data).withUnsafeBytes { try codec.seal(itemID: id, itemClass: .genericPassword, rowVersion: 1,
-                                                                                attributes: attributes, data: $0) }
+                    sealed = try? Array(data).withUnsafeBytes {
+                        try codec.seal(
+                            itemID: id, itemClass: .genericPassword, rowVersion: 1,
+                            attributes: attributes, data: $0)
+                    }
                 } else {
                     sealed = try? codec.seal(itemID: id, itemClass: .genericPassword, rowVersion: 1, attributes: attributes, data: nil)
                 }
@@ -134,24 +147,35 @@ public enum FuzzTargets {
         func attribute(_ oid: [UInt8], _ tag: UInt8, _ text: String) -> [UInt8] {
             tlv(0x31, tlv(0x30, tlv(0x06, oid) + tlv(tag, Array(text.utf8))))
         }
-        let name = tlv(0x30, attribute([0x55, 0x04, 0x06], 0x13, "US") + attribute([0x55, 0x04, 0x0A], 0x0C, "kc, Test")
-                       + attribute([0x55, 0x04, 0x03], 0x0C, "#kc \\ \"seed\" ")
-                       + attribute([0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x01], 0x16, "me@example.com")
-                       + attribute([0x2B, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x3C, 0x02, 0x01, 0x03], 0x13, "DE")
-                       + attribute([0x2A, 0x03, 0x04], 0x1E, "odd"))
+        let name = tlv(
+            0x30,
+            attribute([0x55, 0x04, 0x06], 0x13, "US") + attribute([0x55, 0x04, 0x0A], 0x0C, "kc, Test")
+                + attribute([0x55, 0x04, 0x03], 0x0C, "#kc \\ \"seed\" ")
+                + attribute([0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x01], 0x16, "me@example.com")
+                + attribute([0x2B, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x3C, 0x02, 0x01, 0x03], 0x13, "DE")
+                + attribute([0x2A, 0x03, 0x04], 0x1E, "odd"))
         let modulus = tlv(0x02, [0x00, 0xC3] + [UInt8](repeating: 0xA5, count: 62))
         let exponent = tlv(0x02, [0x01, 0x00, 0x01])
         let rsaPublic = tlv(0x30, modulus + exponent)
         let small = tlv(0x02, [0x35])
         let rsaPrivate = tlv(0x30, tlv(0x02, [0x00]) + modulus + exponent + small + small + small + small + small + small)
-        let ecSPKI = tlv(0x30, tlv(0x30, tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01])
-                                    + tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]))
-                               + tlv(0x03, [0x00, 0x04] + [UInt8](repeating: 0x11, count: 64)))
-        let ed25519 = tlv(0x30, tlv(0x02, [0x00]) + tlv(0x30, tlv(0x06, [0x2B, 0x65, 0x70]))
-                                + tlv(0x04, tlv(0x04, [UInt8](repeating: 0x22, count: 32))))
-        let sec1 = tlv(0x30, tlv(0x02, [0x01]) + tlv(0x04, [UInt8](repeating: 0x33, count: 48))
-                             + tlv(0xA0, tlv(0x06, [0x2B, 0x81, 0x04, 0x00, 0x22])))
-        let pem = Array("-----BEGIN PUBLIC KEY-----\n".utf8) + Array(Data(ecSPKI).base64EncodedString().utf8)
+        let ecSPKI = tlv(
+            0x30,
+            tlv(
+                0x30,
+                tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01])
+                    + tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]))
+                + tlv(0x03, [0x00, 0x04] + [UInt8](repeating: 0x11, count: 64)))
+        let ed25519 = tlv(
+            0x30,
+            tlv(0x02, [0x00]) + tlv(0x30, tlv(0x06, [0x2B, 0x65, 0x70]))
+                + tlv(0x04, tlv(0x04, [UInt8](repeating: 0x22, count: 32))))
+        let sec1 = tlv(
+            0x30,
+            tlv(0x02, [0x01]) + tlv(0x04, [UInt8](repeating: 0x33, count: 48))
+                + tlv(0xA0, tlv(0x06, [0x2B, 0x81, 0x04, 0x00, 0x22])))
+        let pem =
+            Array("-----BEGIN PUBLIC KEY-----\n".utf8) + Array(Data(ecSPKI).base64EncodedString().utf8)
             + Array("\n-----END PUBLIC KEY-----\n".utf8)
         return [name, rsaPublic, rsaPrivate, ecSPKI, ed25519, sec1, pem]
     }
@@ -185,14 +209,15 @@ public enum FuzzTargets {
         _ = try? Metadata.decode(bytes)
         var r = ByteReader(bytes)
         guard let id = r.lengthPrefixed(max: 64), let classBytes = r.lengthPrefixed(max: 16), let version = r.u64(),
-              let pk = r.lengthPrefixed(max: 64), let indexCount = r.u8() else { return false }
+            let pk = r.lengthPrefixed(max: 64), let indexCount = r.u8()
+        else { return false }
         var indexes: [IndexColumn: [UInt8]] = [:]
         for _ in 0..<indexCount {
             guard let name = r.lengthPrefixed(max: 16), let value = r.lengthPrefixed(max: 64) else { return false }
             if let column = IndexColumn(rawValue: String(decoding: name, as: UTF8.self)) { indexes[column] = value }
         }
         guard let wrapped = r.lengthPrefixed(max: 256),
-              let metadata = r.lengthPrefixed(max: 1 << 20), let flag = r.u8()
+            let metadata = r.lengthPrefixed(max: 1 << 20), let flag = r.u8()
         else { return false }
         let data = flag & 1 == 1 ? r.lengthPrefixed(max: 1 << 20) : nil
         var pairs: [[UInt8]] = []
@@ -202,8 +227,9 @@ public enum FuzzTargets {
                 pairs.append(pair)
             }
         }
-        let row = ItemRow(itemID: id, classCode: String(decoding: classBytes, as: UTF8.self), rowVersion: version,
-                          primaryKey: pk, indexes: indexes, pairs: pairs, wrappedKey: wrapped, metadata: metadata, data: data)
+        let row = ItemRow(
+            itemID: id, classCode: String(decoding: classBytes, as: UTF8.self), rowVersion: version,
+            primaryKey: pk, indexes: indexes, pairs: pairs, wrappedKey: wrapped, metadata: metadata, data: data)
         guard let codec = fixedCodec, let item = try? codec.open(row) else { return false }
         _ = item.attributes.count
         _ = try? codec.openDataCopy(row)
@@ -214,8 +240,9 @@ public enum FuzzTargets {
     /// past the tags and the fuzzer reaches the metadata parser.
     private static let fixedCodec: RowCodec? = {
         guard let secret = try? SecureBytes(copying: [UInt8](repeating: 0x6B, count: 32)) else { return nil }
-        let keys = try? KeyHierarchy(master: SymmetricKey(secret), keychainID: [UInt8](repeating: 0, count: 16),
-                                     keyGeneration: 1, blindKeyIDs: Schema.blindKeyIDs)
+        let keys = try? KeyHierarchy(
+            master: SymmetricKey(secret), keychainID: [UInt8](repeating: 0, count: 16),
+            keyGeneration: 1, blindKeyIDs: Schema.blindKeyIDs)
         return keys.map { RowCodec(keys: $0) }
     }()
 }

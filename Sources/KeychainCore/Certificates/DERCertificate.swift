@@ -55,11 +55,11 @@ struct DERCertificate: Equatable {
 
         var certificateFields = certificate.contents
         guard let tbsCertificate = certificateFields.read(tag: Tag.sequence),
-              let signatureAlgorithm = certificateFields.read(tag: Tag.sequence),
-              Self.isAlgorithmIdentifier(signatureAlgorithm),
-              let signature = certificateFields.read(tag: Tag.bitString),
-              signature.bitStringPayload != nil,
-              certificateFields.isAtEnd
+            let signatureAlgorithm = certificateFields.read(tag: Tag.sequence),
+            Self.isAlgorithmIdentifier(signatureAlgorithm),
+            let signature = certificateFields.read(tag: Tag.bitString),
+            signature.bitStringPayload != nil,
+            certificateFields.isAtEnd
         else { return nil }
 
         var tbs = tbsCertificate.contents
@@ -70,7 +70,7 @@ struct DERCertificate: Equatable {
             guard let explicitVersion = tbs.read(tag: Tag.versionTag) else { return nil }
             var versionFields = explicitVersion.contents
             guard let versionInteger = versionFields.read(tag: Tag.integer),
-                  versionFields.isAtEnd
+                versionFields.isAtEnd
             else { return nil }
             let value = versionInteger.content
             // v1(0), v2(1), v3(2): always a single content byte when minimally encoded.
@@ -83,7 +83,7 @@ struct DERCertificate: Equatable {
 
         // signature AlgorithmIdentifier
         guard let innerSignatureAlgorithm = tbs.read(tag: Tag.sequence),
-              Self.isAlgorithmIdentifier(innerSignatureAlgorithm)
+            Self.isAlgorithmIdentifier(innerSignatureAlgorithm)
         else { return nil }
 
         // issuer Name
@@ -99,22 +99,22 @@ struct DERCertificate: Equatable {
         guard let subjectPublicKeyInfo = tbs.read(tag: Tag.sequence) else { return nil }
         var keyInfoFields = subjectPublicKeyInfo.contents
         guard let keyAlgorithm = keyInfoFields.read(tag: Tag.sequence),
-              Self.isAlgorithmIdentifier(keyAlgorithm),
-              let subjectPublicKey = keyInfoFields.read(tag: Tag.bitString),
-              let publicKeyBytes = subjectPublicKey.bitStringPayload,
-              keyInfoFields.isAtEnd
+            Self.isAlgorithmIdentifier(keyAlgorithm),
+            let subjectPublicKey = keyInfoFields.read(tag: Tag.bitString),
+            let publicKeyBytes = subjectPublicKey.bitStringPayload,
+            keyInfoFields.isAtEnd
         else { return nil }
 
         // issuerUniqueID [1] IMPLICIT BIT STRING OPTIONAL (primitive, as DER requires)
         if tbs.peekTag == Tag.issuerUniqueID {
             guard let uniqueID = tbs.read(tag: Tag.issuerUniqueID),
-                  uniqueID.bitStringPayload != nil
+                uniqueID.bitStringPayload != nil
             else { return nil }
         }
         // subjectUniqueID [2] IMPLICIT BIT STRING OPTIONAL
         if tbs.peekTag == Tag.subjectUniqueID {
             guard let uniqueID = tbs.read(tag: Tag.subjectUniqueID),
-                  uniqueID.bitStringPayload != nil
+                uniqueID.bitStringPayload != nil
             else { return nil }
         }
 
@@ -130,17 +130,17 @@ struct DERCertificate: Equatable {
                 guard let element = extensionList.read(tag: Tag.sequence) else { return nil }
                 var extensionFields = element.contents
                 guard let extnID = extensionFields.read(tag: Tag.objectIdentifier),
-                      extnID.isObjectIdentifier
+                    extnID.isObjectIdentifier
                 else { return nil }
                 if extensionFields.peekTag == Tag.boolean {
                     guard let critical = extensionFields.read(tag: Tag.boolean),
-                          critical.contentLength == 1,
-                          let flag = critical.content.first,
-                          flag == 0x00 || flag == 0xFF
+                        critical.contentLength == 1,
+                        let flag = critical.content.first,
+                        flag == 0x00 || flag == 0xFF
                     else { return nil }
                 }
                 guard let extnValue = extensionFields.read(tag: Tag.octetString),
-                      extensionFields.isAtEnd
+                    extensionFields.isAtEnd
                 else { return nil }
 
                 if extnID.content == Self.subjectKeyIdentifierOID {
@@ -148,7 +148,7 @@ struct DERCertificate: Equatable {
                     guard subjectKeyID == nil else { return nil }
                     var keyIdentifierReader = extnValue.contents
                     guard let keyIdentifier = keyIdentifierReader.read(tag: Tag.octetString),
-                          keyIdentifierReader.isAtEnd
+                        keyIdentifierReader.isAtEnd
                     else { return nil }
                     subjectKeyID = keyIdentifier.content
                 }
@@ -181,17 +181,17 @@ extension DERCertificate {
         static let generalizedTime: UInt8 = 0x18
         static let sequence: UInt8 = 0x30
         static let set: UInt8 = 0x31
-        static let versionTag: UInt8 = 0xA0       // [0] constructed (EXPLICIT)
+        static let versionTag: UInt8 = 0xA0   // [0] constructed (EXPLICIT)
         static let issuerUniqueID: UInt8 = 0x81   // [1] primitive (IMPLICIT BIT STRING)
-        static let subjectUniqueID: UInt8 = 0x82  // [2] primitive (IMPLICIT BIT STRING)
-        static let extensionsTag: UInt8 = 0xA3    // [3] constructed (EXPLICIT)
+        static let subjectUniqueID: UInt8 = 0x82   // [2] primitive (IMPLICIT BIT STRING)
+        static let extensionsTag: UInt8 = 0xA3   // [3] constructed (EXPLICIT)
     }
 
     /// AlgorithmIdentifier ::= SEQUENCE { algorithm OID, parameters ANY OPTIONAL }
     private static func isAlgorithmIdentifier(_ element: DERElement) -> Bool {
         var fields = element.contents
         guard let algorithm = fields.read(tag: Tag.objectIdentifier),
-              algorithm.isObjectIdentifier
+            algorithm.isObjectIdentifier
         else { return false }
         if !fields.isAtEnd {
             guard fields.readElement() != nil else { return false }
@@ -212,9 +212,9 @@ extension DERCertificate {
                 guard let attribute = attributes.read(tag: Tag.sequence) else { return false }
                 var fields = attribute.contents
                 guard let type = fields.read(tag: Tag.objectIdentifier),
-                      type.isObjectIdentifier,
-                      fields.readElement() != nil,
-                      fields.isAtEnd
+                    type.isObjectIdentifier,
+                    fields.readElement() != nil,
+                    fields.isAtEnd
                 else { return false }
             }
         }
@@ -226,9 +226,9 @@ extension DERCertificate {
         var fields = element.contents
         for _ in 0..<2 {
             guard let tag = fields.peekTag,
-                  tag == Tag.utcTime || tag == Tag.generalizedTime,
-                  let time = fields.read(tag: tag),
-                  time.contentLength > 0
+                tag == Tag.utcTime || tag == Tag.generalizedTime,
+                let time = fields.read(tag: tag),
+                time.contentLength > 0
             else { return false }
         }
         return fields.isAtEnd

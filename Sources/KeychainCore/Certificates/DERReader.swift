@@ -60,7 +60,7 @@ struct DERReader {
             // 0x80 is the (BER-only) indefinite form; 0x85... would need more than 4 length bytes.
             let lengthOfLength = Int(lengthByte & 0x7F)
             guard lengthOfLength >= 1, lengthOfLength <= 4,
-                  lengthOfLength <= end - cursor
+                lengthOfLength <= end - cursor
             else { return nil }
             // DER: minimal encoding, so no leading zero byte...
             guard bytes[cursor] != 0 else { return nil }

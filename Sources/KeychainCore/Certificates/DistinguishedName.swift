@@ -37,7 +37,7 @@ package enum DistinguishedName {
                 guard let attribute = attributes.read(tag: 0x30) else { return nil }
                 var fields = attribute.contents
                 guard let type = fields.read(tag: 0x06), let oid = type.dottedObjectIdentifier,
-                      let value = fields.readElement(), fields.isAtEnd
+                    let value = fields.readElement(), fields.isAtEnd
                 else { return nil }
                 values.append(text(type: oid, value: value))
             }
@@ -57,7 +57,7 @@ package enum DistinguishedName {
         "0.9.2342.19200300.100.1.1": "UID", "0.9.2342.19200300.100.1.25": "DC",
         "1.2.840.113549.1.9.1": "emailAddress",
         "1.3.6.1.4.1.311.60.2.1.1": "jurisdictionL", "1.3.6.1.4.1.311.60.2.1.2": "jurisdictionST",
-        "1.3.6.1.4.1.311.60.2.1.3": "jurisdictionC",
+        "1.3.6.1.4.1.311.60.2.1.3": "jurisdictionC"
     ]
 
     /// One `TYPE=value`.

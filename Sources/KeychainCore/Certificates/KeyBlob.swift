@@ -190,11 +190,11 @@ package struct KeyBlob: Equatable, Sendable {
     /// The size of a named curve, by its OID.
     private static func curveBits(_ oid: DERElement) -> Int? {
         switch oid.dottedObjectIdentifier {
-        case "1.3.132.0.33": return 224              // secp224r1
-        case "1.2.840.10045.3.1.7": return 256       // prime256v1 (P-256)
-        case "1.3.132.0.10": return 256              // secp256k1
-        case "1.3.132.0.34": return 384              // secp384r1
-        case "1.3.132.0.35": return 521              // secp521r1
+        case "1.3.132.0.33": return 224   // secp224r1
+        case "1.2.840.10045.3.1.7": return 256   // prime256v1 (P-256)
+        case "1.3.132.0.10": return 256   // secp256k1
+        case "1.3.132.0.34": return 384   // secp384r1
+        case "1.3.132.0.35": return 521   // secp521r1
         default: return nil
         }
     }

@@ -34,19 +34,23 @@ package enum HMAC {
         switch algorithm {
         case .sha1: return sha1(message, key: key)
         case .sha256:
-            return sodium(message, key: key, state: crypto_auth_hmacsha256_state(), bytes: Int(crypto_auth_hmacsha256_BYTES),
-                          start: crypto_auth_hmacsha256_init, update: crypto_auth_hmacsha256_update, finish: crypto_auth_hmacsha256_final)
+            return sodium(
+                message, key: key, state: crypto_auth_hmacsha256_state(), bytes: Int(crypto_auth_hmacsha256_BYTES),
+                start: crypto_auth_hmacsha256_init, update: crypto_auth_hmacsha256_update, finish: crypto_auth_hmacsha256_final)
         case .sha512:
-            return sodium(message, key: key, state: crypto_auth_hmacsha512_state(), bytes: Int(crypto_auth_hmacsha512_BYTES),
-                          start: crypto_auth_hmacsha512_init, update: crypto_auth_hmacsha512_update, finish: crypto_auth_hmacsha512_final)
+            return sodium(
+                message, key: key, state: crypto_auth_hmacsha512_state(), bytes: Int(crypto_auth_hmacsha512_BYTES),
+                start: crypto_auth_hmacsha512_init, update: crypto_auth_hmacsha512_update, finish: crypto_auth_hmacsha512_final)
         }
     }
 
     /// libsodium's HMAC of one hash (its state type and its three calls), the state wiped after.
-    private static func sodium<State>(_ message: [UInt8], key: [UInt8], state initial: State, bytes: Int,
-                                      start: (UnsafeMutablePointer<State>, UnsafePointer<UInt8>, Int) -> Int32,
-                                      update: (UnsafeMutablePointer<State>, UnsafePointer<UInt8>, UInt64) -> Int32,
-                                      finish: (UnsafeMutablePointer<State>, UnsafeMutablePointer<UInt8>) -> Int32) -> [UInt8] {
+    private static func sodium<State>(
+        _ message: [UInt8], key: [UInt8], state initial: State, bytes: Int,
+        start: (UnsafeMutablePointer<State>, UnsafePointer<UInt8>, Int) -> Int32,
+        update: (UnsafeMutablePointer<State>, UnsafePointer<UInt8>, UInt64) -> Int32,
+        finish: (UnsafeMutablePointer<State>, UnsafeMutablePointer<UInt8>) -> Int32
+    ) -> [UInt8] {
         var state = initial
         var out = [UInt8](repeating: 0, count: bytes)
         // An empty key still needs a valid pointer (its length, 0, is what counts).

@@ -53,7 +53,8 @@ package struct KDFParameters: Equatable, Sendable {
             throw KeychainError(errSecDecode, "unsupported key-derivation algorithm \(algorithm) in the keychain header")
         }
         guard (Self.minOps...Self.maxOps).contains(opslimit) else {
-            throw KeychainError(errSecDecode, "key-derivation opslimit \(opslimit) is outside \(Self.minOps)...\(Self.maxOps): the keychain header is damaged or tampered with")
+            throw KeychainError(
+                errSecDecode, "key-derivation opslimit \(opslimit) is outside \(Self.minOps)...\(Self.maxOps): the keychain header is damaged or tampered with")
         }
         guard (Self.minMem...Self.maxMem).contains(memlimit) else {
             throw KeychainError(errSecDecode, "key-derivation memlimit \(memlimit) is outside 64 MiB...1 GiB: the keychain header is damaged or tampered with")

@@ -47,11 +47,13 @@ package final class KeyHierarchy: @unchecked Sendable {
         masterKey = master
         self.keychainID = keychainID
         self.keyGeneration = keyGeneration
-        whenUnlocked = ClassKeys(meta: try Self.derive(from: master, id: Subkey.meta.rawValue, context: Self.subkeyContext),
-                                 wrap: try Self.derive(from: master, id: Subkey.wrap.rawValue, context: Self.subkeyContext))
+        whenUnlocked = ClassKeys(
+            meta: try Self.derive(from: master, id: Subkey.meta.rawValue, context: Self.subkeyContext),
+            wrap: try Self.derive(from: master, id: Subkey.wrap.rawValue, context: Self.subkeyContext))
         let afu = try Self.derive(from: master, id: Subkey.afterFirstUnlock.rawValue, context: Self.subkeyContext)
-        afterFirstUnlock = ClassKeys(meta: try Self.derive(from: afu, id: 1, context: Self.classContext),
-                                     wrap: try Self.derive(from: afu, id: 2, context: Self.classContext))
+        afterFirstUnlock = ClassKeys(
+            meta: try Self.derive(from: afu, id: 1, context: Self.classContext),
+            wrap: try Self.derive(from: afu, id: 2, context: Self.classContext))
         let index = try Self.derive(from: master, id: Subkey.index.rawValue, context: Self.subkeyContext)
         header = try Self.derive(from: master, id: Subkey.header.rawValue, context: Self.subkeyContext)
         set = try Self.derive(from: master, id: Subkey.set.rawValue, context: Self.subkeyContext)

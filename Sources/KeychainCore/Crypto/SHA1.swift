@@ -40,7 +40,8 @@ enum SHA1 {
         while blockStart < message.count {
             for t in 0..<16 {
                 let i = blockStart + t * 4
-                w[t] = UInt32(message[i]) << 24
+                w[t] =
+                    UInt32(message[i]) << 24
                     | UInt32(message[i + 1]) << 16
                     | UInt32(message[i + 2]) << 8
                     | UInt32(message[i + 3])

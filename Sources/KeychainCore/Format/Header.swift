@@ -113,22 +113,27 @@ extension Keychain {
     /// - Throws: errSecDecode, errSecInteractionNotAllowed.
     func checkHeader(_ record: KeychainRecord, _ state: StateRecord, keys: KeyHierarchy, migrating: Bool = false) throws {
         guard record.formatVersion == Keychain.formatVersion || (migrating && record.formatVersion < Keychain.formatVersion) else {
-            throw KeychainError(errSecDecode, "the header of \(path) says format \(record.formatVersion) where this keychain is format \(Keychain.formatVersion): the file was tampered with",
-                                hint: "restore the keychain from a backup")
+            throw KeychainError(
+                errSecDecode,
+                "the header of \(path) says format \(record.formatVersion) where this keychain is format \(Keychain.formatVersion): the file was tampered with",
+                hint: "restore the keychain from a backup")
         }
         guard record.keychainID == keys.keychainID, record.keyGeneration == keys.keyGeneration else {
             lock()
-            throw KeychainError(errSecInteractionNotAllowed,
-                                "the keychain \(path) was re-keyed or replaced since it was unlocked; nothing was written",
-                                hint: "unlock it again")
+            throw KeychainError(
+                errSecInteractionNotAllowed,
+                "the keychain \(path) was re-keyed or replaced since it was unlocked; nothing was written",
+                hint: "unlock it again")
         }
         guard state.accumulator.count == 32,
-              Sodium.constantTimeEqual(Header.mac(state, record: record, keys: keys), state.mac) else {
+            Sodium.constantTimeEqual(Header.mac(state, record: record, keys: keys), state.mac)
+        else {
             throw KeychainError(errSecDecode, "the header of \(path) fails its integrity check: the file was tampered with")
         }
         guard state.generation >= highestGeneration else {
-            throw KeychainError(errSecDecode, "\(path) went back from generation \(highestGeneration) to \(state.generation): an older copy of the file was restored",
-                                hint: "if you restored a backup on purpose, stop the agent (kc agent --stop) and unlock again to accept it")
+            throw KeychainError(
+                errSecDecode, "\(path) went back from generation \(highestGeneration) to \(state.generation): an older copy of the file was restored",
+                hint: "if you restored a backup on purpose, stop the agent (kc agent --stop) and unlock again to accept it")
         }
         highestGeneration = state.generation
     }
@@ -177,8 +182,9 @@ extension Keychain {
             var state = try store.readState()
             try checkHeader(record, state, keys: keys)
             guard state.minWriterVersion <= Keychain.formatVersion else {
-                throw KeychainError(errSecReadOnly, "\(path) was last written by a newer kc (writer version \(state.minWriterVersion))",
-                                    hint: "upgrade kc, or restart an old agent")
+                throw KeychainError(
+                    errSecReadOnly, "\(path) was last written by a newer kc (writer version \(state.minWriterVersion))",
+                    hint: "upgrade kc, or restart an old agent")
             }
             try verifyIfChanged(keys, state)
             state.generation += 1
@@ -214,9 +220,10 @@ extension Keychain {
         guard stamp != verifiedStamp else { return }
         guard store.isStillTheOpenedFile() else {
             lock()
-            throw KeychainError(errSecInteractionNotAllowed,
-                                "the keychain file \(path) was replaced or removed while it was open; nothing was read or written",
-                                hint: "unlock it again")
+            throw KeychainError(
+                errSecInteractionNotAllowed,
+                "the keychain file \(path) was replaced or removed while it was open; nothing was read or written",
+                hint: "unlock it again")
         }
         try verifyRows(keys, state)
         verifiedStamp = stamp
@@ -242,12 +249,16 @@ extension Keychain {
             return true
         }
         guard count == state.itemCount, newest <= state.generation,
-              Sodium.constantTimeEqual(acc, state.accumulator) else {
-            let what = count == state.itemCount
+            Sodium.constantTimeEqual(acc, state.accumulator)
+        else {
+            let what =
+                count == state.itemCount
                 ? "rows or their columns were edited, replayed or swapped"
                 : "\(count) rows where the header counts \(state.itemCount): rows were deleted or put back"
-            throw firstRowThatDoesNotOpen(keys) ?? KeychainError(errSecDecode, "the items of \(path) do not match its authenticated header (\(what))",
-                                                                 hint: "restore the keychain from a backup")
+            throw firstRowThatDoesNotOpen(keys)
+                ?? KeychainError(
+                    errSecDecode, "the items of \(path) do not match its authenticated header (\(what))",
+                    hint: "restore the keychain from a backup")
         }
         // The rows are the header's; now every index must hold exactly the rows' entries.
         var found = IndexFold()
@@ -256,8 +267,10 @@ extension Keychain {
         }
         let stale = found.differences(from: expected)
         guard stale.isEmpty else {
-            throw KeychainError(errSecDecode, "\(stale.count) index\(stale.count == 1 ? "" : "es") of \(path) do not match its rows (an index was edited, swapped or left stale): the file was tampered with",
-                                hint: "restore the keychain from a backup")
+            throw KeychainError(
+                errSecDecode,
+                "\(stale.count) index\(stale.count == 1 ? "" : "es") of \(path) do not match its rows (an index was edited, swapped or left stale): the file was tampered with",
+                hint: "restore the keychain from a backup")
         }
         if formatVersion == Keychain.formatVersion { rowLedger.reset(to: digests) }
     }
@@ -271,10 +284,12 @@ extension Keychain {
             let verifiedBefore = rowLedger.isValid
             rowLedger.invalidate()
             verifiedStamp = nil
-            throw KeychainError(errSecDecode, verifiedBefore
-                                ? "an item of \(path) changed under the open keychain, and not through SQLite: the file was tampered with"
-                                : "\(path) was read before it was verified",
-                                hint: "restore the keychain from a backup; kc verify names what is wrong")
+            throw KeychainError(
+                errSecDecode,
+                verifiedBefore
+                    ? "an item of \(path) changed under the open keychain, and not through SQLite: the file was tampered with"
+                    : "\(path) was read before it was verified",
+                hint: "restore the keychain from a backup; kc verify names what is wrong")
         }
     }
 
@@ -310,8 +325,10 @@ extension Keychain {
             } catch let error as KeychainError where isLockedOut(error) {
                 return true   // locked: its class key is not held, so it cannot be judged here
             } catch let error as KeychainError {
-                found = KeychainError(errSecDecode, "item \(position) (reference \(Keychain.hex(Array(row.classCode.utf8) + row.itemID))) of \(path) does not open at its place: \(error.message)",
-                                      hint: "restore the keychain from a backup")
+                found = KeychainError(
+                    errSecDecode,
+                    "item \(position) (reference \(Keychain.hex(Array(row.classCode.utf8) + row.itemID))) of \(path) does not open at its place: \(error.message)",
+                    hint: "restore the keychain from a backup")
                 return false
             }
         }

@@ -12,7 +12,10 @@ package struct KeychainRecord: Equatable, Sendable {
     package var wrappedMasterKey: [UInt8]
 
     /// A record of these values.
-    package init(formatVersion: UInt32, keychainID: [UInt8], keyGeneration: UInt32, kdfAlgorithm: UInt32, kdfOpslimit: UInt64, kdfMemlimit: UInt64, kdfSalt: [UInt8], wrappedMasterKey: [UInt8]) {
+    package init(
+        formatVersion: UInt32, keychainID: [UInt8], keyGeneration: UInt32, kdfAlgorithm: UInt32, kdfOpslimit: UInt64, kdfMemlimit: UInt64, kdfSalt: [UInt8],
+        wrappedMasterKey: [UInt8]
+    ) {
         self.formatVersion = formatVersion
         self.keychainID = keychainID
         self.keyGeneration = keyGeneration

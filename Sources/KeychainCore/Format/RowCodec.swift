@@ -54,15 +54,18 @@ package struct RowCodec {
 
     /// Seals a new version of an item under a fresh data key.
     /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
-    package func seal(itemID: [UInt8], itemClass: ItemClass, rowVersion: UInt64,
-              attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?,
-              known: Fingerprints? = nil) throws -> ItemRow {
+    package func seal(
+        itemID: [UInt8], itemClass: ItemClass, rowVersion: UInt64,
+        attributes: [String: AttributeValue], data: UnsafeRawBufferPointer?,
+        known: Fingerprints? = nil
+    ) throws -> ItemRow {
         let prints = try known ?? fingerprints(itemClass, attributes)
         let protection = ProtectionClass(attributes)
         let classKeys = try keys.classKeys(protection)
-        var row = ItemRow(itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: prints.pk,
-                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: nil,
-                          protection: protection)
+        var row = ItemRow(
+            itemID: itemID, classCode: itemClass.code, rowVersion: rowVersion, primaryKey: prints.pk,
+            indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: nil,
+            protection: protection)
         let dek = try KeyHierarchy.newDataKey()
         if let data {
             let padded = try Padding.pad(data)
@@ -78,7 +81,8 @@ package struct RowCodec {
         var plain = Metadata.encode(attributes)
         defer { Sodium.wipe(&plain) }
         let padded = try Padding.pad(plain)
-        return AEAD.seal(padded, key: try keys.classKeys(row.protection).meta, ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row))
+        return AEAD.seal(
+            padded, key: try keys.classKeys(row.protection).meta, ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row))
     }
 
     /// Opens a row's metadata and checks it against the row: the class and every
@@ -91,16 +95,18 @@ package struct RowCodec {
         guard let itemClass = ItemClass(rawValue: row.classCode), itemClass != .identity, row.itemID.count == 16 else {
             throw KeychainError(errSecDecode, "a row has an unknown class or a malformed id: the keychain is damaged or was tampered with")
         }
-        let padded = try AEAD.open(row.metadata, key: try keys.classKeys(row.protection).meta,
-                                   ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row),
-                                   what: "an item's attributes")
+        let padded = try AEAD.open(
+            row.metadata, key: try keys.classKeys(row.protection).meta,
+            ad: AssociatedData.rowBinding(label: AssociatedData.metadataLabel, keys: keys, row: row),
+            what: "an item's attributes")
         let length = try Padding.unpaddedLength(padded)
         var plain = padded.withUnsafeBytes { Array($0[0..<length]) }
         defer { Sodium.wipe(&plain) }
         let attributes = try Metadata.decode(plain)
         let prints = try fingerprints(itemClass, attributes)
         guard prints.pk == row.primaryKey, prints.indexes == row.indexes, prints.pairs == row.pairs,
-              !checkingProtection || ProtectionClass(attributes) == row.protection else {
+            !checkingProtection || ProtectionClass(attributes) == row.protection
+        else {
             throw KeychainError(errSecDecode, "an item's index columns do not match its attributes: the keychain was tampered with")
         }
         return DecodedItem(row: row, itemClass: itemClass, attributes: attributes)
@@ -108,9 +114,10 @@ package struct RowCodec {
 
     /// Unwraps a row's data key.
     func dataKey(_ row: ItemRow) throws -> SymmetricKey {
-        let dek = try AEAD.open(row.wrappedKey, key: try keys.classKeys(row.protection).wrap,
-                                ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row),
-                                what: "an item's data key")
+        let dek = try AEAD.open(
+            row.wrappedKey, key: try keys.classKeys(row.protection).wrap,
+            ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: keys, row: row),
+            what: "an item's data key")
         guard dek.count == AEAD.keyBytes else { throw KeychainError(errSecDecode, "an item's data key has the wrong size") }
         return SymmetricKey(dek)
     }
@@ -120,8 +127,9 @@ package struct RowCodec {
     func openData(_ row: ItemRow) throws -> OpenedData? {
         guard let sealed = row.data else { return nil }
         let dek = try dataKey(row)
-        let padded = try AEAD.open(sealed, key: dek, ad: AssociatedData.data(keychainID: keys.keychainID, itemID: row.itemID, classCode: row.classCode),
-                                   what: "an item's data")
+        let padded = try AEAD.open(
+            sealed, key: dek, ad: AssociatedData.data(keychainID: keys.keychainID, itemID: row.itemID, classCode: row.classCode),
+            what: "an item's data")
         let length = try Padding.unpaddedLength(padded)
         return OpenedData(buffer: padded, length: length)
     }
@@ -142,11 +150,13 @@ package struct RowCodec {
         let itemClass = ItemClass(rawValue: row.classCode) ?? .genericPassword
         let dek = try dataKey(row)
         let prints = try target.fingerprints(itemClass, attributes)
-        var new = ItemRow(seq: row.seq, itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: prints.pk,
-                          indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: row.data,
-                          protection: ProtectionClass(attributes))
-        new.wrappedKey = AEAD.seal(dek.bytes, key: try target.keys.classKeys(new.protection).wrap,
-                                   ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: target.keys, row: new))
+        var new = ItemRow(
+            seq: row.seq, itemID: row.itemID, classCode: row.classCode, rowVersion: rowVersion, primaryKey: prints.pk,
+            indexes: prints.indexes, pairs: prints.pairs, wrappedKey: [], metadata: [], data: row.data,
+            protection: ProtectionClass(attributes))
+        new.wrappedKey = AEAD.seal(
+            dek.bytes, key: try target.keys.classKeys(new.protection).wrap,
+            ad: AssociatedData.rowBinding(label: AssociatedData.dataKeyLabel, keys: target.keys, row: new))
         new.metadata = try target.sealMetadata(attributes, row: new)
         return new
     }

@@ -69,8 +69,9 @@ extension Keychain {
         q.data = nil
         guard q.itemClass != .identity else {
             if data != nil { Sodium.wipe(&data!) }
-            throw KeychainError(errSecParam, "an identity is added as its certificate and its private key, as two items",
-                                hint: "add the certificate (kSecClassCertificate) and the key (kSecClassKey) separately")
+            throw KeychainError(
+                errSecParam, "an identity is added as its certificate and its private key, as two items",
+                hint: "add the certificate (kSecClassCertificate) and the key (kSecClassKey) separately")
         }
         do {
             var attributes = try completeForAdd(q, data: data)
@@ -86,23 +87,28 @@ extension Keychain {
 
     /// Seals and inserts one new item inside a write transaction, and counts it in the header.
     /// - Parameter known: the attributes' fingerprints, when the caller computed them already.
-    func insertNew(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
-                   known: Fingerprints? = nil, keys: KeyHierarchy, state: inout StateRecord) throws {
+    func insertNew(
+        itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
+        known: Fingerprints? = nil, keys: KeyHierarchy, state: inout StateRecord
+    ) throws {
         try authority?.admit(attributes)
         var row = try Self.seal(itemID: itemID, itemClass, attributes, data: data, known: known, keys: keys, rowVersion: state.generation)
         do {
             row.seq = try store.insert(row)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
-            throw KeychainError(errSecDuplicateItem, Self.duplicateMessage(itemClass, attributes),
-                                hint: "update it instead, or delete it first")
+            throw KeychainError(
+                errSecDuplicateItem, Self.duplicateMessage(itemClass, attributes),
+                hint: "update it instead, or delete it first")
         }
         try account(&state, removing: nil, adding: row, keys: keys)
         state.itemCount += 1
     }
 
     /// A sealed row of an item's attributes and secret under a fresh data key.
-    package static func seal(itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
-                     known: Fingerprints?, keys: KeyHierarchy, rowVersion: UInt64) throws -> ItemRow {
+    package static func seal(
+        itemID: [UInt8], _ itemClass: ItemClass, _ attributes: [String: AttributeValue], data: [UInt8]?,
+        known: Fingerprints?, keys: KeyHierarchy, rowVersion: UInt64
+    ) throws -> ItemRow {
         let codec = RowCodec(keys: keys)
         guard let data else {
             return try codec.seal(itemID: itemID, itemClass: itemClass, rowVersion: rowVersion, attributes: attributes, data: nil, known: known)
@@ -151,15 +157,16 @@ extension Keychain {
         guard let data, !data.isEmpty else { return }
         guard let cert = DERCertificate(der: data) else {
             if attributes["issr"] == nil || attributes["slnr"] == nil {
-                throw KeychainError(errSecParam, "the certificate's data is not a DER X.509 certificate",
-                                    hint: "pass DER bytes, or give kSecAttrIssuer and kSecAttrSerialNumber")
+                throw KeychainError(
+                    errSecParam, "the certificate's data is not a DER X.509 certificate",
+                    hint: "pass DER bytes, or give kSecAttrIssuer and kSecAttrSerialNumber")
             }
             return
         }
         let derived: [String: AttributeValue?] = [
             "issr": .data(cert.issuer), "slnr": .data(cert.serialNumber), "subj": .data(cert.subject),
             "pkhh": .data(cert.publicKeyHash), "skid": cert.subjectKeyID.map { .data($0) },
-            "ctyp": .int(Int64(cert.version)), "cenc": .int(3),
+            "ctyp": .int(Int64(cert.version)), "cenc": .int(3)
         ]
         for (key, value) in derived where attributes[key] == nil {
             if let value { attributes[key] = value }
@@ -172,7 +179,7 @@ extension Keychain {
         guard let data, !data.isEmpty, let key = KeyBlob(data: data) else { return }
         let derived: [String: AttributeValue?] = [
             "kcls": .int(Int64(key.keyClass)), "type": .int(Int64(key.keyType)),
-            "bsiz": key.bits.map { .int(Int64($0)) }, "esiz": key.bits.map { .int(Int64($0)) },
+            "bsiz": key.bits.map { .int(Int64($0)) }, "esiz": key.bits.map { .int(Int64($0)) }
         ]
         for (key, value) in derived where attributes[key] == nil {
             if let value { attributes[key] = value }

@@ -22,8 +22,9 @@ extension Keychain {
         var st = stat()
         if lstat(destination, &st) == 0 {
             guard replacing else {
-                throw KeychainError(errSecDuplicateKeychain, "\(destination) already exists",
-                                    hint: "choose another name, or pass --force to replace it")
+                throw KeychainError(
+                    errSecDuplicateKeychain, "\(destination) already exists",
+                    hint: "choose another name, or pass --force to replace it")
             }
             guard st.st_mode & S_IFMT == S_IFREG else {
                 throw KeychainError(errSecParam, "\(destination) exists and is not a regular file; not replaced")
@@ -50,8 +51,9 @@ extension Keychain {
             // link(2) fails if the name appeared meanwhile: never overwrites.
             guard link(temporary, destination) == 0 else {
                 if errno == EEXIST {
-                    throw KeychainError(errSecDuplicateKeychain, "\(destination) already exists",
-                                        hint: "choose another name, or pass --force to replace it")
+                    throw KeychainError(
+                        errSecDuplicateKeychain, "\(destination) already exists",
+                        hint: "choose another name, or pass --force to replace it")
                 }
                 throw Self.fileError("cannot create", destination)
             }
@@ -71,7 +73,8 @@ extension Keychain {
 
     private static func fileError(_ what: String, _ path: String) -> KeychainError {
         let e = errno
-        return KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : e == ENOSPC ? errSecDiskFull : errSecIO,
-                             "\(what) \(path): \(String(cString: strerror(e)))", cause: .errno(e))
+        return KeychainError(
+            e == EACCES || e == EROFS ? errSecReadOnly : e == ENOSPC ? errSecDiskFull : errSecIO,
+            "\(what) \(path): \(String(cString: strerror(e)))", cause: .errno(e))
     }
 }

@@ -28,8 +28,9 @@ extension Keychain {
             guard !targets.isEmpty else { throw KeychainError(errSecItemNotFound) }
             for row in targets {
                 guard state.itemCount > 0 else {
-                    throw KeychainError(errSecDecode, "\(path) holds more rows than its header counts: rows were put back",
-                                        hint: "restore the keychain from a backup")
+                    throw KeychainError(
+                        errSecDecode, "\(path) holds more rows than its header counts: rows were put back",
+                        hint: "restore the keychain from a backup")
                 }
                 try store.delete(itemID: row.itemID)
                 try account(&state, removing: row, adding: nil, keys: keys)
@@ -49,7 +50,9 @@ extension Keychain {
             found = 0   // from nothing: a team keychain's read may run this twice
             let codec = RowCodec(keys: keys)
             if q.itemClass == .identity {
-                try forEachIdentity(q, includeData: false, codec: codec) { _, _ in found += 1; return true }
+                try forEachIdentity(q, includeData: false, codec: codec) { _, _ in
+                    found += 1; return true
+                }
             } else {
                 try forEachMatch(q, itemClass: q.itemClass, conditions: q.attributes, includeData: false, codec: codec) { _ in
                     found += 1

@@ -21,15 +21,18 @@ extension Keychain {
     ///     is compared with (`unchanged` would tell its secret) or replaced.
     /// - Throws: the first invalid item's error, its message starting with the item's
     ///   source; nothing is imported then. `UserPresenceRequired` (see `copyMatching`).
-    public func importItems(_ items: [ImportItem], updateExisting: Bool = false, dryRun: Bool = false,
-                            skipInvalid: Bool = false, progress: ((Int) -> Void)? = nil,
-                            presence: UserPresence = UserPresence()) throws -> [ImportOutcome] {
+    public func importItems(
+        _ items: [ImportItem], updateExisting: Bool = false, dryRun: Bool = false,
+        skipInvalid: Bool = false, progress: ((Int) -> Void)? = nil,
+        presence: UserPresence = UserPresence()
+    ) throws -> [ImportOutcome] {
         try presence.check(on: self)
         do {
             return try store.withBulkCache {
                 try write { keys, state in
-                    var run = ImportRun(keychain: self, codec: RowCodec(keys: keys), updateExisting: updateExisting,
-                                        startedEmpty: state.itemCount == 0, presence: presence)
+                    var run = ImportRun(
+                        keychain: self, codec: RowCodec(keys: keys), updateExisting: updateExisting,
+                        startedEmpty: state.itemCount == 0, presence: presence)
                     var outcomes: [ImportOutcome] = []
                     outcomes.reserveCapacity(items.count)
                     for (index, item) in items.enumerated() {
@@ -90,8 +93,9 @@ private struct ImportRun {
 
         // One index seek, no decryption, for the common case of a new item.
         guard try earlier != nil || (!startedEmpty && exists(pk)), let existing = try find(pk, itemClass: q.itemClass) else {
-            try keychain.insertNew(itemID: Sodium.randomBytes(16), q.itemClass, attributes, data: data, known: prints,
-                                   keys: codec.keys, state: &state)
+            try keychain.insertNew(
+                itemID: Sodium.randomBytes(16), q.itemClass, attributes, data: data, known: prints,
+                keys: codec.keys, state: &state)
             return .created
         }
         // Without a proof, not compared (`unchanged` would tell its secret): named, and the
@@ -105,8 +109,9 @@ private struct ImportRun {
         }
         // Dates are not indexed: the fingerprints computed above still hold.
         try keychain.authority?.admit(attributes)
-        var row = try Keychain.seal(itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: prints,
-                                    keys: codec.keys, rowVersion: state.generation)
+        var row = try Keychain.seal(
+            itemID: existing.row.itemID, q.itemClass, attributes, data: data, known: prints,
+            keys: codec.keys, rowVersion: state.generation)
         row.seq = existing.row.seq
         try keychain.store.replace(row)
         try keychain.account(&state, removing: existing.row, adding: row, keys: codec.keys)

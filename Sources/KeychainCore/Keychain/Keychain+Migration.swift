@@ -35,7 +35,8 @@ extension Keychain {
             try checkHeader(current, state, keys: keys, migrating: true)
             try verifyRows(keys, state, formatVersion: current.formatVersion)
             state.generation += 1
-            let moved = current.formatVersion < 4
+            let moved =
+                current.formatVersion < 4
                 ? try moveToClassKeys(keys, formatVersion: current.formatVersion, generation: state.generation) : 0
             if current.formatVersion == 1 || moved > 0 {
                 var acc = [UInt8](repeating: 0, count: 32)
@@ -64,10 +65,11 @@ extension Keychain {
         // Someone else's migration: accept its record only if our KEK opens its wrap.
         let now = try store.transaction(write: false) { try store.readKeychainRecord() }
         guard now.formatVersion == Keychain.formatVersion, now.keychainID == opened.keychainID,
-              (try? AEAD.open(now.wrappedMasterKey, key: kek, ad: AssociatedData.masterKeyWrap(now), what: "the master key")) != nil
+            (try? AEAD.open(now.wrappedMasterKey, key: kek, ad: AssociatedData.masterKeyWrap(now), what: "the master key")) != nil
         else {
-            throw KeychainError(errSecInteractionNotAllowed, "\(path) changed while it was being opened; nothing was written",
-                                hint: "try again")
+            throw KeychainError(
+                errSecInteractionNotAllowed, "\(path) changed while it was being opened; nothing was written",
+                hint: "try again")
         }
         openedRecord = now
     }

@@ -27,8 +27,9 @@ extension Keychain {
         // it is a generation any process that saw this one refuses.
         try write(replacingRecord: { current in
             guard current == before else {
-                throw KeychainError(errSecInteractionNotAllowed, "the password of \(self.path) was changed by another process meanwhile; nothing was written",
-                                    hint: "unlock with the current password and try again")
+                throw KeychainError(
+                    errSecInteractionNotAllowed, "the password of \(self.path) was changed by another process meanwhile; nothing was written",
+                    hint: "unlock with the current password and try again")
             }
             return record
         }) { _, _ in }
@@ -67,8 +68,9 @@ extension Keychain {
         record.kdfMemlimit = kdf.memlimit
         record.kdfSalt = kdf.salt
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
-        let newKeys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
-                                       blindKeyIDs: Schema.blindKeyIDs)
+        let newKeys = try KeyHierarchy(
+            master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
+            blindKeyIDs: Schema.blindKeyIDs)
         let generation = try store.transaction(write: true) {
             let current = try store.readKeychainRecord()
             var state = try store.readState()
@@ -76,12 +78,14 @@ extension Keychain {
             // another kc changed with its own password change is not ours to replace.
             try checkHeader(current, state, keys: oldKeys)
             guard current == before else {
-                throw KeychainError(errSecInteractionNotAllowed, "\(path) was changed by another process meanwhile; nothing was written",
-                                    hint: "unlock again and retry")
+                throw KeychainError(
+                    errSecInteractionNotAllowed, "\(path) was changed by another process meanwhile; nothing was written",
+                    hint: "unlock again and retry")
             }
             guard state.minWriterVersion <= Keychain.formatVersion else {
-                throw KeychainError(errSecReadOnly, "\(path) was last written by a newer kc (writer version \(state.minWriterVersion))",
-                                    hint: "upgrade kc")
+                throw KeychainError(
+                    errSecReadOnly, "\(path) was last written by a newer kc (writer version \(state.minWriterVersion))",
+                    hint: "upgrade kc")
             }
             let oldCodec = RowCodec(keys: oldKeys), newCodec = RowCodec(keys: newKeys)
             var rows: [ItemRow] = []

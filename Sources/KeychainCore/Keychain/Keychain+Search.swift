@@ -42,8 +42,10 @@ extension Keychain {
 
     /// Calls `body` with each item of `itemClass` matching `conditions`, in insertion
     /// order, until it returns false.
-    func forEachMatch(_ query: ItemQuery, itemClass: ItemClass, conditions: [String: AttributeValue],
-                      includeData: Bool, codec: RowCodec, _ body: (DecodedItem) throws -> Bool) throws {
+    func forEachMatch(
+        _ query: ItemQuery, itemClass: ItemClass, conditions: [String: AttributeValue],
+        includeData: Bool, codec: RowCodec, _ body: (DecodedItem) throws -> Bool
+    ) throws {
         let lookup = try plan(query, itemClass: itemClass, conditions: conditions, codec: codec)
         try store.forEachRow(lookup, includeData: includeData) { row in
             try checkRow(row, keys: codec.keys)
@@ -77,7 +79,8 @@ extension Keychain {
             let text = Schema.isText(key)
             let fold = query.caseInsensitive && text
             guard let have = item.attributes[key],
-                  have.matches(wanted, ignoringCase: fold, textMatch: text ? query.textMatch : .exact) else { return false }
+                have.matches(wanted, ignoringCase: fold, textMatch: text ? query.textMatch : .exact)
+            else { return false }
         }
         return true
     }
@@ -97,8 +100,10 @@ extension Keychain {
 
     /// Calls `body` with each (certificate, key) pair whose public-key hash equals the
     /// key's application label, both matching their conditions.
-    func forEachIdentity(_ query: ItemQuery, includeData: Bool, codec: RowCodec,
-                         _ body: (DecodedItem, DecodedItem) throws -> Bool) throws {
+    func forEachIdentity(
+        _ query: ItemQuery, includeData: Bool, codec: RowCodec,
+        _ body: (DecodedItem, DecodedItem) throws -> Bool
+    ) throws {
         let (certConditions, keyConditions) = Self.identityConditions(query.attributes)
         // Collect first: a nested lookup may reuse the same cached statement.
         var certificates: [DecodedItem] = []

@@ -25,8 +25,9 @@ extension Keychain {
         // what this process read from it earlier (the agent holds its connection for hours).
         guard let fresh = try store.freshConnection() else {
             lock()
-            throw KeychainError(errSecInteractionNotAllowed, "the keychain file \(path) was replaced or removed while it was open",
-                                hint: "unlock it again")
+            throw KeychainError(
+                errSecInteractionNotAllowed, "the keychain file \(path) was replaced or removed while it was open",
+                hint: "unlock it again")
         }
         let probe = Keychain(path: path, store: fresh, keys: keys)
         probe.highestGeneration = highestGeneration
@@ -40,8 +41,9 @@ extension Keychain {
     private func checkHere() throws -> Int {
         let keys = try unlockedKeys()
         if let problem = try store.structuralProblems() {
-            throw KeychainError(errSecDecode, "the storage of \(path) is damaged or was tampered with: \(problem)",
-                                hint: "restore the keychain from a backup")
+            throw KeychainError(
+                errSecDecode, "the storage of \(path) is damaged or was tampered with: \(problem)",
+                hint: "restore the keychain from a backup")
         }
         return try store.transaction(write: false) {
             let record = try store.readKeychainRecord()

@@ -74,8 +74,10 @@ public final class Keychain {
     /// - Parameter path: its name in messages and to the agent, `team:NAME`.
     /// - Parameter revocation: the one its opener registered its connection and member
     ///   keys with (`KeyRevocation`).
-    package static func team(path: String, store: any ItemStore, keys: KeyHierarchy, authority: any HeaderAuthority,
-                             revocation: KeyRevocation = KeyRevocation()) -> Keychain {
+    package static func team(
+        path: String, store: any ItemStore, keys: KeyHierarchy, authority: any HeaderAuthority,
+        revocation: KeyRevocation = KeyRevocation()
+    ) -> Keychain {
         let keychain = Keychain(path: path, store: store, keys: keys, revocation: revocation)
         keychain.authority = authority
         return keychain
@@ -124,14 +126,16 @@ public final class Keychain {
     /// under `kek` (derived from the password with `kdf`).
     package static func create(in store: any ItemStore, path: String, kdf: KDFParameters, kek: SymmetricKey) throws -> Keychain {
         let master = try KeyHierarchy.newMasterKey()
-        var record = KeychainRecord(formatVersion: formatVersion, keychainID: Sodium.randomBytes(16), keyGeneration: 1,
-                                    kdfAlgorithm: kdf.algorithm, kdfOpslimit: kdf.opslimit, kdfMemlimit: kdf.memlimit,
-                                    kdfSalt: kdf.salt, wrappedMasterKey: [])
+        var record = KeychainRecord(
+            formatVersion: formatVersion, keychainID: Sodium.randomBytes(16), keyGeneration: 1,
+            kdfAlgorithm: kdf.algorithm, kdfOpslimit: kdf.opslimit, kdfMemlimit: kdf.memlimit,
+            kdfSalt: kdf.salt, wrappedMasterKey: [])
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
         let keys = try KeyHierarchy(master: master, keychainID: record.keychainID, keyGeneration: 1, blindKeyIDs: Schema.blindKeyIDs)
-        var state = StateRecord(minWriterVersion: writerVersion, generation: 0, itemCount: 0,
-                                accumulator: [UInt8](repeating: 0, count: 32),
-                                idleTimeout: defaultIdleTimeout, maxTimeout: defaultMaxTimeout, mac: [])
+        var state = StateRecord(
+            minWriterVersion: writerVersion, generation: 0, itemCount: 0,
+            accumulator: [UInt8](repeating: 0, count: 32),
+            idleTimeout: defaultIdleTimeout, maxTimeout: defaultMaxTimeout, mac: [])
         state.mac = Header.mac(state, record: record, keys: keys)
         try store.transaction(write: true) {
             try store.writeKeychainRecord(record)
@@ -154,8 +158,10 @@ public final class Keychain {
     }
 
     /// Opens the keychain in `store` (named `path` in messages) as `open(at:…)` does.
-    package static func open(_ store: any ItemStore, path: String, password: borrowing SecureBytes,
-                             minimumGeneration: UInt64 = 0) throws -> Keychain {
+    package static func open(
+        _ store: any ItemStore, path: String, password: borrowing SecureBytes,
+        minimumGeneration: UInt64 = 0
+    ) throws -> Keychain {
         try Sodium.ensureReady()
         let record = try store.transaction(write: false) { try store.readKeychainRecord() }
         let (keys, kek) = try unwrap(record, password: password, path: path)
@@ -173,14 +179,16 @@ public final class Keychain {
     /// (kept only to migrate an older format's wrap).
     static func unwrap(_ record: KeychainRecord, password: borrowing SecureBytes, path: String) throws -> (KeyHierarchy, SymmetricKey) {
         guard record.formatVersion <= formatVersion else {
-            throw KeychainError(errSecWrongSecVersion, "\(path) has format version \(record.formatVersion); this kc reads up to \(formatVersion)",
-                                hint: "upgrade kc to open this keychain")
+            throw KeychainError(
+                errSecWrongSecVersion, "\(path) has format version \(record.formatVersion); this kc reads up to \(formatVersion)",
+                hint: "upgrade kc to open this keychain")
         }
         guard record.keychainID.count == 16 else {
             throw KeychainError(errSecDecode, "\(path) has a malformed keychain id")
         }
-        let kdf = KDFParameters(algorithm: record.kdfAlgorithm, opslimit: record.kdfOpslimit,
-                                memlimit: record.kdfMemlimit, salt: record.kdfSalt)
+        let kdf = KDFParameters(
+            algorithm: record.kdfAlgorithm, opslimit: record.kdfOpslimit,
+            memlimit: record.kdfMemlimit, salt: record.kdfSalt)
         let kek = try kdf.deriveKey(password: password)
         let master: SecureBytes
         do {
@@ -191,8 +199,9 @@ public final class Keychain {
         guard master.count == 32 else { throw KeychainError(errSecDecode, "\(path) has a malformed master key") }
         let mk = try SecureBytes(count: 32, guarded: true)
         master.withUnsafeBytes { src in mk.withUnsafeMutableBytes { $0.copyMemory(from: src) } }
-        let keys = try KeyHierarchy(master: SymmetricKey(mk), keychainID: record.keychainID,
-                                    keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+        let keys = try KeyHierarchy(
+            master: SymmetricKey(mk), keychainID: record.keychainID,
+            keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
         return (keys, kek)
     }
 

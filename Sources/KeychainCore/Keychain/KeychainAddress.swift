@@ -62,8 +62,9 @@ public enum KeychainAddress: Hashable, Sendable, CustomStringConvertible {
     public init(teamName name: String) throws {
         let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d || $0 == 0x5f }
         guard (1...64).contains(name.utf8.count), allowed, let first = name.utf8.first, first != 0x2d, first != 0x5f else {
-            throw KeychainError(errSecParam, "\"\(name)\" is not a team name: use 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit",
-                                hint: "team keychains are -k team:NAME; a file whose name starts with team: is ./team:…")
+            throw KeychainError(
+                errSecParam, "\"\(name)\" is not a team name: use 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit",
+                hint: "team keychains are -k team:NAME; a file whose name starts with team: is ./team:…")
         }
         self = .team(name)
     }

@@ -73,9 +73,10 @@ public final class UserPresence {
         if confirmed {
             guard expected != nil else { return true }
             guard let left = expected?[name], left > 0 else {
-                throw KeychainError(errSecAuthFailed,
-                                    "the item \(name) requires user presence, and the prompt answered did not name it: nothing was read",
-                                    hint: "run the command again; if this repeats, a process of your user may be posing as the kc agent (docs/security.md)")
+                throw KeychainError(
+                    errSecAuthFailed,
+                    "the item \(name) requires user presence, and the prompt answered did not name it: nothing was read",
+                    hint: "run the command again; if this repeats, a process of your user may be posing as the kc agent (docs/security.md)")
             }
             expected?[name] = left - 1
             return true
@@ -143,9 +144,10 @@ public struct UserPresenceRequired: Error, Sendable, Equatable {
     /// password from a script, which proves nothing about a person).
     public func error(why: String) -> KeychainError {
         let what = items.count == 1 ? "the item \(item) requires" : "\(items.count) items (\(item) first) require"
-        return KeychainError(errSecInteractionNotAllowed,
-                             "\(what) user presence (its keychain password typed for each read), and \(why)",
-                             hint: "read it from a terminal, where kc asks for the password; a password from KC_PASSWORD, --password-stdin or --password-file does not count")
+        return KeychainError(
+            errSecInteractionNotAllowed,
+            "\(what) user presence (its keychain password typed for each read), and \(why)",
+            hint: "read it from a terminal, where kc asks for the password; a password from KC_PASSWORD, --password-stdin or --password-file does not count")
     }
 
     /// How an item is named in messages and prompts: its label, service or server, quoted,

@@ -12,8 +12,10 @@ extension KeychainRequest {
         case .count(let q): return .count(try keychain.count(q))
         case .backup(let b): return .count(try keychain.backup(to: b.destination, replacing: b.replacing))
         case .importItems(let i):
-            return .outcomes(try keychain.importItems(i.items, updateExisting: i.updateExisting, dryRun: i.dryRun,
-                                                      skipInvalid: i.skipInvalid, progress: i.progress, presence: presence))
+            return .outcomes(
+                try keychain.importItems(
+                    i.items, updateExisting: i.updateExisting, dryRun: i.dryRun,
+                    skipInvalid: i.skipInvalid, progress: i.progress, presence: presence))
         case .copyMany(let b):
             // One proof for the whole batch: queries that need one fail the batch, naming every
             // protected item of every query (so the caller asks once, naming them all, and

@@ -40,13 +40,14 @@ extension KeychainRequest {
     public var setsUserPresence: Bool {
         func protects(_ dictionary: [String: Any]) -> Bool {
             guard let value = dictionary[kcAttrAccessControlFlags] else { return false }
-            let raw: Int64? = switch value {
-            case let v as Int: Int64(v)
-            case let v as Int64: v
-            case let v as Int32: Int64(v)
-            case let v as UInt32: Int64(v)
-            default: nil
-            }
+            let raw: Int64? =
+                switch value {
+                case let v as Int: Int64(v)
+                case let v as Int64: v
+                case let v as Int32: Int64(v)
+                case let v as UInt32: Int64(v)
+                default: nil
+                }
             guard let raw else { return true }
             return AccessControlFlags(stored: .int(raw)).requiresUserPresence
         }

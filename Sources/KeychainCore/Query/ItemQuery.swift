@@ -114,8 +114,9 @@ package struct ItemQuery {
     private mutating func parseOther(key: String, value: Any, operation: Operation) throws {
         if key.hasPrefix("m_") {
             guard operation == .copyMatching else {
-                throw KeychainError(errSecParam, "\(key) (a kSecMatch… key) is not allowed in \(Self.name(operation))",
-                                    hint: "SecItemUpdate and SecItemDelete act on every match; kSecMatchLimit belongs to SecItemCopyMatching")
+                throw KeychainError(
+                    errSecParam, "\(key) (a kSecMatch… key) is not allowed in \(Self.name(operation))",
+                    hint: "SecItemUpdate and SecItemDelete act on every match; kSecMatchLimit belongs to SecItemCopyMatching")
             }
             switch key {
             case kSecMatchLimit: limit = try Self.parseLimit(value)
@@ -123,7 +124,7 @@ package struct ItemQuery {
                 guard let b = Self.boolean(value) else { throw KeychainError(errSecParam, "kSecMatchCaseInsensitive must be a boolean") }
                 caseInsensitive = b
             case kcMatchText: textMatch = try TextMatch(queryValue: value)
-            default: break // other kSecMatch… keys are accepted and ignored, as Apple does
+            default: break   // other kSecMatch… keys are accepted and ignored, as Apple does
             }
             return
         }
@@ -134,7 +135,9 @@ package struct ItemQuery {
             case kSecReturnAttributes: returnAttributes = b
             case kSecReturnPersistentRef: returnPersistentRef = b
             case kSecReturnRef:
-                if b { throw KeychainError(errSecUnimplemented, "kSecReturnRef is not supported by kc; ask for kSecReturnAttributes or kSecReturnPersistentRef") }
+                if b {
+                    throw KeychainError(errSecUnimplemented, "kSecReturnRef is not supported by kc; ask for kSecReturnAttributes or kSecReturnPersistentRef")
+                }
             default: throw KeychainError(errSecParam, "unknown return key \(key)")
             }
             if b, operation == .update {
@@ -242,7 +245,7 @@ package struct ItemQuery {
 
     private static func parsePersistentRef(_ value: Any) throws -> (ItemClass, [UInt8]) {
         guard let bytes = Self.bytes(value), bytes.count == 20,
-              let c = ItemClass(rawValue: String(decoding: bytes[0..<4], as: UTF8.self))
+            let c = ItemClass(rawValue: String(decoding: bytes[0..<4], as: UTF8.self))
         else {
             throw KeychainError(errSecParam, "kSecValuePersistentRef is not a kc persistent reference (20 bytes: class and item id)")
         }

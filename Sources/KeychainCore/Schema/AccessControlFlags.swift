@@ -47,12 +47,14 @@ package struct AccessControlFlags: Equatable, Sendable {
             throw KeychainError(errSecParam, "\(raw) is not a valid set of access-control flags (SecAccessControlCreateFlags)")
         }
         if raw & Self.privateKeyUsage != 0 {
-            throw KeychainError(errSecUnimplemented, "kSecAccessControlPrivateKeyUsage (a Secure Enclave key) is not supported by kc: Linux has no Secure Enclave",
-                                hint: "leave the flag out; .userPresence asks for the keychain password on every read")
+            throw KeychainError(
+                errSecUnimplemented, "kSecAccessControlPrivateKeyUsage (a Secure Enclave key) is not supported by kc: Linux has no Secure Enclave",
+                hint: "leave the flag out; .userPresence asks for the keychain password on every read")
         }
         if raw & Self.applicationPassword != 0 {
-            throw KeychainError(errSecUnimplemented, "kSecAccessControlApplicationPassword is not supported by kc",
-                                hint: "use .userPresence: the keychain password is asked for on every read")
+            throw KeychainError(
+                errSecUnimplemented, "kSecAccessControlApplicationPassword is not supported by kc",
+                hint: "use .userPresence: the keychain password is asked for on every read")
         }
         guard raw & ~Self.accepted == 0 else {
             throw KeychainError(errSecParam, "\(raw) is not a valid set of access-control flags (SecAccessControlCreateFlags)")
@@ -77,7 +79,7 @@ package struct AccessControlFlags: Equatable, Sendable {
         let table: [(Int64, String)] = [
             (Self.userPresence, "user-presence"), (Self.biometryAny, "biometry-any"),
             (Self.biometryCurrentSet, "biometry-current-set"), (Self.devicePasscode, "device-passcode"),
-            (Self.watch, "watch"), (Self.or, "or"), (Self.and, "and"),
+            (Self.watch, "watch"), (Self.or, "or"), (Self.and, "and")
         ]
         var result = table.filter { rawValue & $0.0 != 0 }.map(\.1)
         if rawValue & ~Self.accepted != 0 { result.append("unknown(\(rawValue & ~Self.accepted))") }

@@ -42,7 +42,8 @@ package struct AttributeMap: Hashable, Sendable {
         for (name, value) in dictionary {
             let pair = Pair(name: Array(name.utf8), value: Array(value.utf8))
             for part in [pair.name, pair.value] where part.count > ItemQuery.maxAttributeBytes {
-                throw KeychainError(errSecDataTooLarge, "a name or value of \"\(key)\" is \(part.count) bytes; at most \(ItemQuery.maxAttributeBytes) are allowed")
+                throw KeychainError(
+                    errSecDataTooLarge, "a name or value of \"\(key)\" is \(part.count) bytes; at most \(ItemQuery.maxAttributeBytes) are allowed")
             }
             pairs.append(pair)
         }
@@ -90,9 +91,9 @@ package struct AttributeMap: Hashable, Sendable {
         var names = Set<String>()
         for _ in 0..<count {
             guard let name = r.lengthPrefixed(max: ItemQuery.maxAttributeBytes),
-                  let value = r.lengthPrefixed(max: ItemQuery.maxAttributeBytes),
-                  let nameText = String(validating: name, as: UTF8.self), String(validating: value, as: UTF8.self) != nil,
-                  names.insert(nameText).inserted
+                let value = r.lengthPrefixed(max: ItemQuery.maxAttributeBytes),
+                let nameText = String(validating: name, as: UTF8.self), String(validating: value, as: UTF8.self) != nil,
+                names.insert(nameText).inserted
             else { return nil }
             if let last = pairs.last, !last.name.lexicographicallyPrecedes(name) { return nil }
             pairs.append(Pair(name: name, value: value))

@@ -43,7 +43,7 @@ package enum AttributeValue: Hashable, Sendable {
             guard let a = comparableBytes, let b = other.comparableBytes else { return false }
             if textMatch.accepts(a, b) { return true }
             guard ignoringCase,
-                  let sa = String(validating: a, as: UTF8.self), let sb = String(validating: b, as: UTF8.self)
+                let sa = String(validating: a, as: UTF8.self), let sb = String(validating: b, as: UTF8.self)
             else { return false }
             // kc extension (docs/design.md): lowercase both sides, then compare the bytes
             // (whole, prefix or substring). Bytes that are not UTF-8 compare exactly (never

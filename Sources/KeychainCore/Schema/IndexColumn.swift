@@ -19,17 +19,18 @@ extension IndexColumn {
     /// are a dictionary keyed by this type, built and read for every row a team keychain's
     /// first open scans. Equal cases hash equally, as `Hashable` asks.
     package func hash(into hasher: inout Hasher) {
-        let place: UInt8 = switch self {
-        case .account: 0
-        case .service: 1
-        case .server: 2
-        case .label: 3
-        case .securityDomain: 4
-        case .path: 5
-        case .accessGroup: 6
-        case .applicationTag: 7
-        case .applicationLabel: 8
-        }
+        let place: UInt8 =
+            switch self {
+            case .account: 0
+            case .service: 1
+            case .server: 2
+            case .label: 3
+            case .securityDomain: 4
+            case .path: 5
+            case .accessGroup: 6
+            case .applicationTag: 7
+            case .applicationLabel: 8
+            }
         hasher.combine(place)
     }
 }

@@ -48,10 +48,12 @@ package enum Schema {
             AttributeSpec("bsiz", .number, [.key]),
             AttributeSpec("esiz", .number, [.key]),
             AttributeSpec("sdat", .date, [.key]),
-            AttributeSpec("edat", .date, [.key]),
+            AttributeSpec("edat", .date, [.key])
         ]
-        for flag in ["perm", "priv", "modi", "sens", "asen", "extr", "next",
-                     "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap", "unwp"] {
+        for flag in [
+            "perm", "priv", "modi", "sens", "asen", "extr", "next",
+            "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap", "unwp"
+        ] {
             specs.append(AttributeSpec(flag, .bool, [.key]))
         }
         return Dictionary(uniqueKeysWithValues: specs.map { ($0.key, $0) })

@@ -31,8 +31,10 @@ final class Database {
         // no writable schema or shadow-table writes, nothing from the schema runs as code,
         // and a trigger or view that slipped into the file would not run anyway (the schema
         // is also compared with kc's own at open, `SQLiteItemStore.checkSchema`).
-        for (op, value) in [(SQLITE_DBCONFIG_DEFENSIVE, Int32(1)), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
-                            (SQLITE_DBCONFIG_ENABLE_TRIGGER, 0), (SQLITE_DBCONFIG_ENABLE_VIEW, 0)] {
+        for (op, value) in [
+            (SQLITE_DBCONFIG_DEFENSIVE, Int32(1)), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
+            (SQLITE_DBCONFIG_ENABLE_TRIGGER, 0), (SQLITE_DBCONFIG_ENABLE_VIEW, 0)
+        ] {
             var applied: Int32 = -1
             let rc = kc_sqlite3_db_config_bool(db, op, value, &applied)
             guard rc == SQLITE_OK, applied == value else {
@@ -182,8 +184,9 @@ final class Database {
         case SQLITE_CONSTRAINT:
             return KeychainError(errSecDuplicateItem)
         case SQLITE_BUSY, SQLITE_LOCKED:
-            return KeychainError(errSecNotAvailable, "\(context): the keychain stayed busy with another writer for 30 s",
-                                 hint: "try again; if it persists, look for a stuck kc process")
+            return KeychainError(
+                errSecNotAvailable, "\(context): the keychain stayed busy with another writer for 30 s",
+                hint: "try again; if it persists, look for a stuck kc process")
         case SQLITE_NOMEM:
             return KeychainError(errSecAllocate)
         case SQLITE_IOERR:

@@ -20,11 +20,13 @@ package enum FileSafety {
         if fd < 0 {
             let e = errno
             if e == EEXIST {
-                throw KeychainError(errSecDuplicateKeychain, "\(path) already exists",
-                                    hint: "choose another path, or use the existing keychain")
+                throw KeychainError(
+                    errSecDuplicateKeychain, "\(path) already exists",
+                    hint: "choose another path, or use the existing keychain")
             }
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
-                                "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
+            throw KeychainError(
+                e == EACCES || e == EROFS ? errSecReadOnly : errSecIO,
+                "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         close(fd)
     }
@@ -35,8 +37,9 @@ package enum FileSafety {
         if lstat(path, &st) != 0 {
             let e = errno
             if e == ENOENT || e == ENOTDIR {
-                throw KeychainError(errSecNoSuchKeychain, "no keychain at \(path)",
-                                    hint: "create one with `kc create`, or choose another with -k or KC_KEYCHAIN")
+                throw KeychainError(
+                    errSecNoSuchKeychain, "no keychain at \(path)",
+                    hint: "create one with `kc create`, or choose another with -k or KC_KEYCHAIN")
             }
             throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
@@ -47,19 +50,22 @@ package enum FileSafety {
             throw KeychainError(errSecDecode, "\(path) is not a regular file, so not a kc keychain")
         }
         guard st.st_uid == geteuid() else {
-            throw KeychainError(errSecParam, "\(path) belongs to uid \(st.st_uid), not to you",
-                                hint: "a keychain is opened only by its owner")
+            throw KeychainError(
+                errSecParam, "\(path) belongs to uid \(st.st_uid), not to you",
+                hint: "a keychain is opened only by its owner")
         }
         // A file of yours that is not even an SQLite database (a typo such as a text file)
         // is named as such before any mode advice: `chmod` would be the wrong hint.
         if st.st_mode & 0o077 != 0, hasDatabaseHeader(path) == false {
-            throw KeychainError(errSecDecode, "\(path) is not a kc keychain (no database header)",
-                                hint: "check the path given with -k or KC_KEYCHAIN")
+            throw KeychainError(
+                errSecDecode, "\(path) is not a kc keychain (no database header)",
+                hint: "check the path given with -k or KC_KEYCHAIN")
         }
         guard st.st_mode & 0o077 == 0 else {
-            throw KeychainError(errSecParam,
-                                "\(path) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
-                                hint: "run `chmod 600 \(path)*` if you trust its contents")
+            throw KeychainError(
+                errSecParam,
+                "\(path) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
+                hint: "run `chmod 600 \(path)*` if you trust its contents")
         }
         // The -wal and -shm hold recent pages (and, until a checkpoint, old master-key
         // wraps): the same rules apply to them.
@@ -67,8 +73,9 @@ package enum FileSafety {
             var side = stat()
             guard lstat(path + suffix, &side) == 0 else { continue }
             guard (side.st_mode & S_IFMT) == S_IFREG, side.st_uid == geteuid(), side.st_mode & 0o077 == 0 else {
-                throw KeychainError(errSecParam, "\(path)\(suffix) is not a private file of yours (mode \(String(side.st_mode & 0o777, radix: 8)))",
-                                    hint: "run `chmod 600 \(path) \(path)-wal \(path)-shm` if you trust their contents")
+                throw KeychainError(
+                    errSecParam, "\(path)\(suffix) is not a private file of yours (mode \(String(side.st_mode & 0o777, radix: 8)))",
+                    hint: "run `chmod 600 \(path) \(path)-wal \(path)-shm` if you trust their contents")
             }
         }
         try checkDirectory(parentDirectory(of: path))
@@ -83,9 +90,10 @@ package enum FileSafety {
             throw KeychainError(errSecNoSuchKeychain, "folder \(dir) does not exist")
         }
         if st.st_mode & 0o022 != 0 {
-            throw KeychainError(errSecParam,
-                                "folder \(dir) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
-                                hint: "keep keychains in a folder only you can write, such as ~/.local/share/kc")
+            throw KeychainError(
+                errSecParam,
+                "folder \(dir) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
+                hint: "keep keychains in a folder only you can write, such as ~/.local/share/kc")
         }
         if st.st_uid != geteuid() && st.st_uid != 0 {
             throw KeychainError(errSecParam, "folder \(dir) belongs to uid \(st.st_uid), not to you")
@@ -99,8 +107,9 @@ package enum FileSafety {
         let type = UInt32(truncatingIfNeeded: fs.f_type)
         let network: [UInt32: String] = [0x6969: "NFS", 0x517B: "SMB", 0xFF53_4D42: "CIFS", 0xFE53_4D42: "SMB2"]
         if let name = network[type] {
-            throw KeychainError(errSecParam, "\(dir) is on \(name); kc keychains need a local file system",
-                                hint: "keep the keychain on a local disk (KC_KEYCHAIN or -k)")
+            throw KeychainError(
+                errSecParam, "\(dir) is on \(name); kc keychains need a local file system",
+                hint: "keep the keychain on a local disk (KC_KEYCHAIN or -k)")
         }
     }
 

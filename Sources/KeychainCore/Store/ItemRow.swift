@@ -22,8 +22,11 @@ package struct ItemRow: Sendable {
     package var protection: ProtectionClass
 
     /// A record of these values.
-    package init(seq: Int64 = 0, itemID: [UInt8], classCode: String, rowVersion: UInt64, primaryKey: [UInt8], indexes: [IndexColumn: [UInt8]], pairs: [[UInt8]] = [], wrappedKey: [UInt8], metadata: [UInt8], data: [UInt8]?,
-                 protection: ProtectionClass = .whenUnlocked) {
+    package init(
+        seq: Int64 = 0, itemID: [UInt8], classCode: String, rowVersion: UInt64, primaryKey: [UInt8], indexes: [IndexColumn: [UInt8]], pairs: [[UInt8]] = [],
+        wrappedKey: [UInt8], metadata: [UInt8], data: [UInt8]?,
+        protection: ProtectionClass = .whenUnlocked
+    ) {
         self.protection = protection
         self.seq = seq
         self.itemID = itemID

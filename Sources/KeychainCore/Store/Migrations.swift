@@ -74,7 +74,7 @@ enum Migrations {
         // class key that wraps its data key and seals its metadata (docs/format.md §1–3).
         // Every existing row starts at 0, as formats 1–3 sealed it; the password-time
         // migration moves after-first-unlock items (Keychain+Migration.swift).
-        4: "ALTER TABLE kc_items ADD COLUMN pclass INTEGER NOT NULL DEFAULT 0;",
+        4: "ALTER TABLE kc_items ADD COLUMN pclass INTEGER NOT NULL DEFAULT 0;"
     ]
 
     /// The `sqlite_schema` entries a file of `version` has: the steps up to it, applied to an
@@ -103,16 +103,18 @@ enum Migrations {
     static func migrate(_ db: Database) throws {
         let version = try userVersion(db)
         if version > currentVersion {
-            throw KeychainError(errSecWrongSecVersion,
-                                "\(db.path) has schema version \(version); this kc reads up to \(currentVersion)",
-                                hint: "upgrade kc to open this keychain")
+            throw KeychainError(
+                errSecWrongSecVersion,
+                "\(db.path) has schema version \(version); this kc reads up to \(currentVersion)",
+                hint: "upgrade kc to open this keychain")
         }
         guard version < currentVersion else { return }
         // 0 is a new, empty file; below 0, or 0 with tables in it, is no file kc wrote.
         let empty = try db.schemaEntries().isEmpty
         if version < 0 || (version == 0 && !empty) {
-            throw KeychainError(errSecDecode, "\(db.path) has schema version \(version), which kc never writes: the file is damaged or was tampered with",
-                                hint: "restore the keychain from a backup")
+            throw KeychainError(
+                errSecDecode, "\(db.path) has schema version \(version), which kc never writes: the file is damaged or was tampered with",
+                hint: "restore the keychain from a backup")
         }
         try db.transaction(write: true) {
             // Re-read under the write lock: another process may have migrated meanwhile.

@@ -77,8 +77,9 @@ extension SQLiteItemStore {
     }
 
     static func malformedPair(_ path: String) -> KeychainError {
-        KeychainError(errSecDecode, "a Secret Service pair of \(path) is of a type kc never writes: the keychain was tampered with",
-                      hint: "restore the keychain from a backup")
+        KeychainError(
+            errSecDecode, "a Secret Service pair of \(path) is of a type kc never writes: the keychain was tampered with",
+            hint: "restore the keychain from a backup")
     }
 }
 

@@ -26,8 +26,9 @@ package final class SQLiteItemStore: ItemStore {
         }
         fileIdentity = before
         guard appID == Migrations.applicationID else {
-            throw KeychainError(errSecDecode, "\(path) is an SQLite database but not a kc keychain",
-                                hint: "check the path given with -k or KC_KEYCHAIN")
+            throw KeychainError(
+                errSecDecode, "\(path) is an SQLite database but not a kc keychain",
+                hint: "check the path given with -k or KC_KEYCHAIN")
         }
         try Migrations.migrate(database)
         try checkSchema()
@@ -64,9 +65,10 @@ package final class SQLiteItemStore: ItemStore {
         let found = try database.schemaEntries(), expected = try Migrations.expectedSchema(version: version)
         guard found == expected else {
             let odd = Set(found).symmetricDifference(expected).map { $0.split(separator: "|").prefix(2).joined(separator: " ") }.sorted()
-            throw KeychainError(errSecDecode,
-                                "\(database.path) has a schema kc did not write (\(odd.prefix(3).joined(separator: ", "))): the file was tampered with",
-                                hint: "restore the keychain from a backup")
+            throw KeychainError(
+                errSecDecode,
+                "\(database.path) has a schema kc did not write (\(odd.prefix(3).joined(separator: ", "))): the file was tampered with",
+                hint: "restore the keychain from a backup")
         }
     }
 
@@ -99,7 +101,8 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func readKeychainRecord() throws -> KeychainRecord {
-        let s = try database.statement("""
+        let s = try database.statement(
+            """
             SELECT format_version, keychain_id, key_generation, kdf_algorithm, kdf_opslimit,
                    kdf_memlimit, kdf_salt, wrapped_master_key, id FROM kc_keychain
             """)
@@ -108,13 +111,14 @@ package final class SQLiteItemStore: ItemStore {
             throw KeychainError(errSecDecode, "\(database.path) has no keychain header: the file is damaged or unfinished")
         }
         guard let id = s.blob(1), let salt = s.blob(6), let wrap = s.blob(7),
-              let format = UInt32(exactly: s.int(0)), let gen = UInt32(exactly: s.int(2)),
-              let alg = UInt32(exactly: s.int(3)), let ops = UInt64(exactly: s.int(4)), let mem = UInt64(exactly: s.int(5))
+            let format = UInt32(exactly: s.int(0)), let gen = UInt32(exactly: s.int(2)),
+            let alg = UInt32(exactly: s.int(3)), let ops = UInt64(exactly: s.int(4)), let mem = UInt64(exactly: s.int(5))
         else {
             throw KeychainError(errSecDecode, "\(database.path) has a malformed keychain header")
         }
-        let record = KeychainRecord(formatVersion: format, keychainID: id, keyGeneration: gen, kdfAlgorithm: alg,
-                                    kdfOpslimit: ops, kdfMemlimit: mem, kdfSalt: salt, wrappedMasterKey: wrap)
+        let record = KeychainRecord(
+            formatVersion: format, keychainID: id, keyGeneration: gen, kdfAlgorithm: alg,
+            kdfOpslimit: ops, kdfMemlimit: mem, kdfSalt: salt, wrappedMasterKey: wrap)
         try requireOnlyRow(s, idColumn: 8, of: "password record")
         return record
     }
@@ -127,13 +131,15 @@ package final class SQLiteItemStore: ItemStore {
     private func requireOnlyRow(_ s: Statement, idColumn: Int32, of what: String) throws {
         let first = s.int(idColumn)
         guard first == 1, try !s.step() else {
-            throw KeychainError(errSecDecode, "\(database.path) has more than one \(what), or one that is not row 1: the file was tampered with",
-                                hint: "restore the keychain from a backup")
+            throw KeychainError(
+                errSecDecode, "\(database.path) has more than one \(what), or one that is not row 1: the file was tampered with",
+                hint: "restore the keychain from a backup")
         }
     }
 
     package func writeKeychainRecord(_ r: KeychainRecord) throws {
-        let s = try database.statement("""
+        let s = try database.statement(
+            """
             INSERT OR REPLACE INTO kc_keychain(id, format_version, keychain_id, key_generation, kdf_algorithm,
                 kdf_opslimit, kdf_memlimit, kdf_salt, wrapped_master_key) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -149,7 +155,8 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func readState() throws -> StateRecord {
-        let s = try database.statement("""
+        let s = try database.statement(
+            """
             SELECT min_writer_version, generation, item_count, accumulator, idle_timeout, max_timeout, mac
             , id FROM kc_state
             """)
@@ -158,19 +165,21 @@ package final class SQLiteItemStore: ItemStore {
             throw KeychainError(errSecDecode, "\(database.path) has no keychain state: the file is damaged or unfinished")
         }
         guard let acc = s.blob(3), let mac = s.blob(6),
-              let minWriter = UInt32(exactly: s.int(0)), let gen = UInt64(exactly: s.int(1)),
-              let count = UInt64(exactly: s.int(2)), let idle = UInt64(exactly: s.int(4)), let cap = UInt64(exactly: s.int(5))
+            let minWriter = UInt32(exactly: s.int(0)), let gen = UInt64(exactly: s.int(1)),
+            let count = UInt64(exactly: s.int(2)), let idle = UInt64(exactly: s.int(4)), let cap = UInt64(exactly: s.int(5))
         else {
             throw KeychainError(errSecDecode, "\(database.path) has a malformed keychain state")
         }
-        let state = StateRecord(minWriterVersion: minWriter, generation: gen, itemCount: count, accumulator: acc,
-                                idleTimeout: idle, maxTimeout: cap, mac: mac)
+        let state = StateRecord(
+            minWriterVersion: minWriter, generation: gen, itemCount: count, accumulator: acc,
+            idleTimeout: idle, maxTimeout: cap, mac: mac)
         try requireOnlyRow(s, idColumn: 7, of: "header state")
         return state
     }
 
     package func writeState(_ st: StateRecord) throws {
-        let s = try database.statement("""
+        let s = try database.statement(
+            """
             INSERT OR REPLACE INTO kc_state(id, min_writer_version, generation, item_count, accumulator,
                 idle_timeout, max_timeout, mac) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -188,7 +197,9 @@ package final class SQLiteItemStore: ItemStore {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
         // Without the data itself, its storage class: NULL when the item has none.
         // kc_items.seq: a pair lookup joins kc_pairs, which has a seq of its own.
-        let columns = Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END") + ", kc_items.seq, kc_items.pclass"
+        let columns =
+            Self.rowColumns + (includeData ? ", data" : ", CASE typeof(data) WHEN 'null' THEN NULL WHEN 'blob' THEN x'' ELSE 0 END")
+            + ", kc_items.seq, kc_items.pclass"
         // Each row's Secret Service pairs: read beside the table, in seq order, by scans; one
         // primary-key search per row for lookups.
         var scanPairs: PairCursor?
@@ -235,8 +246,8 @@ package final class SQLiteItemStore: ItemStore {
             }
             let base = Int32(4 + Self.indexColumns.count)
             guard let id = s.blob(0), let classCode = s.text(1), let pk = s.blob(3),
-                  let wrapped = s.blob(base), let meta = s.blob(base + 1),
-                  let version = UInt64(exactly: s.int(2))
+                let wrapped = s.blob(base), let meta = s.blob(base + 1),
+                let version = UInt64(exactly: s.int(2))
             else {
                 throw KeychainError(errSecDecode, "a row of \(database.path) is malformed: the keychain is damaged or was tampered with")
             }
@@ -250,10 +261,11 @@ package final class SQLiteItemStore: ItemStore {
                 throw KeychainError(errSecDecode, "a row of \(database.path) has an unknown protection class: the keychain was tampered with")
             }
             let pairs = try scanPairs?.pairs(of: seq) ?? self.pairs(of: seq)
-            let row = ItemRow(seq: seq, itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
-                              pairs: pairs, wrappedKey: wrapped, metadata: meta,
-                              data: includeData ? s.blob(base + 2) : (s.storageClass(base + 2) == .null ? nil : []),
-                              protection: protection)
+            let row = ItemRow(
+                seq: seq, itemID: id, classCode: classCode, rowVersion: version, primaryKey: pk, indexes: indexes,
+                pairs: pairs, wrappedKey: wrapped, metadata: meta,
+                data: includeData ? s.blob(base + 2) : (s.storageClass(base + 2) == .null ? nil : []),
+                protection: protection)
             guard try body(row) else { break }
         }
     }
@@ -266,15 +278,19 @@ package final class SQLiteItemStore: ItemStore {
     /// still verify. - Throws: errSecDecode.
     private func checkStorageClasses(_ s: Statement) throws {
         let base = Int32(4 + Self.indexColumns.count)
-        var good = s.storageClass(0) == .blob && s.storageClass(1) == .text && s.storageClass(2) == .integer
+        var good =
+            s.storageClass(0) == .blob && s.storageClass(1) == .text && s.storageClass(2) == .integer
             && s.storageClass(3) == .blob && s.storageClass(base) == .blob && s.storageClass(base + 1) == .blob
             && s.storageClass(base + 3) == .integer && s.storageClass(base + 4) == .integer
         for i in 0..<Int32(Self.indexColumns.count) where ![.blob, .null].contains(s.storageClass(4 + i)) { good = false }
         if ![.blob, .null].contains(s.storageClass(base + 2)) { good = false }
         guard good else {
-            let id = s.storageClass(0) == .null ? "?" : s.withBlob(0) { $0.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
-            throw KeychainError(errSecDecode, "the row of item id \(id) in \(database.path) has a column of a type kc never writes: the keychain was tampered with",
-                                hint: "restore the keychain from a backup")
+            let id =
+                s.storageClass(0) == .null
+                ? "?" : s.withBlob(0) { $0.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+            throw KeychainError(
+                errSecDecode, "the row of item id \(id) in \(database.path) has a column of a type kc never writes: the keychain was tampered with",
+                hint: "restore the keychain from a backup")
         }
     }
 
@@ -326,8 +342,10 @@ package final class SQLiteItemStore: ItemStore {
         for file in [database.path, database.path + "-wal"] {
             var st = stat()
             if stat(file, &st) == 0 {
-                values += [Int64(st.st_dev), Int64(bitPattern: UInt64(st.st_ino)), Int64(st.st_size),
-                           Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)]
+                values += [
+                    Int64(st.st_dev), Int64(bitPattern: UInt64(st.st_ino)), Int64(st.st_size),
+                    Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)
+                ]
             } else {
                 values.append(-1)
             }
@@ -352,8 +370,9 @@ package final class SQLiteItemStore: ItemStore {
         defer { s.reset() }
         while try s.step() {
             guard s.storageClass(0) == .integer, s.storageClass(1) == .blob else {
-                throw KeychainError(errSecDecode, "an index of \(database.path) holds a value of a type kc never writes: the keychain was tampered with",
-                                    hint: "restore the keychain from a backup")
+                throw KeychainError(
+                    errSecDecode, "an index of \(database.path) holds a value of a type kc never writes: the keychain was tampered with",
+                    hint: "restore the keychain from a backup")
             }
             try s.withBlob(1) { try body(s.int(0), $0) }
         }

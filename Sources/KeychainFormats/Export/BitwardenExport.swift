@@ -97,15 +97,21 @@ package struct BitwardenExport {
                 ("id", JSON.string(UUID().uuidString.lowercased())), ("organizationId", null),
                 ("folderId", folderIDs[login.folder].map(JSON.string) ?? null),
                 ("type", login.secureNote ? "2" : "1"), ("reprompt", "0"), ("name", JSON.string(login.name)),
-                ("notes", login.notes.isEmpty ? null : JSON.string(login.notes)), ("favorite", "false"),
+                ("notes", login.notes.isEmpty ? null : JSON.string(login.notes)), ("favorite", "false")
             ]
             if login.secureNote {
                 fields.append(("secureNote", "{\"type\":0}"))
             } else {
                 let uris = login.uri.isEmpty ? "[]" : JSON.array([JSON.object([("match", null), ("uri", JSON.string(login.uri))])])
-                fields.append(("login", JSON.object([("uris", uris), ("username", JSON.string(login.username)),
-                                                     ("password", JSON.string(login.password)),
-                                                     ("totp", login.totp.isEmpty ? null : JSON.string(login.totp))])))
+                fields.append(
+                    (
+                        "login",
+                        JSON.object([
+                            ("uris", uris), ("username", JSON.string(login.username)),
+                            ("password", JSON.string(login.password)),
+                            ("totp", login.totp.isEmpty ? null : JSON.string(login.totp))
+                        ])
+                    ))
             }
             fields.append(("collectionIds", null))
             if let created = login.created { fields.append(("creationDate", JSON.string(ISO8601.string(created)))) }
@@ -119,8 +125,10 @@ package struct BitwardenExport {
     package func csv() -> String {
         var out = "folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp\n"
         for login in logins {
-            let row = [login.folder, "", login.secureNote ? "note" : "login", login.name, login.notes, "", "0",
-                       login.uri, login.username, login.password, login.totp]
+            let row = [
+                login.folder, "", login.secureNote ? "note" : "login", login.name, login.notes, "", "0",
+                login.uri, login.username, login.password, login.totp
+            ]
             out += row.map(Self.csvField).joined(separator: ",") + "\n"
         }
         return out
@@ -129,7 +137,8 @@ package struct BitwardenExport {
     /// A CSV field, quoted when it holds a comma, quote, line end or edge space (RFC 4180).
     /// Values are never altered: a password starting with `=` stays as it is.
     package static func csvField(_ s: String) -> String {
-        let needsQuotes = s.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+        let needsQuotes =
+            s.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
             || s.first == " " || s.last == " "
         guard needsQuotes else { return s }
         return "\"" + s.replacing("\"", with: "\"\"") + "\""

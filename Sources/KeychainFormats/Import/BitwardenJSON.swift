@@ -7,8 +7,9 @@ import KeychainCore
 package enum BitwardenJSON {
     package static func entries(_ document: JSONValue) throws -> [ImportEntry] {
         if document["encrypted"]?.bool == true {
-            throw KeychainError(errSecParam, "this Bitwarden export is encrypted",
-                                hint: "export again as \"JSON\" (not \"JSON (Encrypted)\"), import, then delete the file")
+            throw KeychainError(
+                errSecParam, "this Bitwarden export is encrypted",
+                hint: "export again as \"JSON\" (not \"JSON (Encrypted)\"), import, then delete the file")
         }
         guard let items = document["items"]?.array else {
             throw KeychainError(errSecParam, "a Bitwarden JSON export has an \"items\" list; this one has none")

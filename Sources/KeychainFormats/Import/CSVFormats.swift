@@ -20,40 +20,54 @@ package enum CSVFormats {
                 (["folder"], { $0.folder = $1 }), (["favorite"], flag("favorite")),
                 (["type"], { login, type in if type == "note" { login.kind = "secure note" } }),
                 (["name"], title), (["notes"], notes),
-                (["fields"], { login, text in
-                    for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-                        let parts = line.split(separator: ":", maxSplits: 1)
-                        login.fields.append((String(parts[0]).trimmingSpaces, parts.count > 1 ? String(parts[1]).trimmingSpaces : ""))
+                (
+                    ["fields"],
+                    { login, text in
+                        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+                            let parts = line.split(separator: ":", maxSplits: 1)
+                            login.fields.append((String(parts[0]).trimmingSpaces, parts.count > 1 ? String(parts[1]).trimmingSpaces : ""))
+                        }
                     }
-                }),
+                ),
                 (["reprompt"], flag("reprompt")),
-                (["login_uri"], { login, text in
-                    let uris = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
-                    login.url = uris.first ?? ""
-                    login.extraURLs = Array(uris.dropFirst())
-                }),
-                (["login_username"], username), (["login_password"], password), (["login_totp"], totp),
+                (
+                    ["login_uri"],
+                    { login, text in
+                        let uris = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+                        login.url = uris.first ?? ""
+                        login.extraURLs = Array(uris.dropFirst())
+                    }
+                ),
+                (["login_username"], username), (["login_password"], password), (["login_totp"], totp)
             ]
         case .onePasswordCSV:
-            return [(["title"], title), (["url"], url), (["username"], username), (["password"], password),
-                    (["otpauth"], totp), (["favorite"], flag("favorite")), (["archived"], flag("archived")),
-                    (["tags"], { $0.folder = $1 }), (["notes"], notes)]
+            return [
+                (["title"], title), (["url"], url), (["username"], username), (["password"], password),
+                (["otpauth"], totp), (["favorite"], flag("favorite")), (["archived"], flag("archived")),
+                (["tags"], { $0.folder = $1 }), (["notes"], notes)
+            ]
         case .keepassxcCSV:
-            return [(["group"], { $0.folder = $1 }), (["title"], title), (["username"], username), (["password"], password),
-                    (["url"], url), (["notes"], notes), (["totp"], totp),
-                    (["icon"], { login, icon in if !icon.isEmpty && icon != "0" { login.dropped.append("Icon") } }),
-                    (["last modified"], { $0.modified = ImportDates.iso8601($1) }),
-                    (["created"], { $0.created = ImportDates.iso8601($1) })]
+            return [
+                (["group"], { $0.folder = $1 }), (["title"], title), (["username"], username), (["password"], password),
+                (["url"], url), (["notes"], notes), (["totp"], totp),
+                (["icon"], { login, icon in if !icon.isEmpty && icon != "0" { login.dropped.append("Icon") } }),
+                (["last modified"], { $0.modified = ImportDates.iso8601($1) }),
+                (["created"], { $0.created = ImportDates.iso8601($1) })
+            ]
         case .chromeCSV:
             return [(["name"], title), (["url"], url), (["username"], username), (["password"], password), (["note"], notes)]
         case .firefoxCSV:
-            return [(["url"], url), (["username"], username), (["password"], password),
-                    (["httprealm"], { $0.securityDomain = $1 }),
-                    (["timecreated"], { $0.created = ImportDates.milliseconds($1) }),
-                    (["timepasswordchanged"], { $0.modified = ImportDates.milliseconds($1) })]
+            return [
+                (["url"], url), (["username"], username), (["password"], password),
+                (["httprealm"], { $0.securityDomain = $1 }),
+                (["timecreated"], { $0.created = ImportDates.milliseconds($1) }),
+                (["timepasswordchanged"], { $0.modified = ImportDates.milliseconds($1) })
+            ]
         case .appleCSV:
-            return [(["title"], title), (["url"], url), (["username"], username), (["password"], password),
-                    (["notes"], notes), (["otpauth"], totp)]
+            return [
+                (["title"], title), (["url"], url), (["username"], username), (["password"], password),
+                (["notes"], notes), (["otpauth"], totp)
+            ]
         default:
             return []
         }

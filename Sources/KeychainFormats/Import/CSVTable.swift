@@ -27,8 +27,9 @@ package struct CSVTable {
     /// - Throws: errSecParam when there is no header or the header itself is malformed.
     package init(_ bytes: UnsafeRawBufferPointer) throws {
         guard var all = Self.split(bytes) else {
-            throw KeychainError(errSecDataTooLarge, "the input has more than \(Self.maxRecords) rows; kc imports at most that many at once",
-                                hint: "split the file and import the parts")
+            throw KeychainError(
+                errSecDataTooLarge, "the input has more than \(Self.maxRecords) rows; kc imports at most that many at once",
+                hint: "split the file and import the parts")
         }
         guard !all.isEmpty else { throw KeychainError(errSecParam, "the input is empty") }
         let first = all.removeFirst()

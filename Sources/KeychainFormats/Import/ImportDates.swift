@@ -23,9 +23,9 @@ package enum ImportDates {
             return v
         }
         guard let year = number(0, 4), s[4] == UInt8(ascii: "-"), let month = number(5, 2), s[7] == UInt8(ascii: "-"),
-              let day = number(8, 2), s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: " "),
-              let hour = number(11, 2), s[13] == UInt8(ascii: ":"), let minute = number(14, 2), s[16] == UInt8(ascii: ":"),
-              let second = number(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            let day = number(8, 2), s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: " "),
+            let hour = number(11, 2), s[13] == UInt8(ascii: ":"), let minute = number(14, 2), s[16] == UInt8(ascii: ":"),
+            let second = number(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var i = 19
         var fraction = 0.0
@@ -42,13 +42,15 @@ package enum ImportDates {
         if i < s.count {
             if s[i] == UInt8(ascii: "Z") && i + 1 == s.count {
                 i += 1
-            } else if (s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-")), let oh = number(i + 1, 2) {
+            } else if s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-"), let oh = number(i + 1, 2) {
                 var om = 0
                 if i + 3 < s.count {
                     let m = s[i + 3] == UInt8(ascii: ":") ? i + 4 : i + 3
                     guard let v = number(m, 2), m + 2 == s.count else { return nil }
                     om = v
-                } else if i + 3 != s.count { return nil }
+                } else if i + 3 != s.count {
+                    return nil
+                }
                 offset = (oh * 60 + om) * 60 * (s[i] == UInt8(ascii: "-") ? -1 : 1)
             } else {
                 return nil

@@ -73,7 +73,8 @@ package enum ImportFormat: String, CaseIterable {
 
     /// The error for a source kc does not recognise.
     package static func unknown(_ what: String) -> KeychainError {
-        KeychainError(errSecParam, "cannot tell the format of \(what)",
-                      hint: "give --format: one of \(names)")
+        KeychainError(
+            errSecParam, "cannot tell the format of \(what)",
+            hint: "give --format: one of \(names)")
     }
 }

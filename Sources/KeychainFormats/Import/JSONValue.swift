@@ -28,11 +28,17 @@ package enum JSONValue: Decodable {
             return
         }
         let single = try decoder.singleValueContainer()
-        if single.decodeNil() { self = .null }
-        else if let b = try? single.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? single.decode(Int64.self) { self = .int(i) }
-        else if let d = try? single.decode(Double.self) { self = .double(d) }
-        else { self = .string(try single.decode(String.self)) }
+        if single.decodeNil() {
+            self = .null
+        } else if let b = try? single.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? single.decode(Int64.self) {
+            self = .int(i)
+        } else if let d = try? single.decode(Double.self) {
+            self = .double(d)
+        } else {
+            self = .string(try single.decode(String.self))
+        }
     }
 
     /// Parses a whole document. - Throws: errSecParam naming what is wrong.

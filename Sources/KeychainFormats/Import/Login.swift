@@ -80,10 +80,12 @@ package struct Login {
                 uri = "otpauth://totp/\(WebAddress.percentEncoded(label))?secret=\(seed)"
             }
             otpService = "otpauth/" + otpService
-            entry.items.append(ImportItem(query: [
-                kSecClass: kSecClassGenericPassword, kSecAttrService: otpService, kSecAttrAccount: username,
-                kSecAttrLabel: "\(label) (one-time codes)", kSecAttrDescription: "otpauth", kSecValueData: Data(uri.utf8),
-            ], created: created, modified: modified, source: source))
+            entry.items.append(
+                ImportItem(
+                    query: [
+                        kSecClass: kSecClassGenericPassword, kSecAttrService: otpService, kSecAttrAccount: username,
+                        kSecAttrLabel: "\(label) (one-time codes)", kSecAttrDescription: "otpauth", kSecValueData: Data(uri.utf8)
+                    ], created: created, modified: modified, source: source))
         }
         return entry
     }

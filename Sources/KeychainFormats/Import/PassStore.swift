@@ -24,14 +24,15 @@ package enum PassStore {
         guard !files.isEmpty || !skipped.isEmpty else {
             throw KeychainError(errSecParam, "\(root) holds no .gpg files: it is not a pass store")
         }
-        return try skipped + files.map { relative in
-            var plain = try decrypt(root + "/" + relative, name: relative)
-            defer { for i in plain.indices { plain[i] = 0 } }
-            guard let text = String(validating: plain, as: UTF8.self) else {
-                return .failed(relative, .malformed("the decrypted entry is not UTF-8 text"))
+        return try skipped
+            + files.map { relative in
+                var plain = try decrypt(root + "/" + relative, name: relative)
+                defer { for i in plain.indices { plain[i] = 0 } }
+                guard let text = String(validating: plain, as: UTF8.self) else {
+                    return .failed(relative, .malformed("the decrypted entry is not UTF-8 text"))
+                }
+                return entry(text, name: String(relative.dropLast(4)), source: relative)
             }
-            return entry(text, name: String(relative.dropLast(4)), source: relative)
-        }
     }
 
     package static func entry(_ text: String, name: String, source: String) -> ImportEntry {
@@ -87,7 +88,8 @@ package enum PassStore {
                 if kind == S_IFREG {
                     files.append(rel)
                 } else {
-                    skipped.append(.failed(rel, .unsupported(kind == S_IFLNK ? "a symbolic link; kc does not follow links in a pass store" : "not a regular file")))
+                    skipped.append(
+                        .failed(rel, .unsupported(kind == S_IFLNK ? "a symbolic link; kc does not follow links in a pass store" : "not a regular file")))
                 }
             }
         }
@@ -113,8 +115,9 @@ package enum PassStore {
         close(pipeFDs[1])
         guard rc == 0 else {
             close(pipeFDs[0])
-            throw KeychainError(errSecParam, "cannot run gpg to read the pass store: \(String(cString: strerror(rc)))",
-                                hint: "install gnupg (apt-get install gnupg)", cause: .errno(rc))
+            throw KeychainError(
+                errSecParam, "cannot run gpg to read the pass store: \(String(cString: strerror(rc)))",
+                hint: "install gnupg (apt-get install gnupg)", cause: .errno(rc))
         }
         var out: [UInt8] = []
         var tooLarge = false
@@ -137,8 +140,9 @@ package enum PassStore {
         let exited = status & 0x7F == 0
         guard exited && (status >> 8) & 0xFF == 0 else {
             for i in out.indices { out[i] = 0 }
-            throw KeychainError(errSecAuthFailed, "gpg could not decrypt \(name) from the pass store",
-                                hint: "check that its key is in your keyring and that gpg-agent can use it")
+            throw KeychainError(
+                errSecAuthFailed, "gpg could not decrypt \(name) from the pass store",
+                hint: "check that its key is in your keyring and that gpg-agent can use it")
         }
         if tooLarge {
             for i in out.indices { out[i] = 0 }

@@ -46,7 +46,9 @@ package struct WebAddress: Equatable {
             if after.hasPrefix(":") {
                 guard let p = Int(after.dropFirst()), (1...65535).contains(p) else { return nil }
                 port = p
-            } else if !after.isEmpty { return nil }
+            } else if !after.isEmpty {
+                return nil
+            }
         } else if let colon = authority.lastIndex(of: ":") {
             hostPart = authority[..<colon]
             let digits = authority[authority.index(after: colon)...]
@@ -93,8 +95,9 @@ package struct WebAddress: Equatable {
         while i < utf8.endIndex {
             let b = utf8[i]
             if b == UInt8(ascii: "%"), let h1 = utf8.index(i, offsetBy: 1, limitedBy: utf8.endIndex), h1 < utf8.endIndex,
-               let h2 = utf8.index(i, offsetBy: 2, limitedBy: utf8.endIndex), h2 < utf8.endIndex,
-               let hi = hexValue(utf8[h1]), let lo = hexValue(utf8[h2]) {
+                let h2 = utf8.index(i, offsetBy: 2, limitedBy: utf8.endIndex), h2 < utf8.endIndex,
+                let hi = hexValue(utf8[h1]), let lo = hexValue(utf8[h2])
+            {
                 bytes.append(hi << 4 | lo)
                 i = utf8.index(i, offsetBy: 3)
             } else {

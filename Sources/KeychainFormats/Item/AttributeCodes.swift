@@ -12,7 +12,7 @@ package enum AttributeCodes {
     package static let accessibility: [String: String] = [
         "ak": "when-unlocked", "ck": "after-first-unlock", "dk": "always",
         "aku": "when-unlocked-this-device-only", "cku": "after-first-unlock-this-device-only",
-        "dku": "always-this-device-only", "akpu": "when-passcode-set-this-device-only",
+        "dku": "always-this-device-only", "akpu": "when-passcode-set-this-device-only"
     ]
 
     /// kSecAttrKeyClass values.
@@ -20,19 +20,19 @@ package enum AttributeCodes {
 
     /// kSecAttrKeyType values (CSSM_ALGORITHMS, as Apple's SecItem.h gives them).
     package static let keyTypes: [Int: String] = [
-        42: "rsa", 43: "dsa", 73: "ec", 105: "ed25519", 106: "x25519", 2147483649: "aes",
-        14: "des", 17: "3des", 23: "rc2", 25: "rc4", 56: "cast",
+        42: "rsa", 43: "dsa", 73: "ec", 105: "ed25519", 106: "x25519", 2_147_483_649: "aes",
+        14: "des", 17: "3des", 23: "rc2", 25: "rc4", 56: "cast"
     ]
 
     /// kSecAttrCertificateType values (CSSM_CERT_TYPE).
     package static let certificateTypes: [Int: String] = [
         1: "x509v1", 2: "x509v2", 3: "x509v3", 4: "pgp", 5: "spki", 6: "sdsiv1", 8: "intel",
-        9: "x509-attribute", 10: "x9-attribute", 11: "tuple", 12: "acl-entry",
+        9: "x509-attribute", 10: "x9-attribute", 11: "tuple", 12: "acl-entry"
     ]
 
     /// kSecAttrCertificateEncoding values (CSSM_CERT_ENCODING).
     package static let certificateEncodings: [Int: String] = [
-        1: "custom", 2: "ber", 3: "der", 4: "ndr", 5: "sexpr", 6: "pgp",
+        1: "custom", 2: "ber", 3: "der", 4: "ndr", 5: "sexpr", 6: "pgp"
     ]
 
     /// The name of a coded value of the attribute printed as `name` in an item of class

@@ -21,13 +21,15 @@ package enum AttributeNames {
         kSecAttrCanSignRecover: "can-sign-recover", kSecAttrCanVerifyRecover: "can-verify-recover",
         kSecAttrCanWrap: "can-wrap", kSecAttrCanUnwrap: "can-unwrap",
         kcAttrSecretServiceAttributes: "secret-service-attributes", kcAttrContentType: "content-type",
-        kcAttrAccessControlFlags: "access-control",
+        kcAttrAccessControlFlags: "access-control"
     ]
 
     /// Printing order, text and JSON alike (docs/commands.md, "Text output"): these first,
     /// in this order, then every other attribute in alphabetical order of its name.
-    package static let leading = ["service", "server", "account", "label", "kind", "comment", "generic", "security-domain",
-                          "protocol", "port", "path", "auth-type", "tag", "creator", "type", "created", "modified"]
+    package static let leading = [
+        "service", "server", "account", "label", "kind", "comment", "generic", "security-domain",
+        "protocol", "port", "path", "auth-type", "tag", "creator", "type", "created", "modified"
+    ]
 
     /// (name, value) pairs in printing order.
     package static func ordered(_ attributes: [String: Any]) -> [(String, Any)] {

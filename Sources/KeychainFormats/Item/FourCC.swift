@@ -13,12 +13,12 @@ package enum FourCC {
         "smtp": "smtp", "socks": "sox ", "imap": "imap", "ldap": "ldap", "appletalk": "atlk", "afp": "afp ",
         "telnet": "teln", "ssh": "ssh ", "ftps": "ftps", "https": "htps", "httpproxy": "htpx", "httpsproxy": "htsx",
         "ftpproxy": "ftpx", "smb": "smb ", "rtsp": "rtsp", "rtspproxy": "rtsx", "daap": "daap", "eppc": "eppc",
-        "ipp": "ipp ", "nntps": "ntps", "ldaps": "ldps", "telnets": "tels", "imaps": "imps", "ircs": "ircs", "pop3s": "pops",
+        "ipp": "ipp ", "nntps": "ntps", "ldaps": "ldps", "telnets": "tels", "imaps": "imps", "ircs": "ircs", "pop3s": "pops"
     ]
 
     package static let authTypes: [String: String] = [
         "default": "dflt", "basic": "http", "digest": "httd", "form": "form", "ntlm": "ntlm",
-        "msn": "msna", "dpa": "dpaa", "rpa": "rpaa",
+        "msn": "msna", "dpa": "dpaa", "rpa": "rpaa"
     ]
 
     /// A protocol name or code to Apple's four-character code.

@@ -9,7 +9,7 @@ import Glibc
 /// Dates as kc writes them.
 public enum ISO8601 {
     /// The seconds since 1970 of 0001-01-01T00:00:00Z and of 9999-12-31T23:59:59Z.
-    static let representable: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799
+    static let representable: ClosedRange<Double> = -62_135_596_800...253_402_300_799
 
     /// `2026-11-22T06:34:35Z` (UTC, whole seconds). A date outside the years 1–9999, or not
     /// a number at all (NaN, infinite), is written as its seconds since 2001 instead: such a

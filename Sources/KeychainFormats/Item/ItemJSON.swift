@@ -38,10 +38,10 @@ public enum ItemJSON {
     /// (the order kc stores them in), so the same map always prints the same.
     public static func mapObject(_ map: [String: Any]) -> String {
         let names = map.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        return JSON.object(names.map { name in
-            let value = map[name]
-            return (name, JSON.string(value as? String ?? value.map { String(describing: $0) } ?? ""))
-        })
+        return JSON.object(
+            names.map { name in
+                let value = map[name]
+                return (name, JSON.string(value as? String ?? value.map { String(describing: $0) } ?? ""))
+            })
     }
-
 }

@@ -52,12 +52,14 @@ package struct KCExportDocument: Decodable, Equatable {
     /// Reads the document's fields; see `decode(_:)`.
     package init(from decoder: any Decoder) throws {
         guard let container = try? decoder.container(keyedBy: KCExportItem.Key.self),
-              let version = try? container.decode(Int.self, forKey: KCExportItem.Key("version")) else {
+            let version = try? container.decode(Int.self, forKey: KCExportItem.Key("version"))
+        else {
             throw KeychainError(errSecParam, "a kc export has a \"version\"; this one has none")
         }
         guard version == Self.version else {
-            throw KeychainError(errSecWrongSecVersion, "this kc export has version \(version); this kc reads version \(Self.version)",
-                                hint: "import it with the kc that wrote it, or a newer one")
+            throw KeychainError(
+                errSecWrongSecVersion, "this kc export has version \(version); this kc reads version \(Self.version)",
+                hint: "import it with the kc that wrote it, or a newer one")
         }
         guard var list = try? container.nestedUnkeyedContainer(forKey: KCExportItem.Key("items")) else {
             throw KeychainError(errSecParam, "a kc export has an \"items\" list; this one has none")
@@ -71,9 +73,11 @@ package struct KCExportDocument: Decodable, Equatable {
     /// `kc find --json -g` prints it, binary values always `{"base64": …}`.
     package var json: String {
         let objects = items.compactMap { try? $0.get().json }
-        return JSON.object([("format", JSON.string(Self.formatName)), ("version", String(Self.version)),
-                            ("exported", JSON.string(ISO8601.string(exported ?? Date()))),
-                            ("items", JSON.array(objects))]) + "\n"
+        return JSON.object([
+            ("format", JSON.string(Self.formatName)), ("version", String(Self.version)),
+            ("exported", JSON.string(ISO8601.string(exported ?? Date()))),
+            ("items", JSON.array(objects))
+        ]) + "\n"
     }
 
     /// The entries to import, "item 1", "item 2", … in the document's order.

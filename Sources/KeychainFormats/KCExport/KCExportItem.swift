@@ -19,7 +19,7 @@ package struct KCExportItem: Decodable, Equatable {
     /// The class names of the document → `kSecClass` values.
     package static let classes: [String: String] = [
         "generic": kSecClassGenericPassword, "internet": kSecClassInternetPassword,
-        "certificate": kSecClassCertificate, "key": kSecClassKey,
+        "certificate": kSecClassCertificate, "key": kSecClassKey
     ]
 
     /// Attribute names as kc prints them → raw keys.

@@ -53,8 +53,10 @@ package enum KCExportValue: Equatable {
     /// - Throws: errSecParam naming the attribute when the value is null, an array, a
     ///   fraction, an object without valid `"base64"`, or not an ISO 8601 date where one
     ///   belongs.
-    package static func decode<K: CodingKey>(from container: KeyedDecodingContainer<K>, forKey codingKey: K,
-                                             name: String, key: String) throws -> KCExportValue {
+    package static func decode<K: CodingKey>(
+        from container: KeyedDecodingContainer<K>, forKey codingKey: K,
+        name: String, key: String
+    ) throws -> KCExportValue {
         if (try? container.decodeNil(forKey: codingKey)) == true {
             throw KeychainError(errSecParam, "\"\(name)\" has a value of the wrong type")
         }

@@ -32,7 +32,8 @@ package enum Base32 {
             case UInt8(ascii: "2")...UInt8(ascii: "7"): value = byte - UInt8(ascii: "2") + 26
             default:
                 Sodium.wipe(&out)
-                let hint = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                let hint =
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                     ? " (base32 has the digits 2-7 only: 0, 1, 8 and 9 are not in it)" : " (base32 is A-Z and 2-7)"
                 throw KeychainError(errSecParam, "the secret has a character that is not base32 at position \(i + 1)" + hint)
             }
@@ -50,7 +51,9 @@ package enum Base32 {
             }
         }
         guard !out.isEmpty else {
-            throw KeychainError(errSecParam, letters == 0 ? "the secret is empty" : "the secret is too short (\(letters) base32 letter\(letters == 1 ? "" : "s"), less than one byte)")
+            throw KeychainError(
+                errSecParam,
+                letters == 0 ? "the secret is empty" : "the secret is too short (\(letters) base32 letter\(letters == 1 ? "" : "s"), less than one byte)")
         }
         return out
     }

@@ -27,8 +27,11 @@ extension OneTimeSeed {
     ///   number, a counter that is not a number.
     package convenience init(uri: [UInt8]) throws {
         func bad(_ why: String) -> KeychainError {
-            KeychainError(errSecParam, "malformed otpauth:// URI: \(why)",
-                          hint: "write otpauth://totp/LABEL?secret=BASE32 with optional &algorithm=SHA1|SHA256|SHA512, &digits=6-8, &period=SECONDS (docs/commands.md, kc totp)")
+            KeychainError(
+                errSecParam, "malformed otpauth:// URI: \(why)",
+                hint:
+                    "write otpauth://totp/LABEL?secret=BASE32 with optional &algorithm=SHA1|SHA256|SHA512, &digits=6-8, &period=SECONDS (docs/commands.md, kc totp)"
+            )
         }
         var text = ArraySlice(uri)
         while let f = text.first, f == 0x20 || f == 0x09 || f == 0x0A || f == 0x0D { text = text.dropFirst() }
@@ -126,14 +129,18 @@ extension OneTimeSeed {
     /// normalised (upper case, no spaces, no padding), the label `ISSUER:ACCOUNT`, and only
     /// the parameters that differ from the defaults.
     /// - Throws: errSecParam as `init(key:kind:…)` and `Base32.decode` do.
-    package static func uri(base32 secret: [UInt8], issuer: String, account: String, kind: Kind,
-                            algorithm: HMAC.Algorithm, digits: Int) throws -> [UInt8] {
+    package static func uri(
+        base32 secret: [UInt8], issuer: String, account: String, kind: Kind,
+        algorithm: HMAC.Algorithm, digits: Int
+    ) throws -> [UInt8] {
         var key = try Base32.decode(secret)
         defer { Sodium.wipe(&key) }
         _ = try OneTimeSeed(key: key, kind: kind, algorithm: algorithm, digits: digits)
         var normalised = Base32.encode(key)
         defer { Sodium.wipe(&normalised) }
-        let label = account.isEmpty ? WebAddress.percentEncoded(issuer)
+        let label =
+            account.isEmpty
+            ? WebAddress.percentEncoded(issuer)
             : WebAddress.percentEncoded(issuer) + ":" + WebAddress.percentEncoded(account)
         let type: String
         switch kind {

@@ -95,7 +95,8 @@ package final class OneTimeSeed {
         var mac = HMAC.authenticate(message, key: key, algorithm: algorithm)
         defer { Sodium.wipe(&mac); Sodium.wipe(&message) }
         let offset = Int(mac[mac.count - 1] & 0x0F)
-        var binary = UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16
+        var binary =
+            UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16
             | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])
         if steam {
             var letters: [UInt8] = []

@@ -83,21 +83,29 @@ package final class BusConnection {
     /// nobody owns it or the bus does not say.
     package func ownerUID(of name: String) -> UInt32? {
         guard let owner = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(name)]).first?.string,
-              case .uint32(let uid)? = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                  "GetConnectionUnixUser", [.string(owner)]).first else { return nil }
+            case .uint32(let uid)? = try? call(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                "GetConnectionUnixUser", [.string(owner)]
+            ).first
+        else { return nil }
         return uid
     }
 
     /// "gnome-keyring-daemon (pid 1234)" for the owner of a name, as far as the bus says,
     /// with its uid when that is not this process's ("python3 (pid 99, uid 65534)").
     package func ownerDescription(of name: String) -> String {
-        guard let owner = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(name)]).first?.string else {
+        guard let owner = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(name)]).first?.string
+        else {
             return "another program"
         }
         let uid = ownerUID(of: name).flatMap { $0 == getuid() ? nil : $0 }
         let foreign = uid.map { ", uid \($0)" } ?? ""
-        guard case .uint32(let pid)? = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                   "GetConnectionUnixProcessID", [.string(owner)]).first else {
+        guard
+            case .uint32(let pid)? = try? call(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                "GetConnectionUnixProcessID", [.string(owner)]
+            ).first
+        else {
             return "the bus client \(owner)" + (uid.map { " (uid \($0))" } ?? "")
         }
         var comm = [UInt8](repeating: 0, count: 64)
@@ -114,8 +122,10 @@ package final class BusConnection {
     }
 
     /// Calls a method on another bus client and returns its reply's arguments.
-    package func call(_ destination: String, _ path: String, _ interface: String, _ member: String,
-                      _ arguments: [BusValue]) throws(BusError) -> [BusValue] {
+    package func call(
+        _ destination: String, _ path: String, _ interface: String, _ member: String,
+        _ arguments: [BusValue]
+    ) throws(BusError) -> [BusValue] {
         guard let bus else { throw .failed("not connected") }
         var m: OpaquePointer?
         guard sd_bus_message_new_method_call(bus, &m, destination, path, interface, member) >= 0, let m else {
@@ -128,8 +138,9 @@ package final class BusConnection {
         let r = sd_bus_call(bus, m, 5_000_000, &error, &reply)
         defer { sd_bus_error_free(&error); if let reply { sd_bus_message_unref(reply) } }
         guard r >= 0, let reply else {
-            throw BusError(error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
-                           error.message.map { String(cString: $0) } ?? Self.describe(r))
+            throw BusError(
+                error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
+                error.message.map { String(cString: $0) } ?? Self.describe(r))
         }
         return try BusMessage.arguments(of: reply)
     }
@@ -140,11 +151,13 @@ package final class BusConnection {
         self.handler = handler
         var slot: OpaquePointer?
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let r = sd_bus_add_fallback(bus, &slot, prefix, { m, userdata, _ in
-            guard let m, let userdata else { return 0 }
-            let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
-            return connection.dispatch(m)
-        }, me)
+        let r = sd_bus_add_fallback(
+            bus, &slot, prefix,
+            { m, userdata, _ in
+                guard let m, let userdata else { return 0 }
+                let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+                return connection.dispatch(m)
+            }, me)
         guard r >= 0 else { throw .failed("cannot serve \(prefix): \(Self.describe(r))") }
         slots.append(slot)
     }
@@ -157,24 +170,28 @@ package final class BusConnection {
         watchedName = name
         var slot: OpaquePointer?
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let r = sd_bus_match_signal(bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                    "NameOwnerChanged", { m, userdata, _ in
-            guard let m, let userdata else { return 0 }
-            let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
-            connection.ownerChanged(m)
-            return 0
-        }, me)
+        let r = sd_bus_match_signal(
+            bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+            "NameOwnerChanged",
+            { m, userdata, _ in
+                guard let m, let userdata else { return 0 }
+                let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+                connection.ownerChanged(m)
+                return 0
+            }, me)
         guard r >= 0 else { throw .failed("cannot watch the bus: \(Self.describe(r))") }
         slots.append(slot)
         var lostSlot: OpaquePointer?
-        let r2 = sd_bus_match_signal(bus, &lostSlot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                     "NameLost", { m, userdata, _ in
-            guard let m, let userdata, BusConnection.isFromTheBus(m) else { return 0 }
-            let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
-            guard let args = try? BusMessage.arguments(of: m), args.first?.string == connection.watchedName else { return 0 }
-            connection.nameLost?()
-            return 0
-        }, me)
+        let r2 = sd_bus_match_signal(
+            bus, &lostSlot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+            "NameLost",
+            { m, userdata, _ in
+                guard let m, let userdata, BusConnection.isFromTheBus(m) else { return 0 }
+                let connection = Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+                guard let args = try? BusMessage.arguments(of: m), args.first?.string == connection.watchedName else { return 0 }
+                connection.nameLost?()
+                return 0
+            }, me)
         guard r2 >= 0 else { throw .failed("cannot watch the bus: \(Self.describe(r2))") }
         slots.append(lostSlot)
     }
@@ -189,7 +206,8 @@ package final class BusConnection {
 
     private func ownerChanged(_ m: OpaquePointer) {
         guard Self.isFromTheBus(m), let args = try? BusMessage.arguments(of: m), args.count == 3,
-              let name = args[0].string, let newOwner = args[2].string, name.hasPrefix(":"), newOwner.isEmpty else { return }
+            let name = args[0].string, let newOwner = args[2].string, name.hasPrefix(":"), newOwner.isEmpty
+        else { return }
         uids[name] = nil
         departed?(name)
     }

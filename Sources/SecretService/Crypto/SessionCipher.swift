@@ -26,19 +26,22 @@ package final class SessionCipher {
         guard let ctx = BN_CTX_new() else { throw .failed("out of memory") }
         defer { BN_CTX_free(ctx) }
         guard let p = BN_get_rfc2409_prime_1024(nil), let g = BN_new(), let mine = BN_secure_new(), let ours = BN_new(),
-              let theirs = BN_bin2bn(clientPublicKey, Int32(clientPublicKey.count), nil), let shared = BN_secure_new(),
-              let limit = BN_new() else {
+            let theirs = BN_bin2bn(clientPublicKey, Int32(clientPublicKey.count), nil), let shared = BN_secure_new(),
+            let limit = BN_new()
+        else {
             throw .failed("out of memory")
         }
         defer { BN_free(p); BN_free(g); BN_clear_free(mine); BN_free(ours); BN_free(theirs); BN_clear_free(shared); BN_free(limit) }
         // 1 < theirs < p − 1.
         guard BN_set_word(g, 2) == 1, BN_copy(limit, p) != nil, BN_sub_word(limit, 1) == 1,
-              BN_cmp(theirs, BN_value_one()) > 0, BN_cmp(theirs, limit) < 0 else {
+            BN_cmp(theirs, BN_value_one()) > 0, BN_cmp(theirs, limit) < 0
+        else {
             throw .invalidArgs("the client's public key is not a valid Diffie-Hellman value")
         }
         // A private exponent of 1023 random bits, never 0 or 1.
         guard BN_priv_rand_range(mine, limit) == 1, BN_is_zero(mine) == 0, BN_is_one(mine) == 0,
-              BN_mod_exp(ours, g, mine, p, ctx) == 1, BN_mod_exp(shared, theirs, mine, p, ctx) == 1 else {
+            BN_mod_exp(ours, g, mine, p, ctx) == 1, BN_mod_exp(shared, theirs, mine, p, ctx) == 1
+        else {
             throw .failed("the Diffie-Hellman exchange failed")
         }
         var ourBytes = [UInt8](repeating: 0, count: 128)

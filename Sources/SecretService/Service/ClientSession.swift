@@ -27,7 +27,8 @@ package final class ClientSession {
     /// The secret and content type in a Secret structure from the client.
     package func unwrap(_ value: BusValue) throws(BusError) -> (secret: [UInt8], contentType: String) {
         guard case .structure(let fields) = value, fields.count == 4, fields[0].objectPath != nil,
-              let parameters = fields[1].byteArray, let bytes = fields[2].byteArray, let contentType = fields[3].string else {
+            let parameters = fields[1].byteArray, let bytes = fields[2].byteArray, let contentType = fields[3].string
+        else {
             throw .invalidArgs("a secret is (o session, ay parameters, ay value, s content_type)")
         }
         guard let cipher else {

@@ -47,7 +47,7 @@ package enum ItemMapping {
         var a: [String: Any] = [
             kSecAttrService: map["service"] ?? "",
             kSecAttrAccount: map["username"] ?? map["account"] ?? map["user"] ?? "",
-            kSecAttrLabel: label,
+            kSecAttrLabel: label
         ]
         if !isPlain(map) { a[mapKey] = map }
         if let contentType, contentType != "text/plain" { a[contentTypeKey] = contentType }
@@ -57,8 +57,10 @@ package enum ItemMapping {
     /// The queries (generic passwords) whose union is the items matching `map` as the
     /// specification's SearchItems does: every given pair present.
     package static func searchQueries(_ map: [String: String]) -> [[String: Any]] {
-        let base: [String: Any] = [kSecClass: kSecClassGenericPassword, kSecMatchLimit: kSecMatchLimitAll,
-                                   kSecReturnAttributes: true, kSecReturnPersistentRef: true]
+        let base: [String: Any] = [
+            kSecClass: kSecClassGenericPassword, kSecMatchLimit: kSecMatchLimitAll,
+            kSecReturnAttributes: true, kSecReturnPersistentRef: true
+        ]
         if map.isEmpty { return [base] }
         var queries: [[String: Any]] = []
         var mapped = base

@@ -84,7 +84,7 @@ final class PinentryDialog {
                 received += buffer[0..<n]
                 continue
             }
-            if n == 0 { break }               // pinentry closed its end
+            if n == 0 { break }   // pinentry closed its end
             if errno == EAGAIN || errno == EINTR { return settled() ?? .waiting }
             break
         }

@@ -20,11 +20,13 @@ extension SecretServiceProvider {
     /// The keychain name for a collection label: letters, digits, `.`, `_` and `-` kept,
     /// anything else `_`, at most 64 characters, never hidden or empty.
     static func keychainName(for label: String) -> String {
-        var name = String(label.unicodeScalars.prefix(64).map { scalar -> Character in
-            let ok = ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
-                || scalar == "." || scalar == "_" || scalar == "-"
-            return ok ? Character(scalar) : "_"
-        })
+        var name = String(
+            label.unicodeScalars.prefix(64).map { scalar -> Character in
+                let ok =
+                    ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    || scalar == "." || scalar == "_" || scalar == "-"
+                return ok ? Character(scalar) : "_"
+            })
         while name.hasPrefix(".") { name = "_" + name.dropFirst() }
         if name.hasSuffix(".keychain-db") { name += "_" }
         return name.isEmpty ? "collection" : name
@@ -48,10 +50,12 @@ extension SecretServiceProvider {
     /// seconds. - Returns: whether it is now held.
     func unlockFromDefault(_ keychain: String, held: Set<String>) -> Bool {
         guard keychain != defaultKeychain, held.contains(defaultKeychain),
-              refusedUntil[keychain].map({ PendingPrompt.now() >= $0 }) ?? true,
-              let collection = collections.all.first(where: { $0.path == keychain }) else { return false }
-        let kept = KeptPassword(path: keychain, holder: defaultKeychain, service: Self.collectionPasswordService,
-                                account: collection.name, create: false)
+            refusedUntil[keychain].map({ PendingPrompt.now() >= $0 }) ?? true,
+            let collection = collections.all.first(where: { $0.path == keychain })
+        else { return false }
+        let kept = KeptPassword(
+            path: keychain, holder: defaultKeychain, service: Self.collectionPasswordService,
+            account: collection.name, create: false)
         let unlocked = (try? store.unlock(kept)) != nil
         refusedUntil[keychain] = unlocked ? nil : PendingPrompt.now() + Self.refusedPasswordPause
         return unlocked
@@ -66,8 +70,10 @@ extension SecretServiceProvider {
     /// agent need not be one the provider can establish (as a normal user it cannot).
     func createKeychainCollection(_ name: String) throws(BusError) -> String {
         let file = KeychainLocation.realPath(KeychainLocation.directory + "/" + name + ".keychain-db")
-        try store.unlock(KeptPassword(path: file, holder: defaultKeychain, service: Self.collectionPasswordService,
-                                      account: name, create: true))
+        try store.unlock(
+            KeptPassword(
+                path: file, holder: defaultKeychain, service: Self.collectionPasswordService,
+                account: name, create: true))
         collections.refresh()
         guard let made = collections.all.first(where: { $0.name == name }) else { throw .failed("the new keychain \(file) is not listed") }
         let objectPath = path(of: made)

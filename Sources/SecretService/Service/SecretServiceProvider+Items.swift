@@ -28,7 +28,8 @@ extension SecretServiceProvider {
         let collection = try collection(collectionID)
         if let search = lockedSearches[id] {
             if store.heldPaths().contains(collection.path),
-               let first = try store.search(collection.path, ItemMapping.searchQueries(search.attributes)).first {
+                let first = try store.search(collection.path, ItemMapping.searchQueries(search.attributes)).first
+            {
                 return ItemHandle(collection: collection, ref: first.ref, placeholder: nil)
             }
             return ItemHandle(collection: collection, ref: nil, placeholder: id)
@@ -55,8 +56,10 @@ extension SecretServiceProvider {
         }
     }
 
-    private func createItem(in collection: KeychainCollections.Collection, _ properties: [String: BusValue], secret: BusValue,
-                            replace: Bool, caller: String) throws(BusError) -> [BusValue] {
+    private func createItem(
+        in collection: KeychainCollections.Collection, _ properties: [String: BusValue], secret: BusValue,
+        replace: Bool, caller: String
+    ) throws(BusError) -> [BusValue] {
         guard case .structure(let fields) = secret, fields.count == 4, let sessionPath = fields[0].objectPath else {
             throw .invalidArgs("a secret is (o session, ay parameters, ay value, s content_type)")
         }
@@ -133,8 +136,12 @@ extension SecretServiceProvider {
             var (bytes, contentType) = try session.unwrap(a[0])
             defer { Sodium.wipe(&bytes) }
             try store.with(keychain) { keychain in
-                try keychain.update(SecretStore.itemQuery(ref), [kSecValueData: Data(bytes),
-                                                                 ItemMapping.contentTypeKey: contentType == "text/plain" ? "" : contentType])
+                try keychain.update(
+                    SecretStore.itemQuery(ref),
+                    [
+                        kSecValueData: Data(bytes),
+                        ItemMapping.contentTypeKey: contentType == "text/plain" ? "" : contentType
+                    ])
             }
             bus.signal(path(of: handle.collection), Self.collectionInterface, "ItemChanged", [.objectPath(call.path)])
             return []
@@ -164,8 +171,9 @@ extension SecretServiceProvider {
             throw .propertyReadOnly("\(name) cannot be set")
         }
         try store.with(handle.collection.path) { keychain in try keychain.update(SecretStore.itemQuery(ref), change) }
-        bus.signal(path(of: handle.collection), Self.collectionInterface, "ItemChanged",
-                   [.objectPath(path(of: ref, in: handle.collection))])
+        bus.signal(
+            path(of: handle.collection), Self.collectionInterface, "ItemChanged",
+            [.objectPath(path(of: ref, in: handle.collection))])
     }
 
     /// Seconds since 1970 of a date attribute (0 when absent).

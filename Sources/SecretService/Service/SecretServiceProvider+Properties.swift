@@ -65,21 +65,25 @@ extension SecretServiceProvider {
                 ("Label", .string(collection.name)),
                 ("Locked", .boolean(!held)),
                 ("Created", .uint64(exists ? UInt64(max(0, st.st_ctim.tv_sec)) : 0)),
-                ("Modified", .uint64(exists ? UInt64(max(0, st.st_mtim.tv_sec)) : 0)),
+                ("Modified", .uint64(exists ? UInt64(max(0, st.st_mtim.tv_sec)) : 0))
             ]
         case .item(let collectionID, let id):
             guard interface.isEmpty || interface == Self.itemInterface else { return [] }
             let handle = try item(collectionID, id)
             guard let ref = handle.ref else {
                 let attributes = lockedSearches[id]?.attributes ?? [:]
-                return [("Locked", .boolean(true)), ("Attributes", .stringMap(attributes)),
-                        ("Label", .string("locked items in \(handle.collection.name)")),
-                        ("Created", .uint64(0)), ("Modified", .uint64(0))]
+                return [
+                    ("Locked", .boolean(true)), ("Attributes", .stringMap(attributes)),
+                    ("Label", .string("locked items in \(handle.collection.name)")),
+                    ("Created", .uint64(0)), ("Modified", .uint64(0))
+                ]
             }
             guard store.heldPaths().contains(handle.collection.path) else {
                 // Attributes are encrypted: nothing but the state can be told while locked.
-                return [("Locked", .boolean(true)), ("Attributes", .stringMap([:])), ("Label", .string("")),
-                        ("Created", .uint64(0)), ("Modified", .uint64(0))]
+                return [
+                    ("Locked", .boolean(true)), ("Attributes", .stringMap([:])), ("Label", .string("")),
+                    ("Created", .uint64(0)), ("Modified", .uint64(0))
+                ]
             }
             let attributes = try store.attributes(handle.collection.path, ref: ref)
             return [
@@ -87,7 +91,7 @@ extension SecretServiceProvider {
                 ("Attributes", .stringMap(ItemMapping.busAttributes(attributes))),
                 ("Label", .string(ItemMapping.text(attributes[kSecAttrLabel]) ?? "")),
                 ("Created", .uint64(Self.seconds(attributes[kSecAttrCreationDate]))),
-                ("Modified", .uint64(Self.seconds(attributes[kSecAttrModificationDate]))),
+                ("Modified", .uint64(Self.seconds(attributes[kSecAttrModificationDate])))
             ]
         case .session, .prompt:
             return []

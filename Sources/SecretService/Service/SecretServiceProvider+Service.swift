@@ -51,8 +51,9 @@ extension SecretServiceProvider {
             // left out, as the specification says.
             for path in items {
                 guard case .item(let collectionID, let id)? = ObjectPath(path),
-                      let found = try? item(collectionID, id), let ref = found.ref,
-                      var item = try? store.secretAndAttributes(found.collection.path, ref: ref) else { continue }
+                    let found = try? item(collectionID, id), let ref = found.ref,
+                    var item = try? store.secretAndAttributes(found.collection.path, ref: ref)
+                else { continue }
                 defer { Sodium.wipe(&item.secret) }
                 let contentType = ItemMapping.text(item.attributes[ItemMapping.contentTypeKey]).flatMap { $0.isEmpty ? nil : $0 }
                 entries.append(.init(.objectPath(path), try session.wrap(item.secret, contentType: contentType ?? "text/plain")))
@@ -149,7 +150,8 @@ extension SecretServiceProvider {
         var kept = lockedSearches.values.reduce(0) { $0 + size($1.attributes) }
         let adding = size(attributes)
         while lockedSearches.count >= Self.maxLockedSearches || kept + adding > Self.maxLockedSearchBytes,
-              let oldest = lockedSearches.keys.min(by: { Self.isOlder($0, than: $1) }) {
+            let oldest = lockedSearches.keys.min(by: { Self.isOlder($0, than: $1) })
+        {
             kept -= lockedSearches[oldest].map { size($0.attributes) } ?? 0
             lockedSearches[oldest] = nil
         }
@@ -162,7 +164,8 @@ extension SecretServiceProvider {
     /// becomes the items the search finds now; anything else is itself.
     func resolveUnlocked(_ objectPath: String) -> [String] {
         guard case .item(let collectionID, let id)? = ObjectPath(objectPath), let search = lockedSearches[id],
-              let collection = collections.collection(id: collectionID) else { return [objectPath] }
+            let collection = collections.collection(id: collectionID)
+        else { return [objectPath] }
         let found = (try? store.search(collection.path, ItemMapping.searchQueries(search.attributes))) ?? []
         return found.map { path(of: $0.ref, in: collection) }
     }
@@ -209,4 +212,3 @@ extension SecretServiceProvider {
         return [.objectPaths(done), .objectPath(ObjectPath.none)]
     }
 }
-

@@ -43,8 +43,10 @@ package final class SecretServiceProvider {
     private var stopping = false
 
     /// A provider on `bus`; nothing is served before `start`.
-    package init(bus: BusConnection, store: SecretStore = SecretStore(), promptTimeout: Double = 60,
-                 pinentry: String? = nil, tty: String? = nil) {
+    package init(
+        bus: BusConnection, store: SecretStore = SecretStore(), promptTimeout: Double = 60,
+        pinentry: String? = nil, tty: String? = nil
+    ) {
         self.bus = bus
         self.store = store
         self.promptTimeout = promptTimeout
@@ -59,15 +61,17 @@ package final class SecretServiceProvider {
     /// when another provider has the name (and `replace` is false or not allowed).
     package func start(replace: Bool) throws(BusError) {
         try bus.serve(under: ObjectPath.root) { [unowned self] call in self.handle(call) }
-        try bus.watch(name: Self.busName, departed: { [unowned self] name in self.clientLeft(name) },
-                      lost: { [unowned self] in self.stopping = true })
+        try bus.watch(
+            name: Self.busName, departed: { [unowned self] name in self.clientLeft(name) },
+            lost: { [unowned self] in self.stopping = true })
         try bus.requestName(Self.busName, replace: replace)
     }
 
     /// Serves until the bus goes away or another provider takes the name.
     package func run() throws(BusError) {
-        try bus.run(interval: { prompts.values.contains { $0.dialog != nil } ? 0.05 : prompts.values.contains { $0.deadline != nil } ? 0.2 : 30 },
-                    tick: { tickPrompts() }, stop: { stopping })
+        try bus.run(
+            interval: { prompts.values.contains { $0.dialog != nil } ? 0.05 : prompts.values.contains { $0.deadline != nil } ? 0.2 : 30 },
+            tick: { tickPrompts() }, stop: { stopping })
     }
 
     /// A fresh path element for a session or prompt.

@@ -97,7 +97,8 @@ package final class SecretStore {
     /// prompt here could not tell who asks. GetSecret and SetSecret fail with AccessDenied;
     /// GetSecrets leaves such items out, as it leaves out locked ones (docs/secret-service.md).
     static func refusePresence(_ prompt: PresencePrompt) throws -> SecureBytes {
-        throw BusError.accessDenied("the item \(prompt.item) requires user presence; kc's Secret Service provider does not hand out its secret (read it with kc on a terminal)")
+        throw BusError.accessDenied(
+            "the item \(prompt.item) requires user presence; kc's Secret Service provider does not hand out its secret (read it with kc on a terminal)")
     }
 
     /// The D-Bus error for a keychain error (its message, never a secret).

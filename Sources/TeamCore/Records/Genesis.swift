@@ -45,7 +45,9 @@ package struct Genesis: Equatable, Sendable {
     ///   keychain); errSecDecode when malformed; errSecWrongSecVersion when newer.
     package init(encoded bytes: [UInt8], expecting keychainID: [UInt8]) throws {
         guard Hashing.blake2b(bytes).count == 32, Sodium.constantTimeEqual(Hashing.blake2b(bytes), keychainID) else {
-            throw KeychainError(errSecInvalidKeychain, "the server's team keychain is not the one the join string names (its genesis hashes to another id): the server substituted it")
+            throw KeychainError(
+                errSecInvalidKeychain,
+                "the server's team keychain is not the one the join string names (its genesis hashes to another id): the server substituted it")
         }
         var r = ByteReader(bytes)
         let bad = KeychainError(errSecDecode, "the genesis record of the team keychain is malformed")
@@ -54,7 +56,8 @@ package struct Genesis: Equatable, Sendable {
             throw KeychainError(errSecWrongSecVersion, "the team keychain has format \(format); this kc reads up to \(TeamFormat.version)", hint: "upgrade kc")
         }
         guard let name = r.lengthPrefixed(max: 256).flatMap({ String(validating: $0, as: UTF8.self) }),
-              let nonce = r.lengthPrefixed(max: 64) else { throw bad }
+            let nonce = r.lengthPrefixed(max: 64)
+        else { throw bad }
         let root = try MemberRecord.decode(from: &r)
         guard let created = r.u64(), r.isAtEnd, root.role == .admin else { throw bad }
         self.init(format: format, name: name, nonce: nonce, root: root, created: created)

@@ -58,8 +58,9 @@ package struct JoinRequest: Equatable, Sendable {
     package init(encoded bytes: [UInt8]) throws {
         var r = ByteReader(bytes)
         guard let n = r.lengthPrefixed(max: 256), let name = String(validating: n, as: UTF8.self),
-              let box = r.lengthPrefixed(max: 32), let sign = r.lengthPrefixed(max: 32), let sig = r.lengthPrefixed(max: 64),
-              r.isAtEnd, box.count == 32, sign.count == 32, sig.count == 64 else {
+            let box = r.lengthPrefixed(max: 32), let sign = r.lengthPrefixed(max: 32), let sig = r.lengthPrefixed(max: 64),
+            r.isAtEnd, box.count == 32, sign.count == 32, sig.count == 64
+        else {
             throw KeychainError(errSecDecode, "the join request on the server is malformed")
         }
         self.init(name: name, box: box, sign: sign, signature: sig)

@@ -49,9 +49,11 @@ package struct LogEntry: Equatable, Sendable {
     package var signature: [UInt8]
 
     /// An unsigned entry of these values.
-    package init(kind: Kind, generation: UInt64, previous: [UInt8], keyGeneration: UInt32, signer: [UInt8], time: UInt64,
-                changes: [RowChange] = [], roster: Roster? = nil, masterKeyCommitment: [UInt8] = [], rekeyed: Bool = false,
-                previousRoster: [UInt8] = [], setDigest: [UInt8], count: UInt64, rosterDigest: [UInt8]) {
+    package init(
+        kind: Kind, generation: UInt64, previous: [UInt8], keyGeneration: UInt32, signer: [UInt8], time: UInt64,
+        changes: [RowChange] = [], roster: Roster? = nil, masterKeyCommitment: [UInt8] = [], rekeyed: Bool = false,
+        previousRoster: [UInt8] = [], setDigest: [UInt8], count: UInt64, rosterDigest: [UInt8]
+    ) {
         self.kind = kind
         format = TeamFormat.version
         self.generation = generation
@@ -140,23 +142,25 @@ package struct LogEntry: Equatable, Sendable {
         }
         var r = ByteReader(bytes)
         guard let kindByte = r.u8(), let kind = Kind(rawValue: kindByte), let format = r.u32(), let gen = r.u64(),
-              let previous = r.lengthPrefixed(max: 32), let keyGen = r.u32(), let signer = r.lengthPrefixed(max: 16),
-              let time = r.u64(), let n = r.u32(), Int(n) <= r.remaining / 40 else { throw bad() }
+            let previous = r.lengthPrefixed(max: 32), let keyGen = r.u32(), let signer = r.lengthPrefixed(max: 16),
+            let time = r.u64(), let n = r.u32(), Int(n) <= r.remaining / 40
+        else { throw bad() }
         var changes: [RowChange] = []
         changes.reserveCapacity(Int(n))
         for _ in 0..<n { changes.append(try RowChange.decode(from: &r)) }
         guard let hasRoster = r.u8(), hasRoster <= 1 else { throw bad() }
         let roster = hasRoster == 1 ? try Roster.decode(from: &r) : nil
         guard let commitment = r.lengthPrefixed(max: 32), let rekeyed = r.u8(), rekeyed <= 1,
-              let previousRoster = r.lengthPrefixed(max: 32), let setDigest = r.lengthPrefixed(max: 32), let count = r.u64(),
-              let rosterDigest = r.lengthPrefixed(max: 32), let signature = r.lengthPrefixed(max: 64), r.isAtEnd,
-              previous.count == 32, signer.count == 16, setDigest.count == 32, rosterDigest.count == 32, signature.count == 64,
-              (kind == .roster) == (roster != nil), kind == .roster || (commitment.isEmpty && rekeyed == 0 && previousRoster.isEmpty),
-              kind != .roster || (commitment.count == 32 && previousRoster.count == 32), kind == .items || changes.isEmpty
+            let previousRoster = r.lengthPrefixed(max: 32), let setDigest = r.lengthPrefixed(max: 32), let count = r.u64(),
+            let rosterDigest = r.lengthPrefixed(max: 32), let signature = r.lengthPrefixed(max: 64), r.isAtEnd,
+            previous.count == 32, signer.count == 16, setDigest.count == 32, rosterDigest.count == 32, signature.count == 64,
+            (kind == .roster) == (roster != nil), kind == .roster || (commitment.isEmpty && rekeyed == 0 && previousRoster.isEmpty),
+            kind != .roster || (commitment.count == 32 && previousRoster.count == 32), kind == .items || changes.isEmpty
         else { throw bad() }
-        self.init(kind: kind, generation: gen, previous: previous, keyGeneration: keyGen, signer: signer, time: time, changes: changes,
-                  roster: roster, masterKeyCommitment: commitment, rekeyed: rekeyed == 1, previousRoster: previousRoster,
-                  setDigest: setDigest, count: count, rosterDigest: rosterDigest)
+        self.init(
+            kind: kind, generation: gen, previous: previous, keyGeneration: keyGen, signer: signer, time: time, changes: changes,
+            roster: roster, masterKeyCommitment: commitment, rekeyed: rekeyed == 1, previousRoster: previousRoster,
+            setDigest: setDigest, count: count, rosterDigest: rosterDigest)
         self.format = format
         self.signature = signature
     }

@@ -51,9 +51,10 @@ package struct MemberRecord: Equatable, Sendable {
     static func decode(from r: inout ByteReader) throws -> MemberRecord {
         let bad = KeychainError(errSecDecode, "a member record of the team keychain is malformed")
         guard let id = r.lengthPrefixed(max: 64), let nameBytes = r.lengthPrefixed(max: 256), let roleByte = r.u8(),
-              let role = MemberRole(rawValue: roleByte), let box = r.lengthPrefixed(max: 64), let sign = r.lengthPrefixed(max: 64),
-              let expires = r.u64(), let runner = r.u8(), runner <= 1, box.count == 32, sign.count == 32,
-              let name = String(validating: nameBytes, as: UTF8.self) else { throw bad }
+            let role = MemberRole(rawValue: roleByte), let box = r.lengthPrefixed(max: 64), let sign = r.lengthPrefixed(max: 64),
+            let expires = r.u64(), let runner = r.u8(), runner <= 1, box.count == 32, sign.count == 32,
+            let name = String(validating: nameBytes, as: UTF8.self)
+        else { throw bad }
         let record = MemberRecord(name: name, role: role, boxPublicKey: box, signPublicKey: sign, expires: expires, isRunner: runner == 1)
         guard record.memberID == id else { throw bad }
         return record

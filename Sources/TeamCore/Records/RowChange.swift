@@ -34,10 +34,11 @@ package struct RowChange: Equatable, Sendable {
 
     static func decode(from r: inout ByteReader) throws -> RowChange {
         guard let id = r.lengthPrefixed(max: 16), id.count == 16, let cls = r.lengthPrefixed(max: 8),
-              let code = String(validating: cls, as: UTF8.self), let old = r.u64(), let new = r.u64(),
-              let oldHash = r.lengthPrefixed(max: 32), let newHash = r.lengthPrefixed(max: 32),
-              oldHash.isEmpty || oldHash.count == 32, newHash.isEmpty || newHash.count == 32,
-              !(oldHash.isEmpty && newHash.isEmpty) else {
+            let code = String(validating: cls, as: UTF8.self), let old = r.u64(), let new = r.u64(),
+            let oldHash = r.lengthPrefixed(max: 32), let newHash = r.lengthPrefixed(max: 32),
+            oldHash.isEmpty || oldHash.count == 32, newHash.isEmpty || newHash.count == 32,
+            !(oldHash.isEmpty && newHash.isEmpty)
+        else {
             throw KeychainError(errSecDecode, "a row change in the team keychain's log is malformed")
         }
         return RowChange(itemID: id, classCode: code, oldVersion: old, newVersion: new, oldHash: oldHash, newHash: newHash)

@@ -8,13 +8,13 @@ struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add a device that asked to join (admins).",
         discussion: """
-        The fingerprint is the one the device printed, compared out of band: the
-        server cannot substitute its keys. The device gets the master key sealed
-        to it and signed by you.
+            The fingerprint is the one the device printed, compared out of band: the
+            server cannot substitute its keys. The device gets the master key sealed
+            to it and signed by you.
 
-        Examples:
-          kc team add bob-laptop --key 7f3a-91c2-… -k team:infra --role writer
-        """
+            Examples:
+              kc team add bob-laptop --key 7f3a-91c2-… -k team:infra --role writer
+            """
     )
 
     @Argument(help: "The member's name in the team.")

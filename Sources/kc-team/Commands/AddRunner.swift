@@ -13,21 +13,21 @@ struct AddRunner: ParsableCommand {
         commandName: "add-runner",
         abstract: "Add a CI runner and print its token (admins).",
         discussion: """
-        Prints one token (kcr1:…) to store in the CI system's secret store. In
-        the job: kc unlock --team-token-file FILE (or KC_TEAM_TOKEN), then any
-        command with -k team:NAME. The token holds the runner's key: whoever
-        has it reads the team keychain until the runner is removed or expires.
-        It also holds the DSN the runner connects with: give the runner its own
-        (SELECT-only) role with --dsn-file FILE or --dsn-stdin (--dsn puts its
-        password where every local user can read it); without, the team's DSN
-        goes in with only where the server is and how to check it, never a
-        password or key.
+            Prints one token (kcr1:…) to store in the CI system's secret store. In
+            the job: kc unlock --team-token-file FILE (or KC_TEAM_TOKEN), then any
+            command with -k team:NAME. The token holds the runner's key: whoever
+            has it reads the team keychain until the runner is removed or expires.
+            It also holds the DSN the runner connects with: give the runner its own
+            (SELECT-only) role with --dsn-file FILE or --dsn-stdin (--dsn puts its
+            password where every local user can read it); without, the team's DSN
+            goes in with only where the server is and how to check it, never a
+            password or key.
 
-        Examples:
-          kc team add-runner ci-prod -k team:infra --role reader --expires 90d
-          printf '%s\\n' 'postgresql://ci_prod:PW@db.internal/kc?sslmode=verify-full' \\
-            | kc team add-runner ci-prod -k team:infra --dsn-stdin
-        """
+            Examples:
+              kc team add-runner ci-prod -k team:infra --role reader --expires 90d
+              printf '%s\\n' 'postgresql://ci_prod:PW@db.internal/kc?sslmode=verify-full' \\
+                | kc team add-runner ci-prod -k team:infra --dsn-stdin
+            """
     )
 
     @Argument(help: "The runner's name in the team.")
@@ -68,7 +68,8 @@ struct AddRunner: ParsableCommand {
     static func seconds(_ text: String) throws -> UInt64 {
         let unit = text.last
         guard let n = UInt64(text.dropLast()), n > 0, let factor: UInt64 = (unit == "d" ? 86_400 : unit == "h" ? 3_600 : unit == "m" ? 60 : nil),
-              n <= 3_650 * 86_400 / factor else {
+            n <= 3_650 * 86_400 / factor
+        else {
             throw KeychainError(errSecParam, "--expires takes a number and d, h or m, like 90d")
         }
         return n * factor

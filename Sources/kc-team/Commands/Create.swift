@@ -11,20 +11,20 @@ struct Create: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a team keychain on PostgreSQL, with this device as its admin.",
         discussion: """
-        Prints the join string (kct1:ID@DSN) other devices give `kc team join`,
-        and this device's fingerprint. The team password protects this device's
-        key file; it never leaves the device.
+            Prints the join string (kct1:ID@DSN) other devices give `kc team join`,
+            and this device's fingerprint. The team password protects this device's
+            key file; it never leaves the device.
 
-        The DSN comes from --dsn, --dsn-file FILE (- for standard input) or
-        --dsn-stdin. Keep a database password out of the command line, which
-        every local user can read: put it in ~/.pgpass, or pass the DSN with
-        --dsn-file or --dsn-stdin. The join string carries only where the
-        server is and how to check it, never a password or key.
+            The DSN comes from --dsn, --dsn-file FILE (- for standard input) or
+            --dsn-stdin. Keep a database password out of the command line, which
+            every local user can read: put it in ~/.pgpass, or pass the DSN with
+            --dsn-file or --dsn-stdin. The join string carries only where the
+            server is and how to check it, never a password or key.
 
-        Examples:
-          kc team create infra --dsn postgresql://kc@db.internal/kc
-          kc team create infra --dsn-file ~/.config/kc/infra.dsn
-        """
+            Examples:
+              kc team create infra --dsn postgresql://kc@db.internal/kc
+              kc team create infra --dsn-file ~/.config/kc/infra.dsn
+            """
     )
 
     @Argument(help: "The team's name: -k team:NAME chooses it.")
@@ -42,8 +42,9 @@ struct Create: ParsableCommand {
             throw KeychainError(errSecParam, "give the team's PostgreSQL connection string: --dsn, --dsn-file or --dsn-stdin")
         }
         let secret = try password.read(prompt: "New password for team keychain team:\(name): ", confirm: true)
-        let created = try TeamAdmin.create(name: name, dsn: dsn, memberName: device.memberName, password: secret,
-                                           profile: device.kdf, insecureTransport: device.insecureTransport)
+        let created = try TeamAdmin.create(
+            name: name, dsn: dsn, memberName: device.memberName, password: secret,
+            profile: device.kdf, insecureTransport: device.insecureTransport)
         TeamReport.line(created.join.text, to: 1)
         note("created team:\(name); this device is its admin, fingerprint \(created.fingerprint)")
         note("give the join string above to other devices: kc team join 'kct1:…'")

@@ -9,14 +9,14 @@ struct Join: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask to join a team keychain; print this device's fingerprint.",
         discussion: """
-        Checks that the server holds the very keychain the join string names,
-        leaves this device's public keys there, and prints its fingerprint.
-        Tell it to an admin over another channel; they run
-        `kc team add NAME --key FINGERPRINT`. Then `kc unlock -k team:NAME`.
+            Checks that the server holds the very keychain the join string names,
+            leaves this device's public keys there, and prints its fingerprint.
+            Tell it to an admin over another channel; they run
+            `kc team add NAME --key FINGERPRINT`. Then `kc unlock -k team:NAME`.
 
-        Examples:
-          kc team join 'kct1:3f9a…@postgresql://kc@db.internal/kc'
-        """
+            Examples:
+              kc team join 'kct1:3f9a…@postgresql://kc@db.internal/kc'
+            """
     )
 
     @Argument(help: "The join string `kc team create` printed.")
@@ -29,8 +29,9 @@ struct Join: ParsableCommand {
     func run() throws {
         let join = try JoinString(parsing: joinString)
         let secret = try password.read(prompt: "New password for this device's team key: ", confirm: true)
-        let joined = try TeamAdmin.join(join, memberName: device.memberName, localName: name, password: secret,
-                                        profile: device.kdf, insecureTransport: device.insecureTransport)
+        let joined = try TeamAdmin.join(
+            join, memberName: device.memberName, localName: name, password: secret,
+            profile: device.kdf, insecureTransport: device.insecureTransport)
         TeamReport.line(joined.fingerprint, to: 1)
         note("asked to join team:\(joined.name); an admin adds this device with: kc team add NAME --key \(joined.fingerprint)")
     }

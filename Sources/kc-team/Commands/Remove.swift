@@ -8,14 +8,14 @@ struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove a member and re-key (admins).",
         discussion: """
-        A new master key goes to the members who remain (they need no password);
-        every item is re-sealed under it, the secrets' ciphertexts unchanged. The
-        removed member reads nothing written from now on, but may keep what it
-        read before: rotate the real secrets it could read.
+            A new master key goes to the members who remain (they need no password);
+            every item is re-sealed under it, the secrets' ciphertexts unchanged. The
+            removed member reads nothing written from now on, but may keep what it
+            read before: rotate the real secrets it could read.
 
-        Examples:
-          kc team remove bob-laptop -k team:infra
-        """
+            Examples:
+              kc team remove bob-laptop -k team:infra
+            """
     )
 
     @Argument(help: "The member's name.")

@@ -54,9 +54,11 @@ enum Clipboard {
                 return
             }
         }
-        throw KeychainError(errSecNotAvailable, "no way to copy to the clipboard; the secret was not printed (tried "
-                            + tried.joined(separator: "; ") + ")",
-                            hint: "install wl-clipboard (Wayland) or xclip (X11), or run kc in a terminal that supports OSC 52; without --clip, -w prints the secret")
+        throw KeychainError(
+            errSecNotAvailable,
+            "no way to copy to the clipboard; the secret was not printed (tried "
+                + tried.joined(separator: "; ") + ")",
+            hint: "install wl-clipboard (Wayland) or xclip (X11), or run kc in a terminal that supports OSC 52; without --clip, -w prints the secret")
     }
 
     /// Waits (up to 2 s) until the clipboard shows the copy: xclip, xsel and wl-copy return
@@ -67,7 +69,10 @@ enum Clipboard {
         let end = ClipboardTool.now() + 2
         repeat {
             if let held = try? backend.read(target: target, extra: extra, limit: secret.count + 1, timeout: 1),
-               held.constantTimeEquals(expected) { return }
+                held.constantTimeEquals(expected)
+            {
+                return
+            }
             usleep(20_000)
         } while ClipboardTool.now() < end
     }

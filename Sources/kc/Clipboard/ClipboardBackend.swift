@@ -143,8 +143,9 @@ enum ClipboardBackend: String, CaseIterable {
             // 2.1 has not. CLIPBOARD_STATE is what `wl-paste --watch` gives its watchers.
             let help = try tool.run(["--help"], read: 16 << 10)
             let sensitive = help.text.contains("--sensitive")
-            let result = try tool.run((sensitive ? ["--sensitive"] : []) + ["--type", "text/plain"], input: secret,
-                                      environment: [("WAYLAND_DISPLAY", target), ("CLIPBOARD_STATE", "sensitive")])
+            let result = try tool.run(
+                (sensitive ? ["--sensitive"] : []) + ["--type", "text/plain"], input: secret,
+                environment: [("WAYLAND_DISPLAY", target), ("CLIPBOARD_STATE", "sensitive")])
             return result.succeeded ? nil : Self.failure(result.status)
         case .xclip:
             guard let tool else { return "not installed" }

@@ -21,8 +21,10 @@ enum ClipboardKeeper {
 
     /// Starts the keeper for a copy made with `backend` to `target`.
     /// - Throws: errSecIO when it cannot be started; the copy then stays on the clipboard.
-    static func start(secret: UnsafeRawBufferPointer, backend: ClipboardBackend, seconds: Int,
-                      target: String, extra: [String]) throws {
+    static func start(
+        secret: UnsafeRawBufferPointer, backend: ClipboardBackend, seconds: Int,
+        target: String, extra: [String]
+    ) throws {
         guard let pipe = CloseOnExec.pipe() else { throw KeychainError(errSecIO, "cannot make a pipe for the clipboard keeper") }
         let argv = ["kc", subcommand, backend.rawValue, String(seconds), target] + extra
         let environment = ChildEnvironment.inherited().map { "\($0.0)=\($0.1)" }
@@ -31,8 +33,9 @@ enum ClipboardKeeper {
         close(pipe[0])
         if case .failure(let failure) = started {
             close(pipe[1])
-            throw KeychainError(errSecIO, "cannot start the process that clears the clipboard: \(failure.description)",
-                                cause: .errno(failure.code))
+            throw KeychainError(
+                errSecIO, "cannot start the process that clears the clipboard: \(failure.description)",
+                cause: .errno(failure.code))
         }
         // The length, then the bytes; a keeper that died early must not kill kc with SIGPIPE.
         let previous = signal(SIGPIPE, SIG_IGN)
@@ -47,7 +50,8 @@ enum ClipboardKeeper {
     static func run(_ arguments: ArraySlice<String>) -> Int32 {
         let words = Array(arguments)
         guard words.count >= 3, let backend = ClipboardBackend(rawValue: words[0]),
-              let seconds = Int(words[1]), seconds >= 0 else { return 2 }
+            let seconds = Int(words[1]), seconds >= 0
+        else { return 2 }
         let target = words[2]
         let extra = Array(words.dropFirst(3))
         guard let secret = try? readSecret() else { return 1 }
@@ -57,7 +61,8 @@ enum ClipboardKeeper {
         if backend == .osc52 {
             try? backend.clear(target: target, extra: extra)
         } else if let held = try? backend.read(target: target, extra: extra, limit: secret.count + 1),
-                  held.constantTimeEquals(secret) {
+            held.constantTimeEquals(secret)
+        {
             try? backend.clear(target: target, extra: extra)
         }
         return 0

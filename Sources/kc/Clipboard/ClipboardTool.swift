@@ -58,8 +58,10 @@ struct ClipboardTool {
     /// - Parameter read: read at most this many bytes of stdout into locked memory; nil
     ///   sends stdout to /dev/null.
     /// - Throws: errSecIO when no pipe or process can be had.
-    func run(_ arguments: [String], input: UnsafeRawBufferPointer? = nil, read limit: Int? = nil,
-             environment extra: [(String, String)] = [], timeout: Double = 5) throws -> Result {
+    func run(
+        _ arguments: [String], input: UnsafeRawBufferPointer? = nil, read limit: Int? = nil,
+        environment extra: [(String, String)] = [], timeout: Double = 5
+    ) throws -> Result {
         guard let stdinPipe = CloseOnExec.pipe() else { throw KeychainError(errSecIO, "cannot make a pipe for \(name)") }
         var stdoutPipe: [Int32] = [-1, -1]
         if limit != nil {
@@ -71,8 +73,9 @@ struct ClipboardTool {
         }
         var variables = ChildEnvironment.inherited().filter { name, _ in !extra.contains { $0.0 == name } } + extra
         if !variables.contains(where: { $0.0 == "PATH" }) { variables.append(("PATH", "/usr/bin:/bin")) }
-        let started = DetachedChild.spawn(path, arguments: [path] + arguments, environment: variables.map { "\($0.0)=\($0.1)" },
-                                          stdin: stdinPipe[0], stdout: stdoutPipe[1] >= 0 ? stdoutPipe[1] : nil)
+        let started = DetachedChild.spawn(
+            path, arguments: [path] + arguments, environment: variables.map { "\($0.0)=\($0.1)" },
+            stdin: stdinPipe[0], stdout: stdoutPipe[1] >= 0 ? stdoutPipe[1] : nil)
         close(stdinPipe[0])
         if stdoutPipe[1] >= 0 { close(stdoutPipe[1]) }
         guard case .success(let pid) = started else {
@@ -90,8 +93,10 @@ struct ClipboardTool {
 
     /// Feeds `input` to the child and reads its stdout until both are done and it has
     /// exited, or the deadline passes (the child's process group is then killed).
-    private func exchange(pid: pid_t, stdin: Int32, stdout: Int32, input: UnsafeRawBufferPointer?,
-                          limit: Int?, timeout: Double) throws -> Result {
+    private func exchange(
+        pid: pid_t, stdin: Int32, stdout: Int32, input: UnsafeRawBufferPointer?,
+        limit: Int?, timeout: Double
+    ) throws -> Result {
         let capacity = limit ?? 0
         let buffer = try SecureBytes(count: capacity, guarded: limit != nil)
         var overflowed = false

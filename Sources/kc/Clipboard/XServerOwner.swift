@@ -100,7 +100,8 @@ enum XServerOwner {
         let after = rest[rest.index(after: colon)...]
         let parts = after.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let first = parts.first, isNumber(first), parts.count == 1 || isNumber(parts[1]),
-              let number = Int(first), number < 60000 else { return nil }
+            let number = Int(first), number < 60000
+        else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
         if proto != "unix" && !host.isEmpty && host != "unix" {
             return .tcp(host: String(host), port: 6000 + number)
@@ -223,7 +224,8 @@ enum XServerOwner {
                 guard fields.count > 7, fields[3] == "0A" else { continue }
                 let local = fields[1].split(separator: ":")
                 guard local.count == 2, Int(local[1], radix: 16) == port, isLoopbackOrAny(hex: local[0]),
-                      let uid = uid_t(fields[7]), let address = bytes(hex: local[0]) else { continue }
+                    let uid = uid_t(fields[7]), let address = bytes(hex: local[0])
+                else { continue }
                 found.append((address, uid))
             }
         }

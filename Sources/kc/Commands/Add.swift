@@ -13,45 +13,45 @@ struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add an item; the secret comes from a prompt, stdin, --data-file, -w or --generate.",
         discussion: """
-        Examples:
-          kc add -s github.com -a alice               # asks for the secret twice
-          printf %s "$TOKEN" | kc add -s ci -a bot    # from stdin, exact bytes
-          kc add -s db -a app --data-file secret.bin  # from a file, binary too
-          kc add --class internet -s example.com -a bob -r https -P 443
-          kc add -U -s github.com -a alice            # replaces an existing secret
-          kc add -s example.com -a bob --generate     # a new random secret
-          kc add -s wifi --generate=words:6 --print   # a passphrase, shown once
-          kc add -s backup -a cron --accessible after-first-unlock
-          kc add -s github.com -a alice --totp        # a one-time-code seed
-          kc add -s bank -a me --user-presence        # password on every read
+            Examples:
+              kc add -s github.com -a alice               # asks for the secret twice
+              printf %s "$TOKEN" | kc add -s ci -a bot    # from stdin, exact bytes
+              kc add -s db -a app --data-file secret.bin  # from a file, binary too
+              kc add --class internet -s example.com -a bob -r https -P 443
+              kc add -U -s github.com -a alice            # replaces an existing secret
+              kc add -s example.com -a bob --generate     # a new random secret
+              kc add -s wifi --generate=words:6 --print   # a passphrase, shown once
+              kc add -s backup -a cron --accessible after-first-unlock
+              kc add -s github.com -a alice --totp        # a one-time-code seed
+              kc add -s bank -a me --user-presence        # password on every read
 
-        --generate[=SPEC] stores a new secret from kc generate's source and
-        prints it only with --print. SPEC is kc generate's options, compact,
-        separated by commas: a length (32), --charset elements (letters,
-        digits, a-f), nosymbols, digitsonly, require:digit+symbol, words or
-        words:N, sep:S, and last exclude:CHARS. --generate alone (or
-        --generate=default): kc generate's defaults, 24 characters with
-        letters, digits and symbols.
+            --generate[=SPEC] stores a new secret from kc generate's source and
+            prints it only with --print. SPEC is kc generate's options, compact,
+            separated by commas: a length (32), --charset elements (letters,
+            digits, a-f), nosymbols, digitsonly, require:digit+symbol, words or
+            words:N, sep:S, and last exclude:CHARS. --generate alone (or
+            --generate=default): kc generate's defaults, 24 characters with
+            letters, digits and symbols.
 
-        With --totp the secret is an otpauth:// URI or the base32 secret a site
-        shows (with --algorithm, --digits, --period or --counter); it is checked
-        and stored as service otpauth/SERVICE, where kc import puts seeds and
-        kc totp -s SERVICE finds them.
+            With --totp the secret is an otpauth:// URI or the base32 secret a site
+            shows (with --algorithm, --digits, --period or --counter); it is checked
+            and stored as service otpauth/SERVICE, where kc import puts seeds and
+            kc totp -s SERVICE finds them.
 
-        The secret is stored with its exact bytes; on a terminal, kc warns when
-        one from stdin or a file ends in a newline. An empty secret is refused
-        (exit 206) unless --allow-empty is given. The first add with no keychain
-        creates the default one (asking for its new password). Exit 45 when the
-        item exists (without -U). With --user-presence, every read of the secret
-        asks for the keychain password on the terminal, even while the keychain
-        is unlocked; without a terminal the read fails (exit 36).
+            The secret is stored with its exact bytes; on a terminal, kc warns when
+            one from stdin or a file ends in a newline. An empty secret is refused
+            (exit 206) unless --allow-empty is given. The first add with no keychain
+            creates the default one (asking for its new password). Exit 45 when the
+            item exists (without -U). With --user-presence, every read of the secret
+            asks for the keychain password on the terminal, even while the keychain
+            is unlocked; without a terminal the read fails (exit 36).
 
-        --accessible after-first-unlock keeps the item readable through the
-        agent after kc lock and auto-lock, until the agent stops or the
-        machine restarts (for cron jobs); the default, when-unlocked, only
-        while unlocked. *-this-device-only items never leave this machine:
-        kc export leaves them out.
-        """
+            --accessible after-first-unlock keeps the item readable through the
+            agent after kc lock and auto-lock, until the agent stops or the
+            machine restarts (for cron jobs); the default, when-unlocked, only
+            while unlocked. *-this-device-only items never leave this machine:
+            kc export leaves them out.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -102,8 +102,9 @@ struct Add: ParsableCommand {
         try secret.checkArgument()
         if fields.itemClass == .generic || fields.itemClass == .internet {
             if (fields.service ?? "").isEmpty && (fields.account ?? "").isEmpty {
-                throw KeychainError(errSecParam, "an item needs a service (-s) or an account (-a)",
-                                    hint: "for example: kc add -s github.com -a alice")
+                throw KeychainError(
+                    errSecParam, "an item needs a service (-s) or an account (-a)",
+                    hint: "for example: kc add -s github.com -a alice")
             }
         }
         // A SPEC that cannot be used is refused before any password is asked for.
@@ -131,8 +132,9 @@ struct Add: ParsableCommand {
             _ = try keychain.add(query)
         } catch let error as KeychainError where error.status == errSecDuplicateItem {
             guard updateIfExists else {
-                throw KeychainError(errSecDuplicateItem, "an item matching \(fields.summary) already exists in \(keychain.path)",
-                                    hint: "replace its secret with `kc add -U ...` or `kc update ...`")
+                throw KeychainError(
+                    errSecDuplicateItem, "an item matching \(fields.summary) already exists in \(keychain.path)",
+                    hint: "replace its secret with `kc add -U ...` or `kc update ...`")
             }
             try replaceExisting(keychain, fields: fields, data: data)
         }
@@ -156,8 +158,10 @@ struct Add: ParsableCommand {
     /// -U: the item exists; give it the new secret and the attributes given (`item`: the
     /// fields as stored, `--totp`'s otpauth/ service included).
     private func replaceExisting(_ keychain: KeychainSession, fields item: ItemFields, data: Data) throws {
-        let identifying: Set<String> = [kSecAttrAccount, kSecAttrService, kSecAttrServer, kSecAttrSecurityDomain, kSecAttrPath,
-                                        kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag]
+        let identifying: Set<String> = [
+            kSecAttrAccount, kSecAttrService, kSecAttrServer, kSecAttrSecurityDomain, kSecAttrPath,
+            kSecAttrPort, kSecAttrProtocol, kSecAttrAuthenticationType, kSecAttrApplicationTag
+        ]
         var query: [String: Any] = [kSecClass: item.itemClass.secClass]
         var changes: [String: Any] = [kSecValueData: data]
         if let accessible { changes[kSecAttrAccessible] = accessible.code }
@@ -169,8 +173,9 @@ struct Add: ParsableCommand {
         }
         let matches = try keychain.count(query.merging([kSecMatchLimit: kSecMatchLimitAll]) { a, _ in a })
         guard matches == 1 else {
-            throw KeychainError(errSecDuplicateItem, "\(matches) items match \(item.summary); -U replaces exactly one",
-                                hint: "narrow the query, or use `kc update --all`")
+            throw KeychainError(
+                errSecDuplicateItem, "\(matches) items match \(item.summary); -U replaces exactly one",
+                hint: "narrow the query, or use `kc update --all`")
         }
         try keychain.update(query, changes)
     }

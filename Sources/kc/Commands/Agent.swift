@@ -12,16 +12,16 @@ struct Agent: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the kc agent (kc unlock starts it), or stop it.",
         discussion: """
-        The agent holds the keys of unlocked keychains in memory, never on disk,
-        and answers the other commands on a private socket ($XDG_RUNTIME_DIR/kc,
-        else /tmp/kc-UID; KC_AGENT_DIR overrides). `kc unlock` starts it when
-        none runs; with nothing unlocked it exits after 60 s (KC_AGENT_GRACE).
-        Team keychains have their own agent, kc-team agent, on the socket
-        team-agent.sock in the same folder.
+            The agent holds the keys of unlocked keychains in memory, never on disk,
+            and answers the other commands on a private socket ($XDG_RUNTIME_DIR/kc,
+            else /tmp/kc-UID; KC_AGENT_DIR overrides). `kc unlock` starts it when
+            none runs; with nothing unlocked it exits after 60 s (KC_AGENT_GRACE).
+            Team keychains have their own agent, kc-team agent, on the socket
+            team-agent.sock in the same folder.
 
-        Examples:
-          kc agent --stop     # every keychain locks: both agents wipe their keys
-        """
+            Examples:
+              kc agent --stop     # every keychain locks: both agents wipe their keys
+            """
     )
 
     @Flag(name: Options.stop.names, help: Options.stop.help)

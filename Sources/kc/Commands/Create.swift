@@ -7,16 +7,19 @@ struct Create: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a keychain (asks for its new password twice on a terminal).",
         discussion: """
-        Examples:
-          kc create                   # ~/.local/share/kc/login.keychain-db
-          kc create work              # ~/.local/share/kc/work.keychain-db
-          KC_PASSWORD=... kc create ./ci.keychain-db --kdf interactive
+            Examples:
+              kc create                   # ~/.local/share/kc/login.keychain-db
+              kc create work              # ~/.local/share/kc/work.keychain-db
+              KC_PASSWORD=... kc create ./ci.keychain-db --kdf interactive
 
-        Exit 48 when the file already exists.
-        """
+            Exit 48 when the file already exists.
+            """
     )
 
-    @Argument(help: ArgumentHelp("A path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, login).", valueName: "path|name"))
+    @Argument(
+        help: ArgumentHelp(
+            "A path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, login).",
+            valueName: "path|name"))
     var target: String?
 
     @OptionGroup var keychain: KeychainOptions
@@ -29,8 +32,9 @@ struct Create: ParsableCommand {
         let path: String
         switch address {
         case .team:
-            throw KeychainError(errSecParam, "\(address) is a team keychain: kc create makes keychain files",
-                                hint: "create a team keychain with `kc team create`")
+            throw KeychainError(
+                errSecParam, "\(address) is a team keychain: kc create makes keychain files",
+                hint: "create a team keychain with `kc team create`")
         case .file(let file): path = file
         }
         if KeychainSession.exists(path) {

@@ -6,18 +6,18 @@ struct Delete: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Delete the matching item.",
         discussion: """
-        Examples:
-          kc delete -s github.com -a alice
-          kc delete --class internet -s example.com --all
+            Examples:
+              kc delete -s github.com -a alice
+              kc delete --class internet -s example.com --all
 
-        Refuses to delete more than one item unless --all is given, and says how
-        many matched. --all with no attribute to narrow it (every item of the
-        class) asks on a terminal, showing the count; without a terminal it needs
-        --yes (exit 206 otherwise). --all reports how many items went. Exit 44
-        when nothing matches. --ignore-case, --contains and --prefix (kc
-        extensions) find the items by a scan that decrypts the class, then
-        delete exactly the items found.
-        """
+            Refuses to delete more than one item unless --all is given, and says how
+            many matched. --all with no attribute to narrow it (every item of the
+            class) asks on a terminal, showing the count; without a terminal it needs
+            --yes (exit 206 otherwise). --all reports how many items went. Exit 44
+            when nothing matches. --ignore-case, --contains and --prefix (kc
+            extensions) find the items by a scan that decrypts the class, then
+            delete exactly the items found.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -37,8 +37,9 @@ struct Delete: ParsableCommand {
         if all && !item.hasConditions && !yes {
             let what = "all \(count) \(item.fields.itemClass.rawValue) item\(count == 1 ? "" : "s") of \(keychain.path)"
             guard Terminal.isAvailable else {
-                throw KeychainError(errSecParam, "kc delete --all with no attribute would delete \(what); nothing was deleted",
-                                    hint: "narrow it with -s, -a or -l, or add --yes to delete them all")
+                throw KeychainError(
+                    errSecParam, "kc delete --all with no attribute would delete \(what); nothing was deleted",
+                    hint: "narrow it with -s, -a or -l, or add --yes to delete them all")
             }
             guard try Terminal.confirm("Delete \(what)? [y/N] ") else {
                 throw KeychainError(errSecUserCanceled, "nothing was deleted")

@@ -7,14 +7,14 @@ struct ErrorCommand: ParsableCommand {
         commandName: "error",
         abstract: "Print the message of each status code.",
         discussion: """
-        Codes are decimal, hexadecimal (0x...) or negative, as `security error`
-        takes them.
+            Codes are decimal, hexadecimal (0x...) or negative, as `security error`
+            takes them.
 
-        Examples:
-          kc error -26275
-          Error: 0xFFFF995D -26275 Unable to decode the provided data.
-          kc error 44    # an exit code of kc: names the status it stands for too
-        """
+            Examples:
+              kc error -26275
+              Error: 0xFFFF995D -26275 Unable to decode the provided data.
+              kc error 44    # an exit code of kc: names the status it stands for too
+            """
     )
 
     @Argument(parsing: .allUnrecognized, help: "Status codes.")
@@ -64,10 +64,12 @@ struct ErrorCommand: ParsableCommand {
 
     /// The documented status whose low byte is this exit code, if exactly one is.
     static func statusForExitCode(_ code: OSStatus) -> OSStatus? {
-        let documented: [OSStatus] = [errSecParam, errSecIO, errSecAllocate, errSecNotAvailable, errSecReadOnly, errSecAuthFailed,
-                                      errSecNoSuchKeychain, errSecDuplicateKeychain, errSecDuplicateItem, errSecItemNotFound,
-                                      errSecDataTooLarge, errSecNoSuchAttr, errSecNoSuchClass, errSecInteractionNotAllowed,
-                                      errSecWrongSecVersion, errSecDecode, errSecDiskFull, errSecUnimplemented]
+        let documented: [OSStatus] = [
+            errSecParam, errSecIO, errSecAllocate, errSecNotAvailable, errSecReadOnly, errSecAuthFailed,
+            errSecNoSuchKeychain, errSecDuplicateKeychain, errSecDuplicateItem, errSecItemNotFound,
+            errSecDataTooLarge, errSecNoSuchAttr, errSecNoSuchClass, errSecInteractionNotAllowed,
+            errSecWrongSecVersion, errSecDecode, errSecDiskFull, errSecUnimplemented
+        ]
         let hits = documented.filter { KeychainCore.exitCode(for: $0) == code }
         return hits.count == 1 ? hits[0] : nil
     }

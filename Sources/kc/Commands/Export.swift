@@ -16,26 +16,26 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write items with their attributes, dates and secrets as JSON (decrypted).",
         discussion: """
-        --format json (the default) is kc's own versioned JSON
-        (docs/import-export.md): an object with "format": "kc-export",
-        "version": 1, "exported" (the time) and "items", each item as
-        `kc find --json -g` prints it; `kc import` reads it back exactly.
-        --format bitwarden-json and csv (Bitwarden's CSV) carry generic and
-        internet passwords for other password managers; certificates and keys
-        are left out (counted). Every class unless --class is given. Items
-        accessible on this device only (*-this-device-only) never leave this
-        machine: every format leaves them out and says how many on stderr.
+            --format json (the default) is kc's own versioned JSON
+            (docs/import-export.md): an object with "format": "kc-export",
+            "version": 1, "exported" (the time) and "items", each item as
+            `kc find --json -g` prints it; `kc import` reads it back exactly.
+            --format bitwarden-json and csv (Bitwarden's CSV) carry generic and
+            internet passwords for other password managers; certificates and keys
+            are left out (counted). Every class unless --class is given. Items
+            accessible on this device only (*-this-device-only) never leave this
+            machine: every format leaves them out and says how many on stderr.
 
-        The secrets are in plaintext: kc refuses to write them to a terminal
-        without --force, and creates an -o FILE with mode 0600 (never over an
-        existing file without --force).
+            The secrets are in plaintext: kc refuses to write them to a terminal
+            without --force, and creates an -o FILE with mode 0600 (never over an
+            existing file without --force).
 
-        Examples:
-          kc export -o ~/export.json
-          kc export --class internet -s example.com -o site.json
-          kc export | gpg --encrypt -r me > kc-export.json.gpg
-          kc export --format bitwarden-json -o for-bitwarden.json
-        """
+            Examples:
+              kc export -o ~/export.json
+              kc export --class internet -s example.com -o site.json
+              kc export | gpg --encrypt -r me > kc-export.json.gpg
+              kc export --format bitwarden-json -o for-bitwarden.json
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -70,8 +70,9 @@ struct Export: ParsableCommand {
 
     func run() throws {
         if output == nil && Terminal.stdoutIsTerminal && !force {
-            throw KeychainError(errSecParam, "kc export writes secrets in plaintext; not to a terminal",
-                                hint: "use -o FILE, a pipe, or --force")
+            throw KeychainError(
+                errSecParam, "kc export writes secrets in plaintext; not to a terminal",
+                hint: "use -o FILE, a pipe, or --force")
         }
         let handle = try Session.open(keychain.choice)
         // The whole keychain is checked before anything leaves it (DESIGN.md: "before backup
@@ -81,8 +82,10 @@ struct Export: ParsableCommand {
         var classes: [CLIClass] = []
         var queries: [[String: Any]] = []
         for cls in itemClass.map({ [$0] }) ?? CLIClass.allCases {
-            var query: [String: Any] = [kSecClass: cls.secClass, kSecMatchLimit: kSecMatchLimitAll,
-                                        kSecReturnAttributes: true, kSecReturnData: true]
+            var query: [String: Any] = [
+                kSecClass: cls.secClass, kSecMatchLimit: kSecMatchLimitAll,
+                kSecReturnAttributes: true, kSecReturnData: true
+            ]
             if let service { query[cls == .internet ? kSecAttrServer : kSecAttrService] = service }
             query[kSecAttrAccount] = account
             query[kSecAttrLabel] = label
@@ -111,21 +114,27 @@ struct Export: ParsableCommand {
         let deviceOnly = items.filter { ProtectionClass.isThisDeviceOnly($0.attributes[kSecAttrAccessible] as? String) }.count
         if deviceOnly > 0 {
             items.removeAll { ProtectionClass.isThisDeviceOnly($0.attributes[kSecAttrAccessible] as? String) }
-            Report.note("left out \(deviceOnly) item\(deviceOnly == 1 ? "" : "s") accessible on this device only (*-this-device-only): they never leave this machine")
+            Report.note(
+                "left out \(deviceOnly) item\(deviceOnly == 1 ? "" : "s") accessible on this device only (*-this-device-only): they never leave this machine")
         }
         var count = items.count
         let document: String
         if format == "json" {
-            document = KCExportDocument(exported: Date(), items: items.map {
-                KCExportItem(className: $0.className, attributes: $0.attributes, data: $0.data ?? Data())
-            }).json
+            document =
+                KCExportDocument(
+                    exported: Date(),
+                    items: items.map {
+                        KCExportItem(className: $0.className, attributes: $0.attributes, data: $0.data ?? Data())
+                    }
+                ).json
         } else {
             let bitwarden = BitwardenExport(items: items)
             document = format == "csv" ? bitwarden.csv() : bitwarden.json()
             count = bitwarden.logins.count
             if !bitwarden.leftOut.isEmpty {
-                Report.note("left out \(bitwarden.leftOut.count) item\(bitwarden.leftOut.count == 1 ? "" : "s") that \(format) has no place for: "
-                            + bitwarden.leftOut.map(ItemPrinter.printable).joined(separator: ", ") + " (use --format json to keep everything)")
+                Report.note(
+                    "left out \(bitwarden.leftOut.count) item\(bitwarden.leftOut.count == 1 ? "" : "s") that \(format) has no place for: "
+                        + bitwarden.leftOut.map(ItemPrinter.printable).joined(separator: ", ") + " (use --format json to keep everything)")
             }
         }
         items.removeAll()

@@ -12,25 +12,25 @@ struct Find: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find items; print their attributes, or with -w only the secret.",
         discussion: """
-        Examples:
-          kc find -s github.com -a alice -w   # the secret's exact bytes
-          TOKEN=$(kc find -s ci -a bot -w)    # in a script
-          kc find -s github.com               # attributes, never the secret
-          kc find --all --json                # every generic password, as JSON
-          kc find --class internet -s example.com -g   # attributes and the secret
-          kc find -s git --contains --all     # github.com, my-git, ...
-          kc find -s github.com -a alice -w --clip    # to the clipboard
+            Examples:
+              kc find -s github.com -a alice -w   # the secret's exact bytes
+              TOKEN=$(kc find -s ci -a bot -w)    # in a script
+              kc find -s github.com               # attributes, never the secret
+              kc find --all --json                # every generic password, as JSON
+              kc find --class internet -s example.com -g   # attributes and the secret
+              kc find -s git --contains --all     # github.com, my-git, ...
+              kc find -s github.com -a alice -w --clip    # to the clipboard
 
-        -w prints the secret's exact bytes, with a newline only on a terminal.
-        --clip [SECONDS] copies them instead (wl-copy, xclip or xsel, tmux, or
-        OSC 52 on the terminal) and clears the clipboard after SECONDS (45) if
-        it still holds the secret; exit 53 when there is no way to copy.
-        Several items (--all, --limit) on a terminal show as kc list's lines;
-        in a pipe, and with -g, every attribute of each.
-        Exact matching is an index lookup; --ignore-case, --contains and
-        --prefix (which combine) decrypt and compare every item of the class.
-        Exit 44 when nothing matches.
-        """
+            -w prints the secret's exact bytes, with a newline only on a terminal.
+            --clip [SECONDS] copies them instead (wl-copy, xclip or xsel, tmux, or
+            OSC 52 on the terminal) and clears the clipboard after SECONDS (45) if
+            it still holds the secret; exit 53 when there is no way to copy.
+            Several items (--all, --limit) on a terminal show as kc list's lines;
+            in a pipe, and with -g, every attribute of each.
+            Exact matching is an index lookup; --ignore-case, --contains and
+            --prefix (which combine) decrypt and compare every item of the class.
+            Exit 44 when nothing matches.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -65,8 +65,9 @@ struct Find: ParsableCommand {
 
     /// The parsed values, as plain data.
     var request: FindRequest {
-        FindRequest(keychain: keychain.choice, item: item.fields, secretOnly: secretOnly, withSecret: withSecret,
-                    hex: hex, base64: base64, json: json, all: all, limit: limit, prompt: prompt, matching: match.matching, clip: clip.seconds)
+        FindRequest(
+            keychain: keychain.choice, item: item.fields, secretOnly: secretOnly, withSecret: withSecret,
+            hex: hex, base64: base64, json: json, all: all, limit: limit, prompt: prompt, matching: match.matching, clip: clip.seconds)
     }
 
     func validate() throws { try request.validate() }

@@ -10,31 +10,31 @@ struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a new random password or passphrase.",
         discussion: """
-        Examples:
-          kc generate                          # 24 characters, all four classes
-          kc generate --length 32 --no-symbols
-          kc generate --digits-only --length 6
-          kc generate --charset 0-9a-f --length 64
-          kc generate --require digit,symbol --exclude '"\\`'
-          kc generate --words 6                # correct-horse-battery-...
-          kc generate | kc add -s example.com -a alice
-          kc generate --clip                 # to the clipboard, cleared in 45 s
+            Examples:
+              kc generate                          # 24 characters, all four classes
+              kc generate --length 32 --no-symbols
+              kc generate --digits-only --length 6
+              kc generate --charset 0-9a-f --length 64
+              kc generate --require digit,symbol --exclude '"\\`'
+              kc generate --words 6                # correct-horse-battery-...
+              kc generate | kc add -s example.com -a alice
+              kc generate --clip                 # to the clipboard, cleared in 45 s
 
-        Drawn from libsodium's random source, each character or word with
-        equal chance (no modulo bias). By default: 24 characters from
-        letters, digits and the 32 ASCII symbols, at least one of each kind.
-        With --charset, nothing is required unless --require says so;
-        --require redraws whole secrets, so the result stays uniform over
-        the secrets that meet it. --words uses the EFF large word list
-        (7776 words, CC BY 3.0, built into kc).
+            Drawn from libsodium's random source, each character or word with
+            equal chance (no modulo bias). By default: 24 characters from
+            letters, digits and the 32 ASCII symbols, at least one of each kind.
+            With --charset, nothing is required unless --require says so;
+            --require redraws whole secrets, so the result stays uniform over
+            the secrets that meet it. --words uses the EFF large word list
+            (7776 words, CC BY 3.0, built into kc).
 
-        On a terminal the entropy in bits is shown on stderr, never in a
-        pipe. The secret ends in a newline only on a terminal (as kc find
-        -w), or when --count prints several.
+            On a terminal the entropy in bits is shown on stderr, never in a
+            pipe. The secret ends in a newline only on a terminal (as kc find
+            -w), or when --count prints several.
 
-        Exit 2 for options that conflict, 206 for a value that cannot be
-        used (a length out of range, an empty set, rules no secret meets).
-        """
+            Exit 2 for options that conflict, 206 for a value that cannot be
+            used (a length out of range, an empty set, rules no secret meets).
+            """
     )
 
     @OptionGroup var options: GenerateOptions

@@ -12,32 +12,32 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import items from kc's export, Bitwarden, 1Password, KeePassXC, browsers, git or pass.",
         discussion: """
-        Formats (detected from the JSON shape, the CSV header, or a folder,
-        unless --format):
-          json (kc export), bitwarden-json, bitwarden-csv, 1password-csv,
-          keepassxc-csv, chrome-csv, firefox-csv, apple-csv, git-credentials,
-          pass (a store folder).
+            Formats (detected from the JSON shape, the CSV header, or a folder,
+            unless --format):
+              json (kc export), bitwarden-json, bitwarden-csv, 1password-csv,
+              keepassxc-csv, chrome-csv, firefox-csv, apple-csv, git-credentials,
+              pass (a store folder).
 
-        A login with a web address becomes an internet password, one without a
-        generic password; notes go to the comment, folders to the kind,
-        one-time-code seeds to a second item (docs/import-export.md has the
-        whole mapping).
+            A login with a web address becomes an internet password, one without a
+            generic password; notes go to the comment, folders to the kind,
+            one-time-code seeds to a second item (docs/import-export.md has the
+            whole mapping).
 
-        All or nothing: one transaction. A malformed entry fails the import with
-        its line and changes nothing, unless --skip-invalid. An item that exists
-        is left alone (unchanged when identical, skipped otherwise) unless
-        --update.
+            All or nothing: one transaction. A malformed entry fails the import with
+            its line and changes nothing, unless --skip-invalid. An item that exists
+            is left alone (unchanged when identical, skipped otherwise) unless
+            --update.
 
-        Examples:
-          kc import bitwarden_export.json
-          kc import --dry-run --json passwords.csv
-          kc import ~/.password-store
-          kc import --format git-credentials ~/.git-credentials
+            Examples:
+              kc import bitwarden_export.json
+              kc import --dry-run --json passwords.csv
+              kc import ~/.password-store
+              kc import --format git-credentials ~/.git-credentials
 
-        Exit 0 when every entry is in the keychain as given; 1 when the import
-        was done but some entries were skipped, invalid or unsupported (listed);
-        206 for input that is malformed, nothing imported.
-        """
+            Exit 0 when every entry is in the keychain as given; 1 when the import
+            was done but some entries were skipped, invalid or unsupported (listed);
+            206 for input that is malformed, nothing imported.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -82,14 +82,20 @@ struct Import: ParsableCommand {
 
     func run() throws {
         let (entries, chosen) = try readEntries()
-        if !skipInvalid, let bad = entries.first(where: { if case .malformed? = $0.problem { return true }; return false }),
-           case .malformed(let why)? = bad.problem {
-            throw KeychainError(errSecParam, "\(ItemPrinter.printable(bad.source)): \(why); nothing was imported",
-                                hint: "fix that entry, or pass --skip-invalid to import the others")
+        if !skipInvalid,
+            let bad = entries.first(where: {
+                if case .malformed? = $0.problem { return true }; return false
+            }),
+            case .malformed(let why)? = bad.problem
+        {
+            throw KeychainError(
+                errSecParam, "\(ItemPrinter.printable(bad.source)): \(why); nothing was imported",
+                hint: "fix that entry, or pass --skip-invalid to import the others")
         }
         guard entries.count <= Self.maxEntries else {
-            throw KeychainError(errSecDataTooLarge, "the input has \(entries.count) entries; kc imports at most \(Self.maxEntries) at once",
-                                hint: "split the file and import the parts")
+            throw KeychainError(
+                errSecDataTooLarge, "the input has \(entries.count) entries; kc imports at most \(Self.maxEntries) at once",
+                hint: "split the file and import the parts")
         }
         let items = entries.flatMap(\.items)
         // A dry run changes nothing, not even by creating the default keychain: where the
@@ -129,16 +135,19 @@ struct Import: ParsableCommand {
         if path == "-" && Terminal.stdinIsTerminal {
             throw KeychainError(errSecParam, "kc import reads a file, a folder, or a pipe on stdin", hint: "kc import FILE")
         }
-        let input = path == "-" ? try Readers.readAll(0, limit: Self.maxInput, what: "stdin")
-                                : try Readers.readFile(path, limit: Self.maxInput, what: "the import file")
+        let input =
+            path == "-"
+            ? try Readers.readAll(0, limit: Self.maxInput, what: "stdin")
+            : try Readers.readFile(path, limit: Self.maxInput, what: "the import file")
         let what = path == "-" ? "stdin" : path
         return try input.withUnsafeBytes { bytes in
             let firstByte = bytes.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
             // JSON: named, or not named and starting with "{".
             if chosen == .json || chosen == .bitwardenJSON || (chosen == nil && firstByte == UInt8(ascii: "{")) {
                 guard bytes.count <= Self.maxJSON else {
-                    throw KeychainError(errSecDataTooLarge, "\(what) is a JSON document over \(Self.maxJSON >> 20) MiB; kc reads JSON up to that size",
-                                        hint: "split the export, or export as CSV")
+                    throw KeychainError(
+                        errSecDataTooLarge, "\(what) is a JSON document over \(Self.maxJSON >> 20) MiB; kc reads JSON up to that size",
+                        hint: "split the export, or export as CSV")
                 }
                 guard let format = try chosen ?? ImportFormat.detectJSON(bytes) else { throw ImportFormat.unknown(what) }
                 if format == .json { return (try KCExportDocument.decode(bytes).entries, format) }
@@ -146,7 +155,8 @@ struct Import: ParsableCommand {
             }
             // .git-credentials: named, or URL lines.
             if chosen == .gitCredentials || chosen == nil, let text = String(validating: bytes, as: UTF8.self),
-               chosen == .gitCredentials || GitCredentials.looksLike(text) {
+                chosen == .gitCredentials || GitCredentials.looksLike(text)
+            {
                 return (GitCredentials.entries(text), .gitCredentials)
             }
             if chosen == .gitCredentials { throw KeychainError(errSecParam, "\(what) is not UTF-8 text") }

@@ -9,19 +9,19 @@ struct Inject: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Replace {{ kc://... }} references in a template with their secrets.",
         discussion: """
-        Every reference is resolved before anything is written (one agent round
-        trip per keychain); a missing one writes nothing. -o FILE is created
-        0600, never over an existing file without --force. With --format dotenv
-        each value is written so a dotenv reader reads it back unchanged (bare,
-        or in single quotes), and a value no quoting keeps (a line end, a control
-        character, a single quote or a backslash) is refused. A reference may
-        name (?keychain=) only the command's keychain (-k, $KC_KEYCHAIN or
-        login) or one given with --allow-keychain.
+            Every reference is resolved before anything is written (one agent round
+            trip per keychain); a missing one writes nothing. -o FILE is created
+            0600, never over an existing file without --force. With --format dotenv
+            each value is written so a dotenv reader reads it back unchanged (bare,
+            or in single quotes), and a value no quoting keeps (a line end, a control
+            character, a single quote or a backslash) is refused. A reference may
+            name (?keychain=) only the command's keychain (-k, $KC_KEYCHAIN or
+            login) or one given with --allow-keychain.
 
-        Examples:
-          kc inject -i config.tmpl -o config.yml
-          kc inject -i .env.tmpl -o .env --format dotenv
-        """
+            Examples:
+              kc inject -i config.tmpl -o config.yml
+              kc inject -i .env.tmpl -o .env --format dotenv
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -46,8 +46,10 @@ struct Inject: ParsableCommand {
     }
 
     func run() throws {
-        let template = input == "-" ? try Readers.readAll(0, limit: 16 << 20, what: "the template on stdin")
-                                    : try Readers.readFile(input, limit: 16 << 20, what: "the template")
+        let template =
+            input == "-"
+            ? try Readers.readAll(0, limit: 16 << 20, what: "the template on stdin")
+            : try Readers.readFile(input, limit: 16 << 20, what: "the template")
         let text = try template.withUnsafeBytes { bytes -> String in
             guard let s = String(validating: bytes, as: UTF8.self) else { throw KeychainError(errSecParam, "the template is not UTF-8 text") }
             return s
@@ -82,8 +84,10 @@ struct Inject: ParsableCommand {
             n += 1
             if format == "dotenv" {
                 guard let value = String(validating: secret.bytes, as: UTF8.self), let quoted = DotEnv.quoted(value) else {
-                    throw KeychainError(errSecParam, "\(ItemPrinter.printable(reference)): its secret has a line end, a control character, a single quote, a backslash or bytes that are not text, which no dotenv quoting keeps the same in every reader",
-                                        hint: "use the default --format raw, or kc run")
+                    throw KeychainError(
+                        errSecParam,
+                        "\(ItemPrinter.printable(reference)): its secret has a line end, a control character, a single quote, a backslash or bytes that are not text, which no dotenv quoting keeps the same in every reader",
+                        hint: "use the default --format raw, or kc run")
                 }
                 out += Array(quoted.utf8)
             } else if onTerminal, secret.bytes.withUnsafeBytes(SecretOutput.needsEscaping) {

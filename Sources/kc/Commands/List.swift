@@ -13,21 +13,21 @@ struct List: ParsableCommand {
         commandName: "list",
         abstract: "List the items of every class, one line each; never a secret.",
         discussion: """
-        Examples:
-          kc list                             # every item of every class
-          kc list -s github.com               # service or server github.com
-          kc list --class internet -a alice   # internet passwords of alice
-          kc list --json                      # JSON, for scripts
-        Columns: class, service (the server of an internet password, the
-        subject of a certificate, the tag of a key), account, label, modified.
-        Sorted by class, then service, account and label.
-        On a terminal: aligned under a header, cut to the terminal's width.
-        In a pipe or a file: one tab-separated line per item, no header,
-        nothing cut.
-        Without --class, every class; an attribute flag keeps the classes
-        that have it (-a: generic and internet passwords).
-        Exit 44 when the keychain has no items, or none match.
-        """
+            Examples:
+              kc list                             # every item of every class
+              kc list -s github.com               # service or server github.com
+              kc list --class internet -a alice   # internet passwords of alice
+              kc list --json                      # JSON, for scripts
+            Columns: class, service (the server of an internet password, the
+            subject of a certificate, the tag of a key), account, label, modified.
+            Sorted by class, then service, account and label.
+            On a terminal: aligned under a header, cut to the terminal's width.
+            In a pipe or a file: one tab-separated line per item, no header,
+            nothing cut.
+            Without --class, every class; an attribute flag keeps the classes
+            that have it (-a: generic and internet passwords).
+            Exit 44 when the keychain has no items, or none match.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -80,8 +80,9 @@ struct List: ParsableCommand {
             return (try? fields.checkFitsClass()) != nil
         }
         guard !fitting.isEmpty else {
-            throw KeychainError(errSecNoSuchAttr, "no item class has all of the attributes given",
-                                hint: "kc add --help lists which flag applies to which class")
+            throw KeychainError(
+                errSecNoSuchAttr, "no item class has all of the attributes given",
+                hint: "kc add --help lists which flag applies to which class")
         }
         return fitting
     }
@@ -90,15 +91,18 @@ struct List: ParsableCommand {
     private func notFound(_ path: String) -> KeychainError {
         if item.hasConditions {
             let what = item.chosenClass == nil ? item.fields.summary : item.summary
-            return KeychainError(errSecItemNotFound, "no item matches \(what) in \(path)",
-                                 hint: "`kc list` with no attribute lists every item")
+            return KeychainError(
+                errSecItemNotFound, "no item matches \(what) in \(path)",
+                hint: "`kc list` with no attribute lists every item")
         }
         if let cls = item.chosenClass {
-            return KeychainError(errSecItemNotFound, "there are no \(cls.rawValue) items in \(path)",
-                                 hint: "`kc list` lists the items of every class")
+            return KeychainError(
+                errSecItemNotFound, "there are no \(cls.rawValue) items in \(path)",
+                hint: "`kc list` lists the items of every class")
         }
-        return KeychainError(errSecItemNotFound, "there are no items in \(path)",
-                             hint: "add one with `kc add -s SERVICE -a ACCOUNT`, or bring them in with `kc import FILE`")
+        return KeychainError(
+            errSecItemNotFound, "there are no items in \(path)",
+            hint: "add one with `kc add -s SERVICE -a ACCOUNT`, or bring them in with `kc import FILE`")
     }
 
     /// One item's cells: class, service (server, subject, tag), account, label, modified.

@@ -11,17 +11,17 @@ struct Lock: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Lock a keychain (or --all): the agent wipes its keys, but after-first-unlock items'.",
         discussion: """
-        Examples:
-          kc lock
-          kc lock --all            # team keychains too
-          kc lock -k team:infra    # in the team agent
+            Examples:
+              kc lock
+              kc lock --all            # team keychains too
+              kc lock -k team:infra    # in the team agent
 
-        After it, commands need the password again (exit 36 when they cannot
-        ask). Items added with --accessible after-first-unlock stay readable
-        through the agent, read-only, until kc agent --stop or a reboot; stop
-        the agent to forget them too. A keychain that does not exist is exit
-        50 (a typo must not pass for a lock).
-        """
+            After it, commands need the password again (exit 36 when they cannot
+            ask). Items added with --accessible after-first-unlock stay readable
+            through the agent, read-only, until kc agent --stop or a reboot; stop
+            the agent to forget them too. A keychain that does not exist is exit
+            50 (a typo must not pass for a lock).
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions

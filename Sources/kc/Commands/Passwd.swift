@@ -8,20 +8,20 @@ struct Passwd: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change the keychain's password and its master key.",
         discussion: """
-        The current password comes from the usual sources; the new one from a
-        prompt (twice), --new-password-file or $KC_NEW_PASSWORD.
+            The current password comes from the usual sources; the new one from a
+            prompt (twice), --new-password-file or $KC_NEW_PASSWORD.
 
-        Examples:
-          kc passwd
-          KC_PASSWORD=old KC_NEW_PASSWORD=new kc passwd -k ./ci.keychain-db
-          kc passwd --keep-master-key   # only the password (fast at any size)
+            Examples:
+              kc passwd
+              KC_PASSWORD=old KC_NEW_PASSWORD=new kc passwd -k ./ci.keychain-db
+              kc passwd --keep-master-key   # only the password (fast at any size)
 
-        The master key is replaced and every item re-sealed (about 9 s of CPU at
-        100,000 items): a copy of the file made before still opens with the old
-        password, but gives only what that copy held. With --keep-master-key
-        (instant at any size) such a copy gives the master key, and with it
-        every item added later.
-        """
+            The master key is replaced and every item re-sealed (about 9 s of CPU at
+            100,000 items): a copy of the file made before still opens with the old
+            password, but gives only what that copy held. With --keep-master-key
+            (instant at any size) such a copy gives the master key, and with it
+            every item added later.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions

@@ -9,19 +9,19 @@ struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the secret a kc:// reference names (as kc find -w).",
         discussion: """
-        A reference: kc://SERVICE/ACCOUNT, kc://SERVER/ACCOUNT?class=internet,
-        with &keychain=NAME for another keychain; %2F, %3F, %25 escape /, ? and %
-        in names (docs/integrations.md). A reference may name only the command's
-        keychain (-k, $KC_KEYCHAIN or login) or one given with --allow-keychain.
+            A reference: kc://SERVICE/ACCOUNT, kc://SERVER/ACCOUNT?class=internet,
+            with &keychain=NAME for another keychain; %2F, %3F, %25 escape /, ? and %
+            in names (docs/integrations.md). A reference may name only the command's
+            keychain (-k, $KC_KEYCHAIN or login) or one given with --allow-keychain.
 
-        Examples:
-          kc read kc://github.com/alice
-          TOKEN=$(kc read "kc://api.example.com/deploy?class=internet")
-          kc read --allow-keychain work "kc://jira/me?keychain=work"
-          kc read kc://github.com/alice --clip   # to the clipboard, for 45 s
+            Examples:
+              kc read kc://github.com/alice
+              TOKEN=$(kc read "kc://api.example.com/deploy?class=internet")
+              kc read --allow-keychain work "kc://jira/me?keychain=work"
+              kc read kc://github.com/alice --clip   # to the clipboard, for 45 s
 
-        Exit 206 for a malformed reference, 44 when nothing matches.
-        """
+            Exit 206 for a malformed reference, 44 when nothing matches.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions

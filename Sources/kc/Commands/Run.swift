@@ -12,31 +12,31 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a command with kc:// references in its environment replaced by their secrets.",
         discussion: """
-        A kc:// reference is resolved where the command line or an --env-file
-        put it: a variable given with --env NAME=kc://..., or set by a line of an
-        --env-file. The inherited environment is passed on as it is, references
-        included, unless --resolve-env is given: in CI, variables such as a merge
-        request's title come from others, and one set to kc://prod-db/admin must
-        not receive that secret. A reference may name (?keychain=) only the
-        command's keychain or one given with --allow-keychain.
+            A kc:// reference is resolved where the command line or an --env-file
+            put it: a variable given with --env NAME=kc://..., or set by a line of an
+            --env-file. The inherited environment is passed on as it is, references
+            included, unless --resolve-env is given: in CI, variables such as a merge
+            request's title come from others, and one set to kc://prod-db/admin must
+            not receive that secret. A reference may name (?keychain=) only the
+            command's keychain or one given with --allow-keychain.
 
-        The secrets are in CMD's environment. All references are resolved before
-        CMD starts, one agent round trip per keychain; if one fails, CMD does not
-        start and the error names the variable. CMD runs with its exact
-        arguments, no shell. KC_PASSWORD and KC_NEW_PASSWORD never reach it.
-        SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to kc reach
-        CMD; kc exits with CMD's status, 128+N if it died of signal N.
+            The secrets are in CMD's environment. All references are resolved before
+            CMD starts, one agent round trip per keychain; if one fails, CMD does not
+            start and the error names the variable. CMD runs with its exact
+            arguments, no shell. KC_PASSWORD and KC_NEW_PASSWORD never reach it.
+            SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to kc reach
+            CMD; kc exits with CMD's status, 128+N if it died of signal N.
 
-        When stdout or stderr is not a terminal (a CI log), each secret CMD
-        prints there is replaced by <concealed by kc>; --no-masking and --mask
-        override. Bytes that may start a secret are held back until the output
-        shows they do not, or ends.
+            When stdout or stderr is not a terminal (a CI log), each secret CMD
+            prints there is replaced by <concealed by kc>; --no-masking and --mask
+            override. Bytes that may start a secret are held back until the output
+            shows they do not, or ends.
 
-        Examples:
-          kc run --env GITHUB_TOKEN=kc://github.com/ci -- gh release list
-          kc run --env-file .env.kc -- docker compose up
-          DB_PASSWORD=kc://db/app kc run --resolve-env -- ./migrate --yes
-        """
+            Examples:
+              kc run --env GITHUB_TOKEN=kc://github.com/ci -- gh release list
+              kc run --env-file .env.kc -- docker compose up
+              DB_PASSWORD=kc://db/app kc run --resolve-env -- ./migrate --yes
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -70,8 +70,9 @@ struct Run: ParsableCommand {
 
     /// The parsed values, as plain data.
     var request: RunRequest {
-        RunRequest(keychain: keychain.choice, allowedKeychains: references.allowedKeychains, envFiles: envFiles,
-                   envPairs: envPairs, resolveEnv: resolveEnv, noMasking: noMasking, mask: mask, command: command)
+        RunRequest(
+            keychain: keychain.choice, allowedKeychains: references.allowedKeychains, envFiles: envFiles,
+            envPairs: envPairs, resolveEnv: resolveEnv, noMasking: noMasking, mask: mask, command: command)
     }
 
     func run() throws { try request.run() }

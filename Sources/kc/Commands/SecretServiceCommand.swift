@@ -13,16 +13,16 @@ struct SecretServiceCommand: ParsableCommand {
         commandName: "secret-service",
         abstract: "Serve kc's keychains as the freedesktop.org Secret Service (libsecret, keyring, ...).",
         discussion: """
-        Examples:
-          eval "$(kc secret-service --start)"   # a bus if needed, the provider
-          secret-tool lookup service github.com account alice
-          kc secret-service --replace           # foreground; takes the name over
+            Examples:
+              eval "$(kc secret-service --start)"   # a bus if needed, the provider
+              secret-tool lookup service github.com account alice
+              kc secret-service --replace           # foreground; takes the name over
 
-        A collection is a kc keychain (the alias "default" is the default
-        keychain); it is locked exactly when the keychain is. kc secret-service
-        runs kc-secret-service, installed beside kc. docs/secret-service.md has
-        the details.
-        """
+            A collection is a kc keychain (the alias "default" is the default
+            keychain); it is locked exactly when the keychain is. kc secret-service
+            runs kc-secret-service, installed beside kc. docs/secret-service.md has
+            the details.
+            """
     )
 
     @Argument(parsing: .captureForPassthrough, help: "Options for kc-secret-service (--start, --replace, --address, --prompt-timeout).")
@@ -43,7 +43,8 @@ struct SecretServiceCommand: ParsableCommand {
         execv(path, &argv)
         let reason = String(cString: strerror(errno))
         for p in argv { free(p) }
-        throw KeychainError(errSecIO, "cannot run \(path): \(reason)",
-                            hint: "install it with `make install`, which puts kc-secret-service beside kc")
+        throw KeychainError(
+            errSecIO, "cannot run \(path): \(reason)",
+            hint: "install it with `make install`, which puts kc-secret-service beside kc")
     }
 }

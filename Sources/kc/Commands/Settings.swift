@@ -9,14 +9,14 @@ struct Settings: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show or set the keychain's auto-lock timeouts (as security set-keychain-settings).",
         discussion: """
-        Examples:
-          kc settings                      # prints the current timeouts
-          kc settings -t 300               # lock after 5 minutes without use
-          kc settings -t 600 --max 7200
+            Examples:
+              kc settings                      # prints the current timeouts
+              kc settings -t 300               # lock after 5 minutes without use
+              kc settings -t 600 --max 7200
 
-        They apply from the next unlock. Changing them needs the keychain
-        password.
-        """
+            They apply from the next unlock. Changing them needs the keychain
+            password.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions

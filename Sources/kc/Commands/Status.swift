@@ -12,17 +12,17 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the unlocked keychains and the time until each locks.",
         discussion: """
-        Examples:
-          kc status
-          kc status -k work     # one keychain: unlocked (for how long) or locked
-          kc status --json
-          kc status -k team:infra
+            Examples:
+              kc status
+              kc status -k work     # one keychain: unlocked (for how long) or locked
+              kc status --json
+              kc status -k team:infra
 
-        Team keychains, held by the team agent, are listed as team:NAME.
-        Asking does not reset any idle timer. With -k, a keychain that does not
-        exist is exit 50; a locked one is exit 0 and prints "locked" (JSON: an
-        empty list).
-        """
+            Team keychains, held by the team agent, are listed as team:NAME.
+            Asking does not reset any idle timer. With -k, a keychain that does not
+            exist is exit 50; a locked one is exit 0 and prints "locked" (JSON: an
+            empty list).
+            """
     )
 
     @Option(name: Options.statusKeychain.names, parsing: .unconditional, help: Options.statusKeychain.help, completion: Options.statusKeychain.completion)
@@ -61,8 +61,9 @@ struct Status: ParsableCommand {
         for e in list {
             let idle = e.idle, maximum = e.maximum
             // The path comes from the agent (or whatever answers at its socket): escaped.
-            Report.out("\(TerminalSafe.escaped(e.path)): unlocked, locks in \(Self.duration(min(idle, maximum)))"
-                       + " (idle \(Self.duration(idle)), at most \(Self.duration(maximum)))\n")
+            Report.out(
+                "\(TerminalSafe.escaped(e.path)): unlocked, locks in \(Self.duration(min(idle, maximum)))"
+                    + " (idle \(Self.duration(idle)), at most \(Self.duration(maximum)))\n")
         }
         // A running team agent is said even when it holds nothing (it exits after its grace).
         if chosen == nil, let team, team.isEmpty {

@@ -16,24 +16,24 @@ struct TeamCommand: ParsableCommand {
         commandName: "team",
         abstract: "Manage team keychains on PostgreSQL (runs kc-team, installed beside kc).",
         discussion: """
-        A team keychain is used as -k team:NAME by every command; kc team
-        creates, joins and administers them. Its subcommands: create, join,
-        add, add-runner, remove, members, head, verify, agent (kc-team --help).
+            A team keychain is used as -k team:NAME by every command; kc team
+            creates, joins and administers them. Its subcommands: create, join,
+            add, add-runner, remove, members, head, verify, agent (kc-team --help).
 
-        Keep a database password off the command line, which every local
-        user can read: give create and add-runner the DSN with --dsn-file
-        FILE or --dsn-stdin, or keep the password in ~/.pgpass. Each
-        statement to the server has a deadline, KC_TEAM_ROUND_TRIP_TIMEOUT
-        seconds (default 30): past it, exit 53.
+            Keep a database password off the command line, which every local
+            user can read: give create and add-runner the DSN with --dsn-file
+            FILE or --dsn-stdin, or keep the password in ~/.pgpass. Each
+            statement to the server has a deadline, KC_TEAM_ROUND_TRIP_TIMEOUT
+            seconds (default 30): past it, exit 53.
 
-        Examples:
-          kc team join kct1:...       # this device asks to join
-          kc unlock -k team:infra     # the team password of this device
-          kc find -k team:infra -s deploy -w
+            Examples:
+              kc team join kct1:...       # this device asks to join
+              kc unlock -k team:infra     # the team password of this device
+              kc find -k team:infra -s deploy -w
 
-        Exit 252 (errSecUnimplemented) when kc-team is not installed beside kc
-        (make install puts it there). docs/team.md has the details.
-        """
+            Exit 252 (errSecUnimplemented) when kc-team is not installed beside kc
+            (make install puts it there). docs/team.md has the details.
+            """
     )
 
     @Argument(parsing: .captureForPassthrough, help: "The kc-team subcommand and its arguments.")
@@ -55,8 +55,9 @@ struct TeamCommand: ParsableCommand {
 
     /// The error for a kc-team that cannot be run.
     static func missing(_ path: String, _ code: Int32) -> KeychainError {
-        KeychainError(errSecUnimplemented, "team keychains need kc-team, which is not installed beside kc: cannot run \(path): \(String(cString: strerror(code)))",
-                      hint: "install it with `make install`, which puts kc-team beside kc")
+        KeychainError(
+            errSecUnimplemented, "team keychains need kc-team, which is not installed beside kc: cannot run \(path): \(String(cString: strerror(code)))",
+            hint: "install it with `make install`, which puts kc-team beside kc")
     }
 
     /// Replaces this process with `kc-team ARGUMENTS` (the environment as it is), each

@@ -11,27 +11,27 @@ struct Totp: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the current one-time code (TOTP or HOTP) of a stored seed.",
         discussion: """
-        The item's secret is an otpauth:// URI, as kc import and kc add --totp
-        store it: service otpauth/SERVICE beside the login. -s SERVICE (or the
-        SERVICE argument) looks there first, then at SERVICE itself. SHA1,
-        SHA256 and SHA512; 6 to 8 digits; any period; Steam codes. A HOTP
-        (counter) code advances the stored counter, once per code, even when
-        several kc run at once.
+            The item's secret is an otpauth:// URI, as kc import and kc add --totp
+            store it: service otpauth/SERVICE beside the login. -s SERVICE (or the
+            SERVICE argument) looks there first, then at SERVICE itself. SHA1,
+            SHA256 and SHA512; 6 to 8 digits; any period; Steam codes. A HOTP
+            (counter) code advances the stored counter, once per code, even when
+            several kc run at once.
 
-        The code goes to stdout (a newline only on a terminal); the seconds it
-        stays valid go to stderr when that is a terminal. KC_TOTP_TIME=SECONDS
-        gives the code for that Unix time instead of now.
+            The code goes to stdout (a newline only on a terminal); the seconds it
+            stays valid go to stderr when that is a terminal. KC_TOTP_TIME=SECONDS
+            gives the code for that Unix time instead of now.
 
-        Examples:
-          kc totp github.com                  # otpauth/github.com, any account
-          kc totp -s github.com -a alice
-          kc totp "kc://github.com/alice"     # a reference, as kc read takes
-          CODE=$(kc totp -s vpn -a ci)        # in a CI job
-          kc totp github.com --clip           # to the clipboard, cleared in 45 s
+            Examples:
+              kc totp github.com                  # otpauth/github.com, any account
+              kc totp -s github.com -a alice
+              kc totp "kc://github.com/alice"     # a reference, as kc read takes
+              CODE=$(kc totp -s vpn -a ci)        # in a CI job
+              kc totp github.com --clip           # to the clipboard, cleared in 45 s
 
-        Exit 44 when nothing matches, 206 when the secret is not a valid
-        otpauth:// URI (the fault is named, never the secret).
-        """
+            Exit 44 when nothing matches, 206 when the secret is not a valid
+            otpauth:// URI (the fault is named, never the secret).
+            """
     )
 
     /// -k and the password options.
@@ -44,8 +44,9 @@ struct Totp: ParsableCommand {
     @OptionGroup var clip: ClipOptions
 
     /// A kc:// reference, or a service (as -s).
-    @Argument(help: ArgumentHelp("A kc:// reference, or a service (as -s).", valueName: "ref|service"),
-              completion: .custom { CompletionCandidates.services($0, $1, $2) })
+    @Argument(
+        help: ArgumentHelp("A kc:// reference, or a service (as -s).", valueName: "ref|service"),
+        completion: .custom { CompletionCandidates.services($0, $1, $2) })
     var reference: String?
 
     /// One way to name the item, of a class that holds passwords.

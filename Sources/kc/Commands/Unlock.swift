@@ -12,26 +12,26 @@ struct Unlock: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Unlock a keychain in the kc agent until it is locked or times out.",
         discussion: """
-        Examples:
-          kc unlock                 # locks after 15 min idle, 12 h at most
-          kc unlock --timeout 3600  # lock after an hour without use
-          printf %s "$PASS" | kc unlock --password-stdin   # at the top of a CI job
+            Examples:
+              kc unlock                 # locks after 15 min idle, 12 h at most
+              kc unlock --timeout 3600  # lock after an hour without use
+              printf %s "$PASS" | kc unlock --password-stdin   # at the top of a CI job
 
-        Then `kc find -s github.com -w` needs no password. A keychain the agent
-        already holds is not asked for again: kc says so and how long it stays
-        unlocked. Exit 51 on a wrong password (the agent's state is unchanged).
-        The password goes only to the real kc agent: the same program as this
-        kc, not traced, run by you; otherwise kc sends nothing and exits 22
-        (errSecCSReqFailed).
+            Then `kc find -s github.com -w` needs no password. A keychain the agent
+            already holds is not asked for again: kc says so and how long it stays
+            unlocked. Exit 51 on a wrong password (the agent's state is unchanged).
+            The password goes only to the real kc agent: the same program as this
+            kc, not traced, run by you; otherwise kc sends nothing and exits 22
+            (errSecCSReqFailed).
 
-        A team keychain (-k team:NAME) goes to the team agent, kc-team agent
-        (started when none runs), with this device's team password. A CI
-        runner gives its token instead: --team-token-file FILE, or the variable
-        KC_TEAM_TOKEN (read once, removed from the environment, never passed to
-        a child); the token names its team, so -k is not needed:
-          kc unlock --team-token-file "$RUNNER_TOKEN_FILE"
-          kc find -k team:infra -s deploy -w
-        """
+            A team keychain (-k team:NAME) goes to the team agent, kc-team agent
+            (started when none runs), with this device's team password. A CI
+            runner gives its token instead: --team-token-file FILE, or the variable
+            KC_TEAM_TOKEN (read once, removed from the environment, never passed to
+            a child); the token names its team, so -k is not needed:
+              kc unlock --team-token-file "$RUNNER_TOKEN_FILE"
+              kc find -k team:infra -s deploy -w
+            """
     )
 
     @Option(name: Options.teamTokenFile.names, parsing: .unconditional, help: Options.teamTokenFile.help, completion: Options.teamTokenFile.completion)
@@ -81,7 +81,8 @@ struct Unlock: ParsableCommand {
     private func alreadyHeld(_ path: String, by agent: AgentClient? = nil) throws -> (idle: Int, maximum: Int)? {
         let choice = keychain.choice
         guard timeout == nil, max == nil, !choice.passwordStdin, choice.passwordFile == nil,
-              PasswordSource.environmentPassword == nil else { return nil }
+            PasswordSource.environmentPassword == nil
+        else { return nil }
         // Only from an agent that passes the peer checks: an impostor that says "held" must
         // not silence the unlock that would have refused it (exit 22).
         var client = AgentClient()
@@ -101,8 +102,9 @@ struct Unlock: ParsableCommand {
         }
         if let file = teamTokenFile {
             if choseFile {
-                throw KeychainError(errSecParam, "--team-token-file unlocks a team keychain, but -k or KC_KEYCHAIN chose \(chosen)",
-                                    hint: "leave -k out (the token names its team), or give -k team:NAME")
+                throw KeychainError(
+                    errSecParam, "--team-token-file unlocks a team keychain, but -k or KC_KEYCHAIN chose \(chosen)",
+                    hint: "leave -k out (the token names its team), or give -k team:NAME")
             }
             return try Readers.droppingOneNewline(Readers.readFile(file, limit: Self.maxToken, what: "runner token file", warnIfShared: true))
         }
@@ -120,8 +122,9 @@ struct Unlock: ParsableCommand {
         if keychain.choice.isExplicit {
             switch chosen {
             case .team where chosen != location:
-                throw KeychainError(errSecParam, "the runner token is for \(location), not \(chosen)",
-                                    hint: "leave -k out: the token names its team")
+                throw KeychainError(
+                    errSecParam, "the runner token is for \(location), not \(chosen)",
+                    hint: "leave -k out: the token names its team")
             case .team, .file: break   // a file was refused before the token was read
             }
         }
@@ -135,7 +138,8 @@ struct Unlock: ParsableCommand {
         try Session.checkExists(location)
         if let held = try alreadyHeld(location.agentPath, by: Session.teamAgent()) {
             let locksIn = Status.duration(min(held.idle, held.maximum))
-            Report.note("\(location) is already unlocked; it locks in \(locksIn) (idle \(Status.duration(held.idle)), at most \(Status.duration(held.maximum)))")
+            Report.note(
+                "\(location) is already unlocked; it locks in \(locksIn) (idle \(Status.duration(held.idle)), at most \(Status.duration(held.maximum)))")
             Report.note("hint: `kc lock -k \(location)` first to unlock it again with its password, or give --timeout / --max to change the timers")
             return
         }
@@ -147,7 +151,8 @@ struct Unlock: ParsableCommand {
     /// this kc, started when none runs).
     private func sendTeamUnlock(_ location: KeychainAddress, secret: borrowing SecureBytes) throws {
         let program = try TeamCommand.program()
-        try Session.teamAgent().unlock(path: location.agentPath, password: secret, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0,
-                                       executable: program, environment: AgentClient.teamAgentEnvironment)
+        try Session.teamAgent().unlock(
+            path: location.agentPath, password: secret, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0,
+            executable: program, environment: AgentClient.teamAgentEnvironment)
     }
 }

@@ -9,23 +9,23 @@ struct Update: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Give the matching item a new secret or new attributes.",
         discussion: """
-        Examples:
-          kc update -s github.com -a alice           # the new secret: asked twice
-          printf %s "$NEW" | kc update -s ci -a bot  # the new secret from stdin
-          kc update -s shared --all -w "$NEW"        # every matching item
-          kc update -s github.com -a alice --new-label Work   # no secret is read
-          kc update -s backup -a cron --new-accessible after-first-unlock
-          kc update -s bank -a me --user-presence    # password on every read
+            Examples:
+              kc update -s github.com -a alice           # the new secret: asked twice
+              printf %s "$NEW" | kc update -s ci -a bot  # the new secret from stdin
+              kc update -s shared --all -w "$NEW"        # every matching item
+              kc update -s github.com -a alice --new-label Work   # no secret is read
+              kc update -s backup -a cron --new-accessible after-first-unlock
+              kc update -s bank -a me --user-presence    # password on every read
 
-        Refuses to change more than one item unless --all is given, and says how
-        many matched. The new secret follows kc add's rules: exact bytes, a
-        warning on a terminal when one from stdin or a file ends in a newline,
-        and empty only with --allow-empty. --ignore-case, --contains and
-        --prefix (kc extensions) find the items by a scan that decrypts the
-        class, then change exactly the items found. Changing an item that
-        requires user presence (--no-user-presence too) asks for the keychain
-        password on the terminal first.
-        """
+            Refuses to change more than one item unless --all is given, and says how
+            many matched. The new secret follows kc add's rules: exact bytes, a
+            warning on a terminal when one from stdin or a file ends in a newline,
+            and empty only with --allow-empty. --ignore-case, --contains and
+            --prefix (kc extensions) find the items by a scan that decrypts the
+            class, then change exactly the items found. Changing an item that
+            requires user presence (--no-user-presence too) asks for the keychain
+            password on the terminal first.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions
@@ -38,9 +38,12 @@ struct Update: ParsableCommand {
 
     @Option(name: Options.newLabel.names, parsing: .unconditional, help: Options.newLabel.help, completion: Options.newLabel.completion) var newLabel: String?
     @Option(name: Options.newKind.names, parsing: .unconditional, help: Options.newKind.help, completion: Options.newKind.completion) var newKind: String?
-    @Option(name: Options.newComment.names, parsing: .unconditional, help: Options.newComment.help, completion: Options.newComment.completion) var newComment: String?
-    @Option(name: Options.newAccount.names, parsing: .unconditional, help: Options.newAccount.help, completion: Options.newAccount.completion) var newAccount: String?
-    @Option(name: Options.newService.names, parsing: .unconditional, help: Options.newService.help, completion: Options.newService.completion) var newService: String?
+    @Option(name: Options.newComment.names, parsing: .unconditional, help: Options.newComment.help, completion: Options.newComment.completion) var newComment:
+        String?
+    @Option(name: Options.newAccount.names, parsing: .unconditional, help: Options.newAccount.help, completion: Options.newAccount.completion) var newAccount:
+        String?
+    @Option(name: Options.newService.names, parsing: .unconditional, help: Options.newService.help, completion: Options.newService.completion) var newService:
+        String?
     @Option(name: Options.newAccessible.names, parsing: .unconditional, help: Options.newAccessible.help, completion: Options.newAccessible.completion)
     var newAccessible: Accessibility?
 
@@ -66,9 +69,11 @@ struct Update: ParsableCommand {
     func run() throws {
         secret.scrubArgv()
         try item.checkFitsClass()
-        try ValueLength.check([(Options.newLabel.displayName, newLabel), (Options.newKind.displayName, newKind),
-                               (Options.newComment.displayName, newComment), (Options.newAccount.displayName, newAccount),
-                               (Options.newService.displayName, newService)])
+        try ValueLength.check([
+            (Options.newLabel.displayName, newLabel), (Options.newKind.displayName, newKind),
+            (Options.newComment.displayName, newComment), (Options.newAccount.displayName, newAccount),
+            (Options.newService.displayName, newService)
+        ])
         try secret.checkArgument()
         newAccessible?.warnIfDeprecated()
         let keychain = try Session.open(self.keychain.choice)

@@ -6,20 +6,20 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a whole keychain: storage, schema, header, and every item at its place.",
         discussion: """
-        Checks that the file's storage and schema are the ones kc writes, that
-        the header's MAC holds, that every item's key, attributes and secret
-        decrypt at their place (an edited, swapped or replayed column fails
-        here), and that the rows match the header's item count and accumulator
-        (a deleted or re-inserted row fails here). Nothing is written and no
-        secret is printed. Through the agent when it holds the keychain.
+            Checks that the file's storage and schema are the ones kc writes, that
+            the header's MAC holds, that every item's key, attributes and secret
+            decrypt at their place (an edited, swapped or replayed column fails
+            here), and that the rows match the header's item count and accumulator
+            (a deleted or re-inserted row fails here). Nothing is written and no
+            secret is printed. Through the agent when it holds the keychain.
 
-        Examples:
-          kc verify
-          kc verify -k ./ci.keychain-db && echo intact
+            Examples:
+              kc verify
+              kc verify -k ./ci.keychain-db && echo intact
 
-        Exit 0 when the keychain is intact, 93 (errSecDecode) naming the first
-        problem.
-        """
+            Exit 0 when the keychain is intact, 93 (errSecDecode) naming the first
+            problem.
+            """
     )
 
     @OptionGroup var keychain: KeychainOptions

@@ -57,8 +57,9 @@ enum CharacterClass: String, CaseIterable, Comparable {
         var classes: Set<CharacterClass> = []
         for word in list.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
             guard let group = group(named: word), group.count == 1 else {
-                throw KeychainError(errSecParam, "\(flag): '\(word)' is not a class a secret can be required to contain",
-                                    hint: "name some of lower, upper, digit, symbol, separated by commas (or none)")
+                throw KeychainError(
+                    errSecParam, "\(flag): '\(word)' is not a class a secret can be required to contain",
+                    hint: "name some of lower, upper, digit, symbol, separated by commas (or none)")
             }
             classes.formUnion(group)
         }

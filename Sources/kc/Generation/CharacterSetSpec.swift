@@ -17,8 +17,9 @@ enum CharacterSetSpec {
         var set: Set<UInt8> = []
         for element in spec.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
             guard !element.isEmpty else {
-                throw KeychainError(errSecParam, "\(flag): an empty element in '\(spec)'",
-                                    hint: "separate class names or characters with single commas, for example letters,digits")
+                throw KeychainError(
+                    errSecParam, "\(flag): an empty element in '\(spec)'",
+                    hint: "separate class names or characters with single commas, for example letters,digits")
             }
             if let group = CharacterClass.group(named: element) {
                 for kind in group { set.formUnion(kind.members) }
@@ -44,8 +45,9 @@ enum CharacterSetSpec {
             let hex = String(scalar.value, radix: 16, uppercase: true)
             let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
             let shown = scalar.value == 0x20 ? "a space" : "'\(String(scalar))' (\(code))"
-            throw KeychainError(errSecParam, "\(flag): \(shown) is not a printable ASCII character",
-                                hint: "generated secrets use printable ASCII other than space (! to ~)")
+            throw KeychainError(
+                errSecParam, "\(flag): \(shown) is not a printable ASCII character",
+                hint: "generated secrets use printable ASCII other than space (! to ~)")
         }
     }
 
@@ -55,11 +57,13 @@ enum CharacterSetSpec {
         var i = 0
         while i < bytes.count {
             if i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "-"),
-               let kind = CharacterClass.of(bytes[i]), kind != .symbol, CharacterClass.of(bytes[i + 2]) == kind {
+                let kind = CharacterClass.of(bytes[i]), kind != .symbol, CharacterClass.of(bytes[i + 2]) == kind
+            {
                 guard bytes[i] <= bytes[i + 2] else {
                     let range = String(decoding: bytes[i...(i + 2)], as: UTF8.self)
-                    throw KeychainError(errSecParam, "\(flag): the range \(range) is backwards",
-                                        hint: "write ranges from low to high, for example a-z or 0-9")
+                    throw KeychainError(
+                        errSecParam, "\(flag): the range \(range) is backwards",
+                        hint: "write ranges from low to high, for example a-z or 0-9")
                 }
                 out += Array(bytes[i]...bytes[i + 2])
                 i += 3
@@ -77,7 +81,8 @@ enum CharacterSetSpec {
         guard element.utf8.count >= 3, element.utf8.allSatisfy({ CharacterClass.of($0) == .lower }) else { return }
         let start = element.prefix(3)
         guard let near = CharacterClass.groupNames.first(where: { $0.hasPrefix(start) }) else { return }
-        throw KeychainError(errSecParam, "\(flag): unknown class '\(element)'; did you mean '\(near)'?",
-                            hint: "the classes are \(CharacterClass.groupNames.joined(separator: ", ")); give letters themselves as a range (a-f)")
+        throw KeychainError(
+            errSecParam, "\(flag): unknown class '\(element)'; did you mean '\(near)'?",
+            hint: "the classes are \(CharacterClass.groupNames.joined(separator: ", ")); give letters themselves as a range (a-f)")
     }
 }

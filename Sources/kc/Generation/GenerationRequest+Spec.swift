@@ -78,7 +78,8 @@ extension GenerationRequest {
 
     /// The error for a SPEC that is not understood.
     private static func specError(_ spec: String, _ fault: String) -> KeychainError {
-        KeychainError(errSecParam, "--generate=\(spec): \(fault)",
-                      hint: "for example --generate=32, --generate=20,letters,digits, --generate=words:6 (see kc add --help)")
+        KeychainError(
+            errSecParam, "--generate=\(spec): \(fault)",
+            hint: "for example --generate=32, --generate=20,letters,digits, --generate=words:6 (see kc add --help)")
     }
 }

@@ -40,8 +40,12 @@ struct GenerationRequest {
         let sets = [charset != nil ? "--charset" : nil, noSymbols ? "--no-symbols" : nil, digitsOnly ? "--digits-only" : nil].compactMap { $0 }
         if sets.count > 1 { return "\(sets.joined(separator: " and ")) each choose the characters; give one" }
         if words != nil {
-            let characterOnly = sets + [length != nil ? "--length" : nil, require != nil ? "--require" : nil,
-                                        exclude != nil ? "--exclude" : nil].compactMap { $0 }
+            let characterOnly =
+                sets
+                + [
+                    length != nil ? "--length" : nil, require != nil ? "--require" : nil,
+                    exclude != nil ? "--exclude" : nil
+                ].compactMap { $0 }
             if let first = characterOnly.first { return "--words makes a passphrase of words; \(first) is for characters" }
         } else if separator != nil {
             return "--separator goes between words: use it with --words N"

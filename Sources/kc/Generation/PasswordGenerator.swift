@@ -35,8 +35,9 @@ enum PasswordGenerator {
             }
             if met { return secret }
         }
-        throw KeychainError(errSecParam, "no secret met the rules in \(attempts) draws",
-                            hint: "make the secret longer or require fewer classes")
+        throw KeychainError(
+            errSecParam, "no secret met the rules in \(attempts) draws",
+            hint: "make the secret longer or require fewer classes")
     }
 
     /// `count` words from the EFF list, joined by the separator.

@@ -95,16 +95,20 @@ struct CharacterRecipe {
         }
         guard alphabet.count >= 2 else {
             let left = alphabet.isEmpty ? "no characters" : "only '\(String(decoding: alphabet, as: UTF8.self))'"
-            throw KeychainError(errSecParam, "the character set has \(left) left to draw from",
-                                hint: "a secret needs at least two characters to choose from: widen --charset or shorten --exclude")
+            throw KeychainError(
+                errSecParam, "the character set has \(left) left to draw from",
+                hint: "a secret needs at least two characters to choose from: widen --charset or shorten --exclude")
         }
         for kind in required where !alphabet.contains(where: { CharacterClass.of($0) == kind }) {
-            throw KeychainError(errSecParam, "a \(kind.rawValue) is required, but the character set has none",
-                                hint: "add \(kind.rawValue)s to --charset, exclude fewer, or drop it from --require")
+            throw KeychainError(
+                errSecParam, "a \(kind.rawValue) is required, but the character set has none",
+                hint: "add \(kind.rawValue)s to --charset, exclude fewer, or drop it from --require")
         }
         guard length >= required.count else {
-            throw KeychainError(errSecParam, "\(length) character\(length == 1 ? "" : "s") cannot hold one of each of the \(required.count) required classes (\(required.map(\.rawValue).joined(separator: ", ")))",
-                                hint: "use --length \(required.count) or more, or require fewer classes (--require none)")
+            throw KeychainError(
+                errSecParam,
+                "\(length) character\(length == 1 ? "" : "s") cannot hold one of each of the \(required.count) required classes (\(required.map(\.rawValue).joined(separator: ", ")))",
+                hint: "use --length \(required.count) or more, or require fewer classes (--require none)")
         }
     }
 }
@@ -134,8 +138,9 @@ struct WordRecipe {
             throw KeychainError(errSecParam, "--separator is \(separator.count) characters; at most \(Self.longestSeparator) are allowed")
         }
         guard separator.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-            throw KeychainError(errSecParam, "--separator: only printable ASCII (space included) is allowed",
-                                hint: "for example --separator - or --separator ' ' or --separator ''")
+            throw KeychainError(
+                errSecParam, "--separator: only printable ASCII (space included) is allowed",
+                hint: "for example --separator - or --separator ' ' or --separator ''")
         }
     }
 }

@@ -68,7 +68,9 @@ enum ArgumentNormaliser {
         }
         guard !leading.isEmpty else { return Array(arguments) }
         guard let subcommand = rest.first, !subcommand.hasPrefix("-") else {
-            throw ValidationError("\(leading.joined(separator: " ")) chooses the keychain of a command; give the command after it, as in `kc \(leading.joined(separator: " ")) find --all`")
+            throw ValidationError(
+                "\(leading.joined(separator: " ")) chooses the keychain of a command; give the command after it, as in `kc \(leading.joined(separator: " ")) find --all`"
+            )
         }
         let keychainGiven = leading.contains(where: isKeychain)
         let passwordGiven = leading.contains { $0.hasPrefix("--password") }

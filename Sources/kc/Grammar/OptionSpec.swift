@@ -69,8 +69,10 @@ final class OptionSpec: Sendable {
     let omitted: Omitted?
 
     /// - Parameters: as the properties; `short` and `long` are spelled with their dashes.
-    init(_ short: String?, _ long: String?, _ value: Value, _ abstract: String, valueName: String? = nil,
-         candidates: Candidates? = nil, omitted: Omitted? = nil) {
+    init(
+        _ short: String?, _ long: String?, _ value: Value, _ abstract: String, valueName: String? = nil,
+        candidates: Candidates? = nil, omitted: Omitted? = nil
+    ) {
         self.short = short
         self.long = long
         self.value = value
@@ -110,9 +112,9 @@ final class OptionSpec: Sendable {
     /// `-a/--account`, `--tag`: how messages name the option.
     var displayName: String {
         switch (short, long) {
-        case let (short?, long?): return short + "/" + long
-        case let (short?, nil): return short
-        case let (nil, long?): return long
+        case (let short?, let long?): return short + "/" + long
+        case (let short?, nil): return short
+        case (nil, let long?): return long
         case (nil, nil): return ""
         }
     }

@@ -5,25 +5,30 @@ extension Options {
 
     static let updateIfExists = OptionSpec("-U", nil, .none, "Update the item if it already exists.")
     /// `--generate` alone: `--generate=default` (`ArgumentNormaliser`).
-    static let addGenerate = OptionSpec(nil, "--generate", .text,
+    static let addGenerate = OptionSpec(
+        nil, "--generate", .text,
         "Store a new random secret; SPEC as below (--generate alone: kc generate's defaults).", valueName: "spec",
         candidates: .words(["default", "words", "words:6", "32", "nosymbols", "digitsonly", "letters,digits"]),
         omitted: .init(value: "default", numberFollowing: false))
     static let printGenerated = OptionSpec(nil, "--print", .none, "Print the generated secret once it is stored.")
-    static let accessible = OptionSpec(nil, "--accessible", .word,
+    static let accessible = OptionSpec(
+        nil, "--accessible", .word,
         "When the item can be read: when-unlocked (default), after-first-unlock, always (deprecated), or one of them with -this-device-only, or when-passcode-set-this-device-only; Apple's codes (ck...) too.",
         valueName: "class")
     static let addKDF = OptionSpec(nil, "--kdf", .word, "The key-derivation profile if this add creates the default keychain.")
-    static let userPresence = OptionSpec(nil, "--user-presence", .none,
+    static let userPresence = OptionSpec(
+        nil, "--user-presence", .none,
         "Ask for the keychain password on every read of the secret (access control: user presence).")
 
     /// `kc add --totp` (`OneTimeOptions`).
-    static let totp = OptionSpec(nil, "--totp", .none,
+    static let totp = OptionSpec(
+        nil, "--totp", .none,
         "The secret is a one-time-code seed: an otpauth:// URI or a base32 secret (stored as service otpauth/SERVICE).")
     static let algorithm = OptionSpec(nil, "--algorithm", .word, "With --totp and a base32 secret: SHA1 (default), SHA256 or SHA512.", valueName: "hash")
     static let digits = OptionSpec(nil, "--digits", .number, "With --totp and a base32 secret: 6 (default), 7 or 8 digits.", valueName: "n")
     static let period = OptionSpec(nil, "--period", .number, "With --totp and a base32 secret: the time step in seconds (default 30).", valueName: "seconds")
-    static let counter = OptionSpec(nil, "--counter", .number,
+    static let counter = OptionSpec(
+        nil, "--counter", .number,
         "With --totp and a base32 secret: a HOTP (counter) seed whose next code is number N.", valueName: "n")
     static let oneTimeGroup = [totp, algorithm, digits, period, counter]
 
@@ -41,12 +46,14 @@ extension Options {
     // MARK: generate (GenerateOptions, and its own --count)
 
     static let length = OptionSpec(nil, "--length", .number, "How many characters (1-4096; default 24).", valueName: "n")
-    static let charset = OptionSpec(nil, "--charset", .text,
+    static let charset = OptionSpec(
+        nil, "--charset", .text,
         "The characters to draw from: class names (lower, upper, letters, digits, symbols, alnum) or characters (a-f, !@#), separated by commas.",
         valueName: "spec", candidates: .words(CharacterClass.groupNames))
     static let noSymbols = OptionSpec(nil, "--no-symbols", .none, "Letters and digits only.")
     static let digitsOnly = OptionSpec(nil, "--digits-only", .none, "Digits only (a PIN).")
-    static let require = OptionSpec(nil, "--require", .text,
+    static let require = OptionSpec(
+        nil, "--require", .text,
         "At least one character of each class: lower, upper, digit, symbol, separated by commas, or none.",
         valueName: "list", candidates: .words(CharacterClass.allCases.map(\.rawValue) + ["none"]))
     static let exclude = OptionSpec(nil, "--exclude", .text, "Characters never to use (quote it for the shell).", valueName: "chars")
@@ -63,9 +70,11 @@ extension Options {
     static let newComment = OptionSpec(nil, "--new-comment", .text, "New comment.")
     static let newAccount = OptionSpec(nil, "--new-account", .text, "New account name.")
     static let newService = OptionSpec(nil, "--new-service", .text, "New service (the server, for internet passwords).")
-    static let newAccessible = OptionSpec(nil, "--new-accessible", .word,
+    static let newAccessible = OptionSpec(
+        nil, "--new-accessible", .word,
         "New accessibility class (as kc add --accessible); the item is sealed again under that class's key.", valueName: "class")
-    static let updateUserPresence = OptionSpec(nil, "--user-presence", .noneInvertible,
+    static let updateUserPresence = OptionSpec(
+        nil, "--user-presence", .noneInvertible,
         "Require (or no longer require) the keychain password on every read of the secret.")
 
     // MARK: delete, move, lock
@@ -78,15 +87,19 @@ extension Options {
 
     // MARK: unlock, settings, status
 
-    static let teamTokenFile = OptionSpec(nil, "--team-token-file", .text,
+    static let teamTokenFile = OptionSpec(
+        nil, "--team-token-file", .text,
         "Unlock the team keychain of a CI runner's token (kcr1:...) read from this file (else $KC_TEAM_TOKEN).", valueName: "path")
-    static let unlockTimeout = OptionSpec(nil, "--timeout", .number,
+    static let unlockTimeout = OptionSpec(
+        nil, "--timeout", .number,
         "Lock after this many seconds without use (default: the keychain's setting, 900).", valueName: "seconds")
-    static let unlockMax = OptionSpec(nil, "--max", .number,
+    static let unlockMax = OptionSpec(
+        nil, "--max", .number,
         "Lock after this many seconds whatever happens (default: the keychain's setting, 43200).", valueName: "seconds")
     static let settingsTimeout = OptionSpec("-t", "--timeout", .number, "Idle timeout in seconds.", valueName: "seconds")
     static let settingsMax = OptionSpec(nil, "--max", .number, "Absolute timeout in seconds.", valueName: "seconds")
-    static let statusKeychain = OptionSpec("-k", "--keychain", .text,
+    static let statusKeychain = OptionSpec(
+        "-k", "--keychain", .text,
         "Only this keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME.",
         valueName: "path|name")
     static let statusJSON = OptionSpec(nil, "--json", .none, "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
@@ -94,11 +107,13 @@ extension Options {
     // MARK: create, passwd, backup, agent
 
     static let createKDF = OptionSpec(nil, "--kdf", .word, "How hard the password is stretched (Argon2id): interactive, moderate or sensitive.")
-    static let newPasswordFile = OptionSpec(nil, "--new-password-file", .text,
+    static let newPasswordFile = OptionSpec(
+        nil, "--new-password-file", .text,
         "Read the new password from a file (one trailing newline is dropped).", valueName: "path")
     static let passwdKDF = OptionSpec(nil, "--kdf", .word, "A new key-derivation profile (default: keep the current one).")
     static let rekey = OptionSpec(nil, "--rekey", .none, "Replace the master key and re-seal every item (the default; accepted for scripts).")
-    static let keepMasterKey = OptionSpec(nil, "--keep-master-key", .none,
+    static let keepMasterKey = OptionSpec(
+        nil, "--keep-master-key", .none,
         "Only re-wrap the master key under the new password: old copies of the file then still give it with the old password.")
     static let backupForce = OptionSpec(nil, "--force", .none, "Replace DEST if it exists (a regular file only).")
     static let stop = OptionSpec(nil, "--stop", .none, "Stop the running agents (the team agent too); every key is wiped.")
@@ -127,7 +142,8 @@ extension Options {
     static let readPrompt = OptionSpec(nil, "--prompt", .text, "The text shown when the item requires user presence.")
     static let envFile = OptionSpec(nil, "--env-file", .text, "A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file")
     static let env = OptionSpec(nil, "--env", .text, "NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref")
-    static let resolveEnv = OptionSpec(nil, "--resolve-env", .none,
+    static let resolveEnv = OptionSpec(
+        nil, "--resolve-env", .none,
         "Also resolve kc:// references in the inherited environment (only where every variable is yours).")
     static let noMasking = OptionSpec(nil, "--no-masking", .none, "Never mask the command's output.")
     static let mask = OptionSpec(nil, "--mask", .none, "Mask the command's output even on a terminal.")

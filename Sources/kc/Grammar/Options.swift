@@ -9,12 +9,15 @@
 enum Options {
     // MARK: The keychain (KeychainOptions): every subcommand that opens one.
 
-    static let keychain = OptionSpec("-k", "--keychain", .text,
+    static let keychain = OptionSpec(
+        "-k", "--keychain", .text,
         "The keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME (a team keychain). Default: $KC_KEYCHAIN, else login.",
         valueName: "path|name", candidates: .keychains)
-    static let passwordStdin = OptionSpec(nil, "--password-stdin", .none,
+    static let passwordStdin = OptionSpec(
+        nil, "--password-stdin", .none,
         "Read the keychain password from stdin (one trailing newline is dropped).")
-    static let passwordFile = OptionSpec(nil, "--password-file", .text,
+    static let passwordFile = OptionSpec(
+        nil, "--password-file", .text,
         "Read the keychain password from a file (one trailing newline is dropped).", valueName: "path")
 
     /// `KeychainOptions`; these may also come before the subcommand (`kc -k work backup DEST`).
@@ -34,24 +37,31 @@ enum Options {
     static let securityDomain = OptionSpec("-d", "--security-domain", .text, "Security domain (internet passwords).")
     static let path = OptionSpec("-p", "--path", .text, "Path (internet passwords).")
     static let port = OptionSpec("-P", "--port", .number, "Port number (internet passwords).")
-    static let `protocol` = OptionSpec("-r", "--protocol", .text,
+    static let `protocol` = OptionSpec(
+        "-r", "--protocol", .text,
         "Protocol (internet passwords): https, http, ftp, ssh, smtp, imap... or a four-character code such as htps.", valueName: "protocol")
-    static let authType = OptionSpec("-t", "--auth-type", .text,
+    static let authType = OptionSpec(
+        "-t", "--auth-type", .text,
         "Authentication type (internet passwords): default, basic, digest, form, ntlm, or a four-character code. Default on add: default (dflt).",
         valueName: "type")
     static let tag = OptionSpec(nil, "--tag", .text, "Application tag (keys).")
 
     /// `ItemOptions`.
-    static let itemGroup = [itemClass, account, service, label, kind, comment, generic, creator, type, securityDomain,
-                            path, port, `protocol`, authType, tag]
+    static let itemGroup = [
+        itemClass, account, service, label, kind, comment, generic, creator, type, securityDomain,
+        path, port, `protocol`, authType, tag
+    ]
 
     // MARK: How text attributes match (MatchOptions): find, update, delete and move.
 
-    static let ignoreCase = OptionSpec(nil, "--ignore-case", .none,
+    static let ignoreCase = OptionSpec(
+        nil, "--ignore-case", .none,
         "Compare text attributes ignoring case (a kc extension: scans and decrypts the class).")
-    static let contains = OptionSpec(nil, "--contains", .none,
+    static let contains = OptionSpec(
+        nil, "--contains", .none,
         "Text attributes match when they contain the text given (-s git finds github.com; a kc extension: scans and decrypts the class).")
-    static let prefix = OptionSpec(nil, "--prefix", .none,
+    static let prefix = OptionSpec(
+        nil, "--prefix", .none,
         "Text attributes match when they start with the text given (a kc extension: scans and decrypts the class).")
 
     /// `MatchOptions`.
@@ -60,17 +70,20 @@ enum Options {
     // MARK: Shared by a few.
 
     /// `ClipOptions`: find, read, totp and generate.
-    static let clip = OptionSpec(nil, "--clip", .number,
+    static let clip = OptionSpec(
+        nil, "--clip", .number,
         "Copy the secret to the clipboard instead of printing it; clear it after seconds (45 if only --clip) if it is still there.",
         valueName: "seconds", omitted: .init(value: String(Clipboard.defaultSeconds), numberFollowing: true))
 
     /// `ReferenceOptions`: read, run, inject and totp.
-    static let allowKeychain = OptionSpec(nil, "--allow-keychain", .text,
+    static let allowKeychain = OptionSpec(
+        nil, "--allow-keychain", .text,
         "Another keychain (path or name) that references may name with ?keychain= (repeatable).",
         valueName: "path|name", candidates: .keychains)
 
     /// `SecretOptions`: where add and update take the secret from.
-    static let secret = OptionSpec("-w", "--secret", .text,
+    static let secret = OptionSpec(
+        "-w", "--secret", .text,
         "The secret itself. Others can see it in `ps` until kc overwrites it, and in shell history: prefer stdin or --data-file.",
         valueName: "value")
     static let dataFile = OptionSpec(nil, "--data-file", .text, "Read the secret from a file (exact bytes; binary is fine).", valueName: "path")
@@ -83,16 +96,19 @@ enum Options {
     static let output = OptionSpec("-o", "--output", .text, "Write to FILE (created 0600) instead of stdout.", valueName: "file")
 
     /// `kc --generate-completion-script SHELL`, kc's only option of its own.
-    static let generateCompletionScript = OptionSpec(nil, "--generate-completion-script", .text,
+    static let generateCompletionScript = OptionSpec(
+        nil, "--generate-completion-script", .text,
         "Print the completion script for bash, zsh or fish (make install installs them).",
         valueName: "shell", candidates: .words(["bash", "zsh", "fish"]))
 
     // MARK: The grammar
 
     /// The subcommands, by the name typed (hidden ones included).
-    static let subcommands = ["add", "find", "list", "generate", "update", "delete", "move", "unlock", "lock", "status",
-                              "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
-                              "run", "inject", "secret-service", "team", "error", "agent"]
+    static let subcommands = [
+        "add", "find", "list", "generate", "update", "delete", "move", "unlock", "lock", "status",
+        "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
+        "run", "inject", "secret-service", "team", "error", "agent"
+    ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
     /// the order its help lists them; none for a word that is no subcommand.
@@ -127,13 +143,16 @@ enum Options {
 
     /// Each subcommand's list, built once.
     private enum Grammar {
-        static let add = keychainGroup + itemGroup + secretGroup + oneTimeGroup
+        static let add =
+            keychainGroup + itemGroup + secretGroup + oneTimeGroup
             + [updateIfExists, addGenerate, printGenerated, accessible, addKDF, userPresence]
-        static let find = keychainGroup + itemGroup
+        static let find =
+            keychainGroup + itemGroup
             + [secretOnly, withSecret, hex, base64, findJSON, findAll, limit, findPrompt] + matchGroup + [clip]
         static let list = keychainGroup + itemGroup + [listJSON]
         static let generate = generateGroup + [clip, count]
-        static let update = keychainGroup + itemGroup + matchGroup + secretGroup
+        static let update =
+            keychainGroup + itemGroup + matchGroup + secretGroup
             + [updateAll, newLabel, newKind, newComment, newAccount, newService, newAccessible, updateUserPresence]
         static let delete = keychainGroup + itemGroup + matchGroup + [deleteAll, yes]
         static let move = keychainGroup + itemGroup + matchGroup + [to, moveAll]

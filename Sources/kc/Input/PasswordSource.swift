@@ -29,9 +29,10 @@ enum PasswordSource {
         if let explicit = try explicit(options) { return explicit }
         if let env = environmentPassword.take() { return env }
         guard Terminal.isAvailable else {
-            throw KeychainError(errSecInteractionNotAllowed,
-                                "the team keychain \(location) is locked and there is no terminal to ask for its password",
-                                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin; a CI runner gives its token: --team-token-file FILE or KC_TEAM_TOKEN")
+            throw KeychainError(
+                errSecInteractionNotAllowed,
+                "the team keychain \(location) is locked and there is no terminal to ask for its password",
+                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin; a CI runner gives its token: --team-token-file FILE or KC_TEAM_TOKEN")
         }
         return try Terminal.readSecret(prompt: "Password for team keychain \(location): ")
     }
@@ -43,9 +44,10 @@ enum PasswordSource {
         if let explicit = try explicit(options) { return explicit }
         if let env = environmentPassword.take() { return env }
         guard Terminal.isAvailable else {
-            throw KeychainError(errSecInteractionNotAllowed,
-                                "the keychain \(path) is locked and there is no terminal to ask for its password",
-                                hint: lockedHint ?? "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+            throw KeychainError(
+                errSecInteractionNotAllowed,
+                "the keychain \(path) is locked and there is no terminal to ask for its password",
+                hint: lockedHint ?? "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
         let typed = try Terminal.readSecret(prompt: "Password for keychain \(path): ")
         PresenceSource.remember(typed)   // typed for this command: a proof of presence too
@@ -66,9 +68,10 @@ enum PasswordSource {
     static func second(path: String) throws -> SecureBytes {
         if let env = environmentSecondPassword.take() { return env }
         guard Terminal.isAvailable else {
-            throw KeychainError(errSecInteractionNotAllowed,
-                                "the keychain \(path) is locked and there is no terminal to ask for its password",
-                                hint: "run `kc unlock -k \(path)` first, or set KC_PASSWORD (kc move uses it for both keychains)")
+            throw KeychainError(
+                errSecInteractionNotAllowed,
+                "the keychain \(path) is locked and there is no terminal to ask for its password",
+                hint: "run `kc unlock -k \(path)` first, or set KC_PASSWORD (kc move uses it for both keychains)")
         }
         return try Terminal.readSecret(prompt: "Password for keychain \(path): ")
     }
@@ -78,9 +81,10 @@ enum PasswordSource {
         if let explicit = try explicit(options) { return try nonEmpty(explicit) }
         if let env = environmentPassword.take() { return try nonEmpty(env) }
         guard Terminal.isAvailable else {
-            throw KeychainError(errSecInteractionNotAllowed,
-                                "creating the keychain \(path) needs a new password and there is no terminal to ask on",
-                                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
+            throw KeychainError(
+                errSecInteractionNotAllowed,
+                "creating the keychain \(path) needs a new password and there is no terminal to ask on",
+                hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
         return try nonEmpty(Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: "))
     }
@@ -92,8 +96,9 @@ enum PasswordSource {
         }
         if let env = environmentNewPassword.take() { return try nonEmpty(env) }
         guard Terminal.isAvailable else {
-            throw KeychainError(errSecInteractionNotAllowed, "no new password given and there is no terminal to ask on",
-                                hint: "set KC_NEW_PASSWORD or pass --new-password-file PATH")
+            throw KeychainError(
+                errSecInteractionNotAllowed, "no new password given and there is no terminal to ask on",
+                hint: "set KC_NEW_PASSWORD or pass --new-password-file PATH")
         }
         return try nonEmpty(Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: "))
     }

@@ -36,7 +36,8 @@ struct SecretOptions: ParsableArguments {
             let arg = Array(UnsafeBufferPointer(start: bytes, count: length))
             // "-w VALUE", "--secret VALUE", "--secret=VALUE", "-wVALUE"
             if arg.count >= value.count, Array(arg.suffix(value.count)) == value,
-               arg.count == value.count || arg.starts(with: Array("--secret=".utf8)) || arg.starts(with: Array("-w".utf8)) {
+                arg.count == value.count || arg.starts(with: Array("--secret=".utf8)) || arg.starts(with: Array("-w".utf8))
+            {
                 memset(bytes + (length - value.count), 0x2A, value.count)   // '*'
             }
         }
@@ -49,7 +50,9 @@ struct SecretOptions: ParsableArguments {
     /// neither -w nor --data-file): the two cannot share it.
     func checkStdinIsNotShared(passwordStdin: Bool) throws {
         guard passwordStdin, secret == nil, dataFile == nil, !Terminal.stdinIsTerminal else { return }
-        throw ValidationError("--password-stdin and a secret on stdin cannot share stdin: give the secret with -w or --data-file, or the password with --password-file or KC_PASSWORD")
+        throw ValidationError(
+            "--password-stdin and a secret on stdin cannot share stdin: give the secret with -w or --data-file, or the password with --password-file or KC_PASSWORD"
+        )
     }
 
     /// Where the secret comes from. - Parameter stdinTaken: stdin carries the keychain password.
@@ -83,8 +86,9 @@ struct SecretOptions: ParsableArguments {
             bytes = try Readers.readAll(0, limit: Limits.maxSecret, what: "the secret on stdin")
         case .prompt:
             guard Terminal.isAvailable else {
-                throw KeychainError(errSecInteractionNotAllowed, "no secret given and there is no terminal to ask on",
-                                    hint: "pipe the secret into stdin, or use --data-file PATH or -w VALUE")
+                throw KeychainError(
+                    errSecInteractionNotAllowed, "no secret given and there is no terminal to ask on",
+                    hint: "pipe the secret into stdin, or use --data-file PATH or -w VALUE")
             }
             let allowEmpty = allowEmpty
             // Enter at the first prompt is refused at once, not after typing it twice.

@@ -33,8 +33,9 @@ enum SecretSource: Equatable {
         case .file(let path):
             throw KeychainError(errSecParam, "the data file \(path) is empty", hint: onPurpose)
         case .stdin:
-            throw KeychainError(errSecParam, "the secret on stdin is empty",
-                                hint: "pipe the secret in (printf %s \"$TOKEN\" | kc add ...), or \(onPurpose)")
+            throw KeychainError(
+                errSecParam, "the secret on stdin is empty",
+                hint: "pipe the secret in (printf %s \"$TOKEN\" | kc add ...), or \(onPurpose)")
         case .prompt:
             throw KeychainError(errSecParam, "the secret typed at the prompt is empty; nothing was changed", hint: onPurpose)
         }
@@ -48,11 +49,15 @@ enum SecretSource: Equatable {
         guard endsInNewline, stderrIsTerminal else { return nil }
         switch self {
         case .stdin:
-            return ("warning: the secret from stdin ends in a newline, which was stored as part of it",
-                    "echo adds one; printf %s \"$SECRET\" | kc update ... stores the secret without it")
+            return (
+                "warning: the secret from stdin ends in a newline, which was stored as part of it",
+                "echo adds one; printf %s \"$SECRET\" | kc update ... stores the secret without it"
+            )
         case .file(let path):
-            return ("warning: the data file \(path) ends in a newline, which was stored as part of the secret",
-                    "if it is not meant, remove it (truncate -s -1 \(path)) and run kc update ... --data-file \(path)")
+            return (
+                "warning: the data file \(path) ends in a newline, which was stored as part of the secret",
+                "if it is not meant, remove it (truncate -s -1 \(path)) and run kc update ... --data-file \(path)"
+            )
         case .argument, .prompt:
             return nil
         }

@@ -24,15 +24,18 @@ enum ChildProcess {
     static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
 
     /// - Parameter environment: `NAME=VALUE` entries; wiped and emptied once the child has them.
-    static func run(_ command: [String], environment: inout [[UInt8]],
-                    mask: (out: Bool, err: Bool), maskable: [[UInt8]]) throws -> Int32 {
+    static func run(
+        _ command: [String], environment: inout [[UInt8]],
+        mask: (out: Bool, err: Bool), maskable: [[UInt8]]
+    ) throws -> Int32 {
         // Signals ignored when kc started (nohup, a shell's background job) stay ignored, in
         // kc and in the child; every other signal is reset to its default in the child.
         var ignored = sigset_t()
         sigemptyset(&ignored)
         for s in 1..<Int32(32) {
             var current = sigaction()
-            if sigaction(s, nil, &current) == 0 && unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { sigaddset(&ignored, s) }   // SIG_IGN is 1
+            // SIG_IGN is 1
+            if sigaction(s, nil, &current) == 0 && unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { sigaddset(&ignored, s) }
         }
         for s in forwarded where sigismember(&ignored, s) == 0 {
             var action = sigaction()
@@ -66,11 +69,12 @@ enum ChildProcess {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { entry in
-            let p = calloc(entry.count + 1, 1)!.assumingMemoryBound(to: CChar.self)
-            entry.withUnsafeBytes { if let base = $0.baseAddress { UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: entry.count) } }
-            return p
-        } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] =
+            environment.map { entry in
+                let p = calloc(entry.count + 1, 1)!.assumingMemoryBound(to: CChar.self)
+                entry.withUnsafeBytes { if let base = $0.baseAddress { UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: entry.count) } }
+                return p
+            } + [nil]
         for i in environment.indices { environment[i].withUnsafeMutableBytes { if let b = $0.baseAddress { memset(b, 0, $0.count) } } }
         environment.removeAll()
         defer {
@@ -84,8 +88,9 @@ enum ChildProcess {
         guard rc == 0 else {
             for fd in [outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
             // The shell's meanings: 127 not found, 126 found but not executable.
-            let error = KeychainError(rc == ENOENT ? errSecParam : errSecIO, "cannot run \(command[0]): \(String(cString: strerror(rc)))",
-                                      hint: rc == ENOENT ? "check the command's name and PATH" : nil, cause: .errno(rc))
+            let error = KeychainError(
+                rc == ENOENT ? errSecParam : errSecIO, "cannot run \(command[0]): \(String(cString: strerror(rc)))",
+                hint: rc == ENOENT ? "check the command's name and PATH" : nil, cause: .errno(rc))
             Report.err(Report.lines(error))
             return rc == ENOENT ? 127 : 126
         }

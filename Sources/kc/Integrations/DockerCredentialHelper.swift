@@ -56,8 +56,10 @@ enum DockerCredentialHelper {
             throw Failure(message: "kc: cannot read the server URL \(text)")
         }
         // Exact: a registry on another port or path is another registry.
-        return [kSecClass: kSecClassInternetPassword, kSecAttrServer: address.host, kSecAttrProtocol: code,
-                kSecAttrPath: address.path, kSecAttrPort: address.port ?? 0, kSecAttrLabel: label]
+        return [
+            kSecClass: kSecClassInternetPassword, kSecAttrServer: address.host, kSecAttrProtocol: code,
+            kSecAttrPath: address.path, kSecAttrPort: address.port ?? 0, kSecAttrLabel: label
+        ]
     }
 
     static func store(_ input: [UInt8], _ keychain: KeychainSession) throws {
@@ -102,8 +104,11 @@ enum DockerCredentialHelper {
         }
         guard let item = found as? [String: Any] else { throw Failure(message: notFound) }
         let secret = String(decoding: item[kSecValueData] as? Data ?? Data(), as: UTF8.self)
-        Report.out(JSON.object([("ServerURL", JSON.string(server)), ("Username", JSON.string(item[kSecAttrAccount] as? String ?? "")),
-                                ("Secret", JSON.string(secret))]) + "\n")
+        Report.out(
+            JSON.object([
+                ("ServerURL", JSON.string(server)), ("Username", JSON.string(item[kSecAttrAccount] as? String ?? "")),
+                ("Secret", JSON.string(secret))
+            ]) + "\n")
     }
 
     static func erase(_ input: [UInt8], _ keychain: KeychainSession) throws {
@@ -115,8 +120,10 @@ enum DockerCredentialHelper {
     }
 
     static func list(_ keychain: KeychainSession) throws {
-        let q: [String: Any] = [kSecClass: kSecClassInternetPassword, kSecAttrLabel: label, kSecMatchLimit: kSecMatchLimitAll,
-                                kSecReturnAttributes: true]
+        let q: [String: Any] = [
+            kSecClass: kSecClassInternetPassword, kSecAttrLabel: label, kSecMatchLimit: kSecMatchLimitAll,
+            kSecReturnAttributes: true
+        ]
         var pairs: [(String, String)] = []
         do {
             for item in try keychain.copyMatching(q) as? [[String: Any]] ?? [] {

@@ -73,9 +73,11 @@ enum DotEnv {
     static func quoted(_ value: String) -> String? {
         // Bytes, not Characters: "\r\n" is one Character and matches neither "\r" nor "\n".
         if value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\\") }) { return nil }
-        let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { s in
-            s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || "_-.,:/@+=%^*~".unicodeScalars.contains(s))
-        }
+        let plain =
+            !value.isEmpty
+            && value.unicodeScalars.allSatisfy { s in
+                s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || "_-.,:/@+=%^*~".unicodeScalars.contains(s))
+            }
         return plain ? value : "'\(value)'"
     }
 }

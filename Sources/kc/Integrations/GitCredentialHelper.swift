@@ -65,8 +65,10 @@ enum GitCredentialHelper {
         /// The query of the items this description names: attributes git did not send match anything.
         var query: [String: Any]? {
             guard let protocolCode, let host, !host.isEmpty else { return nil }
-            var q: [String: Any] = [kSecClass: kSecClassInternetPassword, kSecAttrServer: host, kSecAttrProtocol: protocolCode,
-                                    kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault]
+            var q: [String: Any] = [
+                kSecClass: kSecClassInternetPassword, kSecAttrServer: host, kSecAttrProtocol: protocolCode,
+                kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault
+            ]
             if let port { q[kSecAttrPort] = port }
             if let path { q[kSecAttrPath] = path }
             if let username { q[kSecAttrAccount] = username }
@@ -157,7 +159,10 @@ enum GitCredentialHelper {
             defer { for i in data.indices { data[i] = 0 } }
             let (password, extra) = split(data)
             if let expiry = extra.first(where: { $0.0 == "password_expiry_utc" }),
-               let when = Int(String(decoding: expiry.1, as: UTF8.self)), when <= now { continue }   // expired: not returned
+                let when = Int(String(decoding: expiry.1, as: UTF8.self)), when <= now
+            {
+                continue
+            }   // expired: not returned
             let account = item[kSecAttrAccount] as? String ?? ""
             // An item whose values would add lines to git's protocol (a crafted import or
             // Docker store) is never written to git, which would take them as other
@@ -165,7 +170,9 @@ enum GitCredentialHelper {
             // goes on to its next helper or prompt (issue 15, item 11).
             guard isLineSafe(account.utf8), isLineSafe(password), extra.allSatisfy({ isLineSafe($0.1) }) else {
                 let server = item[kSecAttrServer] as? String ?? request.host ?? ""
-                Report.note("the item for \(server) (account \(JSON.string(account))) has a line break or a NUL in its user name or password; not given to git (fix it with kc update)")
+                Report.note(
+                    "the item for \(server) (account \(JSON.string(account))) has a line break or a NUL in its user name or password; not given to git (fix it with kc update)"
+                )
                 return
             }
             var out: [UInt8] = []
@@ -213,13 +220,16 @@ enum GitCredentialHelper {
         guard parts.count == 2, parts[0].count == 40, let ref = hexBytes(parts[0]), let bits = UInt64(parts[1], radix: 16) else { return false }
         let found: Any?
         do {
-            found = try keychain.copyMatching([kSecClass: kSecClassInternetPassword, kSecValuePersistentRef: Data(ref),
-                                               kSecReturnAttributes: true, kSecReturnData: true])
+            found = try keychain.copyMatching([
+                kSecClass: kSecClassInternetPassword, kSecValuePersistentRef: Data(ref),
+                kSecReturnAttributes: true, kSecReturnData: true
+            ])
         } catch let e as KeychainError where e.status == errSecItemNotFound || e.status == errSecParam {
             return false
         }
         guard let item = found as? [String: Any], let modified = item[kSecAttrModificationDate] as? Date,
-              modified.timeIntervalSinceReferenceDate.bitPattern == bits, item[kSecAttrAccount] as? String == username else { return false }
+            modified.timeIntervalSinceReferenceDate.bitPattern == bits, item[kSecAttrAccount] as? String == username
+        else { return false }
         var stored = Array(item[kSecValueData] as? Data ?? Data())
         defer { for i in stored.indices { stored[i] = 0 } }
         return stored == data
@@ -243,7 +253,13 @@ enum GitCredentialHelper {
         let found: Any?
         do { found = try keychain.copyMatching(q) } catch let e as KeychainError where e.status == errSecItemNotFound { return }
         let items: [[String: Any]]
-        if let list = found as? [[String: Any]] { items = list } else if let refs = found as? [Data] { items = refs.map { [kSecValuePersistentRef: $0] } } else { items = [] }
+        if let list = found as? [[String: Any]] {
+            items = list
+        } else if let refs = found as? [Data] {
+            items = refs.map { [kSecValuePersistentRef: $0] }
+        } else {
+            items = []
+        }
         for item in items {
             guard let ref = item[kSecValuePersistentRef] as? Data else { continue }
             if let wanted = request.password {

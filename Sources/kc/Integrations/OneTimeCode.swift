@@ -49,7 +49,8 @@ enum OneTimeCode {
         plain[kSecMatchLimit] = 2
         let isInternet = query[kSecClass] as? String == kSecClassInternetPassword
         guard let name = (isInternet ? query[kSecAttrServer] : query[kSecAttrService]) as? String,
-              !name.isEmpty, !name.hasPrefix(servicePrefix) else { return [plain] }
+            !name.isEmpty, !name.hasPrefix(servicePrefix)
+        else { return [plain] }
         var sibling: [String: Any] = [kSecClass: kSecClassGenericPassword, kSecAttrService: servicePrefix + name]
         if isInternet {
             if let account = query[kSecAttrAccount] { sibling[kSecAttrAccount] = account }
@@ -68,8 +69,9 @@ enum OneTimeCode {
     static func now() throws -> Int64 {
         if let fixed = Environment.get(timeVariable) {
             guard let t = Int64(fixed), t >= 0 else {
-                throw KeychainError(errSecParam, "\(timeVariable) must be Unix time in whole seconds (0 or more), not \(JSON.string(fixed))",
-                                    hint: "unset it to use the clock")
+                throw KeychainError(
+                    errSecParam, "\(timeVariable) must be Unix time in whole seconds (0 or more), not \(JSON.string(fixed))",
+                    hint: "unset it to use the clock")
             }
             return t
         }
@@ -84,8 +86,10 @@ enum OneTimeCode {
     /// - Throws: errSecItemNotFound when no candidate matched; errSecParam when the item's
     ///   secret is not a valid otpauth URI (the fault named, never the secret); what the
     ///   keychain throws.
-    static func code(_ results: ArraySlice<Result<Any?, KeychainError>>, in session: KeychainSession,
-                     label: String, at time: Int64) throws -> Code {
+    static func code(
+        _ results: ArraySlice<Result<Any?, KeychainError>>, in session: KeychainSession,
+        label: String, at time: Int64
+    ) throws -> Code {
         var found: [[String: Any]]?
         for result in results {
             switch result {
@@ -99,8 +103,9 @@ enum OneTimeCode {
             if found != nil { break }
         }
         guard let items = found, let item = items.first else {
-            throw KeychainError(errSecItemNotFound, "\(label): no one-time-code seed matches it in \(session.path)",
-                                hint: "seeds are looked for under service otpauth/SERVICE, then SERVICE; store one with `kc add -s SERVICE -a ACCOUNT --totp`")
+            throw KeychainError(
+                errSecItemNotFound, "\(label): no one-time-code seed matches it in \(session.path)",
+                hint: "seeds are looked for under service otpauth/SERVICE, then SERVICE; store one with `kc add -s SERVICE -a ACCOUNT --totp`")
         }
         var code = try compute(item, in: session, label: label, at: time)
         code.ambiguous = items.count > 1
@@ -123,29 +128,34 @@ enum OneTimeCode {
             var next = OneTimeSeed.settingCounter(uri, to: counter + 1)
             defer { Sodium.wipe(&next) }
             do {
-                try session.update([kSecValuePersistentRef: ref, kSecAttrModificationDate: modified],
-                                   [kSecValueData: Data(next)])
+                try session.update(
+                    [kSecValuePersistentRef: ref, kSecAttrModificationDate: modified],
+                    [kSecValueData: Data(next)])
                 return Code(text: seed.code(counter: counter), secondsLeft: nil)
             } catch let error as KeychainError where error.status == errSecItemNotFound {
                 // Another process used a code meanwhile (or the item went): read it again.
                 if attempt > 2 { usleep(useconds_t(1_000 + Int(Sodium.randomBytes(1)[0]) * 40)) }
-                let again = try session.copyMatching([kSecValuePersistentRef: ref, kSecReturnData: true,
-                                                      kSecReturnAttributes: true, kSecReturnPersistentRef: true])
+                let again = try session.copyMatching([
+                    kSecValuePersistentRef: ref, kSecReturnData: true,
+                    kSecReturnAttributes: true, kSecReturnPersistentRef: true
+                ])
                 guard let dictionary = again as? [String: Any] else {
                     throw KeychainError(errSecItemNotFound, "\(label): the item went while its HOTP counter was advanced")
                 }
                 item = dictionary
             }
         }
-        throw KeychainError(errSecNotAvailable, "\(label): other processes kept changing the HOTP item; its counter was not advanced",
-                            hint: "try again")
+        throw KeychainError(
+            errSecNotAvailable, "\(label): other processes kept changing the HOTP item; its counter was not advanced",
+            hint: "try again")
     }
 
     /// The seed in an item's secret. - Throws: errSecParam naming the fault.
     private static func parse(_ uri: [UInt8], label: String) throws -> OneTimeSeed {
         guard OneTimeSeed.isURI(uri) else {
-            throw KeychainError(errSecParam, "\(label): the item's secret is not an otpauth:// URI",
-                                hint: "store a seed with `kc add -s SERVICE -a ACCOUNT --totp` (it is kept as service otpauth/SERVICE)")
+            throw KeychainError(
+                errSecParam, "\(label): the item's secret is not an otpauth:// URI",
+                hint: "store a seed with `kc add -s SERVICE -a ACCOUNT --totp` (it is kept as service otpauth/SERVICE)")
         }
         do {
             return try OneTimeSeed(uri: uri)

@@ -19,8 +19,10 @@ enum ReferenceResolver {
     /// - Throws: the first failure, naming `label(i)` (every reference to a keychain that
     ///   cannot be opened: locked, missing, wrong password); errSecParam (exit 206) for a
     ///   keychain not named on the command line, before any keychain is opened.
-    static func resolve(_ references: [SecretReference], base: KeychainChoice, allowed: [String] = [],
-                        label: (Int) -> String) throws -> [Secret] {
+    static func resolve(
+        _ references: [SecretReference], base: KeychainChoice, allowed: [String] = [],
+        label: (Int) -> String
+    ) throws -> [Secret] {
         try checkKeychains(references, base: base, allowed: allowed, label: label)
         var secrets = [Secret?](repeating: nil, count: references.count)
         var byKeychain: [String: [Int]] = [:]
@@ -51,8 +53,9 @@ enum ReferenceResolver {
                 handle = try Session.open(references[first].choice(base))
                 results = try handle.copyMany(queries)
             } catch let error as KeychainError {
-                throw KeychainError(error.status, "\(indexes.map(label).joined(separator: ", ")): \(error.message)",
-                                    hint: error.hint, cause: error.cause)
+                throw KeychainError(
+                    error.status, "\(indexes.map(label).joined(separator: ", ")): \(error.message)",
+                    hint: error.hint, cause: error.cause)
             }
             for (n, i) in indexes.enumerated() {
                 if references[i].totp {
@@ -68,8 +71,9 @@ enum ReferenceResolver {
                     secrets[i] = Secret(Array(data))
                 case .failure(let error):
                     if error.status == errSecItemNotFound {
-                        throw KeychainError(errSecItemNotFound, "\(label(i)): no item matches it in \(handle.path)",
-                                            hint: "list what is there with `kc list`")
+                        throw KeychainError(
+                            errSecItemNotFound, "\(label(i)): no item matches it in \(handle.path)",
+                            hint: "list what is there with `kc list`")
                     }
                     throw KeychainError(error.status, "\(label(i)): \(error.message)", hint: error.hint)
                 }
@@ -81,8 +85,10 @@ enum ReferenceResolver {
     /// Refuses a reference that names a keychain other than the command's own and those
     /// given with `--allow-keychain`. Keychains are compared by real path (a name, a
     /// relative path and a path through a symbolic link to the same folder are one keychain).
-    static func checkKeychains(_ references: [SecretReference], base: KeychainChoice, allowed: [String],
-                               label: (Int) -> String) throws {
+    static func checkKeychains(
+        _ references: [SecretReference], base: KeychainChoice, allowed: [String],
+        label: (Int) -> String
+    ) throws {
         guard references.contains(where: { $0.keychain != nil }) else { return }
         let own = agentPath(base)
         let permitted = [own] + allowed.map { agentPath(KeychainChoice(keychain: $0)) }
@@ -90,8 +96,9 @@ enum ReferenceResolver {
             guard let named = reference.keychain else { continue }
             let path = agentPath(reference.choice(base))
             if permitted.contains(path) { continue }
-            throw KeychainError(errSecParam, "\(label(i)): it names the keychain \(named), but this command was given \(own)",
-                                hint: "a reference may name only a keychain the command line names; if it is meant, add --allow-keychain \(named)")
+            throw KeychainError(
+                errSecParam, "\(label(i)): it names the keychain \(named), but this command was given \(own)",
+                hint: "a reference may name only a keychain the command line names; if it is meant, add --allow-keychain \(named)")
         }
     }
 

@@ -33,8 +33,9 @@ struct SecretReference: Equatable {
     /// Parses a reference. - Throws: errSecParam (exit 206) naming the reference and what is wrong.
     init(_ text: String) throws {
         func bad(_ why: String) -> KeychainError {
-            KeychainError(errSecParam, "malformed kc reference \(JSON.string(text)): \(why)",
-                          hint: "write kc://SERVICE/ACCOUNT, with ?class=internet for a server (docs/integrations.md)")
+            KeychainError(
+                errSecParam, "malformed kc reference \(JSON.string(text)): \(why)",
+                hint: "write kc://SERVICE/ACCOUNT, with ?class=internet for a server (docs/integrations.md)")
         }
         guard text.hasPrefix(Self.scheme) else { throw bad("it does not start with kc://") }
         var rest = Substring(text.dropFirst(Self.scheme.count))
@@ -82,8 +83,10 @@ struct SecretReference: Equatable {
 
     /// The SecItemCopyMatching query for its secret.
     var query: [String: Any] {
-        var q: [String: Any] = [kSecClass: internet ? kSecClassInternetPassword : kSecClassGenericPassword,
-                                internet ? kSecAttrServer : kSecAttrService: service, kSecReturnData: true]
+        var q: [String: Any] = [
+            kSecClass: internet ? kSecClassInternetPassword : kSecClassGenericPassword,
+            internet ? kSecAttrServer : kSecAttrService: service, kSecReturnData: true
+        ]
         if let account { q[kSecAttrAccount] = account }
         return q
     }

@@ -24,8 +24,10 @@ struct Accessibility: ExpressibleByArgument {
 
     /// The names, for help and completion.
     static var allValueStrings: [String] {
-        ["when-unlocked", "after-first-unlock", "always", "when-unlocked-this-device-only",
-         "after-first-unlock-this-device-only", "always-this-device-only", "when-passcode-set-this-device-only"]
+        [
+            "when-unlocked", "after-first-unlock", "always", "when-unlocked-this-device-only",
+            "after-first-unlock-this-device-only", "always-this-device-only", "when-passcode-set-this-device-only"
+        ]
     }
 
     /// Warns on stderr when the class is one Apple deprecated (`always…`): kc stores it,
@@ -33,6 +35,8 @@ struct Accessibility: ExpressibleByArgument {
     func warnIfDeprecated() {
         guard ProtectionClass.isDeprecated(code) else { return }
         let name = AttributeCodes.accessibility[code] ?? code
-        Report.note("warning: '\(name)' is deprecated by Apple; kc protects it as after-first-unlock (readable after kc lock until the agent stops or the machine restarts)")
+        Report.note(
+            "warning: '\(name)' is deprecated by Apple; kc protects it as after-first-unlock (readable after kc lock until the agent stops or the machine restarts)"
+        )
     }
 }

@@ -62,8 +62,10 @@ enum CompletionCandidates {
         let itemClass = line.value(of: Options.itemClass.spellings).flatMap(CLIClass.init(rawValue:)) ?? .generic
         guard itemClass == .generic || itemClass == .internet else { return [] }
         let serviceKey = itemClass == .internet ? kSecAttrServer : kSecAttrService
-        var query: [String: Any] = [kSecClass: itemClass.secClass, kSecMatchLimit: kSecMatchLimitAll,
-                                    kSecReturnAttributes: true]
+        var query: [String: Any] = [
+            kSecClass: itemClass.secClass, kSecMatchLimit: kSecMatchLimitAll,
+            kSecReturnAttributes: true
+        ]
         if field == .account, let service = line.value(of: Options.service.spellings) { query[serviceKey] = service }
         if field == .service, let account = line.value(of: Options.account.spellings) { query[kSecAttrAccount] = account }
         let named = line.value(of: Options.keychain.spellings)
@@ -73,7 +75,8 @@ enum CompletionCandidates {
         var agent = AgentClient().holding(address)
         agent.timeout = agentTimeout
         guard case .result(let reply)? = try? agent.perform(path: address.agentPath, .copyMatching(query)),
-              let found = try? reply.value() else { return [] }
+            let found = try? reply.value()
+        else { return [] }
         let items = (found as? [[String: Any]]) ?? [(found as? [String: Any]) ?? [:]]
         let key = field == .service ? serviceKey : kSecAttrAccount
         return Set(items.compactMap { $0[key] as? String }).sorted()
@@ -122,7 +125,8 @@ enum CompletionCandidates {
     /// colon is escaped there. fish takes each line as it is.
     static func formatted(_ values: [String]) -> [String] {
         let shell = CompletionShell.requesting
-        return values
+        return
+            values
             .filter { !$0.isEmpty && !TerminalSafe.hasControl($0) }
             .map { value in
                 if shell == .bash {

@@ -28,8 +28,9 @@ struct GenerateOptions: ParsableArguments {
 
     /// The options as a request; conflicts are usage errors (exit 2).
     var request: GenerationRequest {
-        GenerationRequest(length: length, charset: charset, noSymbols: noSymbols, digitsOnly: digitsOnly,
-                          words: words, separator: separator, require: require, exclude: exclude)
+        GenerationRequest(
+            length: length, charset: charset, noSymbols: noSymbols, digitsOnly: digitsOnly,
+            words: words, separator: separator, require: require, exclude: exclude)
     }
 
     func validate() throws {

@@ -43,7 +43,7 @@ struct ItemFields: Equatable {
         try ValueLength.check([
             (Options.account.displayName, account), (Options.service.displayName, service), (Options.label.displayName, label),
             (Options.kind.displayName, kind), (Options.comment.displayName, comment), (Options.generic.displayName, generic),
-            (Options.securityDomain.displayName, securityDomain), (Options.path.displayName, path), (Options.tag.displayName, tag),
+            (Options.securityDomain.displayName, securityDomain), (Options.path.displayName, path), (Options.tag.displayName, tag)
         ])
         // Arrays, not sets: `kc find` runs this on every call, and a Set's first use in a
         // static binary costs a scan of the protocol conformances (docs/performance.md).
@@ -55,13 +55,14 @@ struct ItemFields: Equatable {
             (Options.type, type != nil, [.generic, .internet, .key]),
             (Options.securityDomain, securityDomain != nil, [.internet]), (Options.path, path != nil, [.internet]),
             (Options.port, port != nil, [.internet]), (Options.protocol, `protocol` != nil, [.internet]),
-            (Options.authType, authType != nil, [.internet]), (Options.tag, tag != nil, [.key]),
+            (Options.authType, authType != nil, [.internet]), (Options.tag, tag != nil, [.key])
         ]
         for (option, given, classes) in flags where given && !classes.contains(itemClass) {
             let flag = option.displayName
             let names = CLIClass.allCases.filter { classes.contains($0) }.map(\.rawValue).joined(separator: " and ")
-            throw KeychainError(errSecNoSuchAttr, "\(flag) is not an attribute of \(itemClass.rawValue) items",
-                                hint: "it applies to \(names) items; choose the class with --class")
+            throw KeychainError(
+                errSecNoSuchAttr, "\(flag) is not an attribute of \(itemClass.rawValue) items",
+                hint: "it applies to \(names) items; choose the class with --class")
         }
     }
 
@@ -98,7 +99,7 @@ struct ItemFields: Equatable {
             (itemClass == .internet ? "server" : "service", service), ("account", account), ("label", label),
             ("kind", kind), ("comment", comment), ("generic", generic), ("creator", creator), ("type", type),
             ("security-domain", securityDomain), ("path", path), ("port", port.map(String.init)),
-            ("protocol", `protocol`), ("auth-type", authType), ("tag", tag),
+            ("protocol", `protocol`), ("auth-type", authType), ("tag", tag)
         ]
         let parts = names.compactMap { name, value in value.map { "\(name)=\($0)" } }
         let cls = itemClass == .generic ? "" : "\(itemClass.rawValue) "
@@ -112,7 +113,7 @@ struct ItemFields: Equatable {
             (Options.service, service), (Options.account, account), (Options.label, label), (Options.kind, kind),
             (Options.comment, comment), (Options.generic, generic), (Options.creator, creator), (Options.type, type),
             (Options.securityDomain, securityDomain), (Options.path, path), (Options.port, port.map(String.init)),
-            (Options.protocol, `protocol`), (Options.authType, authType), (Options.tag, tag),
+            (Options.protocol, `protocol`), (Options.authType, authType), (Options.tag, tag)
         ]
         let given = flags.compactMap { option, value in value.map { [option.shortest, Self.shellWord($0)] } }.flatMap { $0 }
         return (itemClass == .generic ? [] : [Options.itemClass.shortest, itemClass.rawValue]) + given
@@ -120,13 +121,14 @@ struct ItemFields: Equatable {
 
     /// `text` as one shell word: as is when it is plain, else in single quotes.
     static func shellWord(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./:@%+=,".unicodeScalars.contains($0)
-        }
+        let plain =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./:@%+=,".unicodeScalars.contains($0)
+            }
         return plain ? text : "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
     /// Whether any attribute narrows the query.
     var hasConditions: Bool { !attributes.isEmpty }
 }
-

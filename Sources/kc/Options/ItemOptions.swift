@@ -56,9 +56,10 @@ struct ItemOptions: ParsableArguments {
 
     /// The parsed values, as plain data.
     var fields: ItemFields {
-        ItemFields(itemClass: itemClass, account: account, service: service, label: label, kind: kind, comment: comment,
-                   generic: generic, creator: creator, type: type, securityDomain: securityDomain, path: path,
-                   port: port, protocol: `protocol`, authType: authType, tag: tag)
+        ItemFields(
+            itemClass: itemClass, account: account, service: service, label: label, kind: kind, comment: comment,
+            generic: generic, creator: creator, type: type, securityDomain: securityDomain, path: path,
+            port: port, protocol: `protocol`, authType: authType, tag: tag)
     }
 
     func validate() throws { try fields.validate() }

@@ -55,8 +55,9 @@ struct OneTimeOptions: ParsableArguments {
     /// - Throws: errSecParam without a service, or for a class other than generic.
     func storedFields(_ fields: ItemFields) throws -> ItemFields {
         guard fields.itemClass == .generic else {
-            throw KeychainError(errSecParam, "one-time-code seeds are stored as generic passwords (service otpauth/SERVICE), not as \(fields.itemClass.rawValue)s",
-                                hint: "drop --class; kc totp -s SERVER finds otpauth/SERVER beside an internet password")
+            throw KeychainError(
+                errSecParam, "one-time-code seeds are stored as generic passwords (service otpauth/SERVICE), not as \(fields.itemClass.rawValue)s",
+                hint: "drop --class; kc totp -s SERVER finds otpauth/SERVER beside an internet password")
         }
         guard let service = fields.service, !service.isEmpty else {
             throw KeychainError(errSecParam, "a one-time-code seed needs a service (-s)", hint: "for example: kc add -s github.com -a alice --totp")
@@ -80,8 +81,9 @@ struct OneTimeOptions: ParsableArguments {
         while let f = bytes.first, f == 0x20 || f == 0x09 || f == 0x0A || f == 0x0D { bytes.removeFirst() }
         if OneTimeSeed.isURI(bytes) {
             if hasParameters {
-                throw KeychainError(errSecParam, "an otpauth:// URI carries its own algorithm, digits, period and counter",
-                                    hint: "drop --algorithm, --digits, --period and --counter, or give the bare base32 secret")
+                throw KeychainError(
+                    errSecParam, "an otpauth:// URI carries its own algorithm, digits, period and counter",
+                    hint: "drop --algorithm, --digits, --period and --counter, or give the bare base32 secret")
             }
             _ = try OneTimeSeed(uri: bytes)
             return Data(bytes)
@@ -90,13 +92,15 @@ struct OneTimeOptions: ParsableArguments {
         let issuer = service.hasPrefix(OneTimeCode.servicePrefix) ? String(service.dropFirst(OneTimeCode.servicePrefix.count)) : service
         let kind: OneTimeSeed.Kind = counter.map { .hotp(counter: $0) } ?? .totp(period: period ?? 30)
         do {
-            var uri = try OneTimeSeed.uri(base32: bytes, issuer: issuer, account: fields.account ?? "", kind: kind,
-                                          algorithm: algorithm ?? .sha1, digits: digits ?? 6)
+            var uri = try OneTimeSeed.uri(
+                base32: bytes, issuer: issuer, account: fields.account ?? "", kind: kind,
+                algorithm: algorithm ?? .sha1, digits: digits ?? 6)
             defer { Sodium.wipe(&uri) }
             return Data(uri)
         } catch let error as KeychainError {
-            throw KeychainError(errSecParam, "malformed one-time-code secret: \(error.message)",
-                                hint: "give the base32 secret the site shows (A-Z, 2-7; spaces and = padding are fine), or the otpauth:// URI")
+            throw KeychainError(
+                errSecParam, "malformed one-time-code secret: \(error.message)",
+                hint: "give the base32 secret the site shows (A-Z, 2-7; spaces and = padding are fine), or the otpauth:// URI")
         }
     }
 }

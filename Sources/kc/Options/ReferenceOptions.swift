@@ -10,7 +10,8 @@ import KeychainCore
 ///
 ///     kc run -k ci --allow-keychain login --env-file .env.kc -- make deploy
 struct ReferenceOptions: ParsableArguments {
-    @Option(name: Options.allowKeychain.names, parsing: .unconditionalSingleValue, help: Options.allowKeychain.help, completion: Options.allowKeychain.completion)
+    @Option(
+        name: Options.allowKeychain.names, parsing: .unconditionalSingleValue, help: Options.allowKeychain.help, completion: Options.allowKeychain.completion)
     var allowedKeychains: [String] = []
 
     func validate() throws {

@@ -8,8 +8,9 @@ enum ValueLength {
         let limit = ItemQuery.maxAttributeBytes
         for (flag, value) in values {
             guard let count = value?.utf8.count, count > limit else { continue }
-            throw KeychainError(errSecDataTooLarge, "the value of \(flag) is \(count) bytes; at most \(limit) are allowed",
-                                hint: "attributes are for names; keep large data in the secret (--data-file)")
+            throw KeychainError(
+                errSecDataTooLarge, "the value of \(flag) is \(count) bytes; at most \(limit) are allowed",
+                hint: "attributes are for names; keep large data in the secret (--data-file)")
         }
     }
 }

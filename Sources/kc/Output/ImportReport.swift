@@ -9,8 +9,8 @@ struct ImportReport {
     struct Row {
         var source: String
         var name: String
-        var what: String          // "internet github.com alice"
-        var result: String        // created, updated, unchanged, skipped, invalid, unsupported
+        var what: String   // "internet github.com alice"
+        var result: String   // created, updated, unchanged, skipped, invalid, unsupported
         var reason: String?
         var dropped: [String]
     }
@@ -28,7 +28,8 @@ struct ImportReport {
             if let problem = entry.problem {
                 switch problem {
                 case .malformed(let why): rows.append(Row(source: entry.source, name: entry.name, what: "", result: "invalid", reason: why, dropped: []))
-                case .unsupported(let why): rows.append(Row(source: entry.source, name: entry.name, what: "", result: "unsupported", reason: why, dropped: entry.dropped))
+                case .unsupported(let why):
+                    rows.append(Row(source: entry.source, name: entry.name, what: "", result: "unsupported", reason: why, dropped: entry.dropped))
                 }
                 continue
             }
@@ -36,8 +37,9 @@ struct ImportReport {
                 let outcome = outcomes[itemIndex]
                 itemIndex += 1
                 let earlier = { (of: Int?) in of.map { " (as \(sourceOfItem[$0]) of the input)" } ?? "" }
-                var row = Row(source: entry.source, name: n == 0 ? entry.name : entry.name + " (one-time codes)",
-                              what: Self.describe(item.query), result: "", reason: nil, dropped: n == 0 ? entry.dropped : [])
+                var row = Row(
+                    source: entry.source, name: n == 0 ? entry.name : entry.name + " (one-time codes)",
+                    what: Self.describe(item.query), result: "", reason: nil, dropped: n == 0 ? entry.dropped : [])
                 switch outcome {
                 case .created: row.result = "created"
                 case .updated(let of): row.result = "updated"; row.reason = "replaced the item with the same key" + earlier(of)
@@ -91,14 +93,18 @@ struct ImportReport {
 
     func json(format: ImportFormat, dryRun: Bool) -> String {
         let list = rows.map { row in
-            var fields: [(String, String)] = [("source", JSON.string(row.source)), ("name", JSON.string(row.name)),
-                                              ("item", JSON.string(row.what)), ("result", JSON.string(row.result))]
+            var fields: [(String, String)] = [
+                ("source", JSON.string(row.source)), ("name", JSON.string(row.name)),
+                ("item", JSON.string(row.what)), ("result", JSON.string(row.result))
+            ]
             if let reason = row.reason { fields.append(("reason", JSON.string(reason))) }
             fields.append(("notKept", JSON.array(row.dropped.map(JSON.string))))
             return JSON.object(fields)
         }
         let summary = JSON.object(Self.results.map { ($0, String(count($0))) })
-        return JSON.object([("format", JSON.string(format.rawValue)), ("dryRun", dryRun ? "true" : "false"),
-                            ("entries", JSON.array(list)), ("summary", summary)]) + "\n"
+        return JSON.object([
+            ("format", JSON.string(format.rawValue)), ("dryRun", dryRun ? "true" : "false"),
+            ("entries", JSON.array(list)), ("summary", summary)
+        ]) + "\n"
     }
 }

@@ -25,7 +25,8 @@ enum PrivateFile {
         guard rename(temporary, path) == 0 else {
             let e = errno
             unlink(temporary)
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot replace \(path): \(String(cString: strerror(e)))", cause: .errno(e))
+            throw KeychainError(
+                e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot replace \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
     }
 
@@ -37,7 +38,8 @@ enum PrivateFile {
             if e == EEXIST {
                 throw KeychainError(errSecDuplicateItem, "\(path) already exists", hint: "choose another name, or pass --force")
             }
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
+            throw KeychainError(
+                e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot create \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         var ok = false
         defer {

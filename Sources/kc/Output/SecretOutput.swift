@@ -17,7 +17,8 @@ import Glibc
 /// docs/security.md, "What reaches your terminal"; docs/commands.md, "kc find".
 enum SecretOutput {
     /// The note printed once when a secret was shown escaped.
-    static let note = "note: the secret has control characters or bytes that are not text; shown escaped "
+    static let note =
+        "note: the secret has control characters or bytes that are not text; shown escaped "
         + "(\\\\ is a backslash, \\uXXXX a character, \\xNN a byte); pipe or redirect the output for its exact bytes"
 
     /// Whether `secret` must be shown escaped on a terminal: it has a character or a byte

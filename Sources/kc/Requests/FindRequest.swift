@@ -127,8 +127,9 @@ struct FindRequest: Equatable {
                 retried = true
             }
         } catch let error as KeychainError where error.status == errSecItemNotFound {
-            throw KeychainError(errSecItemNotFound, "no item matches \(matching.describe(item.summary)) in \(keychain.path)",
-                                hint: "list what is there with `kc list`")
+            throw KeychainError(
+                errSecItemNotFound, "no item matches \(matching.describe(item.summary)) in \(keychain.path)",
+                hint: "list what is there with `kc list`")
         }
         if secretOnlyOrClip {
             let secrets = result as? [Data] ?? []
@@ -190,7 +191,7 @@ struct FindRequest: Equatable {
             (kSecAttrAccount, Options.account), (item.itemClass == .internet ? kSecAttrServer : kSecAttrService, Options.service),
             (kSecAttrPath, Options.path), (kSecAttrPort, Options.port), (kSecAttrProtocol, Options.protocol),
             (kSecAttrSecurityDomain, Options.securityDomain), (kSecAttrLabel, Options.label), (kSecAttrDescription, Options.kind),
-            (kSecAttrComment, Options.comment), (kSecAttrGeneric, Options.generic),
+            (kSecAttrComment, Options.comment), (kSecAttrGeneric, Options.generic)
         ]
         let differing = flags.filter { key, _ in
             ItemPrinter.textValue(first[key] ?? "", name: key) != ItemPrinter.textValue(second[key] ?? "", name: key)

@@ -40,8 +40,10 @@ enum Guard {
     /// `matches`: the query itself when its text attributes match exactly (one operation,
     /// an index lookup), else one query per item found (`references`).
     /// - Returns: the number of items matched and the queries to act on.
-    static func selection(_ keychain: KeychainSession, item: ItemOptions, matching: TextMatching, all: Bool,
-                          verb: String) throws -> (count: Int, queries: [[String: Any]]) {
+    static func selection(
+        _ keychain: KeychainSession, item: ItemOptions, matching: TextMatching, all: Bool,
+        verb: String
+    ) throws -> (count: Int, queries: [[String: Any]]) {
         let query = item.query
         if matching.isExact {
             return (try matches(keychain, query: query, item: item, all: all, verb: verb), [query])
@@ -55,12 +57,14 @@ enum Guard {
     /// errSecItemNotFound for no match, errSecParam for more than one without `all`.
     private static func check(_ count: Int, summary: String, path: String, all: Bool, verb: String) throws {
         if count == 0 {
-            throw KeychainError(errSecItemNotFound, "no item matches \(summary) in \(path)",
-                                hint: "list what is there with `kc list`")
+            throw KeychainError(
+                errSecItemNotFound, "no item matches \(summary) in \(path)",
+                hint: "list what is there with `kc list`")
         }
         if count > 1 && !all {
-            throw KeychainError(errSecParam, "\(count) items match \(summary); kc \(verb) changes one unless --all is given",
-                                hint: "narrow the query with more attributes, or add --all")
+            throw KeychainError(
+                errSecParam, "\(count) items match \(summary); kc \(verb) changes one unless --all is given",
+                hint: "narrow the query with more attributes, or add --all")
         }
     }
 }

@@ -49,9 +49,10 @@ struct RunRequest: Equatable {
         }
         let unresolved = environment.indices.filter { !authored[$0] && SecretReference.isReference(environment[$0].1) }
         if !unresolved.isEmpty {
-            Report.note("not resolving the kc:// reference\(unresolved.count == 1 ? "" : "s") inherited in "
-                        + unresolved.map { environment[$0].0 }.joined(separator: ", ")
-                        + ": pass it with --env NAME=kc://… or --env-file, or give --resolve-env")
+            Report.note(
+                "not resolving the kc:// reference\(unresolved.count == 1 ? "" : "s") inherited in "
+                    + unresolved.map { environment[$0].0 }.joined(separator: ", ")
+                    + ": pass it with --env NAME=kc://… or --env-file, or give --resolve-env")
         }
         // Resolve every reference before anything starts.
         let referenced = environment.indices.filter { authored[$0] && SecretReference.isReference(environment[$0].1) }

@@ -114,7 +114,7 @@ func genp(_ extra: [String: Any] = [:]) -> [String: Any] {
 
 /// A short, printable digest of bytes (FNV-1a 64), for comparisons in expectations.
 func digest(_ bytes: [UInt8]) -> String {
-    var h: UInt64 = 0xcbf29ce484222325
-    for b in bytes { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
     return "\(bytes.count):\(String(h, radix: 16))"
 }

@@ -36,8 +36,10 @@ final class PrivateBus {
     ///     normal user without CAP_SYS_PTRACE (the home must be nobody's, made under
     ///     `OtherUser.base`). The provider and kc it runs are copies in the home
     ///     (`OtherUser.install`), which nobody reaches wherever the checkout lives.
-    init(_ home: KCHome, promptTimeout: Double = 5, anyUser: Bool = false, provider: [String] = ["--no-pinentry"],
-         daemonEnvironment: [String: String] = [:], asNobody: Bool = false) throws {
+    init(
+        _ home: KCHome, promptTimeout: Double = 5, anyUser: Bool = false, provider: [String] = ["--no-pinentry"],
+        daemonEnvironment: [String: String] = [:], asNobody: Bool = false
+    ) throws {
         self.home = home
         runAs = asNobody ? OtherUser.setpriv : []
         var providerPath = Self.providerPath
@@ -54,35 +56,36 @@ final class PrivateBus {
         let socket = dir + "/socket"
         address = "unix:path=" + socket
         try """
-            [D-BUS Service]
-            Name=org.freedesktop.secrets
-            Exec=\(([providerPath, "--prompt-timeout", String(promptTimeout)] + provider).joined(separator: " "))
+        [D-BUS Service]
+        Name=org.freedesktop.secrets
+        Exec=\(([providerPath, "--prompt-timeout", String(promptTimeout)] + provider).joined(separator: " "))
 
-            """.write(toFile: dir + "/services/org.freedesktop.secrets.service", atomically: true, encoding: .utf8)
+        """.write(toFile: dir + "/services/org.freedesktop.secrets.service", atomically: true, encoding: .utf8)
         try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
-              <servicedir>\(dir)/services</servicedir>
-              \(anyUser ? "<allow_anonymous/>" : "")
-              <policy context="default">
-                \(anyUser ? "<allow user=\"*\"/>" : "")
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>\(address)</listen>
+          <auth>EXTERNAL</auth>
+          <servicedir>\(dir)/services</servicedir>
+          \(anyUser ? "<allow_anonymous/>" : "")
+          <policy context="default">
+            \(anyUser ? "<allow user=\"*\"/>" : "")
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
 
-            """.write(toFile: dir + "/bus.conf", atomically: true, encoding: .utf8)
+        """.write(toFile: dir + "/bus.conf", atomically: true, encoding: .utf8)
         var env = home.environment
         env["PATH"] = "/usr/bin:/bin"
         env["DBUS_SESSION_BUS_ADDRESS"] = address
         env.merge(daemonEnvironment) { _, given in given }
-        daemon = try Spawn.start(runAs + ["/usr/bin/dbus-daemon", "--config-file=" + dir + "/bus.conf", "--nofork", "--nopidfile"],
-                                 environment: env, timeout: 300)
+        daemon = try Spawn.start(
+            runAs + ["/usr/bin/dbus-daemon", "--config-file=" + dir + "/bus.conf", "--nofork", "--nopidfile"],
+            environment: env, timeout: 300)
         let start = Date()
         while !FileManager.default.fileExists(atPath: socket) {
             guard Date().timeIntervalSince(start) < 10 else { throw KeychainError(errSecIO, "dbus-daemon did not listen at \(socket)") }
@@ -125,7 +128,8 @@ final class PrivateBus {
 
     /// The pid of the process that owns org.freedesktop.secrets now, if any.
     func providerPID() throws -> Int32? {
-        let out = try python("""
+        let out = try python(
+            """
             from jeepney import DBusAddress, new_method_call
             from jeepney.io.blocking import open_dbus_connection
             bus = DBusAddress('/org/freedesktop/DBus', bus_name='org.freedesktop.DBus', interface='org.freedesktop.DBus')

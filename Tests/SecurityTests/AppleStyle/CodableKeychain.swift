@@ -18,9 +18,11 @@ struct CodableKeychain<Value: Codable> {
     let service: String
 
     private func baseQuery(_ key: String) -> [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword,
-         kSecAttrService as String: service,
-         kSecAttrAccount as String: key]
+        [
+            kSecClass as String: kSecClassGenericPassword,
+            kSecAttrService as String: service,
+            kSecAttrAccount as String: key
+        ]
     }
 
     func set(_ value: Value, forKey key: String) throws {

@@ -23,7 +23,7 @@ enum CredentialStore {
             kSecAttrProtocol: kSecAttrProtocolHTTPS,
             kSecAttrPort: 443,
             kSecAttrPath: "/login",
-            kSecValueData: credentials.password.data(using: String.Encoding.utf8)!,
+            kSecValueData: credentials.password.data(using: String.Encoding.utf8)!
         ]
         let status = SecItemAdd(query as CFDictionary, nil)
         guard status == noErr else { throw error(status) }
@@ -31,20 +31,21 @@ enum CredentialStore {
 
     /// The login stored for a server.
     static func credentials(server: String) throws -> Credentials {
-        let query = [
-            kSecClass: kSecClassInternetPassword,
-            kSecAttrServer: server,
-            kSecMatchLimit: kSecMatchLimitOne,
-            kSecReturnAttributes: kCFBooleanTrue!,
-            kSecReturnData: kCFBooleanTrue!,
-        ] as CFDictionary
+        let query =
+            [
+                kSecClass: kSecClassInternetPassword,
+                kSecAttrServer: server,
+                kSecMatchLimit: kSecMatchLimitOne,
+                kSecReturnAttributes: kCFBooleanTrue!,
+                kSecReturnData: kCFBooleanTrue!
+            ] as CFDictionary
         var result: AnyObject?
         let status = SecItemCopyMatching(query, &result)
         guard status == noErr else { throw error(status) }
         guard let dictionary = result as? NSDictionary,
-              let username = dictionary[kSecAttrAccount] as? String,
-              let passwordData = dictionary[kSecValueData] as? Data,
-              let password = String(data: passwordData, encoding: .utf8)
+            let username = dictionary[kSecAttrAccount] as? String,
+            let passwordData = dictionary[kSecValueData] as? Data,
+            let password = String(data: passwordData, encoding: .utf8)
         else {
             throw CredentialStoreError(status: errSecDecode, message: "unexpected result")
         }

@@ -89,9 +89,12 @@ final class HostilePostgres {
     /// Dumps the kc tables now.
     func dump() throws -> Dump {
         let file = folder + "/dump-\(UUID().uuidString).pgdump"
-        let out = try Spawn.run([try cluster.binFolder() + "/pg_dump", "-h", "127.0.0.1", "-p", String(try cluster.port()), "-U", "postgres",
-                                 "-Fc", "-f", file] + Self.tables.flatMap { ["-t", $0] } + [database],
-                                environment: Self.environment, timeout: 60)
+        let out = try Spawn.run(
+            [
+                try cluster.binFolder() + "/pg_dump", "-h", "127.0.0.1", "-p", String(try cluster.port()), "-U", "postgres",
+                "-Fc", "-f", file
+            ] + Self.tables.flatMap { ["-t", $0] } + [database],
+            environment: Self.environment, timeout: 60)
         guard out.status == 0 else { throw KeychainError(errSecIO, "pg_dump failed (\(out.status)): \(out.stderr)") }
         return Dump(file: file)
     }
@@ -99,9 +102,12 @@ final class HostilePostgres {
     /// Restores `dump` over the live tables (`pg_restore --clean`, one transaction): every
     /// row as it was when it was dumped.
     func restore(_ dump: Dump) throws {
-        let out = try Spawn.run([try cluster.binFolder() + "/pg_restore", "-h", "127.0.0.1", "-p", String(try cluster.port()), "-U", "postgres",
-                                 "--clean", "--if-exists", "--single-transaction", "-d", database, dump.file],
-                                environment: Self.environment, timeout: 60)
+        let out = try Spawn.run(
+            [
+                try cluster.binFolder() + "/pg_restore", "-h", "127.0.0.1", "-p", String(try cluster.port()), "-U", "postgres",
+                "--clean", "--if-exists", "--single-transaction", "-d", database, dump.file
+            ],
+            environment: Self.environment, timeout: 60)
         guard out.status == 0 else { throw KeychainError(errSecIO, "pg_restore failed (\(out.status)): \(out.stderr)") }
         try grantAll()
     }
@@ -125,7 +131,8 @@ final class HostilePostgres {
     /// and the others another branch.
     func answer(_ table: String, statementsLike pattern: String, from history: History) throws {
         let p = "'" + pattern.replacingOccurrences(of: "'", with: "''") + "'"
-        try sql("""
+        try sql(
+            """
             BEGIN;
             ALTER TABLE public.\(table) RENAME TO \(table)_live;
             CREATE VIEW public.\(table) AS
@@ -161,7 +168,8 @@ final class HostilePostgres {
         let schema = "kept_" + name.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "_" }
         var script = "BEGIN; CREATE SCHEMA \(schema);"
         for t in Self.tables {
-            script += "CREATE TABLE \(schema).\(t) (LIKE public.\(t) INCLUDING ALL); INSERT INTO \(schema).\(t) OVERRIDING SYSTEM VALUE SELECT * FROM public.\(t);"
+            script +=
+                "CREATE TABLE \(schema).\(t) (LIKE public.\(t) INCLUDING ALL); INSERT INTO \(schema).\(t) OVERRIDING SYSTEM VALUE SELECT * FROM public.\(t);"
         }
         script += "SELECT setval(pg_get_serial_sequence('\(schema).kc_items', 'seq'), (SELECT max(seq) FROM \(schema).kc_items));"
         try sql(script + "COMMIT;")
@@ -196,7 +204,8 @@ final class HostilePostgres {
     /// From now on the server drops every new log entry (a trigger that answers NULL):
     /// writers' entries never reach the log, and readers keep seeing the head as it is.
     func freeze() throws {
-        try sql("""
+        try sql(
+            """
             CREATE FUNCTION kc_hostile_freeze() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
             CREATE TRIGGER kc_hostile_freeze BEFORE INSERT ON kc_log FOR EACH ROW EXECUTE FUNCTION kc_hostile_freeze();
             """)

@@ -8,8 +8,9 @@ enum PythonReference {
     /// Runs `script` with `arguments` under /usr/bin/python3 and returns its stdout, trimmed.
     /// - Throws: when Python fails or outlives its deadline (the test fails with its stderr).
     static func run(_ script: String, _ arguments: [String] = []) throws -> String {
-        let out = try Spawn.run(["/usr/bin/python3", "-c", script] + arguments,
-                                environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"], timeout: 60)
+        let out = try Spawn.run(
+            ["/usr/bin/python3", "-c", script] + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"], timeout: 60)
         guard out.status == 0 else {
             throw PythonFailed(stderr: out.stderr)
         }

@@ -67,7 +67,11 @@ enum StalledServer {
 
         /// Closes the listener and every accepted connection (the test's `defer`).
         func stop() {
-            guard !stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
+            guard
+                !stopped.withLock({
+                    let was = $0; $0 = true; return was
+                })
+            else { return }
             usleep(200_000)
             close(listener)
             accepted.withLock { $0.forEach { close($0) } }
@@ -145,7 +149,11 @@ enum StalledServer {
 
         /// Ends its threads and closes every socket (the test's `defer`).
         func stop() {
-            guard !stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
+            guard
+                !stopped.withLock({
+                    let was = $0; $0 = true; return was
+                })
+            else { return }
             for _ in 0..<50 where running.withLock({ $0 }) > 0 { usleep(20_000) }
             close(listener)
             sockets.withLock { $0.forEach { close($0) } }
@@ -193,7 +201,9 @@ enum StalledServer {
         a.sin_family = sa_family_t(AF_INET)
         a.sin_addr.s_addr = inet_addr("127.0.0.1")
         a.sin_port = UInt16(port).bigEndian
-        let rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let rc = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         guard rc == 0 else { close(fd); throw KeychainError(errSecIO, "connect failed: errno \(errno)") }
         return fd
     }
@@ -210,7 +220,8 @@ enum StalledServer {
         while let entry = p {
             defer { p = entry.pointee.ifa_next }
             guard let sa = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0,
-                  entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
+                entry.pointee.ifa_flags & UInt32(IFF_UP) != 0
+            else { continue }
             var buffer = [CChar](repeating: 0, count: 64)
             if Int32(sa.pointee.sa_family) == AF_INET, v4 == nil {
                 var a = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }

@@ -35,7 +35,8 @@ final class TeamFixture {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keys = try MemberKeys.generate()
         keychainID = try TeamAdmin.createOnServer(name: name, dsn: dsn, memberName: "root-admin", member: keys)
-        admin = Member(keys: keys, name: "root-admin", opened: try Self.open(name: name, keychainID: keychainID, dsn: dsn, keys: keys, folder: folder + "/root-admin"))
+        admin = Member(
+            keys: keys, name: "root-admin", opened: try Self.open(name: name, keychainID: keychainID, dsn: dsn, keys: keys, folder: folder + "/root-admin"))
     }
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }

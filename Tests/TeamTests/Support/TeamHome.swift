@@ -37,7 +37,8 @@ struct TeamHome {
     /// The pid written in the team agent's lock file, when its socket exists.
     func teamAgentPID() -> Int32? {
         guard FileManager.default.fileExists(atPath: teamSocket),
-              let text = try? String(contentsOfFile: teamLock, encoding: .utf8) else { return nil }
+            let text = try? String(contentsOfFile: teamLock, encoding: .utf8)
+        else { return nil }
         return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
@@ -65,7 +66,7 @@ struct TeamHome {
         let spec: [String: Any] = [
             "argv": [KCBinary.path] + arguments,
             "env": home.environment.merging(env) { _, b in b }.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
-            "steps": [[String]](), "answers": answers, "timeout": 30,
+            "steps": [[String]](), "answers": answers, "timeout": 30
         ]
         let file = home.directory + "/session-\(UUID().uuidString).json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
