@@ -131,6 +131,47 @@ import KCTestSupport
         #expect(out.status == 2 && out.stderr.contains("takes no keychain password"), "\(out.stderr)")
     }
 
+    /// From the attack on the one grammar: the check above looked for `-k`, `--keychain` and
+    /// `--keychain=` after the subcommand only, took the word after any value-taking option
+    /// for a value and stopped at a `--` that was one; ArgumentParser then let the last
+    /// keychain win, so `kc -k work update -k=login …` wrote to login. A keychain chosen twice
+    /// is refused however it is spelled, and the secret of the other keychain is untouched.
+    @Test(arguments: [
+        ["-k", "work", "find", "-k=login", "-s", "svc", "-w"],
+        ["-k", "work", "update", "-s", "svc", "-a", "acc", "-k=login", "-w", "CHANGED"],
+        ["-k", "work", "find", "-s", "-s", "-k", "login", "-w"],
+        ["-k", "work", "find", "-s", "--", "-k", "login", "-w"],
+        ["-k", "work", "-k", "login", "find", "-s", "svc", "-w"],
+        ["find", "-k", "work", "-s", "svc", "-k", "login", "-w"],
+        ["find", "-k", "work", "-s", "svc", "-wk", "login"],
+        ["update", "--keychain=work", "-s", "svc", "-a", "acc", "--keychain", "login", "-w", "CHANGED"],
+        ["-k", "work", "run", "-k=login", "--env", "A=kc://svc/acc", "--", "/bin/true"]
+    ])
+    func aKeychainChosenTwiceIsRefusedHoweverSpelled(_ arguments: [String]) throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "svc", "-a", "acc", "-w", "LOGIN"], password: KCHome.password).status == 0)
+        let out = try h.kc(arguments, password: KCHome.password)
+        #expect(out.status == 2 && out.stderr.contains("given twice"), "\(arguments): \(out.status) \(out.stderr)")
+        let login = try h.kc(["find", "-s", "svc", "-a", "acc", "-w"], password: KCHome.password)
+        #expect(login.status == 0 && login.stdout == "LOGIN", "\(login.stdout)\(login.stderr)")
+    }
+
+    /// What is not a second keychain stays allowed: `-k` as another option's value, and a
+    /// child's own `-k` after `kc run`'s `--` (the child prints the secret's length: kc run masks
+    /// the secret itself in its output).
+    @Test func aKeychainWordThatIsAValueIsNotASecondKeychain() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        #expect(try h.kc(["add", "-s", "svc", "-a", "acc", "-w", "LOGIN"], password: KCHome.password).status == 0)
+        var out = try h.kc(["-k", "login", "find", "-s", "-k", "-a", "-k"], password: KCHome.password)
+        #expect(out.status == 44, "service and account spelled -k: \(out.stderr)")
+        out = try h.kc(
+            ["run", "-k", "login", "--env", "A=kc://svc/acc", "--", "/bin/sh", "-c", "printf %s \"${#A} $1 $2\"", "sh", "-k", "y"],
+            password: KCHome.password)
+        #expect(out.status == 0 && out.stdout == "5 -k y", "\(out.stdout)\(out.stderr)")
+    }
+
     /// `kc lock -k wrok` (a typo) exited 0 while the real keychain stayed unlocked.
     @Test func lockingAKeychainThatDoesNotExistIsExit50() throws {
         let h = try KCHome()

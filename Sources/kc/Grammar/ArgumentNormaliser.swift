@@ -10,7 +10,8 @@ import ArgumentParser
 /// 1. **Keychain options before the subcommand** move after it: `kc -k work backup DEST`
 ///    is `kc backup -k work DEST`. Every subcommand declares `-k` and the password options
 ///    itself (ArgumentParser has no options shared across subcommands), yet docs and habit
-///    (macOS `security`, `git -C`) put them first. A `-k` on both sides is refused.
+///    (macOS `security`, `git -C`) put them first. A keychain chosen twice, on either
+///    side or both, is refused (`refusingASecondKeychain`).
 /// 2. **An option given without its value** gets the value meant (`OptionSpec.omitted`):
 ///    `--clip` alone is `--clip=45` (unless a number follows, `--clip 10`), and
 ///    `kc add --generate` is `--generate=default`. ArgumentParser has no option whose value
@@ -41,8 +42,50 @@ enum ArgumentNormaliser {
         }
         guard arguments.count > 2 else { return arguments }
         let command = arguments[1]
-        if command == "git-credential" || command == "docker-credential" { return arguments }
-        return attachingValues(arguments, of: command)
+        if command == "git-credential" || command == "docker-credential" {
+            try refusingASecondKeychain(arguments, of: command)
+            return arguments
+        }
+        let out = attachingValues(arguments, of: command)
+        try refusingASecondKeychain(out, of: command)
+        return out
+    }
+
+    /// Refuses a command line that chooses the keychain twice, however spelled (`-k`,
+    /// `--keychain`, `-k=x`, `--keychain=x`, grouped as `-wk x`), before or after the
+    /// subcommand: ArgumentParser would let the last one win without a word, and `kc -k work
+    /// update -k=personal …` would write to the keychain the alias did not name. A word
+    /// that is an option's value (`-s -k`) and the words after the `--` that ends the
+    /// options are not options. A command line with at most one word that could choose a
+    /// keychain (every common one) costs one look at each word.
+    private static func refusingASecondKeychain(_ arguments: [String], of command: String) throws {
+        var candidates = 0
+        for word in arguments.dropFirst(2) where word.hasPrefix("-") && (word.hasPrefix("--k") || !word.hasPrefix("--") && word.contains("k")) {
+            candidates += 1
+        }
+        guard candidates > 1 else { return }
+        var given = 0
+        var i = 2
+        while i < arguments.count {
+            let word = arguments[i]
+            i += 1
+            if word == "--" { break }
+            guard word.hasPrefix("-"), word.count > 1 else { continue }
+            let (name, attached) = OptionSpec.split(word)
+            var last = name
+            if !word.hasPrefix("--"), attached == nil, name.count > 2 {
+                // Short flags grouped in one word (`-wk`): each letter is an option, and the
+                // last one may take the next word as its value.
+                for letter in name.dropFirst() where Options.keychain.isNamed("-\(letter)"[...]) { given += 1 }
+                last = "-\(name.last ?? "-")"[...]
+            } else if Options.keychain.isNamed(name) {
+                given += 1
+            }
+            if attached == nil, Options.takesValue(last, in: command) { i += 1 }
+        }
+        if given > 1 {
+            throw ValidationError("-k/--keychain is given twice; give one (the keychain is chosen once, before or after '\(command)')")
+        }
     }
 
     /// The arguments (after `kc`) with the leading keychain options moved after the
@@ -72,33 +115,13 @@ enum ArgumentNormaliser {
                 "\(leading.joined(separator: " ")) chooses the keychain of a command; give the command after it, as in `kc \(leading.joined(separator: " ")) find --all`"
             )
         }
-        let keychainGiven = leading.contains(where: isKeychain)
         let passwordGiven = leading.contains { $0.hasPrefix("--password") }
         // The credential helpers read git's or Docker's protocol on stdin and never take a
         // keychain password (the keychain must be unlocked): say so rather than ignore it.
         if passwordGiven && (subcommand == "git-credential" || subcommand == "docker-credential") {
             throw ValidationError("\(subcommand) takes no keychain password; unlock the keychain with `kc unlock` first")
         }
-        // `kc -k work find -k personal …` (an alias with -k, then another): refuse rather
-        // than let the last one win without a word.
-        if keychainGiven {
-            let after = Array(rest.dropFirst())
-            for (i, word) in after.enumerated() {
-                if word == "--" { break }
-                let isValue = i > 0 && Options.takesValue(after[i - 1][...], in: subcommand)
-                if isKeychain(word) && !isValue {
-                    throw ValidationError("-k/--keychain is given twice (before and after '\(subcommand)'); give one")
-                }
-            }
-        }
         return [subcommand] + leading + rest.dropFirst()
-    }
-
-    /// Whether `word` gives `-k`: `-k`, `--keychain`, or `--keychain=…`.
-    private static func isKeychain(_ word: String) -> Bool {
-        if Options.keychain.isNamed(word[...]) { return true }
-        guard let long = Options.keychain.long else { return false }
-        return word.hasPrefix(long + "=")
     }
 
     /// The command line with rewrites 2 and 3 made for the options of `command`.
