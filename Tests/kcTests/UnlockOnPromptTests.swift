@@ -97,6 +97,24 @@ import AgentWire
         #expect(out.status == 0 && out.stdout == "plain-news", "\(out.stderr)")
     }
 
+    /// A protected secret is written in kc's own process, asking for the password even
+    /// while the agent holds the keychain: that password is not handed over again (a normal
+    /// user's kc could not establish an agent another kc started, and would say so).
+    @Test(.enabled(if: geteuid() == 0, "needs root to run kc as another user"))
+    func aPasswordTypedWhileTheAgentHoldsTheKeychainIsNotHandedOverAgain() throws {
+        let h = try NobodyHome()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        let s = try ImpostorRelayTests.drive(
+            h, ["add", "-s", "bank", "-a", "me", "--user-presence"],
+            [
+                ["expect", "Password for keychain"], ["send", KCHome.password + "\n"],
+                ["expect", "Secret:"], ["send", "pin-4711\n"],
+                ["expect", "Retype secret:"], ["send", "pin-4711\n"]
+            ])
+        #expect(s.status == 0 && !s.screen.contains("note:"), "\(s.screen)")
+        #expect(try h.kc(["status"]).stdout.hasPrefix("\(h.home.defaultKeychain): unlocked, locks in "))
+    }
+
     /// The same against the relay (`AgentRelay`: non-dumpable, of the user's own uid, as a
     /// normal user whose kc cannot see the agent's program) over a real agent that holds
     /// nothing: the password typed at the prompt never reaches it, whether or not kc gets

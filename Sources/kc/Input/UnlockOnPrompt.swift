@@ -21,13 +21,17 @@ enum UnlockOnPrompt {
     /// Hands a password typed at the prompt, which has just opened the keychain at `path`
     /// here, to the kc agent (started if none runs) through `kc unlock`'s own path: only a
     /// peer established as the real kc agent gets it (`AgentClient.unlock`), with the
-    /// keychain's own timeouts. Unless `KC_UNLOCK_ON_PROMPT=0`. When the agent cannot be
+    /// keychain's own timeouts. Unless `KC_UNLOCK_ON_PROMPT=0`, or the agent holds it
+    /// already (a write of a presence-protected secret opens the keychain here even so):
+    /// an agent that says so wrongly only keeps the password. When the agent cannot be
     /// reached or refuses, the command goes on with the keychain opened here, and one note
     /// says why it stays locked in the agent.
     static func hand(path: String, password: borrowing SecureBytes) {
         guard Environment.unlockOnPrompt else { return }
+        let agent = AgentClient()
+        if let held = try? agent.status(), held.contains(where: { $0.path == path }) { return }
         do {
-            try AgentClient().unlock(path: path, password: password, idle: 0, maximum: 0)
+            try agent.unlock(path: path, password: password, idle: 0, maximum: 0)
         } catch let error as KeychainError {
             Report.note("note: not unlocked in the kc agent (\(error.message)); the next command asks again")
         } catch {
