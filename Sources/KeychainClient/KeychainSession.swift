@@ -41,6 +41,12 @@ public final class KeychainSession: @unchecked Sendable {
     /// Who gives proofs of user presence; nil: nobody can, and a request that needs one
     /// fails with errSecInteractionNotAllowed. Set it before the first request.
     public var presence: PresenceProvider?
+    /// Whether to ask `password` again after a wrong one, given how many were wrong so far;
+    /// nil: one try. kc asks again after a password typed at its prompt, three tries in all.
+    public var askAgain: ((_ path: String, _ wrong: Int) -> Bool)?
+    /// Called with the password that has just opened the keychain in this process (kc
+    /// hands one typed at its prompt to the agent too: docs/security.md).
+    public var didOpen: ((_ path: String, _ password: borrowing SecureBytes) -> Void)?
 
     /// A session on the existing keychain at `address` (a file's path is made absolute and
     /// real here).
@@ -242,7 +248,8 @@ public final class KeychainSession: @unchecked Sendable {
         return try request.perform(on: keychain, presence: .openedWithTypedPassword(expecting: expecting))
     }
 
-    /// The keychain opened here (asking for its password) once. Called under the lock.
+    /// The keychain opened here (asking for its password, again while `askAgain` says so)
+    /// once. Called under the lock.
     /// A team keychain is never opened here: `teamUnavailable` says why it cannot be had.
     private func opened() throws -> Keychain {
         if let local { return local }
@@ -250,10 +257,21 @@ public final class KeychainSession: @unchecked Sendable {
         case .team(let name): throw Self.teamUnavailable(name)
         case .file: break
         }
-        let secret = try password(path)
-        let keychain = try Keychain.open(at: path, password: secret)
-        local = keychain
-        return keychain
+        var wrong = 0
+        while true {
+            let secret = try password(path)
+            let keychain: Keychain
+            do {
+                keychain = try Keychain.open(at: path, password: secret)
+            } catch let error as KeychainError where error.status == errSecAuthFailed {
+                wrong += 1
+                guard let askAgain, askAgain(path, wrong) else { throw error }
+                continue
+            }
+            local = keychain
+            didOpen?(path, secret)
+            return keychain
+        }
     }
 
     /// SecItemAdd. - Returns: the kSecReturn… result, or nil.

@@ -26,7 +26,9 @@ struct KC: ParsableCommand {
 
             The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else
             ~/.local/share/kc/login.keychain-db. Its password: $KC_PASSWORD,
-            --password-stdin, --password-file, or a prompt on the terminal.
+            --password-stdin, --password-file, or a prompt on the terminal
+            (three tries), which also unlocks it in the kc agent, as `kc unlock`
+            does, until it locks (KC_UNLOCK_ON_PROMPT=0: not).
 
             Exit codes: 0 success, 2 usage error, else the low byte of Apple's status:
               22 not established as the real kc agent; nothing sent (errSecCSReqFailed)

@@ -19,10 +19,15 @@ enum Session {
     /// locked and no password can be had (`PasswordSource.current`).
     /// - Throws: errSecNoSuchKeychain when it is missing.
     static func open(_ options: KeychainChoice, lockedHint: String? = nil) throws -> KeychainSession {
+        var typed = false
         let session = try KeychainSession(address: options.address(), agent: agent(options), missingHint: missingHint(options.path)) { path in
-            try PasswordSource.current(options, path: path, lockedHint: lockedHint)
+            try PasswordSource.current(options, path: path, lockedHint: lockedHint, typed: &typed)
         }
         session.presence = PresenceSource.ask
+        session.askAgain = { _, wrong in UnlockOnPrompt.askAgain(typed: typed, wrong: wrong) }
+        session.didOpen = { path, password in
+            if typed { UnlockOnPrompt.hand(path: path, password: password) }
+        }
         return session
     }
 

@@ -35,6 +35,7 @@ import KCTestSupport
             #expect(!s.screen.contains("pw-typed"), "\(line): the password is never echoed")
             screens.append(s.screen)
         }
+        #expect(screens.filter { $0.contains("Password for keychain") }.count == 1, "the keychain password is typed once: \(screens)")
         #expect(screens[2].hasSuffix("s3cret\r\n"), "find -w prints the secret")
         #expect(screens[3].contains("service: github.com") && !screens[3].contains("s3cret"))
         #expect(

@@ -41,6 +41,14 @@ enum PasswordSource {
     /// there is no password to be had (a credential helper cannot take --password-stdin:
     /// its stdin is its protocol); by default every source kc has.
     static func current(_ options: KeychainChoice, path: String, lockedHint: String? = nil) throws -> SecureBytes {
+        var typed = false
+        return try current(options, path: path, lockedHint: lockedHint, typed: &typed)
+    }
+
+    /// As `current`; `typed` tells whether the password was typed at kc's prompt (which
+    /// may be asked again, and may unlock the keychain in the agent: `UnlockOnPrompt`).
+    static func current(_ options: KeychainChoice, path: String, lockedHint: String?, typed: inout Bool) throws -> SecureBytes {
+        typed = false
         if let explicit = try explicit(options) { return explicit }
         if let env = environmentPassword.take() { return env }
         guard Terminal.isAvailable else {
@@ -49,9 +57,10 @@ enum PasswordSource {
                 "the keychain \(path) is locked and there is no terminal to ask for its password",
                 hint: lockedHint ?? "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
-        let typed = try Terminal.readSecret(prompt: "Password for keychain \(path): ")
-        PresenceSource.remember(typed)   // typed for this command: a proof of presence too
-        return typed
+        let secret = try Terminal.readSecret(prompt: "Password for keychain \(path): ")
+        PresenceSource.remember(secret)   // typed for this command: a proof of presence too
+        typed = true
+        return secret
     }
 
     /// Keeps a copy of $KC_PASSWORD for a second keychain: `kc move` documents that it

@@ -11,6 +11,11 @@ enum Environment {
         return String(cString: v)
     }
 
+    /// Whether a password typed at kc's prompt also unlocks the keychain in the agent
+    /// (`UnlockOnPrompt`): yes unless `KC_UNLOCK_ON_PROMPT=0`. The one place that knob is
+    /// read (the coming configuration file maps onto it here).
+    static var unlockOnPrompt: Bool { Self.get("KC_UNLOCK_ON_PROMPT") != "0" }
+
     /// Reads a password variable once, overwrites its bytes in this process's environment
     /// (so /proc/self/environ no longer shows it) and removes it, so no child inherits it.
     static func takeSecret(_ name: String) throws -> SecureBytes? {
