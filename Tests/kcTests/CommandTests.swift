@@ -182,6 +182,14 @@ import KCTestSupport
         #expect(out.status == 2 && out.stderr.contains("-k/--keychain is given twice"), "\(out.stderr)")
         out = try h.kc(["find", "-kwork", "--keychain", "login", "db"], password: pw)
         #expect(out.status == 2 && out.stderr.contains("-k/--keychain is given twice"), "\(out.stderr)")
+        for twice in [
+            ["-kwork", "update", "-s", "github.com", "-klogin", "-w", "CHANGED"],
+            ["add", "-kwork", "-s", "github.com", "-a", "alice", "-Uklogin", "-w", "CHANGED"]
+        ] {
+            out = try h.kc(twice, password: pw)
+            #expect(out.status == 2 && out.stderr.contains("-k/--keychain is given twice"), "\(twice): \(out.stderr)")
+        }
+        #expect(try h.kc(["find", "github.com", "-w"], password: pw).stdout == "ghp_9", "login's secret untouched")
         // A number attached to -P, a negative one refused by the port's own check; a value
         // that is a dash stays a value.
         #expect(try h.kc(["add", "--class", "internet", "-sexample.com", "-P8443", "-rhttps", "-wx"], password: pw).status == 0)

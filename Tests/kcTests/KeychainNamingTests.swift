@@ -131,9 +131,12 @@ import KCTestSupport
         #expect(out.status == 2 && out.stderr.contains("takes no keychain password"), "\(out.stderr)")
     }
 
-    /// The command lines of `aKeychainChosenTwiceIsRefusedHoweverSpelled` (a list of their
-    /// own, so that the test's `@Test` stays next to its `func`, where PromiseIndexTests looks).
-    static let keychainChosenTwice: [[String]] = [
+    /// From the attack on the one grammar: the check above looked for `-k`, `--keychain` and
+    /// `--keychain=` after the subcommand only, took the word after any value-taking option
+    /// for a value and stopped at a `--` that was one; ArgumentParser then let the last
+    /// keychain win, so `kc -k work update -k=login …` wrote to login. A keychain chosen twice
+    /// is refused however it is spelled, and the secret of the other keychain is untouched.
+    @Test(arguments: [
         ["-k", "work", "find", "-k=login", "-s", "svc", "-w"],
         ["-k", "work", "update", "-s", "svc", "-a", "acc", "-k=login", "-w", "CHANGED"],
         ["-k", "work", "find", "-s", "-s", "-k", "login", "-w"],
@@ -142,19 +145,8 @@ import KCTestSupport
         ["find", "-k", "work", "-s", "svc", "-k", "login", "-w"],
         ["find", "-k", "work", "-s", "svc", "-wk", "login"],
         ["update", "--keychain=work", "-s", "svc", "-a", "acc", "--keychain", "login", "-w", "CHANGED"],
-        ["-k", "work", "run", "-k=login", "--env", "A=kc://svc/acc", "--", "/bin/true"],
-        // Attached as getopt reads it (issue 32).
-        ["-kwork", "update", "-s", "svc", "-a", "acc", "-klogin", "-w", "CHANGED"],
-        ["add", "-kwork", "-s", "svc", "-a", "acc", "-Uklogin", "-w", "CHANGED"],
-        ["find", "-kwork", "-s", "svc", "-wklogin"]
-    ]
-
-    /// From the attack on the one grammar: the check above looked for `-k`, `--keychain` and
-    /// `--keychain=` after the subcommand only, took the word after any value-taking option
-    /// for a value and stopped at a `--` that was one; ArgumentParser then let the last
-    /// keychain win, so `kc -k work update -k=login …` wrote to login. A keychain chosen twice
-    /// is refused however it is spelled, and the secret of the other keychain is untouched.
-    @Test(arguments: keychainChosenTwice)
+        ["-k", "work", "run", "-k=login", "--env", "A=kc://svc/acc", "--", "/bin/true"]
+    ])
     func aKeychainChosenTwiceIsRefusedHoweverSpelled(_ arguments: [String]) throws {
         let h = try KCHome()
         try h.createKeychain()
