@@ -146,6 +146,115 @@ import KCTestSupport
         #expect(try h.kc(["find", "-s", "example.com"], password: pw).status == 44, "generic is the default class")
     }
 
+    /// `kc find github.com` (as pass `show NAME`, rbw `get NAME`, `kc totp github.com`), and
+    /// short options with their value attached, as getopt reads them (issue 32).
+    @Test func findTakesTheServiceAsAnArgumentAndValuesAttachedToShortOptions() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        #expect(try h.kc(["add", "-sgithub.com", "-aalice", "-wghp_9"], password: pw).status == 0)
+        var out = try h.kc(["find", "github.com", "-w"], password: pw)
+        #expect(out.status == 0 && out.stdout == "ghp_9", "\(out.stderr)")
+        out = try h.kc(["find", "-w", "github.com", "-a", "alice"], password: pw)
+        #expect(out.status == 0 && out.stdout == "ghp_9", "anywhere among the options")
+        out = try h.kc(["find", "github.com"], password: pw)
+        #expect(out.status == 0 && out.stdout.contains("service: github.com\naccount: alice\n") && !out.stdout.contains("ghp_9"))
+        out = try h.kc(["find", "gitlab.com", "-w"], password: pw)
+        #expect(out.status == 44 && out.stderr.hasPrefix("kc: no item matches service=gitlab.com in"), "\(out.stderr)")
+        // The service given both ways, or two arguments: usage errors.
+        out = try h.kc(["find", "github.com", "-s", "github.com"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("give the service once"), "\(out.stderr)")
+        out = try h.kc(["find", "github.com", "extra"], password: pw)
+        #expect(out.status == 2 && out.stdout.isEmpty, "\(out.stderr)")
+        // -sVALUE, -aVALUE, -kNAME, grouped flags before an attached value, before or after
+        // the subcommand; -k=NAME as before.
+        out = try h.kc(["find", "-sgithub.com", "-aalice", "-w"], password: pw)
+        #expect(out.status == 0 && out.stdout == "ghp_9", "\(out.stderr)")
+        #expect(try h.kc(["create", "work", "--kdf", "interactive"], password: pw).status == 0)
+        #expect(try h.kc(["add", "-kwork", "-sdb", "-wwork-secret"], password: pw).status == 0)
+        for arguments in [["find", "-kwork", "-sdb", "-w"], ["-kwork", "find", "db", "-w"], ["find", "-wkwork", "db"], ["find", "-k=work", "-sdb", "-w"]] {
+            out = try h.kc(arguments, password: pw)
+            #expect(out.status == 0 && out.stdout == "work-secret", "\(arguments): \(out.stderr)")
+        }
+        #expect(try h.kc(["find", "db"], password: pw).status == 44, "not in login")
+        // -kNAME is a keychain choice: twice is refused, however spelled.
+        out = try h.kc(["-kwork", "find", "-klogin", "db", "-w"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("-k/--keychain is given twice"), "\(out.stderr)")
+        out = try h.kc(["find", "-kwork", "--keychain", "login", "db"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("-k/--keychain is given twice"), "\(out.stderr)")
+        for twice in [
+            ["-kwork", "update", "-s", "github.com", "-klogin", "-w", "CHANGED"],
+            ["add", "-kwork", "-s", "github.com", "-a", "alice", "-Uklogin", "-w", "CHANGED"]
+        ] {
+            out = try h.kc(twice, password: pw)
+            #expect(out.status == 2 && out.stderr.contains("-k/--keychain is given twice"), "\(twice): \(out.stderr)")
+        }
+        #expect(try h.kc(["find", "github.com", "-w"], password: pw).stdout == "ghp_9", "login's secret untouched")
+        // A number attached to -P, a negative one refused by the port's own check; a value
+        // that is a dash stays a value.
+        #expect(try h.kc(["add", "--class", "internet", "-sexample.com", "-P8443", "-rhttps", "-wx"], password: pw).status == 0)
+        out = try h.kc(["find", "--class", "internet", "-P8443", "-w"], password: pw)
+        #expect(out.status == 0 && out.stdout == "x", "\(out.stderr)")
+        out = try h.kc(["find", "--class", "internet", "-P-1"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("between 0 and 65535"), "\(out.stderr)")
+        #expect(try h.kc(["add", "-s-", "-a-x", "-wdash"], password: pw).status == 0)
+        out = try h.kc(["find", "-s", "-", "-a", "-x", "-w"], password: pw)
+        #expect(out.stdout == "dash", "\(out.stderr)")
+    }
+
+    /// A URL pasted as an internet password's server is split as kc import splits one; git
+    /// then finds it (CredentialHelperTests) and an export writes the URL once (issue 32).
+    @Test func aPastedURLIsSplitIntoServerProtocolPortAndPath() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let pw = KCHome.password
+        var out = try h.kc(["add", "--class", "internet", "-s", "https://github.com/x", "-a", "alice", "-w", "tok"], password: pw)
+        #expect(out.status == 0 && out.stderr == "kc: stored as server github.com, protocol https, path /x\n", "\(out.stderr)")
+        out = try h.kc(["find", "--class", "internet", "-s", "github.com", "--json"], password: pw)
+        let attrs = try #require((try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])?["attributes"] as? [String: Any])
+        #expect(attrs["server"] as? String == "github.com" && attrs["protocol"] as? String == "htps" && attrs["path"] as? String == "/x")
+        #expect(attrs["label"] as? String == "github.com", "the label defaults to the server")
+        // A query given the same URL finds it, as -s or as find's argument.
+        out = try h.kc(["find", "--class", "internet", "-s", "https://github.com/x", "-w"], password: pw)
+        #expect(out.status == 0 && out.stdout == "tok" && out.stderr.isEmpty, "\(out.stderr)")
+        #expect(try h.kc(["find", "--class", "internet", "https://github.com/x", "-w"], password: pw).stdout == "tok")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "http://github.com/x"], password: pw).status == 44, "another protocol")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "https://github.com/y"], password: pw).status == 44, "another path")
+        // The export writes the address once.
+        out = try h.kc(["export", "--format", "csv", "--force"], password: pw)
+        #expect(out.stdout.contains(",https://github.com/x,alice,tok,") && !out.stdout.contains("https://https://"), "\(out.stdout)")
+        // A port and a user name in the URL; flags that agree, or fill what the URL leaves out.
+        out = try h.kc(["add", "--class", "internet", "-s", "https://bob@git.example.com:8443/a.git", "-r", "https", "-w", "t2"], password: pw)
+        #expect(out.status == 0 && out.stderr == "kc: stored as server git.example.com, protocol https, port 8443, path /a.git, account bob\n", "\(out.stderr)")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "git.example.com", "-a", "bob", "-P", "8443", "-w"], password: pw).stdout == "t2")
+        // Flags that say otherwise are refused, showing what the URL stands for.
+        out = try h.kc(["add", "--class", "internet", "-s", "https://github.com:8443/x", "-r", "ssh", "-P", "443", "-w", "t"], password: pw)
+        #expect(out.status == 2, "\(out.stderr)")
+        #expect(
+            out.stderr.contains("-s https://github.com:8443/x stands for -s github.com -r https -P 8443 -p /x, and -r ssh -P 443 says otherwise"),
+            "\(out.stderr)")
+        out = try h.kc(["add", "--class", "internet", "-s", "https://github.com/x", "-p", "/y", "-w", "t"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("and -p /y says otherwise"), "\(out.stderr)")
+        // A password in the URL, a scheme with no protocol, a bad port: refused, nothing stored.
+        out = try h.kc(["add", "--class", "internet", "-s", "https://u:hunter2@github.com/z", "-w", "t"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("holds a password") && !out.stderr.contains("hunter2"), "\(out.stderr)")
+        out = try h.kc(["add", "--class", "internet", "-s", "gopher://github.com/z", "-w", "t"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("the scheme \"gopher\" has no internet-password protocol"), "\(out.stderr)")
+        out = try h.kc(["add", "--class", "internet", "-s", "https://github.com:99999/z", "-w", "t"], password: pw)
+        #expect(out.status == 2 && out.stderr.contains("is not a URL kc can split"), "\(out.stderr)")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "github.com", "-p", "/z"], password: pw).status == 44)
+        // A generic password keeps its service as typed.
+        out = try h.kc(["add", "-s", "https://intranet/x", "-w", "g"], password: pw)
+        #expect(out.status == 0 && out.stderr.isEmpty)
+        #expect(try h.kc(["find", "-s", "https://intranet/x", "-w"], password: pw).stdout == "g")
+        // update and delete take the URL as a query; --new-service as a new address.
+        out = try h.kc(["update", "--class", "internet", "-s", "https://github.com/x", "--new-service", "https://gitlab.com:444/x"], password: pw)
+        #expect(out.status == 0 && out.stderr == "kc: changed to server gitlab.com, protocol https, port 444, path /x\n", "\(out.stderr)")
+        #expect(try h.kc(["find", "--class", "internet", "-s", "gitlab.com", "-P", "444", "-p", "/x", "-w"], password: pw).stdout == "tok")
+        #expect(try h.kc(["delete", "--class", "internet", "-s", "https://gitlab.com:444/x"], password: pw).status == 0)
+        #expect(try h.kc(["find", "--class", "internet", "-s", "gitlab.com"], password: pw).status == 44)
+    }
+
     @Test func certificatesAndKeysFromFiles() throws {
         let h = try KCHome()
         try h.createKeychain()

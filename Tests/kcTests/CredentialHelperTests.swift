@@ -116,6 +116,20 @@ import KCTestSupport
         #expect(try h.kc(["add", "--class", "internet", "-s", "added.example.com", "-a", "carol", "-r", "https", "-w", "by-hand"]).status == 0)
         out = try helper(h, "get", "protocol=https\nhost=added.example.com\n")
         #expect(out.stdout == "username=carol\npassword=by-hand\n", "\(out.stdout)")
+        // A URL pasted as the server is split (issue 32): git, which sends no path for
+        // https by default, finds it; stored whole, it matched nothing.
+        out = try h.kc(["add", "--class", "internet", "-s", "https://pasted.example.com/team/repo.git", "-a", "erin", "-w", "pasted"])
+        #expect(out.status == 0 && out.stderr == "kc: stored as server pasted.example.com, protocol https, path /team/repo.git\n", "\(out.stderr)")
+        out = try credential(h, "fill", "protocol=https\nhost=pasted.example.com\n")
+        #expect(out.status == 0 && out.stdout.contains("username=erin\n") && out.stdout.contains("password=pasted\n"), "\(out.stdout) \(out.stderr)")
+        out = try helper(h, "get", "protocol=http\nhost=pasted.example.com\n")
+        #expect(out.stdout.isEmpty, "the URL's protocol was kept: http is another credential")
+        // The helper's -k takes its value attached too, as getopt does (issue 32).
+        let input = Data("protocol=https\nhost=pasted.example.com\n".utf8)
+        out = try Spawn.run([h.directory + "/bin/git-credential-kc", "-klogin", "get"], environment: h.environment, stdin: input)
+        #expect(out.stdout.contains("password=pasted\n"), "\(out.stdout) \(out.stderr)")
+        out = try Spawn.run([h.directory + "/bin/git-credential-kc", "-knothere", "get"], environment: h.environment, stdin: input)
+        #expect(out.status == 0 && out.stdout.isEmpty && out.stderr.contains("nothere.keychain-db"), "\(out.stderr)")
         // No match: nothing on stdout, exit 0. Unknown operation: ignored.
         out = try helper(h, "get", "protocol=https\nhost=nothing.example.com\n")
         #expect(out.status == 0 && out.stdout.isEmpty)

@@ -36,6 +36,13 @@ import KCTestSupport
             ["--class", "internet", "-d", "domain", "--auth-type", "dflt", "--protocol", "htps"],
             // Values that start with a dash are values (issue 15, item 13).
             ["-s", "-w"], ["-s", "-", "-a", "--", "-l", "-x", "-w"], ["-a", "-s", "-s", "-a"], ["--service", "--json", "-g"],
+            // The service as the argument, as -s (issue 32).
+            ["github.com"], ["github.com", "-w"], ["-w", "github.com", "-a", "alice"], ["-a", "alice", "github.com", "--json"],
+            ["--class", "internet", "https://github.com/x", "-g"], ["-k", "work", "-a", "-x", "ci"],
+            // Values attached to short options, as getopt reads them (issue 32).
+            ["-sgithub.com", "-aalice", "-w"], ["-kwork", "-w", "-sx"], ["-wkwork", "x"], ["-gkwork", "-sx"],
+            ["--class", "internet", "-sexample.com", "-P443", "-rhttps", "-p/a"], ["-s-", "-a-x", "-w"], ["-s--", "-w"],
+            ["-sa=b", "-w"], ["-Gg", "-Dkind", "-jcomment", "-wkwork"],
             []
         ]
         for arguments in plain {
@@ -51,7 +58,11 @@ import KCTestSupport
             ["-sw", "x"], ["-s", "x", "--unknown"], ["--class", "nope"], ["-P", "eighty"], ["-P", "70000"],
             ["--limit", "0"], ["--hex"], ["-w", "--all"], ["-w", "-g"], ["--hex", "--base64", "-w"],
             ["--password-stdin", "--password-file", "f"], ["-c", "toolong"], ["-r", "gopher"], ["-t", "kerberos"],
-            ["--", "-s"], ["positional"], ["--service="], ["-s", "-", "-s", "x"], ["--all", "--limit", "2"]
+            ["--", "-s"], ["--service="], ["-s", "-", "-s", "x"], ["--all", "--limit", "2"],
+            // The service given twice, or two arguments.
+            ["github.com", "-s", "x"], ["-s", "x", "github.com"], ["a", "b"], ["-sx", "github.com"], ["github.com", "-w", "-"],
+            // Grouped flags, an attached value ArgumentParser refuses.
+            ["-wg"], ["-P80x"], ["-wx"]
         ]
         for arguments in unusual {
             #expect(fast(arguments) == nil, "\(arguments) should go to ArgumentParser")
@@ -65,7 +76,7 @@ import KCTestSupport
             "-k", "--keychain", "--password-file", "--password-stdin", "--class", "-a", "--account", "-s",
             "--service", "-l", "-D", "-j", "-G", "-c", "-C", "-d", "-p", "-P", "--port", "-r", "-t", "--tag",
             "--limit", "-w", "-g", "--hex", "--base64", "--json", "--all", "--ignore-case", "--label=x",
-            "--port=8", "--class=key", "--service=", "-x", "--bogus"
+            "--port=8", "--class=key", "--service=", "-x", "--bogus", "github.com", "-sx", "-P80", "-wk", "-kx", "-w-s"
         ]
         let values = [
             "x", "", "-", "-x", "80", "-1", "+5", "0", "internet", "generic", "key", "certificate", "htps",

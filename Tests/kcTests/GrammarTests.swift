@@ -116,6 +116,42 @@ import KCTestSupport
         #expect(try normalised(["find", "-s", "x", "-w"]) == ["find", "-s", "x", "-w"])
     }
 
+    /// A value attached to a short option is split off as getopt does (`-sVALUE`), for every
+    /// value-taking short option of every subcommand; grouped flags and `-s=x` stay
+    /// ArgumentParser's, and a value is never split (issue 32).
+    @Test func theNormaliserSplitsAValueAttachedToAShortOption() throws {
+        func normalised(_ words: [String]) throws -> [String] { Array(try ArgumentNormaliser.normalised(["kc"] + words).dropFirst()) }
+        var checked = 0
+        for command in Options.subcommands {
+            for option in Options.of(command) where option.takesValue {
+                guard let short = option.short else { continue }
+                #expect(try normalised([command, short + "value"]) == [command, short, "value"], "kc \(command) \(short)value")
+                #expect(try normalised([command, short + "-1"]) == [command, short, "-1"], "kc \(command) \(short)-1: a negative number is a value")
+                #expect(try normalised([command, short + "=v"]) == [command, short + "=v"], "kc \(command) \(short)=v")
+                checked += 1
+            }
+        }
+        #expect(checked > 30)
+        #expect(try normalised(["find", "-wkwork", "-sx"]) == ["find", "-w", "-k", "work", "-s", "x"], "flags first, then the option with its value")
+        #expect(try normalised(["add", "-UwSECRET"]) == ["add", "-U", "-w", "SECRET"])
+        #expect(try normalised(["find", "-wk", "work"]) == ["find", "-wk", "work"], "grouped flags: ArgumentParser's")
+        #expect(try normalised(["find", "-wg"]) == ["find", "-wg"])
+        #expect(try normalised(["find", "-w-x"]) == ["find", "-w-x"], "-w is a flag in find, and - no option")
+        #expect(try normalised(["add", "-w-x"]) == ["add", "-w", "-x"], "and the secret in add")
+        #expect(try normalised(["find", "-s", "-kwork"]) == ["find", "-s", "-kwork"], "a value is never split")
+        #expect(try normalised(["find", "-s--"]) == ["find", "-s=--"])
+        #expect(try normalised(["find", "-1"]) == ["find", "-1"])
+        #expect(try normalised(["run", "--", "cmd", "-sx"]) == ["run", "--", "cmd", "-sx"], "nothing after --")
+        #expect(try normalised(["team", "-sx"]) == ["team", "-sx"], "a subcommand the table does not describe")
+        #expect(try normalised(["-kwork", "find", "-w"]) == ["find", "-k", "work", "-w"], "-kNAME leads too")
+        #expect(try normalised(["-kwork", "git-credential", "get"]) == ["git-credential", "-kwork", "get"])
+        // -kNAME is a keychain choice: a second one is refused however either is spelled.
+        for twice in [["-kwork", "find", "-kx"], ["find", "-kwork", "-k", "x"], ["find", "-wkwork", "--keychain=x"], ["-k", "a", "find", "-gkb"]] {
+            #expect(throws: (any Error).self, "\(twice)") { try normalised(twice) }
+        }
+        #expect(try normalised(["find", "-kwork", "-s", "-kx"]) == ["find", "-k", "work", "-s", "-kx"], "the second is -s's value")
+    }
+
     /// Every option of find in the table takes the fast path and fills the same field as
     /// ArgumentParser's `Find`; no other name does.
     @Test func findFastPathTakesExactlyTheOptionsOfFind() throws {
@@ -132,6 +168,12 @@ import KCTestSupport
                 #expect(quick == slowFind(arguments), "\(arguments)")
             }
         }
+        // find's one argument is the service, as -s, on both paths (issue 32).
+        let declared = try #require(try Self.dump().first { $0.command == "find" }).declared
+        #expect(declared.filter { $0.kind == "positional" }.count == 1, "one argument, the service")
+        #expect(fastFind(["github.com"]) != nil && fastFind(["github.com"]) == slowFind(["-s", "github.com"]))
+        #expect(slowFind(["github.com"]) == slowFind(["-s", "github.com"]))
+        #expect(fastFind(["github.com", "-s", "x"]) == nil && slowFind(["github.com", "-s", "x"]) == nil, "not both")
         let find = Self.table("find").map(\.name)
         for command in Options.subcommands {
             for other in Self.table(command) where !find.contains(other.name) {

@@ -77,4 +77,38 @@ import KCTestSupport
         #expect(out.status == 2 && out.stderr.contains("unknown command 'xyzzy'") && !out.stderr.contains("did you mean"), "\(out.stderr)")
         #expect(try h.kc(["help", "find"]).status == 0, "help still works")
     }
+
+    /// The words of pass, gopass, rbw, op, bw and macOS `security` are matched by meaning
+    /// before spelling: `kc rm` said "did you mean 'run'?", `kc insert` "'inject'" (issue 32).
+    @Test func anotherToolsWordForACommandNamesTheCommandMeant() throws {
+        let h = try KCHome()
+        let cases: [([String], String)] = [
+            (["rm", "-s", "x"], "unknown command 'rm'; did you mean `kc delete -s NAME`?"),
+            (["remove"], "did you mean `kc delete -s NAME`?"), (["del"], "did you mean `kc delete -s NAME`?"),
+            (["insert", "github.com"], "unknown command 'insert'; did you mean `kc add -s NAME`?"),
+            (["init"], "unknown command 'init'; did you mean 'create'?"), (["new-keychain"], "did you mean 'create'?"),
+            (["search", "git"], "did you mean `kc find --contains -s TEXT --all` or `kc list`?"),
+            (["grep", "git"], "did you mean `kc find --contains -s TEXT --all` or `kc list`?"),
+            (["edit", "github.com"], "did you mean `kc update -s NAME`?"),
+            (["show", "github.com"], "did you mean `kc find NAME -w` (the secret) or `kc find NAME` (its attributes)?"),
+            (["get"], "`kc find NAME -w`"), (["cat"], "`kc find NAME -w`"),
+            (["ls"], "unknown command 'ls'; did you mean 'list'?"),
+            (["mv"], "did you mean `kc update -s NAME --new-service NEW` (to rename) or `kc move -s NAME --to KEYCHAIN` (to another keychain)?"),
+            (["cp"], "`kc find NAME --clip` (to the clipboard) or `kc move -s NAME --to KEYCHAIN` (to another keychain) or `kc export` (to a file)?"),
+            (["delete-generic-password", "-s", "x"], "did you mean `kc delete -s NAME`?"),
+            (["find-internet-password"], "did you mean `kc find --class internet -s SERVER`?"),
+            (["unlock-keychain"], "did you mean 'unlock'?")
+        ]
+        for (arguments, expected) in cases {
+            let out = try h.kc(arguments)
+            #expect(out.status == 2 && out.stdout.isEmpty, "\(arguments): \(out.stderr)")
+            #expect(out.stderr.contains(expected) && out.stderr.hasSuffix("(kc --help lists the commands)\n"), "\(arguments): \(out.stderr)")
+            #expect(!out.stderr.contains("'run'") && !out.stderr.contains("'inject'"), "\(arguments): \(out.stderr)")
+        }
+        // What a suggestion says works as it is given (a placeholder filled in).
+        #expect(try h.kc(["create", "--kdf", "interactive"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["add", "-s", "github.com", "-w", "s"], password: KCHome.password).status == 0)
+        let out = try h.kc(["find", "github.com", "-w"], password: KCHome.password)
+        #expect(out.status == 0 && out.stdout == "s", "\(out.stderr)")
+    }
 }

@@ -38,6 +38,10 @@ struct Add: ParsableCommand {
             and stored as service otpauth/SERVICE, where kc import puts seeds and
             kc totp -s SERVICE finds them.
 
+            With --class internet, a URL as -s (https://host[:port]/path) is split
+            into server, protocol, port and path, as kc import splits one, and stderr
+            says what was stored; flags that say otherwise are a usage error.
+
             The secret is stored with its exact bytes; on a terminal, kc warns when
             one from stdin or a file ends in a newline. An empty secret is refused
             (exit 206) unless --allow-empty is given. The first add with no keychain
@@ -138,6 +142,8 @@ struct Add: ParsableCommand {
             }
             try replaceExisting(keychain, fields: fields, data: data)
         }
+        // A pasted URL was split (`ServerURL`): say into what, so a surprise shows at once.
+        if let serverURL = try fields.serverURL { Report.note("stored as \(serverURL.description)") }
         if let recipe {
             reportGenerated(value, recipe: recipe)
         } else if !oneTime.totp {

@@ -16,6 +16,7 @@ struct Find: ParsableCommand {
               kc find -s github.com -a alice -w   # the secret's exact bytes
               TOKEN=$(kc find -s ci -a bot -w)    # in a script
               kc find -s github.com               # attributes, never the secret
+              kc find github.com -w               # the service as an argument, as -s
               kc find --all --json                # every generic password, as JSON
               kc find --class internet -s example.com -g   # attributes and the secret
               kc find -s git --contains --all     # github.com, my-git, ...
@@ -63,14 +64,27 @@ struct Find: ParsableCommand {
     @OptionGroup var match: MatchOptions
     @OptionGroup var clip: ClipOptions
 
+    /// `kc find github.com`: the service, as -s (as `kc totp SERVICE`, pass's `show NAME`).
+    @Argument(
+        help: ArgumentHelp("The service, as -s (the server, for internet passwords).", valueName: "service"),
+        completion: .custom { CompletionCandidates.services($0, $1, $2) })
+    var service: String?
+
     /// The parsed values, as plain data.
     var request: FindRequest {
-        FindRequest(
+        var request = FindRequest(
             keychain: keychain.choice, item: item.fields, secretOnly: secretOnly, withSecret: withSecret,
             hex: hex, base64: base64, json: json, all: all, limit: limit, prompt: prompt, matching: match.matching, clip: clip.seconds)
+        if let service { _ = request.take(argument: service) }
+        return request
     }
 
-    func validate() throws { try request.validate() }
+    func validate() throws {
+        if service != nil && item.service != nil { throw ValidationError(FindRequest.serviceGivenTwice) }
+        // The argument is the service: checked as -s is (a URL for an internet password).
+        if service != nil { try request.item.validate() }
+        try request.validate()
+    }
 
     func run() throws { try request.run() }
 }

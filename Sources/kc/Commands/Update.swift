@@ -50,7 +50,19 @@ struct Update: ParsableCommand {
     @Flag(name: Options.updateUserPresence.names, inversion: .prefixedNo, help: Options.updateUserPresence.help)
     var userPresence: Bool?
 
+    /// `--new-service` given as a URL for internet passwords, split as add splits `-s`
+    /// (`ServerURL`): the new server, protocol, and the port and path it gives.
+    var newServiceURL: ServerURL? {
+        get throws {
+            guard item.itemClass == .internet, let newService else { return nil }
+            return try ServerURL(newService)
+        }
+    }
+
     func validate() throws {
+        if let user = try newServiceURL?.address.user, let newAccount, newAccount != user {
+            throw ValidationError("--new-service gives the account \(ItemFields.shellWord(user)), and --new-account another: give one")
+        }
         if attributeChanges.isEmpty { try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin) }
     }
 
@@ -61,6 +73,7 @@ struct Update: ParsableCommand {
         c[kSecAttrComment] = newComment
         c[kSecAttrAccount] = newAccount
         if let newService { c[item.itemClass == .internet ? kSecAttrServer : kSecAttrService] = newService }
+        if let newServiceURL = try? newServiceURL { newServiceURL.apply(to: &c) }   // checked by validate()
         c[kSecAttrAccessible] = newAccessible?.code
         if let userPresence { c[kcAttrAccessControlFlags] = userPresence ? Int(AccessControlFlags.userPresence) : 0 }
         return c
@@ -89,6 +102,7 @@ struct Update: ParsableCommand {
             changes[kSecValueData] = data
         }
         for query in queries { try keychain.update(query, changes) }
+        if let newServiceURL = try newServiceURL { Report.note("changed to \(newServiceURL.description)") }
         secret.noteTrailingNewline(endsInNewline, stdinTaken: self.keychain.passwordStdin)
     }
 }

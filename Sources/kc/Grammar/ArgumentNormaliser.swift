@@ -4,7 +4,7 @@ import ArgumentParser
 /// fast parsers (`Read.fast`, `RunFastPath`, `FindFastPath`), the credential helpers and
 /// ArgumentParser all parse its output.
 ///
-/// One pass over the words, from the table (`Options`), makes three rewrites, each because
+/// One pass over the words, from the table (`Options`), makes four rewrites, each because
 /// ArgumentParser cannot read the form users and scripts write:
 ///
 /// 1. **Keychain options before the subcommand** move after it: `kc -k work backup DEST`
@@ -20,17 +20,22 @@ import ArgumentParser
 ///    takes the next word unconditionally (`kc find -s -x`, `-s -`), as getopt-based tools
 ///    such as macOS `security` do (issue 15, item 13); ArgumentParser's `.unconditional`
 ///    does that for every word but `--`, at which it splits the command line before parsing.
+/// 4. **A value attached to a short option** is split off, as getopt reads it:
+///    `-sgithub.com` is `-s github.com`, `-wkwork` is `-w -k work` (issue 32).
+///    ArgumentParser would read `-sgithub.com` as a group of one-letter flags. `-s=x`
+///    (ArgumentParser's own form) and grouped flags (`-wg`, `-wk`) stay as they are.
 ///
 /// A word that is another option's value is never rewritten (`-s --clip` is a service),
 /// and nothing after the `--` that ends the options is. The command line is returned as it
-/// is when it has no leading option, no `--` and no option whose value may be left out:
-/// the common `kc find -s x -w` costs a scan of its words and a look at find's list, which
-/// its fast parser reads next anyway; `kc read REF` reads no table at all.
+/// is when it has no leading option, no `--`, no one-dash word longer than a flag and no
+/// option whose value may be left out: the common `kc find -s x -w` costs a scan of its
+/// words and a look at find's list, which its fast parser reads next anyway; `kc read REF`
+/// reads no table at all.
 /// The credential helpers (`kc git-credential`, `kc docker-credential`) get only the first
 /// rewrite: they read their own few options (`HelperInput.options`).
 enum ArgumentNormaliser {
     /// - Parameter arguments: the whole command line, the program's name first.
-    /// - Returns: the command line with the three rewrites made.
+    /// - Returns: the command line with the four rewrites made.
     /// - Throws: a usage error when keychain options lead and no subcommand follows them,
     ///   when they are given on both sides of the subcommand, or when a password option
     ///   leads a credential helper.
@@ -94,8 +99,9 @@ enum ArgumentNormaliser {
         var leading: [String] = []
         var rest = arguments
         while let word = rest.first {
-            // `--keychain=x` leads as one word; `-k=x` does not lead.
-            let name = word.hasPrefix("--") ? word.prefix { $0 != "=" } : word[...]
+            // `--keychain=x` and `-kx` (getopt's form) lead as one word; `-k=x` does not lead.
+            let attachedShort = !word.hasPrefix("--") && word.utf8.count > 2 && !word.dropFirst(2).hasPrefix("=")
+            let name = word.hasPrefix("--") ? word.prefix { $0 != "=" } : attachedShort ? word.prefix(2) : word[...]
             guard let option = Options.keychainGroup.first(where: { $0.isNamed(name) }) else { break }
             let whole = name.count == word.count
             if option.takesValue && whole {
@@ -124,12 +130,22 @@ enum ArgumentNormaliser {
         return [subcommand] + leading + rest.dropFirst()
     }
 
-    /// The command line with rewrites 2 and 3 made for the options of `command`.
+    /// The command line with rewrites 2 to 4 made for the options of `command`.
     private static func attachingValues(_ arguments: [String], of command: String) -> [String] {
         let words = arguments[2...]
-        var needed = words.contains("--")
+        // A `--`, or a one-dash word longer than a flag (`-sVALUE`, `-wk`, `-s=x`), needs the
+        // pass below; `kc find -s x -w` does not.
+        var needed = false
+        var dashed = false
+        for word in words where word.hasPrefix("-") {
+            dashed = true
+            if word == "--" || !word.hasPrefix("--") && word.utf8.count > 2 {
+                needed = true
+                break
+            }
+        }
         // An option is a word with a dash (`kc read REF` has none and reads no table).
-        if !needed, words.contains(where: { $0.hasPrefix("-") }) {
+        if !needed, dashed {
             for option in Options.of(command) where option.omitted != nil {
                 if words.contains(where: { option.isNamed($0[...]) }) { needed = true }
             }
@@ -159,6 +175,11 @@ enum ArgumentNormaliser {
                 }
                 continue
             }
+            if let split = splittingAttachedValue(word, of: command) {
+                out += split
+                i += 1
+                continue
+            }
             if Options.takesValue(word[...], in: command), i + 1 < arguments.count {
                 let value = arguments[i + 1]
                 out += value == "--" ? [word + "=--"] : [word, value]
@@ -169,5 +190,30 @@ enum ArgumentNormaliser {
             i += 1
         }
         return out
+    }
+
+    /// A value attached to a short option, as getopt reads it: `-sgithub.com` is `-s
+    /// github.com`, `-wkwork` (flags first) is `-w -k work`, `-P-1` is `-P -1`; a value
+    /// `--` is attached as rewrite 3 does (`-s=--`). Nil for anything else: `-s` alone,
+    /// `-s=x` (ArgumentParser's own form), grouped flags (`-wg`, `-wk`: ArgumentParser reads
+    /// them), a letter that is no option of `command` (`-1`, `-x`), a long option.
+    private static func splittingAttachedValue(_ word: String, of command: String) -> [String]? {
+        guard word.hasPrefix("-"), !word.hasPrefix("--") else { return nil }
+        let letters = Array(word.dropFirst())
+        guard letters.count > 1, letters[1] != "=" else { return nil }
+        var flags: [String] = []
+        for (index, letter) in letters.enumerated() {
+            guard let option = Options.named("-\(letter)"[...], in: command), option.short != nil else { return nil }
+            let name = "-\(letter)"
+            guard option.takesValue else {
+                flags.append(name)
+                continue
+            }
+            let value = String(letters[(index + 1)...])
+            // `-wk` ends with the option whose value is the next word: ArgumentParser's form.
+            guard !value.isEmpty, !value.hasPrefix("=") else { return nil }
+            return flags + (value == "--" ? [name + "=--"] : [name, value])
+        }
+        return nil
     }
 }

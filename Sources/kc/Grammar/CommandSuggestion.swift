@@ -1,7 +1,8 @@
 import ArgumentParser
 
-/// A mistyped subcommand (`kc ad -s x`, `kc ls`) is named as such, with the nearest
-/// command, instead of ArgumentParser's "Unknown option '-s'" about what follows it.
+/// A mistyped subcommand (`kc ad -s x`, `kc rm -s x`) is named as such, with the command
+/// meant (`CommandSynonyms`: `rm` is delete) or else the nearest one, instead of
+/// ArgumentParser's "Unknown option '-s'" about what follows it.
 enum CommandSuggestion {
     /// The subcommand names kc knows (hidden ones included), and `help`.
     static var known: [String] { KC.configuration.subcommands.map { $0._commandName } + ["help"] }
@@ -11,10 +12,9 @@ enum CommandSuggestion {
     static func message(for word: String) -> String? {
         guard !word.isEmpty, !word.hasPrefix("-"), !known.contains(word) else { return nil }
         var message = "kc: unknown command '\(word)'"
-        if word == "ls" {
-            message += "; did you mean 'list'?"
-        } else if ["show", "get", "cat"].contains(word) {
-            message += "; to list items use `kc list`, to print a secret `kc find -w`"
+        // By meaning first (`rm` is delete, not run), then by spelling.
+        if let suggestions = CommandSynonyms.suggestions(for: word) {
+            message += "; " + CommandSynonyms.advice(suggestions)
         } else if let near = nearest(word) {
             message += "; did you mean '\(near)'?"
         }

@@ -5,8 +5,9 @@ import KeychainCore
 /// about 12 million instructions, 95% of a `kc find -w` answered by the agent
 /// (docs/performance.md). `kc find` is what scripts call a thousand times, so its plain forms
 /// are parsed here by hand into the same `FindRequest` that ArgumentParser's `Find` would
-/// give. Anything else (help, an unknown, repeated or grouped flag, a value that looks like
-/// a flag, a value of the wrong type, a validation error) gives nil, and ArgumentParser
+/// give, with the service as its one argument (`kc find github.com -w`). Anything else
+/// (help, an unknown, repeated or grouped flag, a second argument, the service given both
+/// ways, a value of the wrong type, a validation error) gives nil, and ArgumentParser
 /// parses the whole command line as usual, so every message stays its own.
 ///
 /// The names come from the table (`Options.of("find")`), the one ArgumentParser's `Find`
@@ -23,8 +24,15 @@ enum FindFastPath {
     static func parse(_ arguments: ArraySlice<String>) -> FindRequest? {
         var request = FindRequest(keychain: KeychainChoice(), item: ItemFields())
         var given: [OptionSpec] = []
+        var argument: String?
         var rest = arguments
         while let word = rest.popFirst() {
+            // `kc find github.com`: one argument, the service (`-` and `--` are ArgumentParser's).
+            if !word.hasPrefix("-") {
+                guard argument == nil else { return nil }
+                argument = word
+                continue
+            }
             let (name, attached) = OptionSpec.split(word)
             // An option given twice is ArgumentParser's to refuse or accept.
             guard let option = Options.named(name, in: "find"), !given.contains(where: { $0 === option }) else { return nil }
@@ -44,6 +52,7 @@ enum FindFastPath {
             }
             guard request.take(option, text) else { return nil }
         }
+        if let argument, !request.take(argument: argument) { return nil }
         // ArgumentParser validates the option groups and then the command; any failure is
         // left to it, so its message is the one the user sees.
         do {

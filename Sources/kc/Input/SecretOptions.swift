@@ -34,9 +34,11 @@ struct SecretOptions: ParsableArguments {
             let length = strlen(raw)
             let bytes = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: UInt8.self)
             let arg = Array(UnsafeBufferPointer(start: bytes, count: length))
-            // "-w VALUE", "--secret VALUE", "--secret=VALUE", "-wVALUE"
+            // "-w VALUE", "--secret VALUE", "--secret=VALUE", "-wVALUE", "-UwVALUE" (getopt's
+            // grouped form, which ArgumentNormaliser splits)
+            let grouped = arg.count > value.count + 2 && arg.starts(with: [0x2D]) && arg[1] != 0x2D && arg[arg.count - value.count - 1] == UInt8(ascii: "w")
             if arg.count >= value.count, Array(arg.suffix(value.count)) == value,
-                arg.count == value.count || arg.starts(with: Array("--secret=".utf8)) || arg.starts(with: Array("-w".utf8))
+                arg.count == value.count || arg.starts(with: Array("--secret=".utf8)) || arg.starts(with: Array("-w".utf8)) || grouped
             {
                 memset(bytes + (length - value.count), 0x2A, value.count)   // '*'
             }

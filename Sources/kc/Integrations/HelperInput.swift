@@ -75,6 +75,10 @@ enum HelperInput {
                 choice.passwordFile = try value()
             } else if a.hasPrefix(attached) {
                 choice.keychain = String(a.dropFirst(attached.count))
+            } else if let short = Options.keychain.short, a.hasPrefix(short), !a.hasPrefix("--"), a.utf8.count > 2 {
+                // `-kwork`, as getopt reads it (and `-k=work`, as ArgumentParser does).
+                let value = a.dropFirst(short.count)
+                choice.keychain = String(value.hasPrefix("=") ? value.dropFirst() : value)
             } else {
                 rest.append(a)
             }

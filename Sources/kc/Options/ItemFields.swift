@@ -35,6 +35,17 @@ struct ItemFields: Equatable {
         if let t = authType, FourCC.authTypeCode(t) == nil {
             throw ValidationError("unknown authentication type \"\(t)\": use default, basic, digest, form, ntlm or a four-character code")
         }
+        if let serverURL = try serverURL { try serverURL.check(against: self) }
+    }
+
+    /// The URL given as an internet password's server (`-s https://github.com/x`), split
+    /// (`ServerURL`); nil for a host name, or another class.
+    /// - Throws: a usage error for a URL an internet password cannot hold.
+    var serverURL: ServerURL? {
+        get throws {
+            guard itemClass == .internet, let service else { return nil }
+            return try ServerURL(service)
+        }
     }
 
     /// Refuses a flag the class does not have (errSecNoSuchAttr, exit 41), and a value over
@@ -83,6 +94,8 @@ struct ItemFields: Equatable {
         a[kSecAttrProtocol] = `protocol`.flatMap(FourCC.protocolCode)
         a[kSecAttrAuthenticationType] = authType.flatMap(FourCC.authTypeCode)
         a[kSecAttrApplicationTag] = tag
+        // Checked by `validate()`, which both parsers run.
+        if let serverURL = try? serverURL { serverURL.apply(to: &a) }
         return a
     }
 

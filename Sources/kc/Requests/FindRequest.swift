@@ -80,6 +80,17 @@ struct FindRequest: Equatable {
         return true
     }
 
+    /// `kc find SERVICE`: the service given as the argument, as -s gives it.
+    /// - Returns: false when -s gave one too (`serviceGivenTwice`).
+    mutating func take(argument: String) -> Bool {
+        guard item.service == nil else { return false }
+        item.service = argument
+        return true
+    }
+
+    /// The usage error for `kc find SERVICE -s SERVICE`.
+    static let serviceGivenTwice = "give the service once: as the argument (kc find SERVICE) or with -s"
+
     func validate() throws {
         try ClipOptions.check(clip)
         if clip != nil && (withSecret || json || all || limit != nil) {
