@@ -250,6 +250,7 @@ public final class KeychainSession: @unchecked Sendable {
         case .team(let name): throw Self.teamUnavailable(name)
         case .file: break
         }
+        try Keychain.checkFile(at: path)   // "not a kc keychain" before any "locked"
         let secret = try password(path)
         let keychain = try Keychain.open(at: path, password: secret)
         local = keychain
