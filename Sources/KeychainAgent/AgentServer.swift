@@ -118,7 +118,13 @@ public final class AgentServer {
         unlink(paths.socket)
         let listener = try UnixSocket.listen(at: paths.socket)
         listening = listener
-        defer { unlink(paths.socket); listening = nil; pending = [] }
+        let folder = Self.identity(of: paths.directory)
+        defer {
+            // Not in a folder made anew: the socket there is another agent's.
+            if Self.identity(of: paths.directory) == folder { unlink(paths.socket) }
+            listening = nil
+            pending = []
+        }
         for s in [SIGTERM, SIGINT, SIGHUP] { signal(s, agentSignalHandler) }
         var none = sigset_t()
         sigemptyset(&none)
@@ -132,6 +138,11 @@ public final class AgentServer {
             }
             expire()
             if entries.isEmpty && Deadline.now.nanoseconds > emptySince.nanoseconds &+ UInt64(graceSeconds * 1e9) { break }
+            // Once a second (two lstat): a socket removed, or its folder deleted (logout's
+            // clean-up of /run/user/UID, a tmp cleaner) and perhaps made anew, leaves no
+            // client a way in, not even `kc lock`. An agent nobody can reach must not sit on
+            // unlocked keys: it wipes them and exits.
+            if folder == nil || Self.identity(of: paths.directory) != folder || !Self.exists(paths.socket) { break }
             var p = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
             // Wake at least once a second: poll's clock stops during suspend, BOOTTIME does not.
             let rc = poll(&p, 1, 1000)
@@ -141,6 +152,17 @@ public final class AgentServer {
         }
         clear()
     }
+
+    /// (device, inode) of what is at `path`, nil when nothing is there.
+    private static func identity(of path: String) -> [UInt64]? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return [UInt64(st.st_dev), UInt64(st.st_ino)]
+    }
+
+    /// Whether anything is at `path` (a socket renamed and replaced, as a relay between a
+    /// client and this agent does, still leaves one: the client's checks catch that).
+    private static func exists(_ path: String) -> Bool { identity(of: path) != nil }
 
     /// Forgets every key when the boot changed; locks keychains whose idle or absolute
     /// deadline has passed.

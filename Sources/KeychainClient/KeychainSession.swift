@@ -257,6 +257,7 @@ public final class KeychainSession: @unchecked Sendable {
         case .team(let name): throw Self.teamUnavailable(name)
         case .file: break
         }
+        try Keychain.checkFile(at: path)   // "not a kc keychain" before any "locked"
         var wrong = 0
         while true {
             let secret = try password(path)

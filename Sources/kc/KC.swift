@@ -42,7 +42,8 @@ struct KC: ParsableCommand {
               51 wrong password (errSecAuthFailed)
               53 file busy, or no way to copy to the clipboard (errSecNotAvailable)
               93 damaged, tampered or not a kc keychain (errSecDecode)
-              206 bad parameter (errSecParam)
+              128 cancelled by the user (errSecUserCanceled)
+              206 bad parameter, or an empty password from a script (errSecParam)
 
             `kc error CODE` prints any status's message; docs/errors.md lists them all.
             """,

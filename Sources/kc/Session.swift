@@ -85,6 +85,7 @@ enum Session {
                 hint: "team keychains are managed with `kc team` (kc team --help)")
         case .file(let path):
             try checkExists(address)
+            try Keychain.checkFile(at: address.agentPath)   // "not a kc keychain" before any "locked"
             let password = try PasswordSource.current(options, path: path)
             return try Keychain.open(at: address.agentPath, password: password)
         }

@@ -82,6 +82,26 @@ import KCTestSupport
         #expect(try h.kc(["find", "-s", "ci", "-w"]).status == 36)
     }
 
+    /// Issue 32: the agent's folder removed under it (logout's clean-up of /run/user/UID, a
+    /// tmp cleaner) left it running, unlocked and unreachable; it now wipes and ends.
+    @Test func removedFolderWipesAndEnds() throws {
+        let h = try Self.unlocked()
+        let pid = try agentPID(h)
+        #expect(pid > 0)
+        try FileManager.default.removeItem(atPath: h.directory + "/agent")
+        var gone = false
+        for _ in 0..<50 where !gone {
+            Thread.sleep(forTimeInterval: 0.1)
+            gone = kill(pid, 0) != 0
+        }
+        #expect(gone, "the agent ended within 5 s of its socket going")
+        #expect(try h.kc(["find", "-s", "ci", "-w"]).status == 36, "nothing holds the keychain unlocked")
+        // A new agent starts in a new folder as usual.
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["find", "-s", "ci", "-a", "bot", "-w"]).status == 0)
+        #expect(try h.kc(["lock"]).status == 0)
+    }
+
     @Test func theAgentLeavesWhenNothingIsUnlocked() throws {
         let h = try KCHome()
         h.environment["KC_AGENT_GRACE"] = "1"

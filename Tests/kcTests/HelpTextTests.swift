@@ -72,7 +72,7 @@ import KCTestSupport
         let lines = try Self.help([]).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let start = try #require(lines.firstIndex { $0.hasPrefix("Exit codes: 0 success, 2 usage error") })
         let rows = lines[(start + 1)...].prefix { $0.hasPrefix("  ") }
-        #expect(rows.map { $0.split(separator: " ").first ?? "" } == ["22", "36", "41", "42", "44", "45", "48", "50", "51", "53", "93", "206"])
+        #expect(rows.map { $0.split(separator: " ").first ?? "" } == ["22", "36", "41", "42", "44", "45", "48", "50", "51", "53", "93", "128", "206"])
         for row in rows { #expect(row.hasSuffix(")"), "each row ends with its status's name: \(row)") }
         let after = start + 1 + rows.count
         #expect(lines[after] == "", "a blank line ends the table")

@@ -146,6 +146,16 @@ public final class Keychain {
         return keychain
     }
 
+    /// Checks, without a password, that `path` can be a kc keychain: a regular file of this
+    /// user's, private, in a safe folder, with a database header. A front end calls it before
+    /// asking for a password, so a file that is not a keychain is named as such whether or
+    /// not a password can be had (never "locked").
+    /// - Throws: errSecNoSuchKeychain, errSecDecode (not a kc keychain), errSecParam
+    ///   (another user's file, unsafe permissions, a symbolic link), errSecIO.
+    public static func checkFile(at path: String) throws {
+        try FileSafety.checkKeychainFile(at: path)
+    }
+
     /// Opens a keychain with its password and checks its header and rows.
     /// - Throws: errSecNoSuchKeychain (no file), errSecAuthFailed (wrong password or a
     ///   tampered header: the two are indistinguishable by design), errSecDecode (not a kc

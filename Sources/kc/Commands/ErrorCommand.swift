@@ -68,7 +68,7 @@ struct ErrorCommand: ParsableCommand {
             errSecParam, errSecIO, errSecAllocate, errSecNotAvailable, errSecReadOnly, errSecAuthFailed,
             errSecNoSuchKeychain, errSecDuplicateKeychain, errSecDuplicateItem, errSecItemNotFound,
             errSecDataTooLarge, errSecNoSuchAttr, errSecNoSuchClass, errSecInteractionNotAllowed,
-            errSecWrongSecVersion, errSecDecode, errSecDiskFull, errSecUnimplemented
+            errSecWrongSecVersion, errSecDecode, errSecDiskFull, errSecUnimplemented, errSecUserCanceled
         ]
         let hits = documented.filter { KeychainCore.exitCode(for: $0) == code }
         return hits.count == 1 ? hits[0] : nil

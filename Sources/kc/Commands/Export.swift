@@ -25,6 +25,9 @@ struct Export: ParsableCommand {
             are left out (counted). Every class unless --class is given. Items
             accessible on this device only (*-this-device-only) never leave this
             machine: every format leaves them out and says how many on stderr.
+            Items that require user presence are exported on a terminal once the
+            keychain's password is typed there; without a terminal (a script)
+            they are left out and named on stderr, and the rest is exported.
 
             The secrets are in plaintext: kc refuses to write them to a terminal
             without --force, and creates an -o FILE with mode 0600 (never over an
@@ -95,8 +98,39 @@ struct Export: ParsableCommand {
             queries.append(query)
         }
         // One batch for every class: items that require user presence, whatever their class,
-        // are named in one prompt, asked once (docs/security.md, "User presence").
-        for (cls, result) in zip(classes, try handle.copyMany(queries)) {
+        // are named in one prompt, asked once (docs/security.md, "User presence"). When
+        // nobody can answer it (a script, no terminal), they are left out and named, as
+        // this-device-only items are, and the rest is exported.
+        var unconfirmed: [String] = []
+        let ask = handle.presence
+        handle.presence = { prompt in
+            guard let ask else { throw KeychainError(errSecInteractionNotAllowed, "nobody can confirm user presence here") }
+            do {
+                return try ask(prompt)
+            } catch let error as KeychainError where error.status == errSecInteractionNotAllowed {
+                unconfirmed = prompt.items
+                throw error
+            }
+        }
+        let results: [Result<Any?, KeychainError>]
+        do {
+            results = try handle.copyMany(queries)
+        } catch let error as KeychainError where error.status == errSecInteractionNotAllowed && !unconfirmed.isEmpty {
+            results = try handle.copyMany(
+                queries.map { query in
+                    var skipping = query
+                    skipping[kSecUseAuthenticationUI] = kSecUseAuthenticationUISkip
+                    return skipping
+                })
+        }
+        if !unconfirmed.isEmpty {
+            let names = PresencePrompt(path: handle.path, items: unconfirmed, reason: nil).distinctItems
+            Report.note(
+                "left out \(unconfirmed.count) item\(unconfirmed.count == 1 ? "" : "s") that require\(unconfirmed.count == 1 ? "s" : "") user presence, "
+                    + "with no terminal to confirm it on: " + names.joined(separator: ", "))
+            Report.note("hint: run kc export on a terminal, where kc asks for the keychain's password, to include them")
+        }
+        for (cls, result) in zip(classes, results) {
             let found: Any?
             switch result {
             case .success(let value): found = value

@@ -20,7 +20,8 @@ struct Lock: ParsableCommand {
             ask). Items added with --accessible after-first-unlock stay readable
             through the agent, read-only, until kc agent --stop or a reboot; stop
             the agent to forget them too. A keychain that does not exist is exit
-            50 (a typo must not pass for a lock).
+            50 (a typo must not pass for a lock). Locking needs no password:
+            --password-stdin and --password-file are refused (exit 2).
             """
     )
 
@@ -28,6 +29,14 @@ struct Lock: ParsableCommand {
 
     @Flag(name: Options.lockAll.names, help: Options.lockAll.help)
     var all = false
+
+    func validate() throws {
+        // A password given to lock is a mistake in a script (meant for unlock, say): it
+        // would be read for nothing, or not read at all, and the mistake pass unseen.
+        if keychain.passwordStdin || keychain.passwordFile != nil {
+            throw ValidationError("kc lock needs no password: drop --password-stdin / --password-file (kc unlock takes them)")
+        }
+    }
 
     func run() throws {
         if all {

@@ -70,6 +70,7 @@ struct Unlock: ParsableCommand {
             Report.note("hint: `kc lock` first to unlock it again with its password, or give --timeout / --max to change the timers")
             return
         }
+        try Keychain.checkFile(at: path)   // "not a kc keychain" before any "locked"
         let password = try PasswordSource.current(keychain.choice, path: path)
         try AgentClient().unlock(path: path, password: password, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0)
     }

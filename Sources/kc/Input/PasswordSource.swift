@@ -27,7 +27,7 @@ enum PasswordSource {
     /// prompt naming it as a team keychain).
     static func team(_ options: KeychainChoice, location: String) throws -> SecureBytes {
         if let explicit = try explicit(options) { return explicit }
-        if let env = environmentPassword.take() { return env }
+        if let env = environmentPassword.take() { return try given(env, from: "KC_PASSWORD") }
         guard Terminal.isAvailable else {
             throw KeychainError(
                 errSecInteractionNotAllowed,
@@ -50,7 +50,7 @@ enum PasswordSource {
     static func current(_ options: KeychainChoice, path: String, lockedHint: String?, typed: inout Bool) throws -> SecureBytes {
         typed = false
         if let explicit = try explicit(options) { return explicit }
-        if let env = environmentPassword.take() { return env }
+        if let env = environmentPassword.take() { return try given(env, from: "KC_PASSWORD") }
         guard Terminal.isAvailable else {
             throw KeychainError(
                 errSecInteractionNotAllowed,
@@ -75,7 +75,7 @@ enum PasswordSource {
     /// not hold: $KC_PASSWORD (see `keepForSecondKeychain`), else a prompt naming it. The
     /// first keychain's --password-stdin and --password-file are its own.
     static func second(path: String) throws -> SecureBytes {
-        if let env = environmentSecondPassword.take() { return env }
+        if let env = environmentSecondPassword.take() { return try given(env, from: "KC_PASSWORD") }
         guard Terminal.isAvailable else {
             throw KeychainError(
                 errSecInteractionNotAllowed,
@@ -95,7 +95,7 @@ enum PasswordSource {
                 "creating the keychain \(path) needs a new password and there is no terminal to ask on",
                 hint: "set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
-        return try nonEmpty(Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: "))
+        return try askNew(path: path)
     }
 
     /// A new password for `kc passwd`: --new-password-file, $KC_NEW_PASSWORD, or a prompt (twice).
@@ -109,17 +109,68 @@ enum PasswordSource {
                 errSecInteractionNotAllowed, "no new password given and there is no terminal to ask on",
                 hint: "set KC_NEW_PASSWORD or pass --new-password-file PATH")
         }
-        return try nonEmpty(Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: "))
+        return try askNew(path: path)
+    }
+
+    /// The shortest new password typed at a prompt that kc takes without a warning.
+    static let shortPassword = 8
+
+    /// A new keychain password typed on the terminal, twice. An empty first entry is asked
+    /// again at once (three tries), not typed twice to be refused; a short one is taken
+    /// with a warning, since anyone who gets the file can guess it offline, at their own
+    /// pace. A script's password (KC_PASSWORD, a file, stdin) is not warned about: a
+    /// throwaway CI keychain is the script's choice. - Throws: errSecParam when every
+    /// entry was empty or the two entries differ; errSecUserCanceled at end of input.
+    private static func askNew(path: String) throws -> SecureBytes {
+        let empty = "the new password is empty"
+        for attempt in 1...3 {
+            do {
+                return try Terminal.readNewSecret(prompt: "New password for keychain \(path): ", again: "Retype new password: ") { first in
+                    guard first.count > 0 else { throw KeychainError(errSecParam, empty, hint: "choose a passphrase of several words") }
+                    // UTF-8 characters, counted in place: no copy of the password is made.
+                    let characters = first.withUnsafeBytes { bytes in
+                        var count = 0
+                        for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
+                        return count
+                    }
+                    if characters < shortPassword {
+                        Report.note(
+                            "warning: the new password has only \(characters) character\(characters == 1 ? "" : "s"): anyone with the keychain file can try guesses offline, as fast as their machine allows"
+                        )
+                        Report.note("hint: a passphrase of several words (`kc generate --words 5`) resists that; `kc passwd` changes it later")
+                    }
+                }
+            } catch let error as KeychainError where error.message == empty && attempt < 3 {
+                Report.note("the password is empty: type one")
+            }
+        }
+        throw KeychainError(errSecParam, empty, hint: "choose a passphrase of several words")
     }
 
     private static func explicit(_ options: KeychainChoice) throws -> SecureBytes? {
         if options.passwordStdin {
-            return try Readers.droppingOneNewline(Readers.readAll(0, limit: Terminal.maxLine, what: "the password on stdin"))
+            return try given(
+                Readers.droppingOneNewline(Readers.readAll(0, limit: Terminal.maxLine, what: "the password on stdin")),
+                from: "--password-stdin")
         }
         if let file = options.passwordFile {
-            return try Readers.droppingOneNewline(Readers.readFile(file, limit: Terminal.maxLine, what: "password file", warnIfShared: true))
+            return try given(
+                Readers.droppingOneNewline(Readers.readFile(file, limit: Terminal.maxLine, what: "password file", warnIfShared: true)),
+                from: "the password file \(file)")
         }
         return nil
+    }
+
+    /// A password a script gave (`source`: --password-stdin, the password file, KC_PASSWORD).
+    /// An empty one is named as such (a variable that was never set, a file written empty),
+    /// not tried and reported as a wrong password. - Throws: errSecParam when it is empty.
+    private static func given(_ password: consuming SecureBytes, from source: String) throws -> SecureBytes {
+        guard password.count > 0 else {
+            throw KeychainError(
+                errSecParam, "the password from \(source) is empty",
+                hint: "check what the script passes (an unset variable, an empty file); no keychain password is empty")
+        }
+        return password
     }
 
     private static func nonEmpty(_ password: consuming SecureBytes) throws -> SecureBytes {

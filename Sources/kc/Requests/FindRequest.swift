@@ -123,6 +123,9 @@ struct FindRequest: Equatable {
         } else {
             query[kSecReturnAttributes] = true
             if withSecret { query[kSecReturnData] = true }
+            // Attributes only: two, to say so when the query does not choose one item, as -w
+            // does. With -g the second's secret is not read (it may require user presence).
+            if !many && !withSecret { query[kSecMatchLimit] = 2 }
         }
         var result: Any?
         var retried = false
@@ -152,7 +155,9 @@ struct FindRequest: Equatable {
                 both[kSecReturnData] = nil
                 both[kSecReturnAttributes] = true
                 let attributes = (try? keychain.copyMatching(both)) as? [[String: Any]] ?? []
-                if attributes.count > 1 { warnAboutSecondMatch(attributes.first ?? [:], attributes.dropFirst().first ?? [:]) }
+                if attributes.count > 1 {
+                    warnAboutSecondMatch(attributes.first ?? [:], attributes.dropFirst().first ?? [:], printed: "printed the secret of the first")
+                }
             }
             if let clip {
                 try Clipboard.copy(secret: rendered(data), clearAfter: clip)
@@ -162,7 +167,18 @@ struct FindRequest: Equatable {
             return
         }
         // A limit of 1 gives a single dictionary (Apple's shape); print it as a one-element list.
-        let items: [[String: Any]] = (result as? [[String: Any]]) ?? [(result as? [String: Any]) ?? [:]]
+        var items: [[String: Any]] = (result as? [[String: Any]]) ?? [(result as? [String: Any]) ?? [:]]
+        if !many {
+            var second = items.dropFirst().first
+            if second == nil && withSecret {
+                var both = query
+                both[kSecReturnData] = nil
+                both[kSecMatchLimit] = 2
+                second = ((try? keychain.copyMatching(both)) as? [[String: Any]] ?? []).dropFirst().first
+            }
+            items = Array(items.prefix(1))
+            if let second { warnAboutSecondMatch(items.first ?? [:], second, printed: withSecret ? "printed the first, with its secret" : "printed the first") }
+        }
         let className = item.itemClass.rawValue
         if json {
             let objects = items.map { dict -> String in
@@ -197,7 +213,7 @@ struct FindRequest: Equatable {
 
     /// Says on stderr that the query matched more than one item and which flags tell the
     /// first two apart (their names only: values can be private and stderr ends up in CI logs).
-    private func warnAboutSecondMatch(_ first: [String: Any], _ second: [String: Any]) {
+    private func warnAboutSecondMatch(_ first: [String: Any], _ second: [String: Any], printed: String) {
         let flags: [(String, OptionSpec)] = [
             (kSecAttrAccount, Options.account), (item.itemClass == .internet ? kSecAttrServer : kSecAttrService, Options.service),
             (kSecAttrPath, Options.path), (kSecAttrPort, Options.port), (kSecAttrProtocol, Options.protocol),
@@ -209,7 +225,7 @@ struct FindRequest: Equatable {
         }.map(\.1.shortest)
         var hint = "`kc find \((item.arguments + matching.arguments).joined(separator: " ")) --all` lists them"
         if !differing.isEmpty { hint = "narrow the query with \(differing.joined(separator: ", ")) (they differ there); " + hint }
-        Report.note("warning: more than one item matches \(matching.describe(item.summary)); printed the secret of the first")
+        Report.note("warning: more than one item matches \(matching.describe(item.summary)); \(printed)")
         Report.note("hint: " + hint)
     }
 
