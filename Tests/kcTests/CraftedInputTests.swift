@@ -181,10 +181,11 @@ import KCTestSupport
         out = try h.kc(["find", "-s", attack, "-w"])
         #expect(out.status == 44, "\(out.stderr)")
         clean(out.stderr, "agent")
-        // ArgumentParser's usage errors quote argv words; our validation quotes values.
+        // ArgumentParser's usage errors quote argv words; our validation quotes values. (`kc find
+        // WORD` is the service, so a second word is the unexpected one.)
         for arguments in [
             ["find", "-P", attack], ["find", "--class", attack], ["run", "--env", attack, "--", "true"],
-            ["find", attack], ["run", "--env=" + attack, "--", "true"]
+            ["find", "svc", attack], ["run", "--env=" + attack, "--", "true"]
         ] {
             out = try h.kc(arguments)
             #expect(out.status == 2, "\(arguments): \(out.stderr)")
