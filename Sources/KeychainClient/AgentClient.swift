@@ -195,13 +195,17 @@ public struct AgentClient: Sendable {
     /// One whose executable the kernel hides (any non-dumpable process, when this one is
     /// not privileged) is accepted only if this process started it; an agent that holds no
     /// keychain is then stopped and started again, one that holds some is refused.
-    /// - Parameters: `idle` / `maximum` in seconds, 0 for the keychain's own settings.
+    /// - Parameters: `idle` / `maximum` in seconds, 0 for the keychain's own settings;
+    ///   `replacingAnUncheckable`: false never stops an agent this process cannot check,
+    ///   even an empty one (it may keep locked keychains' after-first-unlock items), and
+    ///   refuses instead.
     /// - Throws: errSecCSReqFailed (nothing sent) when the peer is not established as kc.
     public func unlock(
         path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64,
-        executable: String = AgentClient.ownExecutable, environment: [String] = AgentClient.agentEnvironment
+        executable: String = AgentClient.ownExecutable, environment: [String] = AgentClient.agentEnvironment,
+        replacingAnUncheckable: Bool = true
     ) throws {
-        let socket = try trustedConnection(executable: executable, environment: environment)
+        let socket = try trustedConnection(executable: executable, environment: environment, replacing: replacingAnUncheckable)
         var w = AgentRequest.unlockBody(path: path, password: password, idle: idle, maximum: maximum)
         defer { w.wipe() }
         _ = try exchange(on: socket, .unlock, w.bytes)
@@ -222,7 +226,7 @@ public struct AgentClient: Sendable {
     }
 
     /// A connection to an agent established as the real one, started first if none runs.
-    private func trustedConnection(executable: String, environment: [String]) throws -> UnixSocket {
+    private func trustedConnection(executable: String, environment: [String], replacing: Bool = true) throws -> UnixSocket {
         if let socket = try connect() {
             do {
                 try AgentPeer.verify(socket, launched: nil, program: Self.program(executable))
@@ -232,7 +236,7 @@ public struct AgentClient: Sendable {
             } catch AgentPeer.Verdict.unverifiable(let pid) {
                 // Possibly the real agent, possibly not: a password goes only to one started here.
                 let held = try status() ?? []
-                guard held.isEmpty else {
+                guard held.isEmpty, replacing else {
                     throw KeychainError(
                         errSecCSReqFailed,
                         "kc cannot establish that the agent (pid \(pid)) is the real kc agent: the kernel hides the program of a non-dumpable process, and this kc did not start it; the password was not sent",

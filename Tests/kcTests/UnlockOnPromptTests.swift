@@ -44,13 +44,40 @@ import AgentWire
         #expect(try h.kc(["lock"]).status == 0)
     }
 
-    @Test func unlockOnPromptOffKeepsTheKeychainLockedInTheAgent() throws {
+    /// Every spelling of "off" turns it off; a value that is neither on nor off is taken as
+    /// off with a warning (someone who wrote it meant to change something).
+    static let offValues = ["0", "off", "False", " no ", "nope"]
+
+    @Test(arguments: Self.offValues)
+    func unlockOnPromptOffKeepsTheKeychainLockedInTheAgent(_ value: String) throws {
         let h = try Self.home()
         let s = try TerminalTests().drive(
-            h, ["find", "-s", "github.com", "-a", "alice", "-w"], Self.typeThePassword, env: ["KC_UNLOCK_ON_PROMPT": "0"])
+            h, ["find", "-s", "github.com", "-a", "alice", "-w"], Self.typeThePassword, env: ["KC_UNLOCK_ON_PROMPT": value])
         #expect(s.status == 0 && s.screen.hasSuffix("s3cret\r\n"), "\(s.screen)")
+        #expect(s.screen.contains("KC_UNLOCK_ON_PROMPT=") == (value == "nope"), "a warning only for a value that means nothing: \(s.screen)")
         #expect(try Self.findWithoutPassword(h).status == 36, "the agent does not hold it")
         #expect(try h.kc(["status"]).stdout == "no keychain is unlocked\n")
+    }
+
+    /// A password typed to open one keychain proves presence for that keychain only: `kc run`
+    /// reading login's item (typed) and a presence-protected item of `work` (held by the
+    /// agent, the same password) asked once, and the login password released work's item
+    /// without a prompt naming it (found attacking the typed-once change).
+    @Test func aPasswordTypedForOneKeychainIsNoProofForAnother() throws {
+        let h = try Self.home()
+        #expect(try h.kc(["create", "work", "--kdf", "interactive"], password: KCHome.password).status == 0)
+        let add = try h.kc(["add", "-k", "work", "-s", "bank", "-a", "me", "--user-presence", "-w", "pin-4711"], password: KCHome.password)
+        #expect(add.status == 0, "\(add.stderr)")
+        #expect(try h.kc(["unlock", "-k", "work"], password: KCHome.password).status == 0)
+        let s = try TerminalTests().drive(
+            h,
+            [
+                "run", "--allow-keychain", "work", "--env", "A=kc://github.com/alice", "--env", "B=kc://bank/me?keychain=work", "--",
+                "/bin/sh", "-c", "echo lengths ${#A} ${#B}"
+            ],
+            Self.typeThePassword + [["expect", "requires your presence"], ["send", KCHome.password + "\n"], ["expect", "lengths 6 8"]],
+            env: ["KC_UNLOCK_ON_PROMPT": "0"])
+        #expect(s.error == nil && s.status == 0, "\(s.screen)")
     }
 
     /// A password a script gave (KC_PASSWORD, --password-stdin, --password-file) opens the

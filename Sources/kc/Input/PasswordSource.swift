@@ -58,7 +58,7 @@ enum PasswordSource {
                 hint: lockedHint ?? "run `kc unlock` first, or set KC_PASSWORD, or pass --password-file PATH or --password-stdin")
         }
         let secret = try Terminal.readSecret(prompt: "Password for keychain \(path): ")
-        PresenceSource.remember(secret)   // typed for this command: a proof of presence too
+        PresenceSource.remember(secret, for: path)   // typed for this command: a proof of presence too
         typed = true
         return secret
     }

@@ -29,9 +29,14 @@ enum UnlockOnPrompt {
     static func hand(path: String, password: borrowing SecureBytes) {
         guard Environment.unlockOnPrompt else { return }
         let agent = AgentClient()
-        if let held = try? agent.status(), held.contains(where: { $0.path == path }) { return }
+        // "Held" believed only from a peer that passes the checks (as `kc unlock` does): an
+        // impostor saying so would otherwise silence the note below.
+        if let held = try? agent.checkedStatus(), held.contains(where: { $0.path == path }) { return }
         do {
-            try agent.unlock(path: path, password: password, idle: 0, maximum: 0)
+            // Never stops an agent it cannot check to start its own, as `kc unlock` may: that
+            // agent may keep other keychains' after-first-unlock items while locked, which a
+            // password typed for another keychain must not cost.
+            try agent.unlock(path: path, password: password, idle: 0, maximum: 0, replacingAnUncheckable: false)
         } catch let error as KeychainError {
             Report.note("note: not unlocked in the kc agent (\(error.message)); the next command asks again")
         } catch {

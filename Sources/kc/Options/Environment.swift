@@ -12,9 +12,18 @@ enum Environment {
     }
 
     /// Whether a password typed at kc's prompt also unlocks the keychain in the agent
-    /// (`UnlockOnPrompt`): yes unless `KC_UNLOCK_ON_PROMPT=0`. The one place that knob is
-    /// read (the coming configuration file maps onto it here).
-    static var unlockOnPrompt: Bool { Self.get("KC_UNLOCK_ON_PROMPT") != "0" }
+    /// (`UnlockOnPrompt`): yes when `KC_UNLOCK_ON_PROMPT` is unset or `1`/`true`/`yes`/`on`;
+    /// no for `0`/`false`/`no`/`off` (any case, spaces around ignored). Any other value is
+    /// taken as no, with a warning: someone who wrote something there meant to change it.
+    /// The one place that knob is read (the coming configuration file maps onto it here).
+    static var unlockOnPrompt: Bool {
+        guard let raw = Self.get("KC_UNLOCK_ON_PROMPT") else { return true }
+        let value = String(raw.filter { $0 != " " && $0 != "\t" }).lowercased()
+        if ["1", "true", "yes", "on"].contains(value) { return true }
+        if ["0", "false", "no", "off"].contains(value) { return false }
+        Report.note("warning: KC_UNLOCK_ON_PROMPT=\"\(raw)\" is not 1/true/yes/on or 0/false/no/off; taken as off")
+        return false
+    }
 
     /// Reads a password variable once, overwrites its bytes in this process's environment
     /// (so /proc/self/environ no longer shows it) and removes it, so no child inherits it.
