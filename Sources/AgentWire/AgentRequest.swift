@@ -71,9 +71,13 @@ package enum AgentRequest: ~Copyable {
 
     /// An `unlock` body: `lp(path) ‖ lp(password) ‖ u64 idle ‖ u64 maximum`. Wipe it after use.
     package static func unlockBody(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) -> ByteWriter {
-        var w = ByteWriter(capacity: 128)
-        w.lengthPrefixed(Array(path.utf8))
-        password.withUnsafeBytes { w.lengthPrefixed(Array($0)) }
+        // The exact size up front, and the password copied straight from its buffer: no
+        // growth that frees an unwiped copy, no temporary array holding it.
+        let pathBytes = Array(path.utf8)
+        var w = ByteWriter(capacity: 4 + pathBytes.count + 4 + password.count + 16)
+        w.lengthPrefixed(pathBytes)
+        w.u32(UInt32(password.count))
+        password.withUnsafeBytes { w.raw($0) }
         w.u64(idle)
         w.u64(maximum)
         return w
