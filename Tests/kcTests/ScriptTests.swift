@@ -116,6 +116,19 @@ import KCTestSupport
         #expect(try h.kc(["find", "-s", "s", "-w"], password: KCHome.password).stdout == "argv-secret-456", "the secret itself is intact")
     }
 
+    /// Grouped flags ending with `-w` take the next word as the secret, whatever it looks
+    /// like: the normaliser split `-Uw -pA55word` as another option, so kc printed most of the
+    /// secret in a usage error, or stored `-s=--` for `-s--` (found attacking getopt's forms).
+    @Test(arguments: ["-pA55wordSECRET", "-s--", "--", "-lMYSECRET"])
+    func aGroupedWTakesTheNextWordAsItIs(_ secret: String) throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let out = try h.kc(["add", "-s", "grouped", "-Uw", secret], password: KCHome.password)
+        #expect(out.status == 0 && !out.stderr.contains(String(secret.dropFirst(2))), "\(out.stderr)")
+        let found = try h.kc(["find", "-s", "grouped", "-w"], password: KCHome.password)
+        #expect(found.stdout == secret, "stored as given: \(found.stdout)")
+    }
+
     @Test func passwordIsWipedFromTheProcessEnvironment() throws {
         // kc reads KC_PASSWORD once, overwrites its bytes and unsets it, so neither
         // /proc/PID/environ nor any child shows it. Checked on a running kc (here: kc

@@ -175,9 +175,9 @@ enum ArgumentNormaliser {
                 }
                 continue
             }
-            if let split = splittingAttachedValue(word, of: command) {
-                out += split
-                i += 1
+            if let split = splittingAttachedValue(word, next: i + 1 < arguments.count ? arguments[i + 1] : nil, of: command) {
+                out += split.words
+                i += split.consumed
                 continue
             }
             if Options.takesValue(word[...], in: command), i + 1 < arguments.count {
@@ -194,10 +194,14 @@ enum ArgumentNormaliser {
 
     /// A value attached to a short option, as getopt reads it: `-sgithub.com` is `-s
     /// github.com`, `-wkwork` (flags first) is `-w -k work`, `-P-1` is `-P -1`; a value
-    /// `--` is attached as rewrite 3 does (`-s=--`). Nil for anything else: `-s` alone,
-    /// `-s=x` (ArgumentParser's own form), grouped flags (`-wg`, `-wk`: ArgumentParser reads
-    /// them), a letter that is no option of `command` (`-1`, `-x`), a long option.
-    private static func splittingAttachedValue(_ word: String, of command: String) -> [String]? {
+    /// `--` is attached as rewrite 3 does (`-s=--`). Grouped flags that end with an option
+    /// taking a value (`-Uw`, `-wk`) take the next word as it is, whatever it looks like
+    /// (`-Uw -pSECRET` stores `-pSECRET`, as ArgumentParser reads it), written out as
+    /// separate words (`-U -w -pSECRET`) so that no later look splits that value. Nil for
+    /// anything else: `-s` alone, `-s=x` (ArgumentParser's own form), flags only (`-wg`), a
+    /// letter that is no option of `command` (`-1`, `-x`), a long option.
+    /// - Returns: the words to write and how many words of the command line they stand for.
+    private static func splittingAttachedValue(_ word: String, next: String?, of command: String) -> (words: [String], consumed: Int)? {
         guard word.hasPrefix("-"), !word.hasPrefix("--") else { return nil }
         let letters = Array(word.dropFirst())
         guard letters.count > 1, letters[1] != "=" else { return nil }
@@ -210,9 +214,13 @@ enum ArgumentNormaliser {
                 continue
             }
             let value = String(letters[(index + 1)...])
-            // `-wk` ends with the option whose value is the next word: ArgumentParser's form.
-            guard !value.isEmpty, !value.hasPrefix("=") else { return nil }
-            return flags + (value == "--" ? [name + "=--"] : [name, value])
+            if value.isEmpty {
+                // `-Uw VALUE`: the next word is the value, untouched.
+                guard let next else { return nil }
+                return (flags + (next == "--" ? [name + "=--"] : [name, next]), 2)
+            }
+            guard !value.hasPrefix("=") else { return nil }
+            return (flags + (value == "--" ? [name + "=--"] : [name, value]), 1)
         }
         return nil
     }

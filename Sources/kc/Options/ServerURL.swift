@@ -23,10 +23,20 @@ struct ServerURL: Equatable {
     ///   a port that is no number from 1 to 65535, a scheme Apple has no protocol code for,
     ///   or a password (which `ps` and the shell's history show).
     init?(_ text: String) throws {
-        guard text.contains("://") else { return nil }
+        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
+        // A password is refused from the text as typed, before any parsing or decoding: a
+        // URL that does not parse, or whose password does not decode (`%FF`), must neither
+        // be quoted in a message with it nor pass with it silently dropped.
+        let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") {
+            throw ValidationError(
+                "the URL of \(Options.service.shortest) holds a password, which ps and the shell's history show: give the URL without it and the secret at the prompt, on stdin or with --data-file"
+            )
+        }
         guard let address = WebAddress(text) else {
             throw ValidationError(
-                "\(Options.service.shortest) \(ItemFields.shellWord(text)) is not a URL kc can split: scheme://host[:port][/path], the port from 1 to 65535")
+                "\(Options.service.shortest) \(ItemFields.shellWord(WebAddress.withoutUserInfo(text))) is not a URL kc can split: scheme://host[:port][/path], the port from 1 to 65535"
+            )
         }
         guard let code = address.protocolCode else {
             throw ValidationError(
