@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 mkdir -p "$out" fuzz/crashes
-echo "fuzz: building the harness (KeychainCore, POSIXSupport, AgentWire, KeychainFuzz + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
+echo "fuzz: building the harness (SecurityVocabulary, KeychainStatus, KeychainCore, POSIXSupport, AgentWire, KeychainFuzz + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
 # Each module as SwiftPM builds it (one package name, so `package` access reaches the
 # decoders), instrumented for libFuzzer and AddressSanitizer, then linked with the harness.
 common=(-sanitize=fuzzer,address -parse-as-library -O -package-name kc -I Sources/CSodium -I Sources/CSQLite -I "$out")
@@ -20,11 +20,14 @@ module() {   # module NAME SOURCE-DIR
   swiftc "${common[@]}" -module-name "$1" -emit-module -emit-module-path "$out/$1.swiftmodule" -wmo -c -o "$out/$1.o" \
     $(find "$2" -name '*.swift' | sort) >> "$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
 }
+# The floor first: KeychainCore and POSIXSupport import it (docs/design.md, "The floor").
+module SecurityVocabulary Sources/SecurityVocabulary
+module KeychainStatus Sources/KeychainStatus
 module KeychainCore Sources/KeychainCore
 module POSIXSupport Sources/POSIXSupport
 module AgentWire Sources/AgentWire
 module KeychainFuzz fuzz/Targets
-swiftc "${common[@]}" -module-name KCFuzzHarness fuzz/Harness.swift "$out"/KeychainCore.o "$out"/POSIXSupport.o \
+swiftc "${common[@]}" -module-name KCFuzzHarness fuzz/Harness.swift "$out"/SecurityVocabulary.o "$out"/KeychainStatus.o "$out"/KeychainCore.o "$out"/POSIXSupport.o \
   "$out"/AgentWire.o "$out"/KeychainFuzz.o -lsodium -lsqlite3 -o "$out/kc-fuzz" >> "$out/build.log" 2>&1 \
   || { cat "$out/build.log" >&2; exit 1; }
 
