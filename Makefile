@@ -135,7 +135,7 @@ SCRATCH ?= .build
 man: deps
 	$(SWIFT) package --scratch-path $(SCRATCH) plugin --allow-writing-to-package-directory generate-manual
 	install -d docs/man
-	awk -f docs/man/layout.awk $(SCRATCH)/plugins/GenerateManual/outputs/kc/kc.1 > docs/man/kc.1
+	awk -v sections=docs/man/sections.mdoc -f docs/man/layout.awk $(SCRATCH)/plugins/GenerateManual/outputs/kc/kc.1 > docs/man/kc.1
 
 clean:
 	rm -rf .build

@@ -30,7 +30,9 @@ struct KC: ParsableCommand {
             (three tries), which also unlocks it in the kc agent, as `kc unlock`
             does, until it locks (KC_UNLOCK_ON_PROMPT=0: not).
 
-            Exit codes: 0 success, 2 usage error, else the low byte of Apple's status:
+            Exit codes: 0 success, 1 kc import skipped entries, 2 usage error, else
+            the low byte of Apple's status (the common ones here; `man kc` and
+            docs/errors.md list every one):
               22 not established as the real kc agent; nothing sent (errSecCSReqFailed)
               36 locked, no way to ask for the password (errSecInteractionNotAllowed)
               41 attribute not valid for the class (errSecNoSuchAttr)
@@ -38,8 +40,10 @@ struct KC: ParsableCommand {
               44 no item matches (errSecItemNotFound)
               45 the item already exists (errSecDuplicateItem)
               48 the keychain already exists (errSecDuplicateKeychain)
+              49 a team keychain's server rolled back or forked (errSecInvalidKeychain)
               50 no such keychain (errSecNoSuchKeychain)
               51 wrong password (errSecAuthFailed)
+              52 read-only file, or no permission to write (errSecReadOnly)
               53 file busy, or no way to copy to the clipboard (errSecNotAvailable)
               93 damaged, tampered or not a kc keychain (errSecDecode)
               128 cancelled by the user (errSecUserCanceled)
@@ -68,6 +72,8 @@ struct KC: ParsableCommand {
             do { try TeamCommand.exec(all.dropFirst(2)) } catch let error as KeychainError { Report.fail(error) } catch { Startup.exit(1) }
         }
         Startup.prepare()
+        // `kc` alone: a short usage on stderr, exit 2 (git's and pass's way), not the full help.
+        if all.count == 1 { ShortUsage.fail() }
         do {
             try Startup.checkArgumentsAreUTF8()
             var arguments = CommandLine.arguments

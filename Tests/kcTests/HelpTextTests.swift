@@ -70,9 +70,13 @@ import KCTestSupport
 
     @Test func theExitCodeTableKeepsItsLinesAndEndsBeforeTheNextParagraph() throws {
         let lines = try Self.help([]).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let start = try #require(lines.firstIndex { $0.hasPrefix("Exit codes: 0 success, 2 usage error") })
+        let head = try #require(lines.firstIndex { $0.hasPrefix("Exit codes: 0 success, 1 kc import skipped entries, 2 usage error") })
+        // The sentence says the rows are the common ones, and where every one is.
+        let start = try #require(lines[head...].firstIndex { $0.hasSuffix("docs/errors.md list every one):") })
+        #expect(lines[head...start].joined(separator: " ").contains("(the common ones here; `man kc` and"))
         let rows = lines[(start + 1)...].prefix { $0.hasPrefix("  ") }
-        #expect(rows.map { $0.split(separator: " ").first ?? "" } == ["22", "36", "41", "42", "44", "45", "48", "50", "51", "53", "93", "128", "206"])
+        #expect(
+            rows.map { $0.split(separator: " ").first ?? "" } == ["22", "36", "41", "42", "44", "45", "48", "49", "50", "51", "52", "53", "93", "128", "206"])
         for row in rows { #expect(row.hasSuffix(")"), "each row ends with its status's name: \(row)") }
         let after = start + 1 + rows.count
         #expect(lines[after] == "", "a blank line ends the table")
@@ -80,7 +84,7 @@ import KCTestSupport
 
         // The man page shows the same rows in one literal display, then the next paragraph.
         let man = try Self.manPage.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let manStart = try #require(man.firstIndex { $0.hasPrefix("Exit codes: 0 success") })
+        let manStart = try #require(man.firstIndex { $0.hasSuffix("docs/errors.md list every one):") })
         #expect(Array(man[(manStart + 1)...].prefix(rows.count)) == Array(rows))
         #expect(man[manStart + 1 + rows.count] == "\\&", "an empty line of the display")
         #expect(man[manStart + 2 + rows.count].hasPrefix("`kc error CODE`"))
@@ -146,6 +150,85 @@ import KCTestSupport
                     #expect(same, "docs/man/kc.1: \(name)'s option help differs: \(abstract); run `make man`")
                 }
             }
+        }
+    }
+
+    /// The package's root folder (docs/, Sources/).
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// The text of the man page's section `name` (`.Sh NAME` to the next `.Sh`).
+    static func manSection(_ name: String) throws -> String {
+        let parts = try manPage.components(separatedBy: "\n.Sh ")
+        return try #require(parts.first { $0.hasPrefix(name + "\n") }, "docs/man/kc.1 has no \(name) section")
+    }
+
+    /// Issue 32: `man kc` had no ENVIRONMENT, FILES or SEE ALSO, and its EXIT STATUS was
+    /// the plugin's "0 on success, >0 if an error occurs".
+    @Test func theManPageHasItsSections() throws {
+        for name in ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "ENVIRONMENT", "FILES", "\"EXIT STATUS\"", "\"SEE ALSO\""] {
+            _ = try Self.manSection(name)
+        }
+        #expect(!(try Self.manPage.contains(".Ex -std")), "the plugin's generic exit status is replaced")
+        #expect(try Self.manSection("FILES").contains(".It Pa ~/.local/share/kc/login.keychain-db"))
+        #expect(try Self.manSection("\"SEE ALSO\"").contains(".Xr git-credential 1"))
+    }
+
+    /// Every exit code docs/errors.md lists (its table's exit column, and the codes its text
+    /// names: 1 and 2) is an item of the man page's EXIT STATUS.
+    @Test func everyExitCodeOfTheErrorsDocIsInExitStatus() throws {
+        let doc = try String(contentsOf: Self.root.appendingPathComponent("docs/errors.md"), encoding: .utf8)
+        var codes = Set<String>()
+        for line in doc.split(separator: "\n") where line.hasPrefix("|") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            if cells.count > 4, Int(cells[4]) != nil { codes.insert(cells[4]) }
+        }
+        #expect(codes.count > 20, "the table of docs/errors.md was read: \(codes)")
+        let intro = try #require(doc.components(separatedBy: "\n| status").first)
+        for match in intro.matches(of: /exits? (\d+)/) { codes.insert(String(match.1)) }
+        #expect(codes.isSuperset(of: ["1", "2"]), "the text's codes were read: \(codes)")
+        let section = try Self.manSection("\"EXIT STATUS\"")
+        for code in codes.sorted(by: { Int($0) ?? 0 < Int($1) ?? 0 }) {
+            #expect(section.contains("\n.It \(code)\n"), "docs/man/kc.1's EXIT STATUS lacks \(code) (docs/man/sections.mdoc)")
+        }
+    }
+
+    /// Every KC_ variable that kc, kc-team or the provider reads (a quoted "KC_..." in
+    /// Sources, but the benchmark and load tools') is in the man page's ENVIRONMENT: a new
+    /// variable fails here until docs/man/sections.mdoc says what it does.
+    @Test func everyVariableReadInSourcesIsInEnvironment() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        let tools: Set<String> = ["kc-bench", "kc-loadgen", "kc-team-bench", "BenchSupport"]
+        var names = Set<String>()
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let module = file.path.dropFirst(sources.path.count + 1).split(separator: "/").first.map(String.init) ?? ""
+            guard !tools.contains(module) else { continue }
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: /"(KC_[A-Z0-9_]+)"/) { names.insert(String(match.1)) }
+        }
+        #expect(names.isSuperset(of: ["KC_KEYCHAIN", "KC_PASSWORD", "KC_AGENT_DIR"]), "the sources were read: \(names)")
+        let section = try Self.manSection("ENVIRONMENT")
+        for name in names.sorted() {
+            #expect(section.contains(".It Ev \(name)\n"), "docs/man/kc.1's ENVIRONMENT lacks \(name) (docs/man/sections.mdoc)")
+        }
+    }
+
+    /// `kc` alone prints a short usage on stderr and exits 2, as git and pass do; `kc --help`
+    /// and `kc help` print the full help on stdout and exit 0.
+    @Test func kcAlonePrintsAShortUsageAndFails() throws {
+        let bare = try KCBinary.run([], environment: ["COLUMNS": "80"])
+        #expect(bare.status == 2, "\(bare.stderr)")
+        #expect(bare.stdout.isEmpty, "\(bare.stdout)")
+        #expect(bare.stderr.hasPrefix("usage: kc <command> [options]\n"), "\(bare.stderr)")
+        #expect(bare.stderr.contains("\n  kc find -s SERVICE -a ACCOUNT -w  print a secret\n"), "\(bare.stderr)")
+        #expect(bare.stderr.contains("kc --help lists every command"), "\(bare.stderr)")
+        #expect(bare.stderr.split(separator: "\n").count < 12, "a short usage: \(bare.stderr)")
+        for words in [["--help"], ["help"]] {
+            let out = try KCBinary.run(words, environment: ["COLUMNS": "80"])
+            #expect(out.status == 0, "\(words): \(out.stderr)")
+            #expect(out.stdout.contains("SUBCOMMANDS:") && out.stdout.contains("Exit codes: 0 success"), "\(words): \(out.stdout)")
         }
     }
 }

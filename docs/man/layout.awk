@@ -10,6 +10,9 @@
 #   (13 columns), so 75-column examples did not fit an 80-column terminal. The root's list
 #   is closed after its own options and each subcommand gets a subsection of a COMMANDS
 #   section, at the page's normal 5-column indent.
+# - The plugin ends the page with an EXIT STATUS of `.Ex -std` (0 or >0) only. It is
+#   replaced by docs/man/sections.mdoc (ENVIRONMENT, FILES, EXIT STATUS with every code
+#   of docs/errors.md, SEE ALSO), written by hand: `make man` passes its path as `sections`.
 #
 # Everything else passes through unchanged.
 
@@ -28,6 +31,15 @@ function flush(    i) {
 !/^[.']/ { text[++n] = $0; next }
 
 { flush() }
+
+# The plugin's EXIT STATUS (`.Ex -std` follows it): the hand-written sections instead.
+/^\.Sh "EXIT STATUS"/ {
+    while ((getline line < sections) > 0) print line
+    close(sections)
+    skip = 1
+    next
+}
+skip && /^\.Ex / { next }
 
 /^\.Bl / { depth++; print; next }
 
