@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import KeychainFormats
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,8 +45,17 @@ struct Generate: ParsableCommand {
     @Option(name: Options.count.names, help: Options.count.help, completion: Options.count.completion)
     var count = 1
 
+    /// `--json`: `{"secret"}`, or an array of them with `--count` above 1.
+    @Flag(name: Options.generateJSON.names, help: Options.generateJSON.help)
+    var json = false
+
     /// The bounds of `--count`.
     static let counts = 1...100_000
+
+    /// `--json` prints the secret, so it does not go with `--clip`.
+    func validate() throws {
+        if json, clip.seconds != nil { throw ValidationError("--json prints the secret: leave out --clip") }
+    }
 
     func run() throws {
         guard Self.counts.contains(count) else {
@@ -59,12 +69,29 @@ struct Generate: ParsableCommand {
             if isatty(2) == 1 { Report.note(recipe.entropyLine) }
             return
         }
+        if json {
+            try printJSON(recipe)
+            return
+        }
         let newline = count > 1 || Terminal.stdoutIsTerminal
         for _ in 0..<count {
             let secret = try PasswordGenerator.generate(recipe)
             _ = secret.withUnsafeBytes { Report.writeAll(1, $0) }
             if newline { Report.writeAll(1, [0x0A]) }
         }
+        if isatty(2) == 1 { Report.note(recipe.entropyLine) }
+    }
+
+    /// The secrets as JSON: one object, or an array of them when `--count` is above 1.
+    /// The secret is a JSON string: a word separator of any bytes is escaped, never lost.
+    private func printJSON(_ recipe: PasswordRecipe) throws {
+        var objects: [String] = []
+        for _ in 0..<count {
+            let secret = try PasswordGenerator.generate(recipe)
+            let text = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            objects.append(JSON.object([("secret", JSON.string(text))]))
+        }
+        Report.out((count > 1 ? JSON.array(objects) : objects[0]) + "\n")
         if isatty(2) == 1 { Report.note(recipe.entropyLine) }
     }
 }

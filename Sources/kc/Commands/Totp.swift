@@ -42,6 +42,9 @@ struct Totp: ParsableCommand {
     @OptionGroup var references: ReferenceOptions
     /// `--clip [SECONDS]`: the code to the clipboard instead of stdout.
     @OptionGroup var clip: ClipOptions
+    /// `--json`: the code as a JSON object, for scripts (never the seed).
+    @Flag(name: Options.totpJSON.names, help: Options.totpJSON.help)
+    var json = false
 
     /// A kc:// reference, or a service (as -s).
     @Argument(
@@ -65,11 +68,23 @@ struct Totp: ParsableCommand {
         } else if !item.hasConditions {
             throw ValidationError("name the item: kc totp SERVICE, kc totp -s SERVICE [-a ACCOUNT], or a kc:// reference")
         }
+        if json, clip.seconds != nil {
+            throw ValidationError("--json prints the code: leave out --clip")
+        }
     }
 
     /// Prints the code, and on a terminal how long it stays valid.
     func run() throws {
         let code = try code()
+        if json {
+            let number = { (value: Int64?) in value.map { String($0) } ?? "null" }
+            Report.out(
+                JSON.object([
+                    ("code", JSON.string(code.text)), ("type", JSON.string(code.period == nil ? "hotp" : "totp")),
+                    ("expires_in", number(code.secondsLeft)), ("period", number(code.period))
+                ]) + "\n")
+            return
+        }
         if let seconds = clip.seconds {
             try Clipboard.copy(secret: Array(code.text.utf8), clearAfter: seconds)
         } else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import KeychainFormats
 
 /// `kc verify`: a whole-keychain check that names what is wrong.
 struct Verify: ParsableCommand {
@@ -23,10 +24,32 @@ struct Verify: ParsableCommand {
     )
 
     @OptionGroup var keychain: KeychainOptions
+    /// `--json`: the result as one JSON object on stdout; the exit code stays the same.
+    @Flag(name: Options.verifyJSON.names, help: Options.verifyJSON.help)
+    var json = false
 
     func run() throws {
         let handle = try Session.open(keychain.choice)
-        let count = try handle.verify()
-        Report.note("verified \(handle.path): \(count) item\(count == 1 ? "" : "s"), storage, schema and header intact")
+        guard json else {
+            let count = try handle.verify()
+            Report.note("verified \(handle.path): \(count) item\(count == 1 ? "" : "s"), storage, schema and header intact")
+            return
+        }
+        do {
+            let count = try handle.verify()
+            Report.out(Self.report(path: handle.path, items: String(count), problems: []))
+        } catch let error as KeychainError {
+            // The problem is printed on stdout for the script, then thrown for the exit code.
+            Report.out(Self.report(path: handle.path, items: "null", problems: [error.message]))
+            throw error
+        }
+    }
+
+    /// `{"path", "ok", "items", "problems"}`: items is null when the check failed.
+    static func report(path: String, items: String, problems: [String]) -> String {
+        JSON.object([
+            ("path", JSON.string(path)), ("ok", problems.isEmpty ? "true" : "false"), ("items", items),
+            ("problems", JSON.array(problems.map(JSON.string)))
+        ]) + "\n"
     }
 }

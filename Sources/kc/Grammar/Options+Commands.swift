@@ -61,6 +61,7 @@ extension Options {
     static let separator = OptionSpec(nil, "--separator", .text, "What goes between words (default -).", valueName: "s")
     static let generateGroup = [length, charset, noSymbols, digitsOnly, require, exclude, words, separator]
     static let count = OptionSpec(nil, "--count", .number, "Print N secrets, one a line (1-100000).", valueName: "n")
+    static let generateJSON = OptionSpec(nil, "--json", .none, "Print JSON: {\"secret\"} (an array of them with --count).")
 
     // MARK: update
 
@@ -102,6 +103,8 @@ extension Options {
         "-k", "--keychain", .text,
         "Only this keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME.",
         valueName: "path|name")
+    static let verifyJSON = OptionSpec(
+        nil, "--json", .none, "Print JSON on stdout: {\"path\", \"ok\", \"items\", \"problems\"} (the exit code is the same).")
     static let statusJSON = OptionSpec(nil, "--json", .none, "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
 
     // MARK: create, passwd, backup, agent
@@ -140,6 +143,8 @@ extension Options {
 
     static let listJSON = OptionSpec(nil, "--json", .none, "Print the items as a JSON array of `kc find --json` objects (attributes only).")
     static let readPrompt = OptionSpec(nil, "--prompt", .text, "The text shown when the item requires user presence.")
+    static let totpJSON = OptionSpec(
+        nil, "--json", .none, "Print JSON: {\"code\", \"type\", \"expires_in\", \"period\"} (never the seed; null for HOTP).")
     static let envFile = OptionSpec(nil, "--env-file", .text, "A dotenv file of NAME=VALUE lines (repeatable).", valueName: "file")
     static let env = OptionSpec(nil, "--env", .text, "NAME=VALUE, usually NAME=kc://SERVICE/ACCOUNT (repeatable).", valueName: "name=ref")
     static let resolveEnv = OptionSpec(

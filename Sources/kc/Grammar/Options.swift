@@ -129,7 +129,7 @@ enum Options {
         case "passwd": return Grammar.passwd
         case "settings": return Grammar.settings
         case "backup": return Grammar.backup
-        case "verify": return keychainGroup
+        case "verify": return keychainGroup + [verifyJSON]
         case "export": return Grammar.export
         case "import": return Grammar.import
         case "read": return Grammar.read
@@ -150,7 +150,7 @@ enum Options {
             keychainGroup + itemGroup
             + [secretOnly, withSecret, hex, base64, findJSON, findAll, limit, findPrompt] + matchGroup + [clip]
         static let list = keychainGroup + itemGroup + [listJSON]
-        static let generate = generateGroup + [clip, count]
+        static let generate = generateGroup + [clip, count, generateJSON]
         static let update =
             keychainGroup + itemGroup + matchGroup + secretGroup
             + [updateAll, newLabel, newKind, newComment, newAccount, newService, newAccessible, updateUserPresence]
@@ -166,7 +166,7 @@ enum Options {
         static let export = keychainGroup + [exportClass, exportService, exportAccount, exportLabel, output, exportFormat, exportForce]
         static let `import` = keychainGroup + [importFormat, importUpdate, dryRun, importJSON, skipInvalid, importKDF]
         static let read = keychainGroup + [allowKeychain, clip, readPrompt]
-        static let totp = keychainGroup + itemGroup + [allowKeychain, clip]
+        static let totp = keychainGroup + itemGroup + [allowKeychain, clip, totpJSON]
         static let run = keychainGroup + [allowKeychain, envFile, env, resolveEnv, noMasking, mask]
         static let inject = keychainGroup + [allowKeychain, input, output, injectFormat, injectForce]
     }

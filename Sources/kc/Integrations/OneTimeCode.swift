@@ -27,6 +27,8 @@ enum OneTimeCode {
         var text: String
         /// Seconds until a TOTP code changes; nil for HOTP.
         var secondsLeft: Int64?
+        /// The TOTP time step in seconds; nil for HOTP.
+        var period: Int64? = nil
         /// Whether the query matched a second item (the first one's code is given).
         var ambiguous = false
     }
@@ -120,7 +122,9 @@ enum OneTimeCode {
             defer { Sodium.wipe(&uri) }
             let seed = try parse(uri, label: label)
             guard case .hotp(let counter) = seed.kind else {
-                return Code(text: seed.code(at: time), secondsLeft: seed.secondsLeft(at: time))
+                var period: Int64?
+                if case .totp(let step) = seed.kind { period = step }
+                return Code(text: seed.code(at: time), secondsLeft: seed.secondsLeft(at: time), period: period)
             }
             guard counter < UInt64.max, let ref = item[kSecValuePersistentRef], let modified = item[kSecAttrModificationDate] else {
                 throw KeychainError(errSecParam, "\(label): the HOTP counter cannot advance past \(counter)")
