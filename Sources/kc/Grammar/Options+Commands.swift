@@ -61,7 +61,7 @@ extension Options {
     static let separator = OptionSpec(nil, "--separator", .text, "What goes between words (default -).", valueName: "s")
     static let generateGroup = [length, charset, noSymbols, digitsOnly, require, exclude, words, separator]
     static let count = OptionSpec(nil, "--count", .number, "Print N secrets, one a line (1-100000).", valueName: "n")
-    static let generateJSON = OptionSpec(nil, "--json", .none, "Print JSON: {\"secret\"} (an array of them with --count).")
+    static let generateJSON = OptionSpec(nil, "--json", .none, "Print JSON: {\"secret\"} (an array of them with --count above 1).")
 
     // MARK: update
 
