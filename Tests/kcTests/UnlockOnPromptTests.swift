@@ -112,6 +112,22 @@ import AgentWire
         #expect(!frames.contains { $0.contains(password) }, "the impostor received the typed password: \(frames)")
     }
 
+    /// An impostor that says it holds the keychain already: "held" is believed only from a
+    /// peer that passes kc's checks (the same program), so it neither gets the password nor
+    /// silences the note. Before, the hand-over asked with a plain client, which checks only
+    /// uids and tracing, and skipped without a word.
+    @Test func anImpostorSayingItHoldsTheKeychainSilencesNothing() throws {
+        let h = try Self.home()
+        let log = try AgentImpostor.start(
+            h, holds: h.defaultKeychain, operationReply: [], operationReplyType: AgentProtocol.Response.notHeld.rawValue,
+            version: AgentProtocol.version)
+        let s = try TerminalTests().drive(h, ["find", "-s", "github.com", "-a", "alice", "-w"], Self.typeThePassword)
+        #expect(s.status == 0 && s.screen.hasSuffix("s3cret\r\n"), "\(s.screen)")
+        #expect(s.screen.contains("kc: note: not unlocked in the kc agent"), "\(s.screen)")
+        let password = Array(KCHome.password.utf8).map { String(format: "%02x", $0) }.joined()
+        #expect(!AgentImpostor.received(log).contains { $0.contains(password) }, "the impostor received the typed password")
+    }
+
     /// As a normal user (the kernel hides the agent's program from kc): the agent kc starts
     /// for the typed password is established by its pid, as for `kc unlock`, and takes it.
     @Test(.enabled(if: geteuid() == 0, "needs root to run kc as another user"))

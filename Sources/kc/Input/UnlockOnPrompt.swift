@@ -28,7 +28,10 @@ enum UnlockOnPrompt {
     /// says why it stays locked in the agent.
     static func hand(path: String, password: borrowing SecureBytes) {
         guard Environment.unlockOnPrompt else { return }
-        let agent = AgentClient()
+        // kc's own client: the agent must be this very program (`isKC`), for the status
+        // below as for the password; a plain client checks only uids and tracing.
+        var agent = AgentClient()
+        agent.isKC = true
         // "Held" believed only from a peer that passes the checks (as `kc unlock` does): an
         // impostor saying so would otherwise silence the note below.
         if let held = try? agent.checkedStatus(), held.contains(where: { $0.path == path }) { return }
