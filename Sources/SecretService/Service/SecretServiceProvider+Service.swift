@@ -160,14 +160,19 @@ extension SecretServiceProvider {
         return ObjectPath.item(collection: collection.id, id: id).text
     }
 
-    /// What an unlocked object stands for in Unlock's result: a locked search's placeholder
-    /// becomes the items the search finds now; anything else is itself.
+    /// What Unlock's result says of an object now unlocked: itself. A locked search's
+    /// placeholder is itself too (it now stands for the first item the search finds), but
+    /// only when the search finds one; otherwise it stands for nothing and is left out.
+    /// libsecret marks unlocked exactly the proxies whose paths come back, then loads the
+    /// secrets of those alone (`SECRET_SEARCH_UNLOCK | SECRET_SEARCH_LOAD_SECRETS`, as
+    /// Chromium's os_crypt, VS Code and Electron's safeStorage search): the items' own paths
+    /// here left its proxy locked, so no secret came back and Chromium made a new key.
     func resolveUnlocked(_ objectPath: String) -> [String] {
         guard case .item(let collectionID, let id)? = ObjectPath(objectPath), let search = lockedSearches[id],
             let collection = collections.collection(id: collectionID)
         else { return [objectPath] }
         let found = (try? store.search(collection.path, ItemMapping.searchQueries(search.attributes))) ?? []
-        return found.map { path(of: $0.ref, in: collection) }
+        return found.isEmpty ? [] : [objectPath]
     }
 
     /// The keychain an object belongs to (collection, alias, item or placeholder).
