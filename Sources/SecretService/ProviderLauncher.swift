@@ -1,14 +1,21 @@
 import KeychainCore
 import POSIXSupport
+import AgentWire
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `kc secret-service --start`: a Secret Service wherever the shell is, as `ssh-agent -s`
 /// gives an agent. On a reachable session bus it starts the provider there (or finds it
-/// running); where there is none (SSH, containers, CI) it starts a private `dbus-daemon`
-/// first. Either way it prints the shell lines that point clients at that bus.
+/// running); where there is none (SSH, containers, CI) it uses the private `dbus-daemon` at a
+/// fixed socket in the agent folder (`privateBusSocket`), starting it when none listens
+/// there, as gpg-agent keeps its socket: a second `--start` finds the bus and provider of
+/// the first and prints the same lines. Either way it prints the shell lines that point
+/// clients at that bus.
 package enum ProviderLauncher {
+    /// The private bus's socket in the agent folder (`AgentPaths`, 0700, checked).
+    package static let privateBusSocketName = "secret-service-bus.sock"
+
     /// Says what happened, for the caller's stderr.
     package typealias Note = (String) -> Void
 
@@ -19,14 +26,39 @@ package enum ProviderLauncher {
         var address = environment("DBUS_SESSION_BUS_ADDRESS")
         var daemonPID: String?
         var bus = address != nil || sessionSocketExists() ? try? BusConnection(address: address) : nil
+        // Held until the provider serves, so that two --start at once make one bus.
+        var lock: Int32 = -1
+        defer { if lock >= 0 { close(lock) } }
         if bus == nil {
-            let started = try startDaemon()
-            address = started.address
-            daemonPID = started.pid
-            bus = try BusConnection(address: started.address)
-            note("started a private D-Bus daemon (pid \(started.pid)) at \(started.address)")
+            let folder = AgentPaths()
+            do {
+                try folder.check(create: true)
+            } catch {
+                throw .failed("no private folder for the D-Bus daemon's socket: \((error as? KeychainError)?.message ?? "\(error)")")
+            }
+            let socket = folder.directory + "/" + privateBusSocketName
+            guard socket.utf8.count < 108 else {
+                throw .failed("the socket path \(socket) is too long for a Unix socket; set KC_AGENT_DIR to a shorter folder")
+            }
+            lock = open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if lock >= 0 { _ = flock(lock, LOCK_EX) }
+            let privateAddress = "unix:path=" + socket
+            address = privateAddress
+            if let running = try? BusConnection(address: privateAddress) {
+                bus = running
+                note("uses the private D-Bus daemon (pid \(daemonPIDText(running))) at \(privateAddress), started by an earlier --start")
+            } else {
+                let pid = try startDaemon(address: privateAddress)
+                bus = try BusConnection(address: privateAddress)
+                note("started a private D-Bus daemon (pid \(pid)) at \(privateAddress)")
+            }
         }
         guard let bus else { throw .failed("no bus") }
+        // The private bus, whether found by its socket or by the variable an earlier
+        // `eval` set: its pid line too, so that every --start prints the same lines.
+        if let address, address == "unix:path=" + AgentPaths().directory + "/" + privateBusSocketName {
+            daemonPID = daemonPIDText(bus)
+        }
         if try ownerIsKC(bus) == false {
             if !replace {
                 throw BusError(
@@ -46,8 +78,11 @@ package enum ProviderLauncher {
                 usleep(20_000)
             }
             note("the kc Secret Service serves \(SecretServiceProvider.busName)")
+            if let reason = NobodyToAsk.reason(pinentry: option("--pinentry", in: extra), tty: option("--tty", in: extra)) {
+                note(NobodyToAsk.startNote(reason))
+            }
         } else {
-            note("the kc Secret Service already serves \(SecretServiceProvider.busName)")
+            note("the kc Secret Service (pid \(pidText(of: SecretServiceProvider.busName, on: bus))) already serves \(SecretServiceProvider.busName)")
         }
         var lines = ""
         if let address { lines += "DBUS_SESSION_BUS_ADDRESS=\(shellQuoted(address)); export DBUS_SESSION_BUS_ADDRESS;\n" }
@@ -73,12 +108,35 @@ package enum ProviderLauncher {
         return stat(runtime + "/bus", &st) == 0
     }
 
-    /// Starts `dbus-daemon --session --fork` and reads the address and pid it prints.
-    private static func startDaemon() throws(BusError) -> (address: String, pid: String) {
+    /// The value after `name` in `arguments`, if any.
+    private static func option(_ name: String, in arguments: [String]) -> String? {
+        guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
+        return arguments[i + 1]
+    }
+
+    /// The pid of the bus daemon (dbus-daemon answers for itself), as text.
+    private static func daemonPIDText(_ bus: BusConnection) -> String { pidText(of: "org.freedesktop.DBus", on: bus) }
+
+    /// The pid of the process that owns `name` on `bus`, as the bus says, as text.
+    private static func pidText(of name: String, on bus: BusConnection) -> String {
+        guard
+            case .uint32(let pid)? = try? bus.call(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                [.string(name)]
+            ).first
+        else { return "unknown" }
+        return String(pid)
+    }
+
+    /// Starts `dbus-daemon --session --fork` listening at `address` and reads the pid it
+    /// prints (a stale socket left there is replaced by dbus-daemon itself).
+    private static func startDaemon(address: String) throws(BusError) -> String {
         guard let pipe = CloseOnExec.pipe() else { throw .failed("cannot make a pipe") }
         defer { close(pipe[0]) }
         do {
-            try spawn(["dbus-daemon", "--session", "--fork", "--nopidfile", "--print-address=1", "--print-pid=1"], stdout: pipe[1])
+            try spawn(
+                ["dbus-daemon", "--session", "--fork", "--nopidfile", "--address=" + address, "--print-address=1", "--print-pid=1"],
+                stdout: pipe[1])
         } catch {
             close(pipe[1])
             throw BusError.failed("cannot start dbus-daemon (install the dbus-daemon package): \(error.message)")
@@ -99,7 +157,7 @@ package enum ProviderLauncher {
         guard lines.count >= 2, lines[0].hasPrefix("unix:"), Int(lines[1]) != nil else {
             throw .failed("dbus-daemon did not say where it listens")
         }
-        return (lines[0], lines[1])
+        return lines[1]
     }
 
     /// Starts `arguments` (`ChildProcess`), stdout on `stdout` (else /dev/null); waits only

@@ -15,13 +15,16 @@ let usage = """
       --start            start the provider (and a private dbus-daemon when no session bus is
                          reachable) in the background and print the shell lines to eval:
                            eval "$(kc secret-service --start)"
+                         run again, it finds that bus and provider and prints the same lines
       --replace          take org.freedesktop.secrets over from another provider that allows it
       --address ADDRESS  serve the bus at ADDRESS instead of the session bus
       --prompt-timeout S how long an Unlock prompt waits for `kc unlock` before it is
                          dismissed (default 60)
       --pinentry PROGRAM the dialog that asks for a locked keychain's password (default:
-                         pinentry, when a display or --tty can reach the user)
-      --no-pinentry      never ask; prompts wait for `kc unlock` only
+                         pinentry, when a display or --tty can reach the user); where
+                         nobody can answer (no display, no --tty, no such program), an
+                         unlock prompt is dismissed at once
+      --no-pinentry      never ask; prompts wait for `kc unlock` only (until the timeout)
       --tty TTY          the terminal pinentry draws on (--start passes its own terminal)
     Exit codes: 0 served until the bus went away, 1 the name is owned by another program
     or the bus cannot be reached, 2 usage error.

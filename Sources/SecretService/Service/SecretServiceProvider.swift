@@ -40,6 +40,11 @@ package final class SecretServiceProvider {
     /// a desktop's pinentry window when DISPLAY or WAYLAND_DISPLAY is set). No program,
     /// or neither a terminal nor a display: prompts wait for `kc unlock` only.
     let pinentry: (program: String, tty: String?)?
+    /// Why nobody can answer a prompt (`NobodyToAsk`): prompts are then dismissed at once.
+    /// nil when pinentry can reach someone, or when prompts wait for `kc unlock` by choice.
+    let nobodyToAsk: String?
+    /// Whether the provider has said once on stderr why it dismissed a prompt at once.
+    private var saidNobodyToAsk = false
     private var stopping = false
 
     /// A provider on `bus`; nothing is served before `start`.
@@ -55,6 +60,7 @@ package final class SecretServiceProvider {
             if let value = getenv(name), value.pointee != 0 { display = true }
         }
         if let pinentry, tty != nil || display { self.pinentry = (pinentry, tty) } else { self.pinentry = nil }
+        nobodyToAsk = NobodyToAsk.reason(pinentry: pinentry, tty: tty)
     }
 
     /// Owns the name and starts serving. - Throws: AddressInUse naming the current owner
@@ -297,7 +303,16 @@ package final class SecretServiceProvider {
         switch call.member {
         case "Prompt":
             guard call.arguments.count == 1, call.arguments[0].string != nil else { throw .invalidArgs("Prompt takes (s window-id)") }
-            if prompt.deadline == nil {
+            if prompt.deadline == nil, let reason = nobodyToAsk {
+                // Dismissed at the tick that follows this reply (completed instead, should
+                // the keychain be unlocked by then), as kc exits 36 where it cannot ask.
+                prompt.deadline = PendingPrompt.now()
+                if !saidNobodyToAsk {
+                    saidNobodyToAsk = true
+                    let text = NobodyToAsk.dismissNote(reason)
+                    _ = text.withCString { write(2, $0, strlen($0)) }
+                }
+            } else if prompt.deadline == nil {
                 prompt.deadline = PendingPrompt.now() + promptTimeout
                 openDialog(prompt, held: store.heldPaths(), error: nil)
             }

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import KCTestSupport
+
+/// Where nobody can answer an unlock prompt (a script, a CI job, `ssh host cmd`: no display,
+/// no terminal, no pinentry), a client asking for a locked keychain fails at once, as `kc`
+/// exits 36 at once, instead of waiting the whole prompt timeout in silence; and
+/// `kc secret-service --start` run again reuses the bus and provider it started.
+@Suite struct HeadlessProviderTests {
+    /// A keychain holding one item, locked, and a bus whose provider would ask through
+    /// pinentry (`provider`) with a 60 s prompt timeout.
+    static func locked(provider: [String], daemonEnvironment: [String: String] = [:]) throws -> (KCHome, PrivateBus) {
+        let home = try KCHome()
+        try home.createKeychain()
+        #expect(try home.kc(["add", "-s", "svc", "-a", "u", "-w", "s3cr3t"], password: KCHome.password).status == 0)
+        #expect(try home.kc(["lock"]).status == 0)
+        return (home, try PrivateBus(home, promptTimeout: 60, provider: provider, daemonEnvironment: daemonEnvironment))
+    }
+
+    /// No display and no terminal: secret-tool and Python's keyring fail well within a 10 s
+    /// deadline (the prompt timeout is 60 s); once `kc unlock` ran, the lookup works.
+    @Test func aLockedLookupWithNobodyToAskFailsAtOnce() throws {
+        let (home, bus) = try Self.locked(provider: ["--pinentry", "/usr/bin/pinentry-curses"])
+        var out = try bus.run(["secret-tool", "lookup", "service", "svc", "account", "u"], timeout: 10)
+        #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout)\(out.stderr)")
+        out = try bus.python(
+            """
+            import keyring.errors
+            from keyring.backends import SecretService
+            try:
+                print(SecretService.Keyring().get_password('svc', 'u'))
+            except keyring.errors.KeyringLocked as e:
+                print('locked', e)
+            """, timeout: 10)
+        #expect(out.status == 0 && out.stdout.hasPrefix("locked "), "\(out.stdout)\(out.stderr)")
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        out = try bus.run(["secret-tool", "lookup", "service", "svc", "account", "u"], timeout: 10)
+        #expect(out.status == 0 && out.stdout == "s3cr3t", "\(out.stdout)\(out.stderr)")
+    }
+
+    /// A display, but no pinentry program: nobody can answer either.
+    @Test func noPinentryProgramIsNobodyToAsk() throws {
+        let (_, bus) = try Self.locked(provider: ["--pinentry", "/nonexistent/pinentry"], daemonEnvironment: ["DISPLAY": ":99"])
+        let out = try bus.run(["secret-tool", "lookup", "service", "svc", "account", "u"], timeout: 10)
+        #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout)\(out.stderr)")
+    }
+
+    /// The processes of this test's home whose command line holds `program`.
+    static func processes(_ program: String, of home: KCHome) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+            return line.contains(program) && line.contains(home.directory)
+        }
+    }
+
+    /// Two `--start` with no session bus (a script, a CI job): one private dbus-daemon at a
+    /// fixed socket in the agent folder and one provider; the second prints the first's
+    /// lines, which work; where nobody can answer, `--start` says so and a locked lookup
+    /// fails at once.
+    @Test func startTwiceReusesTheBusAndProvider() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        let first = try home.kc(["secret-service", "--start"])
+        let daemon = first.stdout.split(separator: "\n").first { $0.hasPrefix("DBUS_SESSION_BUS_PID=") }
+            .flatMap { Int32($0.dropFirst("DBUS_SESSION_BUS_PID=".count).prefix { $0.isNumber }) }
+        defer {
+            if let daemon { kill(daemon, SIGTERM) }
+            // The provider leaves with its bus.
+            for _ in 0..<200 where !Self.processes("kc-secret-service", of: home).isEmpty { usleep(50_000) }
+            #expect(Self.processes("kc-secret-service", of: home).isEmpty, "the provider outlived its bus")
+        }
+        #expect(first.status == 0 && daemon != nil, "\(first.stdout)\(first.stderr)")
+        let socket = home.environment["KC_AGENT_DIR", default: ""] + "/secret-service-bus.sock"
+        #expect(first.stdout.contains("DBUS_SESSION_BUS_ADDRESS='unix:path=\(socket)'"), "\(first.stdout)")
+        #expect(first.stderr.contains("nobody can answer an unlock prompt here"), "\(first.stderr)")
+        let second = try home.kc(["secret-service", "--start"])
+        #expect(second.status == 0 && second.stdout == first.stdout, "\(first.stdout)\(second.stdout)\(second.stderr)")
+        #expect(second.stderr.contains("started by an earlier --start") && second.stderr.contains("already serves"), "\(second.stderr)")
+        #expect(Self.processes("kc-secret-service", of: home).count == 1, "one provider")
+        #expect(Self.processes("dbus-daemon", of: home).count == 1, "one bus")
+        // The second's lines work: a store and lookup there, then a locked lookup fails at once.
+        let script = """
+            eval "$1"
+            printf %s v1 | secret-tool store --label=t service s username u || exit 3
+            secret-tool lookup service s username u; echo
+            kc lock
+            secret-tool lookup service s username u && exit 4
+            echo dismissed
+            """
+        #expect(try home.kc(["unlock"], password: KCHome.password).status == 0)
+        var env = home.environment
+        env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let out = try Spawn.run(["/bin/sh", "-c", script, "sh", second.stdout], environment: env, timeout: 10)
+        #expect(out.status == 0 && out.stdout == "v1\ndismissed\n", "\(out.stdout)\(out.stderr)")
+    }
+}
