@@ -35,13 +35,13 @@ package enum NobodyToAsk {
     /// The line `kc secret-service --start` says when the provider it started has nobody to
     /// ask.
     package static func startNote(_ reason: String) -> String {
-        "nobody can answer an unlock prompt here (\(reason)): a client asking for a locked keychain fails at once; run `kc unlock` first"
+        "nobody can answer an unlock prompt here: \(reason). A client asking for a locked keychain fails at once; run `kc unlock` first"
     }
 
     /// The line the provider writes to its stderr (the journal, under systemd), the first
     /// time it dismisses a prompt for that reason.
     static func dismissNote(_ reason: String) -> String {
-        "kc-secret-service: dismissed an unlock prompt at once: nobody can answer it here (\(reason)); run `kc unlock` first, or start the provider with --no-pinentry to have prompts wait for it\n"
+        "kc-secret-service: dismissed an unlock prompt at once, as nobody can answer it here: \(reason). Run `kc unlock` first, or start the provider with --no-pinentry to have prompts wait for it\n"
     }
 
     /// Whether `path` is a terminal this process can open for reading and writing.
