@@ -112,7 +112,7 @@ extension SecretServiceProvider {
         return [.objectPath(path(of: ref, in: collection)), .objectPath(ObjectPath.none)]
     }
 
-    /// The first item whose attributes are exactly `attributes` (the one CreateItem with
+    /// The oldest item whose attributes are exactly `attributes` (the one CreateItem with
     /// `replace` replaces); `copyMark` is not an attribute the client gave.
     private func exactMatch(_ collection: KeychainCollections.Collection, _ attributes: [String: String]) throws(BusError) -> [UInt8]? {
         let plain = ItemMapping.isPlain(attributes)
@@ -127,10 +127,19 @@ extension SecretServiceProvider {
         } else {
             found = try store.search(collection.path, ItemMapping.searchQueries(attributes))
         }
-        return found.first { candidate in
+        // The queries' results come one query after the other: the oldest is the first made.
+        let exact = found.filter { candidate in
             let map = ItemMapping.clientMap(candidate.attributes[ItemMapping.mapKey] as? [String: String] ?? [:])
             return plain && map.isEmpty || map == attributes
-        }?.ref
+        }
+        // (Of two made in the same instant, the one without `copyMark` came first.)
+        let age = { (item: (ref: [UInt8], attributes: [String: Any])) in
+            (
+                (item.attributes[kSecAttrCreationDate] as? Date) ?? .distantFuture,
+                (item.attributes[ItemMapping.mapKey] as? [String: String])?[ItemMapping.copyMark] == nil ? 0 : 1
+            )
+        }
+        return exact.min { a, b in age(a) < age(b) }?.ref
     }
 
     func itemMethod(_ call: BusCall, _ handle: ItemHandle) throws(BusError) -> [BusValue] {
