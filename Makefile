@@ -10,7 +10,9 @@ TEST_PACKAGES := sqlite3 python3 gpg pass git oathtool
 # The Secret Service tests run real clients on a private bus: dbus-daemon, secret-tool,
 # Python's secretstorage and keyring, Docker's helper, and git's libsecret helper, built
 # from the source Debian's git ships (gcc, libsecret-1-dev); keyring's own backend tests run
-# with pytest, from its sdist that pip downloads from PyPI at test time. Debian's diceware package
+# with pytest, from its sdist that pip downloads from PyPI at test time, and SecretStorage's
+# own suite with its run_tests.py, from its sdist (3.3.3, pinned by sha256) that pip downloads
+# the same way (PyPI must be reachable; the test fails saying so). Debian's diceware package
 # has the EFF word list that kc generate --words is checked against.
 # The team tests start a throwaway PostgreSQL cluster with Debian's server (postgresql: initdb,
 # pg_ctl, psql under /usr/lib/postgresql/N/bin; its own service is not used), and put PgBouncer

@@ -53,30 +53,9 @@ import KCTestSupport
         #expect(try home.kc(["find", "-k", "session"]).status == 44)
     }
 
-    /// Downloads and unpacks keyring's sdist with pip (`--no-binary keyring`: the sdist,
-    /// while its build requirements may come as wheels). Fails the test, naming the cause,
-    /// when PyPI cannot be reached: the suite cannot run without it.
+    /// Downloads and unpacks keyring's sdist of `version` (`PyPISdist`).
     /// - Returns: the unpacked sdist's folder.
     static func downloadSdist(_ version: String, into folder: String) throws -> String {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var env = ["PATH": "/usr/bin:/bin", "HOME": folder, "PIP_DISABLE_PIP_VERSION_CHECK": "1"]
-        // The network settings of the machine that runs the tests (a proxy, a CA bundle).
-        for (key, value) in ProcessInfo.processInfo.environment
-        where key.hasPrefix("PIP_") || key.lowercased().hasSuffix("_proxy") || ["SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE"].contains(key) {
-            env[key] = value
-        }
-        let download = try Spawn.run(
-            [
-                "/usr/bin/python3", "-m", "pip", "download", "--no-cache-dir", "--no-deps",
-                "--no-binary", "keyring", "keyring==" + version, "-d", folder
-            ],
-            environment: env, timeout: 240)
-        let archive = folder + "/keyring-\(version).tar.gz"
-        try #require(
-            download.status == 0 && FileManager.default.fileExists(atPath: archive),
-            "could not download keyring \(version)'s sdist from PyPI (the suite needs it; is PyPI reachable?): \(download.stderr.suffix(3000))")
-        let unpack = try Spawn.run(["/bin/tar", "-xzf", archive, "-C", folder], environment: env, timeout: 60)
-        try #require(unpack.status == 0, "could not unpack \(archive): \(unpack.stderr)")
-        return folder + "/keyring-\(version)"
+        try PyPISdist.download("keyring", version, into: folder)
     }
 }

@@ -56,7 +56,7 @@ import KCTestSupport
                 (S + '/collection/login', 'org.freedesktop.Secret.Collection', 'CreateItem', 'a{sv}(oayays)b',
                     ({}, ('/org/freedesktop/secrets/session/424242', b'', b'x', 'text/plain'), True)),
                 (S + '/nothing/here', 'org.freedesktop.DBus.Properties', 'GetAll', 's', ('x',)),
-                (S + '/collection/login', 'org.freedesktop.DBus.Properties', 'Set', 'ssv', ('org.freedesktop.Secret.Collection', 'Label', ('s', 'x'))),
+                (S + '/collection/login', 'org.freedesktop.DBus.Properties', 'Set', 'ssv', ('org.freedesktop.Secret.Collection', 'Label', ('u', 7))),
                 (S + '/prompt/77', 'org.freedesktop.Secret.Prompt', 'Prompt', 's', ('',)),
             ]
             for case in cases:

@@ -14,7 +14,11 @@ import Foundation
 /// - the whole attribute map is kept, encrypted, in `kcAttrSecretServiceAttributes`, unless
 ///   it says nothing more than service and account: such an item is a plain kc item;
 /// - a plain kc item (no map) shows `service`, `account` and `username` attributes, so
-///   clients that search by either name find kc's own passwords.
+///   clients that search by either name find kc's own passwords;
+/// - a second item with the same attributes (CreateItem without `replace`, which the
+///   specification allows) carries one more pair, `copyMark`, with a random value: the map
+///   is part of the keychain's primary key, so the two are two items. Clients never see
+///   the pair.
 package enum ItemMapping {
     /// The kc query key for the Secret Service attribute map (KeychainCore, format 3).
     package static let mapKey = kcAttrSecretServiceAttributes
@@ -22,10 +26,23 @@ package enum ItemMapping {
     package static let contentTypeKey = kcAttrContentType
     /// The attribute names a plain kc item answers to.
     static let plainNames: Set<String> = ["service", "account", "username"]
+    /// The pair that tells apart items whose attributes are the same (kc's own: hidden
+    /// from clients, refused in the attributes they give).
+    package static let copyMark = "kc:copy"
+
+    /// A fresh value for `copyMark`: 16 random bytes in hex.
+    package static func newCopyValue() -> String { ObjectPath.hex(Sodium.randomBytes(16)) }
+
+    /// The attributes a client set on a stored map: the map without `copyMark`.
+    package static func clientMap(_ map: [String: String]) -> [String: String] {
+        var map = map
+        map[copyMark] = nil
+        return map
+    }
 
     /// The attributes a client sees for an item, from its keychain attributes.
     package static func busAttributes(_ attributes: [String: Any]) -> [String: String] {
-        if let map = attributes[mapKey] as? [String: String], !map.isEmpty { return map }
+        if let map = attributes[mapKey] as? [String: String], !map.isEmpty { return clientMap(map) }
         var out: [String: String] = [:]
         if let service = text(attributes[kSecAttrService]) { out["service"] = service }
         if let account = text(attributes[kSecAttrAccount]) {
@@ -42,14 +59,19 @@ package enum ItemMapping {
         return map["account"] != nil || map["username"] != nil
     }
 
-    /// The keychain attributes (no class) of an item a client creates.
-    package static func keychainAttributes(_ map: [String: String], label: String, contentType: String?) -> [String: Any] {
+    /// The keychain attributes (no class) of an item a client creates; with `copy`, the
+    /// map (kept even when plain) carries `copyMark` with that value.
+    package static func keychainAttributes(_ map: [String: String], label: String, contentType: String?, copy: String? = nil) -> [String: Any] {
         var a: [String: Any] = [
             kSecAttrService: map["service"] ?? "",
             kSecAttrAccount: map["username"] ?? map["account"] ?? map["user"] ?? "",
             kSecAttrLabel: label
         ]
-        if !isPlain(map) { a[mapKey] = map }
+        if let copy {
+            a[mapKey] = map.merging([copyMark: copy]) { _, mark in mark }
+        } else if !isPlain(map) {
+            a[mapKey] = map
+        }
         if let contentType, contentType != "text/plain" { a[contentTypeKey] = contentType }
         return a
     }

@@ -69,49 +69,77 @@ extension SecretServiceProvider {
             guard let map = given.stringMap else { throw .invalidArgs("\(Self.attributesProperty) is a{ss}") }
             attributes = map
         }
+        guard attributes[ItemMapping.copyMark] == nil else {
+            throw .invalidArgs("the attribute \(ItemMapping.copyMark) is kc's own (it tells apart items whose attributes are the same)")
+        }
         let label = properties[Self.labelProperty]?.string ?? ""
         var (bytes, contentType) = try session.unwrap(secret)
         defer { Sodium.wipe(&bytes) }
-        let fieldsToStore = ItemMapping.keychainAttributes(attributes, label: label, contentType: contentType)
-        let existing = try exactMatch(collection, attributes)
-        let ref: [UInt8]
-        if let existing {
-            // One item per attribute set (the keychain's primary key): CreateItem on a set
-            // that exists replaces its secret and label, with or without `replace`.
-            _ = replace
-            try store.with(collection.path) { keychain in
-                var change = fieldsToStore
-                change[kSecValueData] = Data(bytes)
-                if change[ItemMapping.contentTypeKey] == nil { change[ItemMapping.contentTypeKey] = "" }
-                try keychain.update(SecretStore.itemQuery(existing), change)
+        // Only `replace` replaces: without it, an item whose attributes are those of another
+        // is a second item (the specification's model; gnome-keyring's and KeePassXC's too).
+        if replace, let existing = try exactMatch(collection, attributes) {
+            _ = try store.with(collection.path) { keychain in
+                try keychain.update(
+                    SecretStore.itemQuery(existing),
+                    [
+                        kSecAttrLabel: label, kSecValueData: Data(bytes),
+                        ItemMapping.contentTypeKey: contentType == "text/plain" ? "" : contentType
+                    ])
             }
-            ref = existing
-            bus.signal(path(of: collection), Self.collectionInterface, "ItemChanged", [.objectPath(path(of: ref, in: collection))])
-        } else {
-            ref = try store.with(collection.path) { keychain in
-                var query = fieldsToStore
+            bus.signal(path(of: collection), Self.collectionInterface, "ItemChanged", [.objectPath(path(of: existing, in: collection))])
+            return [.objectPath(path(of: existing, in: collection)), .objectPath(ObjectPath.none)]
+        }
+        let ref = try store.with(collection.path) { keychain -> [UInt8] in
+            // The attributes as they are; when an item has them already (the keychain's
+            // primary key), with `copyMark` besides, so that the two stay apart.
+            var copy: String? = nil
+            while true {
+                var query = ItemMapping.keychainAttributes(attributes, label: label, contentType: contentType, copy: copy)
                 query[kSecClass] = kSecClassGenericPassword
                 query[kSecValueData] = Data(bytes)
                 query[kSecReturnPersistentRef] = true
-                guard let made = try keychain.add(query) as? Data else {
-                    throw KeychainError(errSecInternalError, "the new item has no reference")
+                do {
+                    guard let made = try keychain.add(query) as? Data else {
+                        throw KeychainError(errSecInternalError, "the new item has no reference")
+                    }
+                    return Array(made)
+                } catch let error as KeychainError where error.status == errSecDuplicateItem && copy == nil {
+                    copy = ItemMapping.newCopyValue()
                 }
-                return Array(made)
             }
-            bus.signal(path(of: collection), Self.collectionInterface, "ItemCreated", [.objectPath(path(of: ref, in: collection))])
         }
+        bus.signal(path(of: collection), Self.collectionInterface, "ItemCreated", [.objectPath(path(of: ref, in: collection))])
         return [.objectPath(path(of: ref, in: collection)), .objectPath(ObjectPath.none)]
     }
 
-    /// The item whose attributes are exactly `attributes` (the one CreateItem replaces).
+    /// The oldest item whose attributes are exactly `attributes` (the one CreateItem with
+    /// `replace` replaces); `copyMark` is not an attribute the client gave.
     private func exactMatch(_ collection: KeychainCollections.Collection, _ attributes: [String: String]) throws(BusError) -> [UInt8]? {
-        guard !attributes.isEmpty else { return nil }
-        let found = try store.search(collection.path, ItemMapping.searchQueries(attributes))
         let plain = ItemMapping.isPlain(attributes)
-        return found.first { candidate in
-            let map = candidate.attributes[ItemMapping.mapKey] as? [String: String] ?? [:]
-            return plain ? map.isEmpty : map == attributes
-        }?.ref
+        let found: [(ref: [UInt8], attributes: [String: Any])]
+        if attributes.isEmpty {
+            // No attributes: the items kept without service, account or map.
+            found = try store.search(
+                collection.path,
+                ItemMapping.searchQueries([:]).map { query in
+                    query.merging([kSecAttrService: "", kSecAttrAccount: ""]) { _, empty in empty }
+                })
+        } else {
+            found = try store.search(collection.path, ItemMapping.searchQueries(attributes))
+        }
+        // The queries' results come one query after the other: the oldest is the first made.
+        let exact = found.filter { candidate in
+            let map = ItemMapping.clientMap(candidate.attributes[ItemMapping.mapKey] as? [String: String] ?? [:])
+            return plain && map.isEmpty || map == attributes
+        }
+        // (Of two made in the same instant, the one without `copyMark` came first.)
+        let age = { (item: (ref: [UInt8], attributes: [String: Any])) in
+            (
+                (item.attributes[kSecAttrCreationDate] as? Date) ?? .distantFuture,
+                (item.attributes[ItemMapping.mapKey] as? [String: String])?[ItemMapping.copyMark] == nil ? 0 : 1
+            )
+        }
+        return exact.min { a, b in age(a) < age(b) }?.ref
     }
 
     func itemMethod(_ call: BusCall, _ handle: ItemHandle) throws(BusError) -> [BusValue] {
@@ -157,16 +185,34 @@ extension SecretServiceProvider {
     /// Sets an item's attributes (re-mapped onto service, account and the map) or label.
     func setItemProperty(_ handle: ItemHandle, _ name: String, _ value: BusValue) throws(BusError) {
         guard let ref = handle.ref else { throw .isLocked("unlock the collection first") }
-        var change: [String: Any]
+        let change: [String: Any]
         switch name {
         case "Label":
             guard let label = value.string else { throw .invalidArgs("Label is a string") }
             change = [kSecAttrLabel: label]
         case "Attributes":
             guard let map = value.stringMap else { throw .invalidArgs("Attributes is a{ss}") }
-            change = ItemMapping.keychainAttributes(map, label: "", contentType: nil)
-            change[kSecAttrLabel] = nil
-            if change[ItemMapping.mapKey] == nil { change[ItemMapping.mapKey] = [String: String]() }
+            guard map[ItemMapping.copyMark] == nil else {
+                throw .invalidArgs("the attribute \(ItemMapping.copyMark) is kc's own (it tells apart items whose attributes are the same)")
+            }
+            _ = try store.with(handle.collection.path) { keychain -> Int in
+                // As CreateItem: another item with these attributes stays another item.
+                var copy: String? = nil
+                while true {
+                    var change = ItemMapping.keychainAttributes(map, label: "", contentType: nil, copy: copy)
+                    change[kSecAttrLabel] = nil
+                    if change[ItemMapping.mapKey] == nil { change[ItemMapping.mapKey] = [String: String]() }
+                    do {
+                        return try keychain.update(SecretStore.itemQuery(ref), change)
+                    } catch let error as KeychainError where error.status == errSecDuplicateItem && copy == nil {
+                        copy = ItemMapping.newCopyValue()
+                    }
+                }
+            }
+            bus.signal(
+                path(of: handle.collection), Self.collectionInterface, "ItemChanged",
+                [.objectPath(path(of: ref, in: handle.collection))])
+            return
         default:
             throw .propertyReadOnly("\(name) cannot be set")
         }

@@ -25,14 +25,26 @@ extension SecretServiceProvider {
             case .item(let collectionID, let id) where interface == Self.itemInterface:
                 try setItemProperty(try item(collectionID, id), name, value)
                 return []
-            case .collection, .alias:
-                throw .propertyReadOnly("a collection's label is its keychain's name (rename the file to change it)")
+            case .collection(let id) where interface == Self.collectionInterface && name == "Label":
+                try setCollectionLabel(try collection(id), value)
+                return []
+            case .alias(let alias) where interface == Self.collectionInterface && name == "Label":
+                guard let found = collections.alias(alias) else { throw .noSuchObject("no collection has the alias \(alias)") }
+                try setCollectionLabel(found, value)
+                return []
             default:
                 throw .propertyReadOnly("\(interface).\(name) cannot be set")
             }
         default:
             throw .unknownMethod("Properties has no method \(call.member) taking \(a.count) arguments")
         }
+    }
+
+    /// Sets a collection's label (read-write in the specification; kept by `CollectionLabels`).
+    private func setCollectionLabel(_ collection: KeychainCollections.Collection, _ value: BusValue) throws(BusError) {
+        guard let label = value.string else { throw .invalidArgs("Label is a string") }
+        try CollectionLabels.set(label, of: collection)
+        bus.signal(ObjectPath.root, Self.serviceInterface, "CollectionChanged", [.objectPath(path(of: collection))])
     }
 
     /// The properties of `target` under `interface` (an empty interface name means its own).
@@ -62,7 +74,7 @@ extension SecretServiceProvider {
             let exists = stat(collection.path, &st) == 0
             return [
                 ("Items", .objectPaths(items)),
-                ("Label", .string(collection.name)),
+                ("Label", .string(CollectionLabels.label(of: collection))),
                 ("Locked", .boolean(!held)),
                 ("Created", .uint64(exists ? UInt64(max(0, st.st_ctim.tv_sec)) : 0)),
                 ("Modified", .uint64(exists ? UInt64(max(0, st.st_mtim.tv_sec)) : 0))

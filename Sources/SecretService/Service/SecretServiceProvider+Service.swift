@@ -94,8 +94,8 @@ extension SecretServiceProvider {
         }
     }
 
-    /// CreateCollection: the default alias, or a label that names an existing keychain,
-    /// gives that collection (libsecret, secretstorage and keyring ask for the default one
+    /// CreateCollection: the default alias, or a label that names an existing keychain (or
+    /// that a client gave one), gives that collection (libsecret, secretstorage and keyring ask for the default one
     /// when they cannot read the alias). Any other label makes a new keychain whose password
     /// the default keychain keeps (`createKeychainCollection`): at once when the default
     /// keychain is unlocked, else through a prompt that completes when it is.
@@ -106,7 +106,7 @@ extension SecretServiceProvider {
             return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
         }
         let name = Self.keychainName(for: label.isEmpty ? alias : label)
-        if let found = collections.all.first(where: { $0.name == name }) {
+        if let found = collections.all.first(where: { $0.name == name || !label.isEmpty && CollectionLabels.label(of: $0) == label }) {
             return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
         }
         guard KeychainSession.exists(defaultKeychain) else {

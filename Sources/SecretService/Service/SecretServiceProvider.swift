@@ -66,7 +66,9 @@ package final class SecretServiceProvider {
     /// Owns the name and starts serving. - Throws: AddressInUse naming the current owner
     /// when another provider has the name (and `replace` is false or not allowed).
     package func start(replace: Bool) throws(BusError) {
-        try bus.serve(under: ObjectPath.root) { [unowned self] call in self.handle(call) }
+        // Every path, so that one naming nothing is NoSuchObject, as clients expect (sd-bus's
+        // own reply, UnknownObject, is no error SecretStorage or libsecret looks for).
+        try bus.serve(under: "/") { [unowned self] call in self.handle(call) }
         try bus.watch(
             name: Self.busName, departed: { [unowned self] name in self.clientLeft(name) },
             lost: { [unowned self] in self.stopping = true })
@@ -106,7 +108,7 @@ package final class SecretServiceProvider {
             return [.string(Introspection.xml(for: target, children: children(of: call.path)))]
         }
         if call.interface == Self.propertiesInterface {
-            guard let target else { throw .unknownObject("no object at \(call.path)") }
+            guard let target else { throw .noSuchObject("no object at \(call.path)") }
             return try properties(call, target)
         }
         switch target {
@@ -132,7 +134,7 @@ package final class SecretServiceProvider {
             try expect(call, Self.promptInterface)
             return try promptMethod(call, id)
         case nil:
-            throw .unknownObject("no object at \(call.path)")
+            throw .noSuchObject("no object at \(call.path)")
         }
     }
 
@@ -145,6 +147,9 @@ package final class SecretServiceProvider {
     /// Child nodes for introspection (so `busctl tree` and d-feet can walk the objects).
     private func children(of path: String) -> [String] {
         switch path {
+        case "/": return ["org"]
+        case "/org": return ["freedesktop"]
+        case "/org/freedesktop": return ["secrets"]
         case ObjectPath.root: return ["collection", "aliases"]
         case ObjectPath.root + "/collection": return collections.all.map(\.id)
         case ObjectPath.root + "/aliases": return ["default"]

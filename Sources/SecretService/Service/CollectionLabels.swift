@@ -1,0 +1,97 @@
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The labels clients give collections (`Set Collection.Label`, read-write in the
+/// specification). A collection's path is its keychain's name and stays so; its label is
+/// that name until a client sets another, which is kept beside the keychains in
+/// `collection-labels/ID` (the collection's path element; a 0600 file in a 0700 folder),
+/// since the keychain file has no place for it: a label is shown while the keychain is
+/// locked, and kc's files encrypt everything but their keys. Setting the name back removes
+/// the file (docs/secret-service.md, "Collections, locking and prompts").
+enum CollectionLabels {
+    /// The longest label kept, in UTF-8 bytes.
+    static let maximumBytes = 4096
+
+    /// The folder of the labels set.
+    static var folder: String { KeychainLocation.directory + "/collection-labels" }
+
+    /// The label of `collection`: the one a client set, else its keychain's name (also
+    /// when the file is not one this provider wrote: a link, another user's, too large,
+    /// not UTF-8).
+    static func label(of collection: KeychainCollections.Collection) -> String {
+        let path = folder + "/" + collection.id
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return collection.name }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(), st.st_size <= maximumBytes else {
+            return collection.name
+        }
+        var bytes = [UInt8](repeating: 0, count: maximumBytes + 1)
+        var count = 0
+        while count < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { return collection.name }
+            if n == 0 { break }
+            count += n
+        }
+        guard count <= maximumBytes, let label = String(validating: bytes.prefix(count), as: UTF8.self) else {
+            return collection.name
+        }
+        return label
+    }
+
+    /// Sets the label of `collection`: written to a new file renamed over the old one, so a
+    /// reader sees the old label or the new one; the keychain's name removes it.
+    /// - Throws: InvalidArgs for a label over `maximumBytes`; Failed when it cannot be kept.
+    static func set(_ label: String, of collection: KeychainCollections.Collection) throws(BusError) {
+        let path = folder + "/" + collection.id
+        if label == collection.name {
+            guard unlink(path) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
+            return
+        }
+        let bytes = Array(label.utf8)
+        guard bytes.count <= maximumBytes else {
+            throw .invalidArgs("a collection's label is at most \(maximumBytes) bytes; this one is \(bytes.count)")
+        }
+        do {
+            try FileSafety.makeDirectories(folder)
+        } catch {
+            throw .failed("cannot make \(folder) for the collection's label: \(error)")
+        }
+        let temporary = folder + "/." + collection.id + ".tmp-" + ObjectPath.hex(Sodium.randomBytes(6))
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.failure("create", temporary) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let error = Self.failure("write", temporary)
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            done += n
+        }
+        let synced = fsync(fd) == 0
+        guard close(fd) == 0, synced else {
+            let error = Self.failure("write", temporary)
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = Self.failure("replace", path)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// The error for a file operation that failed, with errno's reason.
+    private static func failure(_ what: String, _ path: String) -> BusError {
+        .failed("cannot \(what) \(path), which keeps a collection's label: \(String(cString: strerror(errno)))")
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+import KCTestSupport
+
+/// What the Secret Service specification lets a client do that kc's own model does not
+/// have as such (docs/secret-service.md, "Items with the same attributes" and "A
+/// collection's label can be set"), through Debian's secretstorage and jeepney, and what
+/// `kc` then shows.
+@Suite struct SpecificationModelTests {
+    /// Two CreateItem calls without `replace` on the same attributes make two items, each
+    /// with its own secret and content type; kc finds the first and lists both; `replace`
+    /// replaces the first; `kc:copy` is never shown and cannot be given.
+    @Test func itemsWithTheSameAttributesStayApart() throws {
+        let (home, bus) = try SecretToolTests.unlocked()
+        let out = try bus.python(
+            """
+            import secretstorage
+            from jeepney.wrappers import DBusErrorResponse
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            same = {'service': 'example.org', 'username': 'alice'}
+            first = col.create_item('first', same, b'one')
+            second = col.create_item('second', same, b'', content_type='data/null')
+            print('two', first.item_path != second.item_path, len(list(col.search_items(same))))
+            print('attrs', second.get_attributes() == same, first.get_attributes().get('kc:copy'))
+            print('secrets', first.get_secret(), first.get_secret_content_type(), second.get_secret(), second.get_secret_content_type())
+            other = col.create_item('other', {'application': 'app'}, b'x')
+            other.set_attributes(same)
+            print('moved', other.get_attributes() == same, len(list(col.search_items(same))))
+            other.delete()
+            try:
+                col.create_item('bad', {'kc:copy': 'x'}, b'x')
+            except DBusErrorResponse as e:
+                print('refused', e.name)
+            import subprocess
+            print('kc', subprocess.run(['\(bus.kcPath)', 'find', '-s', 'example.org', '-a', 'alice', '-w'], capture_output=True).stdout)
+            replaced = col.create_item('again', same, b'three', replace=True, content_type='application/x-test')
+            print('replaced', replaced == first, first.get_secret(), first.get_secret_content_type(), second.get_secret())
+            first.delete()
+            print('left', [i.get_label() for i in col.search_items(same)], second.get_secret_content_type())
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("two True 2\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("attrs True None\n"), "the copy's pair is hidden: \(out.stdout)")
+        #expect(out.stdout.contains("secrets b'one' text/plain b'' data/null\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("moved True 3\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("refused org.freedesktop.DBus.Error.InvalidArgs\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("kc b'one'\n"), "kc finds the first stored: \(out.stdout)")
+        #expect(out.stdout.contains("replaced True b'three' application/x-test b''\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("left ['second'] data/null\n"), "\(out.stdout)")
+        // kc's own view: the first was a plain item; the one left is the copy, whose map
+        // has the hidden pair.
+        let all = try home.kc(["find", "-s", "example.org", "-a", "alice", "--all", "--json"])
+        #expect(all.status == 0, "\(all.stderr)")
+        let items = try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(items.count == 1, "\(all.stdout)")
+        let map = (items.first?["attributes"] as? [String: Any])?["secret-service-attributes"] as? [String: String] ?? [:]
+        #expect(map["service"] == "example.org" && map["username"] == "alice" && map["kc:copy"]?.count == 32, "\(all.stdout)")
+    }
+
+    /// A collection's Label is read-write: set through the default alias, it is what every
+    /// client reads (after the provider restarts too), CreateCollection with it returns
+    /// that collection, and setting the keychain's name again removes the file kept.
+    @Test func aCollectionsLabelCanBeSet() throws {
+        let (home, bus) = try SecretToolTests.unlocked()
+        let labelFile = home.directory + "/data/kc/collection-labels/login"
+        var out = try bus.python(
+            """
+            import secretstorage
+            from jeepney.wrappers import DBusErrorResponse
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            print('before', col.get_label())
+            col.set_label('Mots de passe – perso')
+            print('after', secretstorage.Collection(c, '/org/freedesktop/secrets/collection/login').get_label())
+            try:
+                col.set_label('x' * 4097)
+            except DBusErrorResponse as e:
+                print('long', e.name, col.get_label() == 'Mots de passe – perso')
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("before login\nafter Mots de passe – perso\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("long org.freedesktop.DBus.Error.InvalidArgs True\n"), "\(out.stdout)")
+        var st = stat()
+        #expect(stat(labelFile, &st) == 0 && st.st_mode & 0o777 == 0o600, "\(labelFile)")
+
+        // A new provider reads it again; CreateCollection with the label finds the keychain.
+        guard let pid = try bus.providerPID() else {
+            Issue.record("no provider owns the name")
+            return
+        }
+        #expect(kill(pid, SIGKILL) == 0)
+        usleep(200_000)
+        out = try bus.python(
+            """
+            import secretstorage
+            c = secretstorage.dbus_init()
+            print('restarted', secretstorage.get_default_collection(c).get_label())
+            made = secretstorage.create_collection(c, 'Mots de passe – perso')
+            print('same', made.collection_path)
+            made.set_label('login')
+            print('back', made.get_label())
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("restarted Mots de passe – perso\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("same /org/freedesktop/secrets/collection/login\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("back login\n"), "\(out.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: labelFile), "setting the name again removes the file")
+    }
+}
