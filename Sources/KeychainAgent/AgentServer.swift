@@ -392,7 +392,15 @@ public final class AgentServer {
         let watch = beginWatch(unlocking: (path, revocation))
         let keychain: Keychain
         do {
-            keychain = try opener(path, password, known, revocation)
+            // A keychain it keeps (after-first-unlock items) is opened again without the file
+            // check's own descriptor, whose close would drop the locks of the connection it
+            // holds: the client's close then took itself for the last, unlinked the -shm, and
+            // this agent never saw another process's write again (found by ReadmeTests).
+            if servesFiles, let previous, let again = try previous.reopened(password: password, minimumGeneration: known) {
+                keychain = again
+            } else {
+                keychain = try opener(path, password, known, revocation)
+            }
         } catch {
             _ = endWatch(watch, path: path)
             if let error = error as? KeychainError, error.status == errSecAuthFailed { backoff.failed() }

@@ -23,11 +23,14 @@ do {
     let code = KCTeam.exitCode(for: error)
     let message = KCTeam.fullMessage(for: error)
     if code == .success {
-        // Help: on stdout.
-        if !message.isEmpty { TeamReport.write(1, message + "\n") }
+        // Help: on stdout, its usage wrapped to fit 80 columns (or a narrower $COLUMNS).
+        let columns = getenv("COLUMNS").flatMap { Int(String(cString: $0)) } ?? UsageText.maximumWidth
+        if !message.isEmpty { TeamReport.write(1, UsageText.wrappingUsage(in: message, width: columns) + "\n") }
         exit(0)
     }
-    TeamReport.write(2, TerminalSafe.usageMessage(message, arguments: Array(CommandLine.arguments.dropFirst())) + "\n")
+    // In kc's voice: `kc-team: MESSAGE`, `kc-team: hint: …`, as its other errors.
+    let voiced = UsageText.voiced(message, message: KCTeam.message(for: error), program: "kc-team")
+    TeamReport.write(2, TerminalSafe.usageMessage(voiced, arguments: Array(CommandLine.arguments.dropFirst())) + "\n")
     // Usage errors exit 2, as kc's (ArgumentParser's default is 64).
     exit(code == .validationFailure ? 2 : code.rawValue)
 }

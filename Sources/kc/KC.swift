@@ -114,11 +114,13 @@ struct KC: ParsableCommand {
             let code = exitCode(for: error)
             if code == .success {
                 // Help, or a completion's candidates (none: print nothing at all).
-                let message = fullMessage(for: error)
+                // Its usage wrapped to fit 80 columns (ArgumentParser writes it on one line).
+                let message = UsageText.wrappingUsage(in: fullMessage(for: error), width: TerminalWidth.stdoutColumns ?? UsageText.maximumWidth)
                 if !message.isEmpty { Report.out(message + "\n") }
                 Startup.exit(0)
             }
-            Report.usage(fullMessage(for: error))
+            // In kc's voice: `kc: MESSAGE`, `kc: hint: …` (not ArgumentParser's `Error:`/`Usage:`).
+            Report.usage(UsageText.voiced(fullMessage(for: error), message: message(for: error), program: "kc"))
             // Usage errors exit 2 (ArgumentParser's default is 64).
             Startup.exit(code == .validationFailure ? 2 : code.rawValue)
         }

@@ -130,7 +130,7 @@ import KCTestSupport
             (["find", "--class"], "--class"), (["find", "--limit"], "--limit"),
             (["add", "-s", "x", "--data-file"], "--data-file"), (["find", "--password-file"], "--password-file")
         ] {
-            try expectRefused(arguments, status: 2, message: "Missing value for '\(flag)")
+            try expectRefused(arguments, status: 2, message: "missing value for '\(flag)")
         }
     }
 

@@ -167,6 +167,17 @@ public final class Keychain {
         return try open(SQLiteItemStore(openingExisting: path), path: path, password: password, minimumGeneration: minimumGeneration)
     }
 
+    /// Opens this keychain's file again with `password`, through a connection of its own
+    /// made without any descriptor outside SQLite (`ItemStore.freshConnection`): what a
+    /// process that holds the file open already must use (the agent unlocking a keychain it
+    /// keeps for its after-first-unlock items), for closing any other descriptor of the file
+    /// drops every POSIX lock the process holds on it, SQLite's included.
+    /// - Returns: nil when the file at `path` is no longer the one this keychain opened.
+    package func reopened(password: borrowing SecureBytes, minimumGeneration: UInt64) throws -> Keychain? {
+        guard let fresh = try store.freshConnection() else { return nil }
+        return try Self.open(fresh, path: path, password: password, minimumGeneration: minimumGeneration)
+    }
+
     /// Opens the keychain in `store` (named `path` in messages) as `open(at:…)` does.
     package static func open(
         _ store: any ItemStore, path: String, password: borrowing SecureBytes,

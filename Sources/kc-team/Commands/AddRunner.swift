@@ -38,7 +38,7 @@ struct AddRunner: ParsableCommand {
     var expires: String?
     @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
     var keychain: String
-    @OptionGroup(title: "The runner's own PostgreSQL connection string (default: this device's, without what authenticates it)")
+    @OptionGroup(title: "The runner's connection string (default: this device's, not its credentials)")
     var connection: DSNSource
     @OptionGroup var password: TeamPassword
 
