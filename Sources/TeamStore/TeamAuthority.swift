@@ -133,7 +133,8 @@ package final class TeamAuthority: HeaderAuthority {
     /// token opens nothing, and an entry it signed now every other member would refuse.
     func expired(_ me: MemberRecord) -> KeychainError {
         KeychainError(
-            errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
+            errSecAuthFailed,
+            "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired at \(ISO8601.string(secondsSince1970: me.expires))",
             hint: "an admin issues a new one with `kc team add-runner`")
     }
 
