@@ -36,23 +36,29 @@ struct TeamChoice: ParsableArguments {
     /// when it names a team keychain, `configured` (a configuration file's default team),
     /// the only name `joined` answers.
     /// - Throws: errSecParam for a malformed name; errSecNoSuchKeychain when nothing chooses
-    ///   and no team is joined; a usage error (exit 2) listing the teams when several are.
+    ///   and no team is joined; `SeveralJoined` (exit 2) listing the teams when several are.
     static func resolve(flag: String?, environment: String?, configured: String?, joined: () -> [String]) throws -> String {
         if let flag { return try teamName(flag) }
         if let environment, case .team(let name) = try? KeychainAddress(environment) { return name }
         if let configured, !configured.isEmpty { return try teamName(configured) }
         let teams = joined()
-        guard teams.count <= 1 else {
-            throw ValidationError(
-                "this device has joined \(teams.count) team keychains (\(teams.map { TeamName.prefix + $0 }.joined(separator: ", "))): say which one with -k team:NAME"
-            )
-        }
+        guard teams.count <= 1 else { throw SeveralJoined(teams: teams) }
         guard let only = teams.first else {
             throw KeychainError(
                 errSecNoSuchKeychain, "this device has joined no team keychain",
                 hint: "join one with `kc team join JOIN-STRING`, or create one with `kc team create NAME --dsn DSN`")
         }
         return only
+    }
+
+    /// Several teams joined and nothing chose one: a usage error (exit 2) in kc-team's voice,
+    /// `kc-team: …` and `kc-team: hint: …` (`main.swift`).
+    struct SeveralJoined: Error {
+        let teams: [String]
+        var message: String {
+            "this device has joined \(teams.count) team keychains (\(teams.map { TeamName.prefix + $0 }.joined(separator: ", "))): which one?"
+        }
+        var hint: String { "say which with -k team:NAME, e.g. -k \(TeamName.prefix + (teams.first ?? "NAME"))" }
     }
 
     /// The names of the team keychains this device has joined: its team files

@@ -22,14 +22,8 @@ import KeychainCore
     }
 
     @Test func severalOrNoneJoinedAreErrorsThatSayWhatToDo() throws {
-        do {
-            let chosen = try Self.resolve(nil, nil, nil, ["d", "e"])
-            Issue.record("several teams joined chose \(chosen)")
-        } catch let error as KeychainError {
-            Issue.record("several teams are a usage error (exit 2), not \(error.status)")
-        } catch {
-            #expect("\(error)".contains("team:d, team:e") && "\(error)".contains("-k team:NAME"), "\(error)")
-        }
+        let several = try #require(throws: TeamChoice.SeveralJoined.self) { try Self.resolve(nil, nil, nil, ["d", "e"]) }
+        #expect(several.message.contains("(team:d, team:e)") && several.hint.contains("-k team:NAME"), "\(several.message) \(several.hint)")
         let none = try #require(throws: KeychainError.self) { try Self.resolve(nil, nil, nil, []) }
         #expect(none.status == errSecNoSuchKeychain)
         let bad = try #require(throws: KeychainError.self) { try Self.resolve("team:Not Valid", nil, nil, ["d"]) }
