@@ -7,9 +7,9 @@ import PackageDescription
 // targets on rows below its own:
 //
 //   kc (links TeamCore: runner tokens)   kc-team   kc-secret-service   kc-bench   kc-team-bench   kc-loadgen
-//   Security   KeychainFormats   SecretService ─► CSystemd (sd-bus), COpenSSL (libcrypto)
+//   Security   SecretService ─► CSystemd (sd-bus), COpenSSL (libcrypto)
 //   KeychainClient   KeychainAgent   TeamStore ─► CPostgres (libpq)   KeychainFuzz   KCTestSupport
-//   AgentWire   TeamCore ─► CSodium
+//   AgentWire   KeychainFormats   TeamCore ─► CSodium
 //   KeychainCore ─► CSodium, CSQLite   POSIXSupport   BenchSupport
 //   KeychainStatus (KeychainError) ─► SecurityVocabulary (OSStatus, errSec…, kSec…)     the floor
 //
@@ -133,13 +133,13 @@ let package = Package(
         // and the team operations. Linked into kc-team only.
         .target(
             name: "TeamStore",
-            dependencies: ["KeychainCore", "POSIXSupport", "TeamCore", "CPostgres"]
+            dependencies: ["KeychainCore", "POSIXSupport", "KeychainFormats", "TeamCore", "CPostgres"]
         ),
         // The team agent and the team commands; `kc team …` execs it.
         .executableTarget(
             name: "kc-team",
             dependencies: [
-                "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore",
+                "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore", "TeamStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),

@@ -11,8 +11,6 @@ public let errSecOpWr: OSStatus = -49
 public let errSecInternalComponent: OSStatus = -2070
 /// Apple's status errSecCoreFoundationUnknown (SecBase.h gives it no message).
 public let errSecCoreFoundationUnknown: OSStatus = -4960
-/// Client is restricted and is not permitted to perform this operation.
-public let errSecRestrictedAPI: OSStatus = -34020
 /// The specified callback function is already installed.
 public let errSecDuplicateCallback: OSStatus = -25297
 /// The specified callback function is not valid.

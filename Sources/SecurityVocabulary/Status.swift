@@ -55,6 +55,9 @@ public let errSecInteractionRequired: OSStatus = -25315
 public let errSecDecode: OSStatus = -26275
 /// A required entitlement isn't present.
 public let errSecMissingEntitlement: OSStatus = -34018
+/// Client is restricted and is not permitted to perform this operation: kc returns it to a
+/// team keychain's member whose removal the signed log shows (docs/errors.md).
+public let errSecRestrictedAPI: OSStatus = -34020
 /// The code failed to satisfy specified code requirement(s): kc's peer is not established
 /// as the real kc agent, so no password was sent to it.
 public let errSecCSReqFailed: OSStatus = -67050

@@ -46,17 +46,65 @@ extension PostgresConnection {
     ]
 
     /// What of `dsn` kc shows others (the join string, a runner token made without
-    /// `--dsn`): only the `shareableKeywords`. Unchanged when it has no other keyword (a
-    /// URI stays a URI), else the shareable options as a keyword/value string (values
-    /// quoted), in either form of `dsn`.
+    /// `--dsn`): only the `shareableKeywords`. Unchanged when it has no other keyword;
+    /// else rebuilt from the shareable options in the form `dsn` was given: a URI
+    /// (`postgresql://…` or `postgres://…`) as a URI (`uri(_:scheme:)`), a keyword/value
+    /// string as one (values quoted).
     /// - Throws: errSecParam for a malformed DSN.
     package static func shareable(_ dsn: String) throws -> String {
         let options = try parse(dsn)
         let kept = options.filter { shareableKeywords.contains($0.key) }
         guard kept.count != options.count else { return dsn }
+        if let scheme = uriSchemes.first(where: { dsn.hasPrefix($0) }) {
+            let rebuilt = uri(kept, scheme: scheme)
+            if (try? parse(rebuilt)) == kept { return rebuilt }
+        }
         return kept.sorted { $0.key < $1.key }.map { key, value in
             key + "='" + value.replacingAll("\\", with: "\\\\").replacingAll("'", with: "\\'") + "'"
         }.joined(separator: " ")
+    }
+
+    /// The prefixes of libpq's connection URIs.
+    static let uriSchemes = ["postgresql://", "postgres://"]
+
+    /// `options` as a connection URI, `scheme` first:
+    /// `postgresql://USER@HOST:PORT/DBNAME?KEY=VALUE&…`, every part percent-encoded; a host
+    /// list, a socket folder or a port list goes in the query (`?host=…`), where libpq
+    /// takes any keyword. `shareable` uses it only when libpq parses it back to `options`.
+    static func uri(_ options: [String: String], scheme: String) -> String {
+        var rest = options
+        var text = scheme
+        if let user = rest.removeValue(forKey: "user") { text += percentEncoded(user) + "@" }
+        if let host = rest["host"], !host.isEmpty, !host.contains(","), !host.hasPrefix("/"), !host.hasPrefix("@"),
+            rest["port"].map({ !$0.contains(",") }) ?? true
+        {
+            rest["host"] = nil
+            // An IPv6 address in brackets, as libpq reads it; any other host percent-encoded.
+            text += host.contains(":") ? "[" + host + "]" : percentEncoded(host)
+            if let port = rest.removeValue(forKey: "port") { text += ":" + percentEncoded(port) }
+        }
+        if let db = rest.removeValue(forKey: "dbname") { text += "/" + percentEncoded(db) }
+        if !rest.isEmpty {
+            text += "?" + rest.sorted { $0.key < $1.key }.map { percentEncoded($0.key) + "=" + percentEncoded($0.value) }.joined(separator: "&")
+        }
+        return text
+    }
+
+    /// `text` with every byte but RFC 3986's unreserved characters (letters, digits, `-._~`)
+    /// written as `%XX`.
+    static func percentEncoded(_ text: String) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for b in text.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(b)
+            default:
+                out += [UInt8(ascii: "%"), digits[Int(b >> 4)], digits[Int(b & 15)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// libpq's defaults for what a DSN leaves out (`PQconndefaults`: the PG* variables).

@@ -71,12 +71,14 @@ package enum TeamAdmin {
 
     /// Asks to join the team keychain a join string names: checks that the server holds that
     /// very keychain (its genesis hashes to the id), leaves this device's public keys there
-    /// for an admin, and writes the team file. Answers the fingerprint to tell the admin.
+    /// for an admin, and writes the team file. Answers the name the team is known by here,
+    /// its own name (the genesis's, which its admins know it by) and the fingerprint to tell
+    /// the admin.
     /// - Parameter localName: the name to know the team by here (default: the genesis's).
     package static func join(
         _ join: JoinString, memberName: String, localName: String?, password: borrowing SecureBytes,
         profile: KDFProfile, insecureTransport: Bool
-    ) throws -> (name: String, fingerprint: String) {
+    ) throws -> (name: String, teamName: String, fingerprint: String) {
         try Sodium.ensureReady()
         try PostgresConnection.checkTransport(dsn: join.dsn, insecureAllowed: insecureTransport)
         let member = try MemberKeys.generate()
@@ -89,7 +91,7 @@ package enum TeamAdmin {
         try TeamFile.create(
             at: TeamFile.path(name: name), teamName: name, keychainID: join.keychainID, dsn: join.dsn, memberID: member.memberID,
             insecureTransport: insecureTransport, seed: member.seed, password: password, profile: profile)
-        return (name, member.fingerprint)
+        return (name, genesis.name, member.fingerprint)
     }
 
     /// The server part of `join`: checks the genesis against the join string's id (then

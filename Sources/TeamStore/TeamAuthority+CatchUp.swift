@@ -35,6 +35,7 @@ extension TeamAuthority {
         // rows `apply` changes are journalled and put back. A rescan assigns the ledger
         // last, after which nothing throws.
         let saved = (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime)
+        let savedHistory = history
         let savedWalk = walked
         ledgerJournal = []
         journalling = true
@@ -44,6 +45,7 @@ extension TeamAuthority {
             return try catchUpEntries(keys, to: seen, mayRescan: mayRescan, mark: mark)
         } catch {
             (generation, head, keyGeneration, roster, rosterEntryHash, commitment, set, lastTime) = saved
+            history = savedHistory
             walked = savedWalk
             for (itemID, hash) in ledgerJournal.reversed() { ledger[itemID] = hash }
             throw error
@@ -116,6 +118,7 @@ extension TeamAuthority {
             guard holdsRows(of: e) else { throw tampered("heartbeat \(g) names another set of rows") }
         case .roster:
             let signed = try verifyRosterEntry(linked, under: roster, following: rosterEntryHash, from: .view)
+            history.take(e, from: roster, to: signed.roster)
             roster = signed.roster
             rosterEntryHash = linked.hash
             try takeKeys(of: e, into: &current, mayRescan: mayRescan)
@@ -124,17 +127,14 @@ extension TeamAuthority {
 
     /// A roster entry's keys: a re-key opens the next key generation's master key (and the
     /// rows are scanned after the walk); any other roster entry keeps the keys and the rows.
-    /// Either way this member must still be in the roster.
+    /// Either way this member must still be in the roster: when the entry (its signature
+    /// checked) left it out, the error says who removed it and when (`removed`).
     private func takeKeys(of e: LogEntry, into current: inout CatchUpKeys, mayRescan: Bool) throws {
         let g = e.generation
         if e.rekeyed {
             guard mayRescan else { throw NeedsSnapshot() }
             guard e.keyGeneration == keyGeneration + 1 else { throw serverError("roster entry \(g) skips a key generation") }
-            guard me != nil else {
-                throw KeychainError(
-                    errSecAuthFailed, "this device was removed from \(label); it reads nothing written since",
-                    hint: "ask an admin to add it again")
-            }
+            guard me != nil else { throw removal() }
             keyGeneration = e.keyGeneration
             commitment = e.masterKeyCommitment
             current.keys = try openMasterKey(generation: keyGeneration, signedBy: e)
@@ -145,10 +145,17 @@ extension TeamAuthority {
             else {
                 throw serverError("roster entry \(g) changes the keys or rows without a re-key")
             }
-            guard me != nil else {
-                throw KeychainError(errSecAuthFailed, "this device was removed from \(label)", hint: "ask an admin to add it again")
-            }
+            guard me != nil else { throw removal() }
         }
+    }
+
+    /// The error for this member, which the verified roster entry just taken left out: a
+    /// view this member opened had it in the roster, so that entry removed it.
+    private func removal() -> KeychainError {
+        guard let change = history.removed[member.memberID] else {
+            return KeychainError(errSecAuthFailed, "this device is not a member of \(label)", hint: "ask an admin to add it again")
+        }
+        return removed(change)
     }
 
     /// Catches up across a re-key in a REPEATABLE READ snapshot: a write's or an admin's

@@ -33,6 +33,8 @@ extension TeamAuthority {
         /// The hash of the last roster entry (the keychain id before the first).
         var rosterEntryHash: [UInt8]
         var keyGeneration: UInt32 = 0
+        /// Who was added and removed when, along the roster chain.
+        var history: RosterHistory
         var lastRoster: LogEntry?
         var last: LogEntry?
         var beforeHeadTime: UInt64 = 0
@@ -61,14 +63,17 @@ extension TeamAuthority {
         // The view takes the walked roster only if the rest holds: `kc team verify` on an
         // open keychain whose server serves a genuine longer log with rows that do not add up
         // must leave the view as it was, not half moved (a newer roster over the old head).
-        let before = (roster, keyGeneration, commitment, rosterEntryHash)
+        let before = (roster, keyGeneration, commitment, rosterEntryHash, history)
         roster = walk.roster
+        history = walk.history
         keyGeneration = walk.keyGeneration
         commitment = lastRoster.masterKeyCommitment
         rosterEntryHash = walk.rosterEntryHash
         let keys: KeyHierarchy
         do {
             guard let me else {
+                // Said only when a roster entry on the verified chain took this device out.
+                if let removal = walk.history.removed[member.memberID] { throw removed(removal) }
                 throw KeychainError(
                     errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
                     hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")
@@ -78,7 +83,7 @@ extension TeamAuthority {
             // Every row, against the head's set hash and count.
             try accept(try finishScan(scan), expectedDigest: headEntry.setDigest, expectedCount: headEntry.count, at: serverHead.generation)
         } catch {
-            (roster, keyGeneration, commitment, rosterEntryHash) = before
+            (roster, keyGeneration, commitment, rosterEntryHash, history) = before
             throw error
         }
         generation = serverHead.generation
@@ -101,7 +106,9 @@ extension TeamAuthority {
         let chain = LogChain(
             from: .genesis, label: label, generation: 0, head: keychainID, seen: seen,
             walked: WalkedHeads(base: walkBase, head: seen[walkBase] ?? keychainID))
-        var walk = GenesisWalk(chain: chain, roster: try Roster([genesis.root]), rosterEntryHash: keychainID)
+        var walk = GenesisWalk(
+            chain: chain, roster: try Roster([genesis.root]), rosterEntryHash: keychainID,
+            history: RosterHistory(root: genesis.root, at: genesis.created))
         var after: UInt64 = 0
         paging: while after < serverHead.generation {
             let page = try tables.entries(after: after, limit: logPageSize)
@@ -129,6 +136,7 @@ extension TeamAuthority {
         guard e.keyGeneration == keyGen || e.keyGeneration == keyGen + 1, keyGen > 0 || e.keyGeneration == 1 else {
             throw serverError("the roster entry at generation \(linked.generation) is inconsistent")
         }
+        walk.history.take(e, from: walk.roster, to: signed.roster)
         walk.roster = signed.roster
         walk.keyGeneration = e.keyGeneration
         walk.rosterEntryHash = linked.hash

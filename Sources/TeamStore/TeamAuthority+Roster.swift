@@ -122,6 +122,7 @@ extension TeamAuthority {
     /// - Returns: the roster entry written.
     private func advance(past committed: RosterChange, keys: KeyHierarchy, adopt: (KeyHierarchy) -> Void) throws -> LogEntry {
         let entry = committed.entry
+        if let newRoster = entry.roster { history.take(entry, from: roster, to: newRoster) }
         roster = entry.roster ?? roster
         rosterEntryHash = entry.hash
         keyGeneration = entry.keyGeneration

@@ -1,4 +1,5 @@
 import KeychainCore
+import KeychainFormats
 import POSIXSupport
 import TeamCore
 #if canImport(Glibc)
@@ -46,6 +47,9 @@ package final class TeamAuthority: HeaderAuthority {
     var head: [UInt8] = []
     var keyGeneration: UInt32 = 0
     package internal(set) var roster: Roster
+    /// When each member was added and by whom, and who was removed, as the verified roster
+    /// entries say.
+    package internal(set) var history = RosterHistory()
     var rosterEntryHash: [UInt8] = []
     var commitment: [UInt8] = []
     var set = LtHash()
@@ -129,8 +133,20 @@ package final class TeamAuthority: HeaderAuthority {
     /// token opens nothing, and an entry it signed now every other member would refuse.
     func expired(_ me: MemberRecord) -> KeychainError {
         KeychainError(
-            errSecAuthFailed, "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired",
+            errSecAuthFailed,
+            "\(me.isRunner ? "the runner token" : "the membership") of \(me.name) in \(label) expired at \(ISO8601.string(secondsSince1970: me.expires))",
             hint: "an admin issues a new one with `kc team add-runner`")
+    }
+
+    /// The error for this device, removed from the roster by `removal`, a roster entry whose
+    /// admin signature was checked: its own status (errSecRestrictedAPI, exit 28), said only
+    /// then. Any other refusal of a device (not in a roster the log shows, no master key for
+    /// it) stays errSecAuthFailed: what the server alone can do never reads as a removal.
+    func removed(_ removal: RosterHistory.Change) -> KeychainError {
+        KeychainError(
+            errSecRestrictedAPI,
+            "this device is no longer a member of \(label): \(removal.by) removed it at \(ISO8601.string(secondsSince1970: removal.time)); it reads nothing written since",
+            hint: "ask an admin to add it again: a device joins anew (its old team file removed), a CI runner gets a new token (`kc team add-runner`)")
     }
 
     /// `serverError(_:)` for the keychain named `label` (a walk of the log, `LogChain`).

@@ -19,6 +19,10 @@ do {
     exit(0)
 } catch let error as KeychainError {
     TeamReport.fail(error)
+} catch let error as TeamChoice.SeveralJoined {
+    TeamReport.line("kc-team: " + error.message)
+    TeamReport.line("kc-team: hint: " + error.hint)
+    exit(2)
 } catch {
     let code = KCTeam.exitCode(for: error)
     let message = KCTeam.fullMessage(for: error)

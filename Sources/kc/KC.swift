@@ -34,6 +34,7 @@ struct KC: ParsableCommand {
             the low byte of Apple's status (the common ones here; `man kc` and
             docs/errors.md list every one):
               22 not established as the real kc agent; nothing sent (errSecCSReqFailed)
+              28 removed from a team keychain, its log shows (errSecRestrictedAPI)
               36 locked, no way to ask for the password (errSecInteractionNotAllowed)
               41 attribute not valid for the class (errSecNoSuchAttr)
               42 secret or value too large (errSecDataTooLarge)

@@ -31,8 +31,10 @@ import Testing
         "SecretService": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"],
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
         "TeamCore": ["KeychainCore", "CSodium"],
-        "TeamStore": ["KeychainCore", "POSIXSupport", "TeamCore", "CPostgres"],
-        "kc-team": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "TeamCore", "TeamStore", "ArgumentParser"]
+        "TeamStore": ["KeychainCore", "POSIXSupport", "KeychainFormats", "TeamCore", "CPostgres"],
+        "kc-team": [
+            "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore", "TeamStore", "ArgumentParser"
+        ]
     ]
     /// The floor: Apple's names, and KeychainError over them.
     static let floor: Set<String> = ["SecurityVocabulary", "KeychainStatus"]

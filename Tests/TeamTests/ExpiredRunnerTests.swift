@@ -59,6 +59,9 @@ import TeamCore
         let late = try runner.kc(["add", "-s", "after", "-a", "ci", "-w", "late"], extra: env)
         #expect(late.status == Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)), "an expired runner's write: \(late.status) \(late.stderr)")
         #expect(late.stderr.contains("expired"), "\(late.stderr)")
+        // When, in ISO 8601 as every time kc prints (issue 32), not in seconds since 1970.
+        let when = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(expiry)))
+        #expect(late.stderr.contains("expired at \(when)"), "\(late.stderr)")
         let read = try runner.kc(["find", "-s", "after", "-a", "ci", "-w"], extra: env)
         #expect(read.status == Int32(UInt8(truncatingIfNeeded: errSecAuthFailed)), "an expired runner's read: \(read.status) \(read.stderr)")
         #expect(failure { try bob.keychain.itemCount() } == nil, "bob can no longer read the keychain after the runner's late write")

@@ -157,10 +157,10 @@ import TeamCore
         try carol.keychain.add(genp([kSecAttrService: "after-rekey", kSecValueData: Data("new".utf8)]))
         // Bob's open keychain reads nothing new, and he opens no wrap of the new key.
         let e = failure { try bob.keychain.copyMatching(genp([kSecAttrService: "after-rekey", kSecReturnData: true])) }
-        #expect(e?.status == errSecAuthFailed)
+        #expect(e?.status == errSecRestrictedAPI)
         #expect(e?.message.contains("removed") == true)
         let reopened = failure { try team.reopen(bob.keys, as: "bob-laptop") }
-        #expect(reopened?.status == errSecAuthFailed)
+        #expect(reopened?.status == errSecRestrictedAPI)
         let wraps = try server.execute("SELECT count(*) FROM kc_mk_wraps WHERE member_id = $1", [.bytes(bob.keys.memberID)])
         #expect(wraps.int64(0, 0) == 0, "no wrap of any key generation is left for the removed member")
         // The whole check (kc team verify's) passes, and a fresh open verifies from the genesis.

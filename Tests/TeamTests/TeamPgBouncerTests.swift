@@ -55,7 +55,7 @@ import TeamCore
             #expect(try m.keychain.copyMatching(genp([kSecAttrService: "w1-29", kSecReturnData: true])) as? Data == Data("s-1-29".utf8))
             #expect(try m.keychain.check() == 61)
         }
-        #expect(status { try members[3].keychain.copyMatching(genp([kSecAttrService: "deploy", kSecReturnData: true])) } == errSecAuthFailed)
+        #expect(status { try members[3].keychain.copyMatching(genp([kSecAttrService: "deploy", kSecReturnData: true])) } == errSecRestrictedAPI)
         #expect(members[0].authority.headText == members[2].authority.headText)
     }
 }

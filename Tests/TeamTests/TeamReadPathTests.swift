@@ -68,7 +68,7 @@ import TeamCore
         #expect(carol.authority.keyGeneration == keyGeneration + 1)
         #expect(try statements(carol) { value = try secret(carol, "svc-4") } == 1, "then back to one statement")
         #expect(value == "secret-4")
-        #expect(status { try bob.keychain.copyMatching(genp([kSecAttrService: "svc-0", kSecReturnData: true])) } == errSecAuthFailed)
+        #expect(status { try bob.keychain.copyMatching(genp([kSecAttrService: "svc-0", kSecReturnData: true])) } == errSecRestrictedAPI)
     }
 
     @Test func aReadOfTheStateAloneSeesOtherMembersWrites() throws {

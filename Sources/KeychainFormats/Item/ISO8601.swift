@@ -26,4 +26,10 @@ public enum ISO8601 {
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
+
+    /// `string(_:)` of a time in whole seconds since 1970 (a team keychain's log times and
+    /// expiries): `ISO8601.string(secondsSince1970: 1_795_329_275)` is `2026-11-22T06:34:35Z`.
+    public static func string(secondsSince1970 seconds: UInt64) -> String {
+        string(Date(timeIntervalSince1970: Double(seconds)))
+    }
 }

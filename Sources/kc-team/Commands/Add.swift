@@ -23,13 +23,12 @@ struct Add: ParsableCommand {
     var key: String
     @Option(help: "admin, writer or reader.")
     var role: String = "writer"
-    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
-    var keychain: String
+    @OptionGroup var team: TeamChoice
     @OptionGroup var password: TeamPassword
 
     func run() throws {
         let role = try MemberRole(name: role)
-        let name = try teamName(keychain)
+        let name = try team.name()
         let opened = try openTeam(name, password)
         let record = try TeamAdmin.add(opened, memberName: member, fingerprint: key, role: role)
         note("added \(record.name) (\(record.role.name), \(record.fingerprint)) to team:\(name)")

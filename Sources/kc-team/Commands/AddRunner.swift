@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import KeychainFormats
 import TeamCore
 import TeamStore
 #if canImport(Glibc)
@@ -36,8 +37,7 @@ struct AddRunner: ParsableCommand {
     var role: String = "reader"
     @Option(help: "How long the token is valid: Nd, Nh or Nm (default: no end).")
     var expires: String?
-    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
-    var keychain: String
+    @OptionGroup var team: TeamChoice
     @OptionGroup(title: "The runner's connection string (default: this device's, not its credentials)")
     var connection: DSNSource
     @OptionGroup var password: TeamPassword
@@ -46,7 +46,7 @@ struct AddRunner: ParsableCommand {
         let role = try MemberRole(name: role)
         guard role != .admin else { throw KeychainError(errSecParam, "a runner cannot be an admin", hint: "use --role reader or --role writer") }
         let until = try expires.map { try TeamAuthority.now + Self.seconds($0) } ?? 0
-        let name = try teamName(keychain)
+        let name = try team.name()
         guard !(connection.readsStandardInput && password.passwordStdin) else {
             throw KeychainError(errSecParam, "standard input can give the DSN or the team password, not both")
         }
@@ -61,7 +61,9 @@ struct AddRunner: ParsableCommand {
         var text: [UInt8] = token.withUnsafeBytes { Array($0) } + [0x0a]
         defer { Sodium.wipe(&text) }
         _ = text.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        note("added runner \(member) (\(role.name)\(until == 0 ? "" : ", expires at \(until)")) to team:\(name); store the token in your CI's secret store")
+        note(
+            "added runner \(member) (\(role.name)\(until == 0 ? "" : ", expires at " + ISO8601.string(secondsSince1970: until))) to team:\(name); store the token in your CI's secret store"
+        )
     }
 
     /// Seconds in `90d`, `12h` or `30m`. - Throws: errSecParam.

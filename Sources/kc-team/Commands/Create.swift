@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
 import TeamCore
 import TeamStore
 #if canImport(Glibc)
@@ -47,7 +48,8 @@ struct Create: ParsableCommand {
             profile: device.kdf, insecureTransport: device.insecureTransport)
         TeamReport.line(created.join.text, to: 1)
         note("created team:\(name); this device is its admin, fingerprint \(created.fingerprint)")
-        note("give the join string above to other devices: kc team join 'kct1:…'")
+        note("give the join string above to other devices; on each, run:")
+        TeamReport.line("    " + ["kc", "team", "join", created.join.text].map(ShellWord.quoted).joined(separator: " "))
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
 import TeamCore
 import TeamStore
 
@@ -11,8 +12,9 @@ struct Join: ParsableCommand {
         discussion: """
             Checks that the server holds the very keychain the join string names,
             leaves this device's public keys there, and prints its fingerprint.
-            Tell it to an admin over another channel; they run
-            `kc team add NAME --key FINGERPRINT`. Then `kc unlock -k team:NAME`.
+            Tell it to an admin over another channel; they run the command it
+            prints, `kc team add MEMBER --key FINGERPRINT -k team:NAME`. Then
+            `kc unlock -k team:NAME`.
 
             Examples:
               kc team join 'kct1:3f9a…@postgresql://kc@db.internal/kc'
@@ -29,10 +31,14 @@ struct Join: ParsableCommand {
     func run() throws {
         let join = try JoinString(parsing: joinString)
         let secret = try password.read(prompt: "New password for this device's team key: ", confirm: true)
+        let member = device.memberName
         let joined = try TeamAdmin.join(
-            join, memberName: device.memberName, localName: name, password: secret,
+            join, memberName: member, localName: name, password: secret,
             profile: device.kdf, insecureTransport: device.insecureTransport)
         TeamReport.line(joined.fingerprint, to: 1)
-        note("asked to join team:\(joined.name); an admin adds this device with: kc team add NAME --key \(joined.fingerprint)")
+        note("asked to join team:\(joined.name); an admin of it adds this device with:")
+        let add = ["kc", "team", "add", member, "--key", joined.fingerprint, "-k", TeamName.prefix + joined.teamName]
+        TeamReport.line("    " + add.map(ShellWord.quoted).joined(separator: " "))
+        note("once added, unlock it here: kc unlock -k team:\(joined.name)")
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import KeychainFormats
 import TeamCore
 import TeamStore
 
@@ -8,22 +9,48 @@ struct Members: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the members of a team keychain, as the signed roster has them.",
         discussion: """
-            One line per member: name, role, fingerprint, and runner/expiry.
+            One line per member: name, role, fingerprint, when it was added and by
+            which admin, and for a runner its expiry (ISO 8601, UTC). --json prints a
+            JSON array of objects: name, role, fingerprint, runner, added, added_by,
+            expires (null when never), state (active or expired), this_device.
 
             Examples:
               kc team members -k team:infra
+              kc team members --json | jq -r '.[] | select(.state == "expired") | .name'
             """
     )
 
-    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
-    var keychain: String
+    @OptionGroup var team: TeamChoice
+    @Flag(help: "Print a JSON array of the members.")
+    var json = false
     @OptionGroup var password: TeamPassword
 
     func run() throws {
-        let opened = try openTeam(try teamName(keychain), password)
-        for m in opened.authority.roster.members.sorted(by: { $0.name < $1.name }) {
-            let extra = m.isRunner ? "  runner" + (m.expires == 0 ? "" : " until \(m.expires)") : ""
-            TeamReport.line("\(m.name)  \(m.role.name)  \(m.fingerprint)\(extra)", to: 1)
+        let opened = try openTeam(try team.name(), password)
+        let authority = opened.authority
+        let now = TeamAuthority.now
+        let members = authority.roster.members.sorted { $0.name < $1.name }
+        if json {
+            let objects = members.map { m in
+                let added = authority.history.added[m.memberID]
+                return JSON.object([
+                    ("name", JSON.string(m.name)), ("role", JSON.string(m.role.name)), ("fingerprint", JSON.string(m.fingerprint)),
+                    ("runner", m.isRunner ? "true" : "false"),
+                    ("added", added.map { JSON.string(ISO8601.string(secondsSince1970: $0.time)) } ?? "null"),
+                    ("added_by", added.map { JSON.string($0.by) } ?? "null"),
+                    ("expires", m.expires == 0 ? "null" : JSON.string(ISO8601.string(secondsSince1970: m.expires))),
+                    ("state", JSON.string(m.isValid(at: now) ? "active" : "expired")),
+                    ("this_device", m.memberID == authority.me?.memberID ? "true" : "false")
+                ])
+            }
+            TeamReport.write(1, JSON.array(objects) + "\n")
+            return
+        }
+        for m in members {
+            let added = authority.history.added[m.memberID].map { "  added \(ISO8601.string(secondsSince1970: $0.time)) by \($0.by)" } ?? ""
+            let ends = m.expires == 0 ? "" : (m.isValid(at: now) ? " until " : " expired at ") + ISO8601.string(secondsSince1970: m.expires)
+            let extra = m.isRunner ? "  runner" + ends : ends.isEmpty ? "" : "  " + ends.dropFirst()
+            TeamReport.line("\(m.name)  \(m.role.name)  \(m.fingerprint)\(added)\(extra)", to: 1)
         }
     }
 }
@@ -38,12 +65,11 @@ struct Head: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
-    var keychain: String
+    @OptionGroup var team: TeamChoice
     @OptionGroup var password: TeamPassword
 
     func run() throws {
-        let opened = try openTeam(try teamName(keychain), password)
+        let opened = try openTeam(try team.name(), password)
         TeamReport.line(opened.authority.headText, to: 1)
     }
 }
@@ -59,12 +85,11 @@ struct Verify: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
-    var keychain: String
+    @OptionGroup var team: TeamChoice
     @OptionGroup var password: TeamPassword
 
     func run() throws {
-        let opened = try openTeam(try teamName(keychain), password)
+        let opened = try openTeam(try team.name(), password)
         let count = try opened.keychain.check()
         TeamReport.line(
             "\(opened.keychain.path): \(count) items, \(opened.authority.roster.members.count) members, head \(opened.authority.headText): verified", to: 1)
@@ -86,12 +111,11 @@ struct Heartbeat: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
-    var keychain: String
+    @OptionGroup var team: TeamChoice
     @OptionGroup var password: TeamPassword
 
     func run() throws {
-        let opened = try openTeam(try teamName(keychain), password)
+        let opened = try openTeam(try team.name(), password)
         try opened.keychain.withTeamKeys { keys, adopt in try opened.authority.heartbeat(keys: keys, adopt: adopt) }
         TeamReport.line(opened.authority.headText, to: 1)
     }

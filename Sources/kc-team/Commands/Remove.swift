@@ -20,12 +20,11 @@ struct Remove: ParsableCommand {
 
     @Argument(help: "The member's name.")
     var member: String
-    @Option(name: .shortAndLong, help: "The team keychain, team:NAME.")
-    var keychain: String
+    @OptionGroup var team: TeamChoice
     @OptionGroup var password: TeamPassword
 
     func run() throws {
-        let name = try teamName(keychain)
+        let name = try team.name()
         let opened = try openTeam(name, password)
         try TeamAdmin.remove(opened, memberName: member)
         note("removed \(member) from team:\(name) and re-keyed (\(opened.authority.itemCount) items re-sealed); rotate the secrets it could read")

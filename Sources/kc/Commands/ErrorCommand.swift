@@ -68,7 +68,8 @@ struct ErrorCommand: ParsableCommand {
             errSecParam, errSecIO, errSecAllocate, errSecNotAvailable, errSecReadOnly, errSecAuthFailed,
             errSecNoSuchKeychain, errSecDuplicateKeychain, errSecDuplicateItem, errSecItemNotFound,
             errSecDataTooLarge, errSecNoSuchAttr, errSecNoSuchClass, errSecInteractionNotAllowed,
-            errSecWrongSecVersion, errSecDecode, errSecDiskFull, errSecUnimplemented, errSecUserCanceled
+            errSecWrongSecVersion, errSecDecode, errSecDiskFull, errSecUnimplemented, errSecUserCanceled,
+            errSecRestrictedAPI
         ]
         let hits = documented.filter { KeychainCore.exitCode(for: $0) == code }
         return hits.count == 1 ? hits[0] : nil

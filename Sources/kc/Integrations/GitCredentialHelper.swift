@@ -106,7 +106,7 @@ enum GitCredentialHelper {
             return 0
         } catch let error as KeychainError {
             switch error.status {
-            case errSecInteractionNotAllowed, errSecNoSuchKeychain, errSecAuthFailed:
+            case errSecInteractionNotAllowed, errSecNoSuchKeychain, errSecAuthFailed, errSecRestrictedAPI:
                 // git falls back to its own prompt; one line says why.
                 Report.note("\(error.message) (git-credential-kc: \(error.hint ?? "run kc unlock"))")
                 return 0
