@@ -28,7 +28,7 @@ extension SecretServiceProvider {
         let collection = try collection(collectionID)
         if let search = lockedSearches[id] {
             if store.heldPaths().contains(collection.path),
-                let first = try store.search(collection.path, ItemMapping.searchQueries(search.attributes)).first
+                let first = try store.search(collection.path, ItemMapping.searchQueries(search.attributes), attributes: false).first
             {
                 return ItemHandle(collection: collection, ref: first.ref, placeholder: nil)
             }

@@ -44,15 +44,11 @@ struct List: ParsableCommand {
             var fields = item.fields
             fields.itemClass = cls
             var query = fields.query
-            query[kSecMatchLimit] = kSecMatchLimitAll
             query[kSecReturnAttributes] = true
-            let result: Any?
-            do {
-                result = try keychain.copyMatching(query)
-            } catch let error as KeychainError where error.status == errSecItemNotFound {
-                continue
+            // Page by page: no agent reply has to hold the whole keychain (docs/protocol.md).
+            try keychain.forEachPage(query) { page in
+                for case let attributes as [String: Any] in page { items.append((cls, attributes)) }
             }
-            for attributes in result as? [[String: Any]] ?? [] { items.append((cls, attributes)) }
         }
         guard !items.isEmpty else { throw notFound(keychain.path) }
         let rows = items.map { Self.cells($0.itemClass, $0.attributes) }
