@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import AgentWire
 import KCTestSupport
 
 /// `kc list` goes page by page through the agent (`copyPage`, docs/protocol.md): a keychain
@@ -45,5 +46,31 @@ import KCTestSupport
         let status = try String(contentsOfFile: "/proc/\(agent)/status", encoding: .utf8)
         let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
         if measured { #expect(peak > 0 && peak < 48 * 1024, "the agent's peak memory: \(peak) kB") }
+    }
+
+    /// An agent of protocol 5 (before pages) is never misread: `kc list` stops at the first
+    /// frame, saying to restart the agent.
+    @Test func anAgentOfTheVersionBeforePagesIsRefusedClearly() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var w = ByteWriter()
+        try ValueCodec.encode([["class": "genp", "svce": "svc", "acct": "me"]] as [Any], into: &w)
+        _ = try AgentImpostor.start(h, holds: h.defaultKeychain, operationReply: w.bytes, version: 5)
+        let out = try h.kc(["list"])
+        #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout)")
+        #expect(out.stderr.contains("another protocol version (5)") && out.stderr.contains("kc agent --stop && kc unlock"), "\(out.stderr)")
+    }
+
+    /// A page whose next place does not move on (a forged or broken agent) is refused: kc
+    /// never asks for the same page for ever.
+    @Test func aPageThatDoesNotMoveOnIsRefused() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var w = ByteWriter()
+        try ValueCodec.encode(["items": [["class": "genp", "svce": "svc", "acct": "me"]] as [Any], "next": 5] as [String: Any], into: &w)
+        _ = try AgentImpostor.start(h, holds: h.defaultKeychain, operationReply: w.bytes, version: AgentProtocol.version)
+        let out = try h.kc(["list"])
+        #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout)")
+        #expect(out.stderr.contains("malformed answer from the kc agent"), "\(out.stderr)")
     }
 }
