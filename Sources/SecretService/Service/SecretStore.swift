@@ -142,6 +142,23 @@ package final class SecretStore {
         }
     }
 
+    /// The persistent reference of the first item (in insertion order) matching one of
+    /// `queries`, in their order: one page of one item per query at most, however many match.
+    package func first(_ path: String, _ queries: [[String: Any]]) throws(BusError) -> [UInt8]? {
+        try with(path) { session in
+            for var query in queries {
+                query[kSecMatchLimit] = nil
+                query[kSecReturnAttributes] = false
+                query[kSecReturnPersistentRef] = true
+                guard case .page(let page) = try session.perform(.copyPage(query, after: nil, limit: 1)) else {
+                    throw KeychainError(errSecInternalError, "expected a page of results")
+                }
+                if let ref = page.items.first as? Data { return Array(ref) }
+            }
+            return nil
+        }
+    }
+
     /// The query naming one item by its persistent reference.
     package static func itemQuery(_ ref: [UInt8]) -> [String: Any] {
         [kSecClass: kSecClassGenericPassword, kSecValuePersistentRef: Data(ref)]
