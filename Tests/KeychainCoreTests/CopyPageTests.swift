@@ -106,4 +106,17 @@ import Testing
         let error = #expect(throws: KeychainError.self) { try t.keychain.copyPage([kSecClass: kSecClassGenericPassword], after: nil, limit: 0) }
         #expect(error?.status == errSecParam)
     }
+
+    /// A page seeks to its place: SQLite's plans for a scan, its pair cursor and a pair
+    /// lookup start at `seq > ?` by a search, never reading the rows of earlier pages.
+    @Test func aPageSeeksToItsPlace() throws {
+        let t = try TempKeychain()
+        let store = try #require(t.keychain.store as? SQLiteItemStore)
+        let scan = try store.database.queryPlan(SQLiteItemStore.scanSQL(columns: "seq"))
+        #expect(scan == ["SEARCH kc_items USING INTEGER PRIMARY KEY (rowid>?)"], "\(scan)")
+        let pairs = try store.database.queryPlan(SQLiteItemStore.pairTableAfterSQL)
+        #expect(pairs == ["SEARCH kc_pairs USING PRIMARY KEY (seq>?)"], "\(pairs)")
+        let lookup = try store.database.queryPlan(SQLiteItemStore.pairLookupSQL(columns: "kc_items.seq", pairs: 1, conditions: []))
+        #expect(lookup.first?.contains("(fp=? AND seq>?)") == true, "\(lookup)")
+    }
 }

@@ -11,6 +11,9 @@ extension SQLiteItemStore {
     /// enough for a WITHOUT ROWID table: SQLite 3.40 still answers it from the covering
     /// index `kc_pairs_fp` unless the primary key's order is asked for.
     static let pairTableSQL = "SELECT seq, fp FROM kc_pairs NOT INDEXED ORDER BY seq, fp"
+    /// The same from the first entry after a place (a page of a scan): a search of the
+    /// table's primary key, never a read of the entries before it.
+    static let pairTableAfterSQL = "SELECT seq, fp FROM kc_pairs NOT INDEXED WHERE seq > ? ORDER BY seq, fp"
 
     /// The fingerprints of the pairs stored for the row at `seq`, in byte order.
     /// - Throws: errSecDecode for an entry of a type kc never writes.
@@ -98,7 +101,7 @@ struct PairCursor {
     /// at the first entry of a later seq (a page of a scan).
     init(_ database: Database, after: Int64? = nil) throws {
         if let after {
-            statement = try database.statement("SELECT seq, fp FROM kc_pairs NOT INDEXED WHERE seq > ? ORDER BY seq, fp")
+            statement = try database.statement(SQLiteItemStore.pairTableAfterSQL)
             statement.bind(1, after)
         } else {
             statement = try database.statement(SQLiteItemStore.pairTableSQL)

@@ -197,6 +197,13 @@ package final class SQLiteItemStore: ItemStore {
         try forEachRow(lookup, after: Int64.min, includeData: includeData, body)
     }
 
+    /// The scan of a class from a place on (`seq > ?`; the first page's place is the
+    /// smallest integer): the table in seq order, which SQLite searches by its rowid, so a
+    /// page reads no row of the pages before it (`CopyPageTests`).
+    static func scanSQL(columns: String) -> String {
+        "SELECT \(columns) FROM kc_items NOT INDEXED WHERE class = ? AND seq > ? ORDER BY seq"
+    }
+
     package func forEachRow(_ lookup: RowLookup, after: Int64, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
         // Without the data itself, its storage class: NULL when the item has none.
@@ -232,7 +239,7 @@ package final class SQLiteItemStore: ItemStore {
         // itself is already in seq order and is read one row at a time.
         case .scan(let classCode):
             // The rowid (seq) still bounds it: a page starts at its place, not at the start.
-            s = try database.statement("SELECT \(columns) FROM kc_items NOT INDEXED WHERE class = ? AND seq > ? ORDER BY seq")
+            s = try database.statement(Self.scanSQL(columns: columns))
             s.bind(1, classCode)
             s.bind(2, after)
             scanPairs = try PairCursor(database, after: after)
