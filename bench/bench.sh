@@ -4,7 +4,7 @@
 # /proc, library figures come from kc-bench (in-process); the Secret Service rows compare
 # kc's provider with gnome-keyring, each on a private dbus-daemon (bench/secret_service.py
 # is their D-Bus client). Prints one Markdown table.
-# BENCH_QUICK=1: fewer runs and no 100,000-item keychain (about a minute).
+# BENCH_QUICK=1: fewer runs and no 100,000-item keychain but bench/scale.sh's (about a minute and a half).
 # BENCH_BASELINE_KC=/path/to/kc: kc find -w with that kc too, side by side (alternating rounds).
 # Touches nothing outside a temporary folder; stops the agent, buses and providers it started.
 set -euo pipefail
