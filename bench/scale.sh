@@ -4,8 +4,8 @@
 # with kc import, as Python's keyring would have stored them); gnome-keyring holds GK_N of
 # the same items (5,000; 1,000 with BENCH_QUICK=1) in its in-memory `session` collection,
 # stored over D-Bus (filling gnome-keyring to 100,000 over D-Bus takes hours). Each has its
-# own private dbus-daemon. Rows: Properties.Get of a collection's Locked and Label, Python
-# keyring's get_password, and `kc list` with the agent's peak memory. Prints one Markdown
+# own private dbus-daemon. Rows: Properties.Get of a collection's Locked, Label and Items,
+# Python keyring's get_password, and `kc list` with the agent's peak memory. Prints one Markdown
 # table. Run by bench/bench.sh with KC and PROVIDER set; alone it builds both first.
 # Touches nothing outside a temporary folder; stops the agent, buses and daemons it started.
 set -euo pipefail
@@ -92,6 +92,7 @@ timeout 20 "${SS[@]}" wait
 login=/org/freedesktop/secrets/collection/login
 "${SS[@]}" property "$login" "$CALLS" > "$results/kc-property.json"
 "${SS[@]}" keyring-get "$login" $((N / 2)) "$GETS" > "$results/kc-keyring.json"
+"${SS[@]}" items "$login" 3 > "$results/kc-items.json"
 /usr/bin/time -v "$SKC" list 2> "$results/kc-list-time.txt" | wc -l > "$results/kc-list-lines.txt"
 grep -E '^(VmHWM|VmRSS)' "/proc/$agent/status" > "$results/kc-agent-status.txt"
 
@@ -107,6 +108,7 @@ session=/org/freedesktop/secrets/collection/session
 "${SS[@]}" store-in "$session" 0 "$GK_N"
 "${SS[@]}" property "$session" "$CALLS" > "$results/gk-property.json"
 "${SS[@]}" keyring-get "$session" $((GK_N / 2)) "$GETS" > "$results/gk-keyring.json"
+"${SS[@]}" items "$session" 3 > "$results/gk-items.json"
 
 gk_version=$(dpkg-query -W -f '${Version}' gnome-keyring 2>/dev/null || echo "?")
 /usr/bin/python3 - "$results" "$N" "$GK_N" "$gk_version" <<'PY'
@@ -127,6 +129,10 @@ for name in ("Locked", "Label"):
 row(f"keyring get_password through gnome-keyring, {gk_n:,} items (median of {gk['calls']}; first call {gk['first_ms']:.1f} ms)", f"{gk['median_ms']:.2f} ms")
 row(f"keyring get_password through kc's provider, {n:,} items (median of {kk['calls']}; first call {kk['first_ms']:.1f} ms)", f"{kk['median_ms']:.2f} ms",
     f"{kk['median_ms'] / gk['median_ms']:.2f}× gnome-keyring", "≤ 20 ms", kk["median_ms"] <= 20)
+ki, gi = load("kc-items.json"), load("gk-items.json")
+row(f"Get Collection.Items through gnome-keyring, {gk_n:,} items (median of 3; {gi['items']:,} paths)", f"{gi['median_ms']:.1f} ms")
+row(f"Get Collection.Items through kc's provider, {n:,} items (median of 3; {ki['items']:,} paths, one D-Bus reply)", f"{ki['median_ms']:.1f} ms",
+    "", f"{n:,} paths", ki["items"] == n)
 t = open(os.path.join(results, "kc-list-time.txt")).read()
 lines = int(open(os.path.join(results, "kc-list-lines.txt")).read())
 status = int(re.search(r"Exit status: (\d+)", t).group(1))

@@ -13,6 +13,8 @@ DBUS_SESSION_BUS_ADDRESS names.
                                          stores items FIRST.. in COLLECTION (a path), replace=False
   secret_service.py property COLLECTION CALLS
                                          times Get of the collection's Locked and Label against Peer.Ping
+  secret_service.py items COLLECTION CALLS
+                                         times Get of the collection's Items (every item's path)
   secret_service.py keyring-get COLLECTION ITEM CALLS
                                          times Python keyring's get_password of item ITEM (its
                                          SecretService backend, COLLECTION preferred)
@@ -105,6 +107,18 @@ def property_time(collection_path, calls):
     print(json.dumps({"calls": calls, **{k: median_ms(v) for k, v in times.items()}}))
 
 
+def items_time(collection_path, calls):
+    """Properties.Get of the collection's Items: the whole listing in one D-Bus reply."""
+    conn = open_dbus_connection("SESSION")
+    props = DBusAddress(collection_path, bus_name=NAME, interface="org.freedesktop.DBus.Properties")
+    times, count = [], 0
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        count = len(call(conn, props, "Get", "ss", ("org.freedesktop.Secret.Collection", "Items"))[0][1])
+        times.append(time.perf_counter_ns() - start)
+    print(json.dumps({"calls": calls, "items": count, "median_ms": median_ms(times)}))
+
+
 def keyring_get(collection_path, item, calls):
     """keyring.get_password through its SecretService backend, as an application calls it
     (each call finds the collection, checks it is unlocked, searches, reads the secret);
@@ -194,7 +208,8 @@ if __name__ == "__main__":
     command = sys.argv[1]
     if command == "provider-time":
         provider_time(sys.argv[2])
-    elif command in ("store-in", "property", "keyring-get"):
-        {"store-in": store_in, "property": property_time, "keyring-get": keyring_get}[command](sys.argv[2], *[int(a) for a in sys.argv[3:]])
+    elif command in ("store-in", "property", "items", "keyring-get"):
+        {"store-in": store_in, "property": property_time, "items": items_time,
+         "keyring-get": keyring_get}[command](sys.argv[2], *[int(a) for a in sys.argv[3:]])
     else:
         {"wait": wait, "pid": pid, "store": store, "export": export, "search": search}[command](*[int(a) for a in sys.argv[2:]])
