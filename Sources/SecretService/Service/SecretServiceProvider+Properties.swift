@@ -114,20 +114,23 @@ extension SecretServiceProvider {
         }
     }
 
-    /// The longest array D-Bus carries (64 MiB, the specification's limit, which sd-bus and
-    /// dbus-daemon enforce).
-    static let maxArrayBytes = 1 << 26
+    /// The most bytes of paths one reply carries: a dbus-daemon's own message limit (32 MiB,
+    /// unless its configuration raises it as Debian's session.conf does) less room for the
+    /// rest of the message. A daemon closes the connection of a program that sends a longer
+    /// message, and D-Bus carries no array over 64 MiB on any bus.
+    static let maxArrayBytes = (32 << 20) - (64 << 10)
 
-    /// `paths`, when they fit in one D-Bus array (about 760,000 item paths of a collection
-    /// named `login`). - Throws: `LimitsExceeded`, saying how many there are, when they do
-    /// not: the reply could not be sent (docs/secret-service.md, "Speed").
+    /// `paths`, when they fit in one reply on any bus (about 380,000 item paths of a
+    /// collection named `login`). - Throws: `LimitsExceeded`, saying how many there are,
+    /// when they do not: sending them could cost the provider its bus connection, and
+    /// every client its session (docs/secret-service.md, "Speed").
     static func fitting(_ paths: [String]) throws(BusError) -> [String] {
         // Each element: its length (u32), its bytes and a NUL, aligned to 4.
         let bytes = paths.reduce(0) { $0 + ((4 + $1.utf8.count + 1 + 3) & ~3) }
         guard bytes <= maxArrayBytes else {
             throw BusError(
                 "org.freedesktop.DBus.Error.LimitsExceeded",
-                "\(paths.count) item paths take \(bytes) bytes, more than one D-Bus array holds (64 MiB): use SearchItems with attributes")
+                "\(paths.count) item paths take \(bytes) bytes, more than one D-Bus message may carry on every bus (32 MiB): use SearchItems with attributes")
         }
         return paths
     }
