@@ -4,7 +4,7 @@
 # /proc, library figures come from kc-bench (in-process); the Secret Service rows compare
 # kc's provider with gnome-keyring, each on a private dbus-daemon (bench/secret_service.py
 # is their D-Bus client). Prints one Markdown table.
-# BENCH_QUICK=1: fewer runs and no 100,000-item keychain (about a minute).
+# BENCH_QUICK=1: fewer runs and no 100,000-item keychain but bench/scale.sh's (about a minute and a half).
 # BENCH_BASELINE_KC=/path/to/kc: kc find -w with that kc too, side by side (alternating rounds).
 # Touches nothing outside a temporary folder; stops the agent, buses and providers it started.
 set -euo pipefail
@@ -26,7 +26,7 @@ need dbus-daemon dbus-daemon
 need gnome-keyring-daemon gnome-keyring
 need secret-tool libsecret-tools
 need dbus-monitor dbus-bin
-for p in python3-jeepney python3-secretstorage; do dpkg -s "$p" >/dev/null 2>&1 || apt_install "$p"; done
+for p in python3-jeepney python3-secretstorage python3-keyring; do dpkg -s "$p" >/dev/null 2>&1 || apt_install "$p"; done
 
 RELEASE_FLAGS=(-c release --static-swift-stdlib -Xswiftc -static-executable)
 echo "bench: building the release binaries" >&2
@@ -279,6 +279,11 @@ rm -f "$work"/pairs.keychain-db*
 KC_PASSWORD=bench "$KCB" pairs "$work/pairs.keychain-db" "$PAIRS_N" > "$results/pairs.jsonl"
 
 python3 bench/report.py "$results"
+
+# The Secret Service at 100,000 items (issue 31): property reads, Python keyring's get and
+# kc list with the agent's peak memory, beside gnome-keyring; its own table.
+echo
+KC="$KC" PROVIDER="$PROVIDER" bash bench/scale.sh
 
 # Team keychains on PostgreSQL (issue 20): its own cluster, agents and table.
 echo

@@ -9,6 +9,15 @@ DBUS_SESSION_BUS_ADDRESS names.
   secret_service.py export FIRST COUNT   prints the same items as a kc-export JSON file (for kc import)
   secret_service.py search COUNT CALLS   times SearchItems on one connection against Peer.Ping
   secret_service.py pid                  the pid of org.freedesktop.secrets' owner
+  secret_service.py store-in COLLECTION FIRST COUNT
+                                         stores items FIRST.. in COLLECTION (a path), replace=False
+  secret_service.py property COLLECTION CALLS
+                                         times Get of the collection's Locked and Label against Peer.Ping
+  secret_service.py items COLLECTION CALLS
+                                         times Get of the collection's Items (every item's path)
+  secret_service.py keyring-get COLLECTION ITEM CALLS
+                                         times Python keyring's get_password of item ITEM (its
+                                         SecretService backend, COLLECTION preferred)
   secret_service.py provider-time FILE   the time the provider took per client, from a
                                          `dbus-monitor --profile` log of that bus
 
@@ -63,6 +72,69 @@ def store(first, count):
     collection = secretstorage.get_default_collection(conn)
     for i in range(first, first + count):
         collection.create_item(f"bench {i}", attributes(i), f"pw-{i}".encode(), replace=True)
+
+
+def store_in(collection_path, first, count):
+    """Items FIRST.. in one collection, one CreateItem each (plain session), replace=False."""
+    conn = open_dbus_connection("SESSION")
+    session = call(conn, SERVICE, "OpenSession", "sv", ("plain", ("s", "")))[1]
+    collection = DBusAddress(collection_path, bus_name=NAME, interface="org.freedesktop.Secret.Collection")
+    for i in range(first, first + count):
+        props = {"org.freedesktop.Secret.Item.Label": ("s", f"bench {i}"),
+                 "org.freedesktop.Secret.Item.Attributes": ("a{ss}", attributes(i))}
+        call(conn, collection, "CreateItem", "a{sv}(oayays)b", (props, (session, b"", f"pw-{i}".encode(), "text/plain"), False))
+
+
+def median_ms(values):
+    return statistics.median(values) / 1e6
+
+
+def property_time(collection_path, calls):
+    """Properties.Get of the collection's Locked and Label, interleaved with Peer.Ping on
+    the same connection (the bus round trip and this client's own cost)."""
+    conn = open_dbus_connection("SESSION")
+    props = DBusAddress(collection_path, bus_name=NAME, interface="org.freedesktop.DBus.Properties")
+    times = {"ping": [], "Locked": [], "Label": []}
+    for n in range(calls + 20):
+        for name in times:
+            start = time.perf_counter_ns()
+            if name == "ping":
+                call(conn, PEER, "Ping")
+            else:
+                call(conn, props, "Get", "ss", ("org.freedesktop.Secret.Collection", name))
+            if n >= 20:  # after warm-up
+                times[name].append(time.perf_counter_ns() - start)
+    print(json.dumps({"calls": calls, **{k: median_ms(v) for k, v in times.items()}}))
+
+
+def items_time(collection_path, calls):
+    """Properties.Get of the collection's Items: the whole listing in one D-Bus reply."""
+    conn = open_dbus_connection("SESSION")
+    props = DBusAddress(collection_path, bus_name=NAME, interface="org.freedesktop.DBus.Properties")
+    times, count = [], 0
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        count = len(call(conn, props, "Get", "ss", ("org.freedesktop.Secret.Collection", "Items"))[0][1])
+        times.append(time.perf_counter_ns() - start)
+    print(json.dumps({"calls": calls, "items": count, "median_ms": median_ms(times)}))
+
+
+def keyring_get(collection_path, item, calls):
+    """keyring.get_password through its SecretService backend, as an application calls it
+    (each call finds the collection, checks it is unlocked, searches, reads the secret);
+    the first call (connecting, the session's key exchange) apart."""
+    from keyring.backends import SecretService
+    kr = SecretService.Keyring()
+    kr.preferred_collection = collection_path
+    times = []
+    for n in range(calls + 1):
+        start = time.perf_counter_ns()
+        got = kr.get_password(f"svc-{item}", f"user-{item}")
+        times.append(time.perf_counter_ns() - start)
+        if got != f"pw-{item}":
+            sys.exit(f"secret_service.py: keyring got {got!r} for item {item}")
+    print(json.dumps({"calls": calls, "first_ms": times[0] / 1e6, "median_ms": median_ms(times[1:]),
+                      "p95_ms": sorted(times[1:])[int(calls * 0.95)] / 1e6}))
 
 
 def export(first, count):
@@ -136,5 +208,8 @@ if __name__ == "__main__":
     command = sys.argv[1]
     if command == "provider-time":
         provider_time(sys.argv[2])
+    elif command in ("store-in", "property", "items", "keyring-get"):
+        {"store-in": store_in, "property": property_time, "items": items_time,
+         "keyring-get": keyring_get}[command](sys.argv[2], *[int(a) for a in sys.argv[3:]])
     else:
         {"wait": wait, "pid": pid, "store": store, "export": export, "search": search}[command](*[int(a) for a in sys.argv[2:]])

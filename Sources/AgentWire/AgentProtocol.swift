@@ -15,7 +15,9 @@ public enum AgentProtocol {
     /// was the keychain's password, is gone and refused; `presenceRequired` names every
     /// protected item the request would release. A client of version 4 would send the
     /// password to whatever answered "presence required".
-    public static let version: UInt16 = 5
+    /// 6: `copyPage` (operation 10, issue 31): listings go page by page, so no reply has to
+    /// hold a whole keychain. An agent of version 5 would refuse the operation as malformed.
+    public static let version: UInt16 = 6
     /// The largest frame either side accepts: the largest secret plus room for a query.
     package static let maxFrame = (16 << 20) + (1 << 20)
 
@@ -33,9 +35,11 @@ public enum AgentProtocol {
     /// "replacing": Bool]` as its query and answers the item count; `importItems` takes
     /// `ImportRequest.encode`'s dictionary and answers one outcome per item; `copyMany`
     /// takes `BatchRequest.encode`'s and answers one result or error per query; `verify`
-    /// takes an empty query and answers the item count of a whole-keychain check.
+    /// takes an empty query and answers the item count of a whole-keychain check;
+    /// `copyPage` takes `{query, after?, limit}` and answers `{items, next?}`.
     public enum Operation: UInt8, Sendable {
         case add = 1, copyMatching = 2, update = 3, delete = 4, count = 5, backup = 6, importItems = 7, copyMany = 8, verify = 9
+        case copyPage = 10
     }
 
     /// Response types.

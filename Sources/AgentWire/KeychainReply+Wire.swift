@@ -9,6 +9,7 @@ extension KeychainReply {
         case .count(let n): n
         case .outcomes(let list): list.map(ImportRequest.dictionary(of:)) as [Any]
         case .results(let list): list.map(BatchRequest.dictionary(of:)) as [Any]
+        case .page(let page): page.next.map { ["items": page.items, "next": Int($0)] } ?? ["items": page.items]
         }
     }
 
@@ -26,6 +27,13 @@ extension KeychainReply {
             self = .outcomes(try ImportRequest.outcomes(value, count: r.items.count))
         case .copyMany(let b):
             self = .results(try BatchRequest.results(value, count: b.queries.count))
+        case .copyPage(_, let after, let limit):
+            // At most `limit` items, and a next place past the one asked for: a reply that
+            // would make the client ask for the same page for ever is refused.
+            guard let d = value as? [String: Any], let items = d["items"] as? [Any], items.count <= limit,
+                d["next"] == nil || (d["next"] as? Int).map({ Int64($0) > (after ?? Int64.min) && !items.isEmpty }) == true
+            else { throw bad }
+            self = .page(SearchPage(items: items, next: (d["next"] as? Int).map(Int64.init)))
         }
     }
 }

@@ -14,6 +14,7 @@ extension KeychainRequest {
         case .importItems: .importItems
         case .copyMany: .copyMany
         case .verify: .verify
+        case .copyPage: .copyPage
         }
     }
 
@@ -26,6 +27,8 @@ extension KeychainRequest {
         case .importItems(let i): (i.dictionary, nil)
         case .copyMany(let b): (b.dictionary, nil)
         case .verify: ([:], nil)
+        case .copyPage(let q, let after, let limit):
+            (after.map { ["query": q, "after": Int($0), "limit": limit] } ?? ["query": q, "limit": limit], nil)
         }
     }
 
@@ -44,6 +47,12 @@ extension KeychainRequest {
         case .importItems: self = .importItems(try ImportRequest(dictionary: query))
         case .copyMany: self = .copyMany(try BatchRequest(dictionary: query))
         case .verify: self = .verify
+        case .copyPage:
+            guard let q = query["query"] as? [String: Any], let limit = query["limit"] as? Int,
+                (1...SearchPage.maxLimit).contains(limit), query["after"] == nil || query["after"] is Int,
+                Set(query.keys).isSubset(of: ["query", "after", "limit"])
+            else { throw KeychainError(errSecParam, "a page request is {query, after?, limit: 1…\(SearchPage.maxLimit)}") }
+            self = .copyPage(q, after: (query["after"] as? Int).map(Int64.init), limit: limit)
         }
     }
 }

@@ -315,6 +315,8 @@ public final class AgentServer {
                     }
                 case .count(0):
                     return AgentReply.notHeld.frame()
+                case .page(let page) where page.items.isEmpty:
+                    return AgentReply.notHeld.frame()
                 default:
                     break
                 }

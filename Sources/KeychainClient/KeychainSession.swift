@@ -316,6 +316,34 @@ public final class KeychainSession: @unchecked Sendable {
         return outcomes
     }
 
+    /// The results of `query` (attributes and persistent references, never secrets), page
+    /// by page in insertion order (`Keychain.copyPage`): through the agent one round trip
+    /// per page, so a listing of any size needs no reply that holds it all, and neither
+    /// this process's pages nor the agent's memory grow with the keychain. `body` is called
+    /// with each page's results. - Returns: how many there were in all.
+    @discardableResult
+    public func forEachPage(_ query: [String: Any], _ body: ([Any]) throws -> Void) throws -> Int {
+        var after: Int64?
+        var total = 0
+        repeat {
+            guard case .page(let page) = try perform(.copyPage(query, after: after, limit: Self.pageLimit)) else {
+                throw KeychainError(errSecInternalError, "expected a page of results")
+            }
+            total += page.items.count
+            try body(page.items)
+            after = page.next
+        } while after != nil
+        return total
+    }
+
+    /// Items per page of `forEachPage`: `SearchPage.defaultLimit`, or `KC_PAGE_ITEMS`
+    /// (1 to `SearchPage.maxLimit`; for tests, docs/protocol.md), so that a few thousand
+    /// items span many pages.
+    public static var pageLimit: Int {
+        guard let text = getenv("KC_PAGE_ITEMS").map({ String(cString: $0) }), let n = Int(text) else { return SearchPage.defaultLimit }
+        return min(max(n, 1), SearchPage.maxLimit)
+    }
+
     /// Several searches in one agent round trip (or here); each succeeds or fails alone.
     public func copyMany(_ queries: [[String: Any]]) throws -> [Result<Any?, KeychainError>] {
         guard case .results(let results) = try perform(.copyMany(BatchRequest(queries: queries))) else {

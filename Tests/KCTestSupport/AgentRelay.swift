@@ -149,6 +149,28 @@ public final class AgentRelay {
     /// How many replies it forged.
     public var forged: Int { lines.filter { $0.hasSuffix(" forged") }.count }
 
+    /// The request type of each frame clients sent (1 unlock, 3 status, 4 operation…).
+    public var requestTypes: [UInt8] { fromClients.compactMap { $0.count > 6 ? $0[6] : nil } }
+
+    /// The operation number of each operation request clients sent (2 copyMatching, 10
+    /// copyPage…; docs/protocol.md), in order.
+    public var operations: [UInt8] {
+        fromClients.compactMap { frame in
+            guard frame.count > 11, frame[6] == 4 else { return nil }
+            let length = Int(frame[7]) << 24 | Int(frame[8]) << 16 | Int(frame[9]) << 8 | Int(frame[10])
+            return frame.count > 11 + length ? frame[11 + length] : nil
+        }
+    }
+
+    /// The size in bytes of each frame that went back to clients, in order (read from the
+    /// log's hex without decoding it: listings make large logs).
+    public var replySizes: [Int] {
+        lines.compactMap { line in
+            let fields = line.split(separator: " ", maxSplits: 3)
+            return fields.count >= 3 && fields[1] == "a2c" ? fields[2].utf8.count / 2 : nil
+        }
+    }
+
     /// Whether any byte string the relay recorded, in either direction, contains `needle`.
     public func received(_ needle: [UInt8]) -> Bool {
         (fromClients + toClients).contains { Self.contains($0, needle) }

@@ -33,8 +33,8 @@ import AgentWire
     }
 
     @Test func everyMessageHasAVector() {
-        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 15)
-        #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 12)
+        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 16)
+        #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 13)
     }
 
     @Test(arguments: AgentVectorTests.names.filter { $0.hasPrefix("request-") })
@@ -102,6 +102,8 @@ import AgentWire
             #expect(b.queries[1][kcAttrSecretServiceAttributes] as? [String: String] == [:], "an empty map travels as a dictionary")
         case ("request-verify", .verify):
             break
+        case ("request-copy-page", .copyPage(let q, let after, let limit)):
+            #expect(after == 1000 && limit == 500 && q[kSecReturnAttributes] as? Bool == true && q[kSecReturnPersistentRef] as? Bool == true)
         default:
             Issue.record("\(name) decoded as \(request.operation)")
         }
@@ -158,6 +160,16 @@ import AgentWire
             let items = try #require((try? results[2].get()) as? [[String: Any]])
             #expect(items.first?[kcAttrSecretServiceAttributes] as? [String: String] == ["service": "npm", "username": "me"])
             #expect(AgentReply.ok(typed.wireValue).frame() == frame)
+        case ("reply-page", .ok(let value)):
+            let typed = try KeychainReply(wire: value, for: .copyPage([:], after: 1000, limit: 500))
+            guard case .page(let page) = typed else { Issue.record("not a page"); return }
+            #expect(page.next == 1234 && page.items.count == 1)
+            #expect((page.items.first as? [String: Any])?[kSecValuePersistentRef] as? Data == Data("genp0123456789abcdef".utf8))
+            #expect(AgentReply.ok(typed.wireValue).frame() == frame)
+            // A page that does not move on, or holds more than asked for, is refused: a client
+            // must never ask for the same page for ever.
+            #expect(throws: KeychainError.self) { try KeychainReply(wire: value, for: .copyPage([:], after: 1234, limit: 500)) }
+            #expect(throws: KeychainError.self) { try KeychainReply(wire: ["items": [1, 2]] as [String: Any], for: .copyPage([:], after: nil, limit: 1)) }
         case ("reply-ok-count", .ok(let value)):
             #expect(try KeychainReply(wire: value, for: .verify).count() == 3)
         case ("reply-ok-attributes", .ok(let value)):

@@ -41,13 +41,13 @@ extension Keychain {
     }
 
     /// Calls `body` with each item of `itemClass` matching `conditions`, in insertion
-    /// order, until it returns false.
+    /// order, until it returns false; with `after`, only those after that place (`seq`).
     func forEachMatch(
         _ query: ItemQuery, itemClass: ItemClass, conditions: [String: AttributeValue],
-        includeData: Bool, codec: RowCodec, _ body: (DecodedItem) throws -> Bool
+        includeData: Bool, codec: RowCodec, after: Int64? = nil, _ body: (DecodedItem) throws -> Bool
     ) throws {
         let lookup = try plan(query, itemClass: itemClass, conditions: conditions, codec: codec)
-        try store.forEachRow(lookup, includeData: includeData) { row in
+        try store.forEachRow(lookup, after: after ?? Int64.min, includeData: includeData) { row in
             try checkRow(row, keys: codec.keys)
             let item = try codec.open(row)
             guard item.itemClass == itemClass, Self.matches(item, conditions: conditions, query: query) else { return true }

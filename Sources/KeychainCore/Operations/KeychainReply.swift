@@ -8,6 +8,8 @@ public enum KeychainReply {
     case outcomes([ImportOutcome])
     /// A batch's result or error for each query, in order.
     case results([Result<Any?, KeychainError>])
+    /// One page of a search, and where the next starts.
+    case page(SearchPage)
 
     /// The value of an add or search. - Throws: errSecInternalError for another kind.
     public func value() throws -> Any? {

@@ -37,6 +37,7 @@ extension KeychainRequest {
             if !protected.isEmpty { throw UserPresenceRequired(items: protected) }
             return .results(results)
         case .verify: return .count(try keychain.check())
+        case .copyPage(let q, let after, let limit): return .page(try keychain.copyPage(q, after: after, limit: limit))
         }
     }
 }

@@ -21,6 +21,9 @@ public enum KeychainRequest {
     case copyMany(BatchRequest)
     /// The whole-keychain check of `kc verify`. Answers `.count` (items checked).
     case verify
+    /// One page of a search (`Keychain.copyPage`): the matches after place `after` (nil:
+    /// from the start), at most `limit`. Answers `.page`.
+    case copyPage([String: Any], after: Int64?, limit: Int)
 
     /// Whether the request holds an item's secret (the client establishes the peer first).
     public var carriesSecret: Bool {

@@ -21,6 +21,10 @@ package protocol ItemStore: AnyObject {
     /// Calls `body` for each candidate row in insertion order until it returns false; each
     /// row comes with the pair fingerprints stored for it.
     func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws
+    /// As `forEachRow`, from the first candidate after place `after` in insertion order
+    /// (`seq`): one page of a paged search (`Keychain.copyPage`) starts where the last one
+    /// stopped without reading the rows before it.
+    func forEachRow(_ lookup: RowLookup, after: Int64, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws
     /// Inserts a row and its pairs and answers the place in insertion order it was given (its `seq`).
     /// - Throws: `errSecDuplicateItem` when the primary-key fingerprint exists.
     func insert(_ row: ItemRow) throws -> Int64
@@ -56,4 +60,13 @@ package protocol ItemStore: AnyObject {
     /// Runs `body` (a bulk insert) with a larger page cache, given back afterwards: the blind
     /// indexes are random keys, so a big insert touches index pages all over the file.
     func withBulkCache<T>(_ body: () throws -> T) throws -> T
+}
+
+extension ItemStore {
+    /// The rows after `after`, read by `forEachRow` and passed over here: correct for any
+    /// store whose rows come in insertion order; a store that can start at a place (SQLite)
+    /// implements it itself.
+    package func forEachRow(_ lookup: RowLookup, after: Int64, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
+        try forEachRow(lookup, includeData: includeData) { row in row.seq > after ? try body(row) : true }
+    }
 }

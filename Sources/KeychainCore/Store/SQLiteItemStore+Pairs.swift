@@ -11,6 +11,9 @@ extension SQLiteItemStore {
     /// enough for a WITHOUT ROWID table: SQLite 3.40 still answers it from the covering
     /// index `kc_pairs_fp` unless the primary key's order is asked for.
     static let pairTableSQL = "SELECT seq, fp FROM kc_pairs NOT INDEXED ORDER BY seq, fp"
+    /// The same from the first entry after a place (a page of a scan): a search of the
+    /// table's primary key, never a read of the entries before it.
+    static let pairTableAfterSQL = "SELECT seq, fp FROM kc_pairs NOT INDEXED WHERE seq > ? ORDER BY seq, fp"
 
     /// The fingerprints of the pairs stored for the row at `seq`, in byte order.
     /// - Throws: errSecDecode for an entry of a type kc never writes.
@@ -50,7 +53,7 @@ extension SQLiteItemStore {
     /// has every other fingerprint for it (a primary-key search) and its index columns
     /// equal the given ones; then the row itself by seq. Never a scan of the items.
     /// - Returns: nil when some fingerprint has no entry at all (nothing can match).
-    func pairLookup(columns: String, _ fingerprints: [[UInt8]], _ conditions: [(IndexColumn, [UInt8])]) throws -> Statement? {
+    func pairLookup(columns: String, _ fingerprints: [[UInt8]], _ conditions: [(IndexColumn, [UInt8])], after: Int64 = Int64.min) throws -> Statement? {
         var counted: [(count: Int64, fp: [UInt8])] = []
         let count = try database.statement("SELECT count(*) FROM (SELECT 1 FROM kc_pairs INDEXED BY kc_pairs_fp WHERE fp = ? LIMIT \(Self.pairCountLimit))")
         for fp in fingerprints {
@@ -64,16 +67,18 @@ extension SQLiteItemStore {
         let s = try database.statement(Self.pairLookupSQL(columns: columns, pairs: ordered.count, conditions: conditions.map(\.0)))
         for (i, fp) in ordered.enumerated() { s.bind(Int32(i + 1), fp) }
         for (i, condition) in conditions.enumerated() { s.bind(Int32(ordered.count + i + 1), condition.1) }
+        s.bind(Int32(ordered.count + conditions.count + 1), after)
         return s
     }
 
     /// The SQL of a pair lookup: parameters are the fingerprints, the driving one first,
-    /// then the index columns' values. Its plan is three searches (`SecretServiceAttributeTests`).
+    /// then the index columns' values, then the place to start after (a page's). Its plan is
+    /// three searches (`SecretServiceAttributeTests`).
     static func pairLookupSQL(columns: String, pairs: Int, conditions: [IndexColumn]) -> String {
         var sql = "SELECT \(columns) FROM kc_pairs AS d INDEXED BY kc_pairs_fp CROSS JOIN kc_items ON kc_items.seq = d.seq WHERE d.fp = ?"
         for _ in 1..<max(pairs, 1) { sql += " AND EXISTS (SELECT 1 FROM kc_pairs AS p WHERE p.seq = d.seq AND p.fp = ?)" }
         for column in conditions { sql += " AND kc_items.i_\(column.rawValue) = ?" }
-        return sql + " ORDER BY d.seq"
+        return sql + " AND d.seq > ? ORDER BY d.seq"
     }
 
     static func malformedPair(_ path: String) -> KeychainError {
@@ -92,9 +97,15 @@ struct PairCursor {
     private var current: (seq: Int64, fp: [UInt8])?
     private var started = false
 
-    /// A cursor at the start of the pair table, read from the table itself.
-    init(_ database: Database) throws {
-        statement = try database.statement(SQLiteItemStore.pairTableSQL)
+    /// A cursor at the start of the pair table, read from the table itself; with `after`,
+    /// at the first entry of a later seq (a page of a scan).
+    init(_ database: Database, after: Int64? = nil) throws {
+        if let after {
+            statement = try database.statement(SQLiteItemStore.pairTableAfterSQL)
+            statement.bind(1, after)
+        } else {
+            statement = try database.statement(SQLiteItemStore.pairTableSQL)
+        }
         path = database.path
     }
 

@@ -194,6 +194,17 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func forEachRow(_ lookup: RowLookup, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
+        try forEachRow(lookup, after: Int64.min, includeData: includeData, body)
+    }
+
+    /// The scan of a class from a place on (`seq > ?`; the first page's place is the
+    /// smallest integer): the table in seq order, which SQLite searches by its rowid, so a
+    /// page reads no row of the pages before it (`CopyPageTests`).
+    static func scanSQL(columns: String) -> String {
+        "SELECT \(columns) FROM kc_items NOT INDEXED WHERE class = ? AND seq > ? ORDER BY seq"
+    }
+
+    package func forEachRow(_ lookup: RowLookup, after: Int64, includeData: Bool, _ body: (ItemRow) throws -> Bool) throws {
         // Without the data itself, still learn whether there is some (it is bound in the AD).
         // Without the data itself, its storage class: NULL when the item has none.
         // kc_items.seq: a pair lookup joins kc_pairs, which has a seq of its own.
@@ -217,18 +228,21 @@ package final class SQLiteItemStore: ItemStore {
             s.bind(1, pk)
         case .indexes(let conditions):
             let whereSQL = conditions.map { "i_\($0.0.rawValue) = ?" }.joined(separator: " AND ")
-            s = try database.statement("SELECT \(columns) FROM kc_items WHERE \(whereSQL) ORDER BY seq")
+            s = try database.statement("SELECT \(columns) FROM kc_items WHERE \(whereSQL) AND seq > ? ORDER BY seq")
             for (i, condition) in conditions.enumerated() { s.bind(Int32(i + 1), condition.1) }
+            s.bind(Int32(conditions.count + 1), after)
         case .pairs(let fingerprints, let conditions):
-            guard let statement = try pairLookup(columns: columns, fingerprints, conditions) else { return }
+            guard let statement = try pairLookup(columns: columns, fingerprints, conditions, after: after) else { return }
             s = statement
         // NOT INDEXED: through the class index SQLite would sort every row of the class in
         // a temporary b-tree (about 1 KB a row, in memory) before the first one; the table
         // itself is already in seq order and is read one row at a time.
         case .scan(let classCode):
-            s = try database.statement("SELECT \(columns) FROM kc_items NOT INDEXED WHERE class = ? ORDER BY seq")
+            // The rowid (seq) still bounds it: a page starts at its place, not at the start.
+            s = try database.statement(Self.scanSQL(columns: columns))
             s.bind(1, classCode)
-            scanPairs = try PairCursor(database)
+            s.bind(2, after)
+            scanPairs = try PairCursor(database, after: after)
         // The integrity scans: the table's own rows, whatever any index says.
         case .all:
             s = try database.statement("SELECT \(columns) FROM kc_items NOT INDEXED ORDER BY seq")
@@ -256,6 +270,7 @@ package final class SQLiteItemStore: ItemStore {
                 throw KeychainError(errSecDecode, "a row of \(database.path) has an empty data column: the keychain is damaged or was tampered with")
             }
             let seq = s.int(base + 3)
+            guard seq > after else { continue }   // a lookup by id or primary key
             // Format 4's protection class: a value kc never writes is a tampered row.
             guard let protection = UInt8(exactly: s.int(base + 4)).flatMap(ProtectionClass.init(rawValue:)) else {
                 throw KeychainError(errSecDecode, "a row of \(database.path) has an unknown protection class: the keychain was tampered with")

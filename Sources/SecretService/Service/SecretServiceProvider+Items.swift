@@ -28,9 +28,9 @@ extension SecretServiceProvider {
         let collection = try collection(collectionID)
         if let search = lockedSearches[id] {
             if store.heldPaths().contains(collection.path),
-                let first = try store.search(collection.path, ItemMapping.searchQueries(search.attributes)).first
+                let first = try store.first(collection.path, ItemMapping.searchQueries(search.attributes))
             {
-                return ItemHandle(collection: collection, ref: first.ref, placeholder: nil)
+                return ItemHandle(collection: collection, ref: first, placeholder: nil)
             }
             return ItemHandle(collection: collection, ref: nil, placeholder: id)
         }

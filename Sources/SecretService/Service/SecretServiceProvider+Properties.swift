@@ -10,7 +10,9 @@ extension SecretServiceProvider {
         switch (call.member, a.count) {
         case ("Get", 2):
             guard let interface = a[0].string, let name = a[1].string else { throw .invalidArgs("Get takes (s interface, s name)") }
-            let all = try propertyValues(target, interface: interface)
+            // Only the property asked for is worked out: `Locked` or `Label` of a collection
+            // costs the same whatever its size (only `Items` lists it).
+            let all = try propertyValues(target, interface: interface, only: name)
             guard let value = all.first(where: { $0.0 == name })?.1 else {
                 throw .unknownProperty("\(interface) has no property \(name)")
             }
@@ -47,8 +49,9 @@ extension SecretServiceProvider {
         bus.signal(ObjectPath.root, Self.serviceInterface, "CollectionChanged", [.objectPath(path(of: collection))])
     }
 
-    /// The properties of `target` under `interface` (an empty interface name means its own).
-    private func propertyValues(_ target: ObjectPath, interface: String) throws(BusError) -> [(String, BusValue)] {
+    /// The properties of `target` under `interface` (an empty interface name means its own);
+    /// with `only`, that one alone (or none).
+    private func propertyValues(_ target: ObjectPath, interface: String, only: String? = nil) throws(BusError) -> [(String, BusValue)] {
         switch target {
         case .service:
             guard interface.isEmpty || interface == Self.serviceInterface else { return [] }
@@ -65,20 +68,11 @@ extension SecretServiceProvider {
             } else {
                 return []
             }
-            let held = store.heldPaths().contains(collection.path)
-            var items: [String] = []
-            if held {
-                items = try store.search(collection.path, ItemMapping.searchQueries([:])).map { path(of: $0.ref, in: collection) }
+            var values: [(String, BusValue)] = []
+            for name in Self.collectionProperties where only == nil || only == name {
+                values.append((name, try collectionProperty(name, of: collection)))
             }
-            var st = stat()
-            let exists = stat(collection.path, &st) == 0
-            return [
-                ("Items", .objectPaths(items)),
-                ("Label", .string(CollectionLabels.label(of: collection))),
-                ("Locked", .boolean(!held)),
-                ("Created", .uint64(exists ? UInt64(max(0, st.st_ctim.tv_sec)) : 0)),
-                ("Modified", .uint64(exists ? UInt64(max(0, st.st_mtim.tv_sec)) : 0))
-            ]
+            return values
         case .item(let collectionID, let id):
             guard interface.isEmpty || interface == Self.itemInterface else { return [] }
             let handle = try item(collectionID, id)
@@ -108,5 +102,48 @@ extension SecretServiceProvider {
         case .session, .prompt:
             return []
         }
+    }
+
+    static let collectionProperties = ["Items", "Label", "Locked", "Created", "Modified"]
+
+    /// One property of a collection. Only `Items` lists the keychain (page by page through
+    /// the agent, references only); `Locked` is whether the agent holds the keychain (one
+    /// `status` round trip), `Label` its name, the dates its file's.
+    private func collectionProperty(_ name: String, of collection: KeychainCollections.Collection) throws(BusError) -> BusValue {
+        switch name {
+        case "Items":
+            guard store.heldPaths().contains(collection.path) else { return .objectPaths([]) }
+            let found = try store.search(collection.path, ItemMapping.searchQueries([:]), attributes: false)
+            return .objectPaths(try Self.fitting(found.map { path(of: $0.ref, in: collection) }))
+        case "Label":
+            return .string(CollectionLabels.label(of: collection))
+        case "Locked":
+            return .boolean(!store.heldPaths().contains(collection.path))
+        default:
+            var st = stat()
+            guard stat(collection.path, &st) == 0 else { return .uint64(0) }
+            return .uint64(UInt64(max(0, name == "Created" ? st.st_ctim.tv_sec : st.st_mtim.tv_sec)))
+        }
+    }
+
+    /// The most bytes of paths one reply carries: a dbus-daemon's own message limit (32 MiB,
+    /// unless its configuration raises it as Debian's session.conf does) less room for the
+    /// rest of the message. A daemon closes the connection of a program that sends a longer
+    /// message, and D-Bus carries no array over 64 MiB on any bus.
+    static let maxArrayBytes = (32 << 20) - (64 << 10)
+
+    /// `paths`, when they fit in one reply on any bus (about 380,000 item paths of a
+    /// collection named `login`). - Throws: `LimitsExceeded`, saying how many there are,
+    /// when they do not: sending them could cost the provider its bus connection, and
+    /// every client its session (docs/secret-service.md, "Speed").
+    static func fitting(_ paths: [String]) throws(BusError) -> [String] {
+        // Each element: its length (u32), its bytes and a NUL, aligned to 4.
+        let bytes = paths.reduce(0) { $0 + ((4 + $1.utf8.count + 1 + 3) & ~3) }
+        guard bytes <= maxArrayBytes else {
+            throw BusError(
+                "org.freedesktop.DBus.Error.LimitsExceeded",
+                "\(paths.count) item paths take \(bytes) bytes, more than one D-Bus message may carry on every bus (32 MiB): use SearchItems with attributes")
+        }
+        return paths
     }
 }

@@ -136,7 +136,8 @@ extension SecretServiceProvider {
             }
             return [lockedSearchPath(collection, attributes)]
         }
-        return try store.search(collection.path, ItemMapping.searchQueries(attributes)).map { path(of: $0.ref, in: collection) }
+        let found = try store.search(collection.path, ItemMapping.searchQueries(attributes), attributes: false)
+        return try Self.fitting(found.map { path(of: $0.ref, in: collection) })
     }
 
     /// A placeholder for a search in a locked collection (the specification returns locked
@@ -171,8 +172,8 @@ extension SecretServiceProvider {
         guard case .item(let collectionID, let id)? = ObjectPath(objectPath), let search = lockedSearches[id],
             let collection = collections.collection(id: collectionID)
         else { return [objectPath] }
-        let found = (try? store.search(collection.path, ItemMapping.searchQueries(search.attributes))) ?? []
-        return found.isEmpty ? [] : [objectPath]
+        let found = (try? store.first(collection.path, ItemMapping.searchQueries(search.attributes))) ?? nil
+        return found == nil ? [] : [objectPath]
     }
 
     /// The keychain an object belongs to (collection, alias, item or placeholder).

@@ -118,24 +118,44 @@ package final class SecretStore {
     }
 
     /// Every item of the keychain at `path` matching one of `queries` (`ItemMapping`), as
-    /// (persistent reference, attributes); each item once.
-    package func search(_ path: String, _ queries: [[String: Any]]) throws(BusError) -> [(ref: [UInt8], attributes: [String: Any])] {
+    /// (persistent reference, attributes); each item once. The agent answers page by page
+    /// (`KeychainSession.forEachPage`), so a search of any size fits its messages; with
+    /// `attributes` false only the references come (`Items`, `SearchItems`), and the
+    /// attributes are empty.
+    package func search(_ path: String, _ queries: [[String: Any]], attributes: Bool = true) throws(BusError) -> [(ref: [UInt8], attributes: [String: Any])] {
         try with(path) { session in
             var seen = Set<[UInt8]>()
             var out: [(ref: [UInt8], attributes: [String: Any])] = []
-            for query in queries {
-                let result: Any?
-                do {
-                    result = try session.copyMatching(query)
-                } catch let error as KeychainError where error.status == errSecItemNotFound {
-                    continue
-                }
-                for item in result as? [[String: Any]] ?? [] {
-                    guard let ref = item[kSecValuePersistentRef] as? Data, seen.insert(Array(ref)).inserted else { continue }
-                    out.append((Array(ref), item))
+            for var query in queries {
+                query[kSecMatchLimit] = nil
+                query[kSecReturnAttributes] = attributes
+                query[kSecReturnPersistentRef] = true
+                try session.forEachPage(query) { page in
+                    for element in page {
+                        let item = element as? [String: Any] ?? [:]
+                        guard let ref = (item[kSecValuePersistentRef] ?? element) as? Data, seen.insert(Array(ref)).inserted else { continue }
+                        out.append((Array(ref), item))
+                    }
                 }
             }
             return out
+        }
+    }
+
+    /// The persistent reference of the first item (in insertion order) matching one of
+    /// `queries`, in their order: one page of one item per query at most, however many match.
+    package func first(_ path: String, _ queries: [[String: Any]]) throws(BusError) -> [UInt8]? {
+        try with(path) { session in
+            for var query in queries {
+                query[kSecMatchLimit] = nil
+                query[kSecReturnAttributes] = false
+                query[kSecReturnPersistentRef] = true
+                guard case .page(let page) = try session.perform(.copyPage(query, after: nil, limit: 1)) else {
+                    throw KeychainError(errSecInternalError, "expected a page of results")
+                }
+                if let ref = page.items.first as? Data { return Array(ref) }
+            }
+            return nil
         }
     }
 

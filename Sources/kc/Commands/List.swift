@@ -39,30 +39,29 @@ struct List: ParsableCommand {
     func run() throws {
         let classes = try self.classes()
         let keychain = try Session.open(self.keychain.choice)
-        var items: [(itemClass: CLIClass, attributes: [String: Any])] = []
+        // Each item's cells (and JSON), not its attributes: the listing is held whole to be
+        // sorted, at 100,000 items too.
+        var rows: [(cells: [String], json: String?)] = []
         for cls in classes {
             var fields = item.fields
             fields.itemClass = cls
             var query = fields.query
-            query[kSecMatchLimit] = kSecMatchLimitAll
             query[kSecReturnAttributes] = true
-            let result: Any?
-            do {
-                result = try keychain.copyMatching(query)
-            } catch let error as KeychainError where error.status == errSecItemNotFound {
-                continue
+            // Page by page: no agent reply has to hold the whole keychain (docs/protocol.md).
+            try keychain.forEachPage(query) { page in
+                for case let attributes as [String: Any] in page {
+                    let object = json ? ItemJSON.json(className: cls.rawValue, attributes: attributes, secret: nil) : nil
+                    rows.append((Self.cells(cls, attributes), object))
+                }
             }
-            for attributes in result as? [[String: Any]] ?? [] { items.append((cls, attributes)) }
         }
-        guard !items.isEmpty else { throw notFound(keychain.path) }
-        let rows = items.map { Self.cells($0.itemClass, $0.attributes) }
-        let order = rows.indices.sorted { Self.precedes(rows[$0], rows[$1]) }
+        guard !rows.isEmpty else { throw notFound(keychain.path) }
+        let order = rows.indices.sorted { Self.precedes(rows[$0].cells, rows[$1].cells) }
         if json {
-            let objects = order.map { ItemJSON.json(className: items[$0].itemClass.rawValue, attributes: items[$0].attributes, secret: nil) }
-            Report.out(JSON.array(objects) + "\n")
+            Report.out(JSON.array(order.map { rows[$0].json ?? "{}" }) + "\n")
             return
         }
-        let table = ItemTable(rows: order.map { rows[$0] })
+        let table = ItemTable(rows: order.map { rows[$0].cells })
         Report.out(Terminal.stdoutIsTerminal ? table.aligned(width: TerminalWidth.stdoutColumns) : table.tabSeparated)
     }
 

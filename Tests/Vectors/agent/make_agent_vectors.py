@@ -8,12 +8,13 @@ Run: python3 make_agent_vectors.py   (writes the .hex files beside this script)
 """
 import os, struct
 
-VERSION = 5
+VERSION = 6
 # 7 was operationWithProof (version 4); version 5 refuses it as an unknown request.
+# Version 6 adds operation 10, copyPage.
 REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5, "unlockWithKept": 6}
 RESP = {"ok": 0x80, "error": 0x81, "notHeld": 0x82, "presenceRequired": 0x83}
 OP = {"add": 1, "copyMatching": 2, "update": 3, "delete": 4, "count": 5,
-      "backup": 6, "importItems": 7, "copyMany": 8, "verify": 9}
+      "backup": 6, "importItems": 7, "copyMany": 8, "verify": 9, "copyPage": 10}
 
 def lp(b):
     if isinstance(b, str):
@@ -79,6 +80,9 @@ vectors = {
         "update": True, "dryRun": False, "skipInvalid": True}),
     "request-copy-many": op("copyMany", {"queries": [dict(GENP, r_Data=True), {"class": "genp", "svce": "npm", "r_Data": True, "kcsa": {}}]}),
     "request-verify": op("verify", {}),
+    # Version 6: one page of a search, after place 1000, at most 500 items.
+    "request-copy-page": op("copyPage", {"query": {"class": "genp", "r_Attributes": True, "r_PersistentRef": True},
+                                         "after": 1000, "limit": 500}),
     "reply-ok-null": frame(RESP["ok"], value(None)),
     "reply-ok-count": frame(RESP["ok"], value(3)),
     "reply-ok-data": frame(RESP["ok"], value(b"token")),
@@ -94,6 +98,9 @@ vectors = {
     "reply-import": frame(RESP["ok"], value([
         {"outcome": "created"}, {"outcome": "updated", "of": -1}, {"outcome": "unchanged", "of": 0},
         {"outcome": "skipped", "of": -1}, {"outcome": "invalid", "status": -50, "message": "no class"}])),
+    # A page: its items, and the place after which the next page starts.
+    "reply-page": frame(RESP["ok"], value({"items": [{"svce": "npm", "kcsa": {"service": "npm", "username": "me"}, "v_PersistentRef": b"genp0123456789abcdef"}],
+                                           "next": 1234})),
     "reply-copy-many": frame(RESP["ok"], value([
         {"result": b"token"}, {"status": -25300, "message": "no item matches", "hint": ""},
         # The deepest value kc sends (5): list, result, list of items, item, map, string.
