@@ -28,6 +28,17 @@ enum Startup {
         }
     }
 
+    /// Whether the command line reads nothing of the configuration file, so a broken one
+    /// does not stop it: help, the version, `kc error` (the way to read what an exit code
+    /// means), the agent (which gets its timeouts with each unlock) and the clipboard's
+    /// keeper (which must clear what was copied whatever the file now says).
+    static func ignoresConfiguration(_ arguments: [String]) -> Bool {
+        guard arguments.count > 1 else { return true }
+        let first = arguments[1]
+        return ["--help", "-h", "help", "--version", "--generate-completion-script", "error", "agent", ClipboardKeeper.subcommand].contains(first)
+            || first.hasPrefix("--generate-completion-script=")
+    }
+
     /// Flushes nothing (kc writes with write(2)) and exits.
     static func exit(_ code: Int32) -> Never {
         Glibc.exit(code)
