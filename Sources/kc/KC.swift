@@ -24,7 +24,8 @@ struct KC: ParsableCommand {
               kc update -s github.com -a alice    # a new secret
               kc delete -s github.com -a alice
 
-            The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else
+            The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else the configuration
+            file's (~/.config/kc/config; `kc config` shows what is in force), else
             ~/.local/share/kc/login.keychain-db. Its password: $KC_PASSWORD,
             --password-stdin, --password-file, or a prompt on the terminal
             (three tries), which also unlocks it in the kc agent, as `kc unlock`

@@ -12,13 +12,13 @@ struct ConfigCommand: ParsableCommand {
         discussion: """
             The file is $XDG_CONFIG_HOME/kc/config, else ~/.config/kc/config: one
             KEY = VALUE a line, # comments. Every key is optional:
-              keychain = work           # as -k: a NAME, an absolute or ~/ path, team:NAME
-              idle-timeout = 600        # seconds: the agent locks after this long unused
-              max-timeout = 28800       # seconds: and after this long whatever happens
-              unlock-on-prompt = no     # a typed password does not unlock the agent
-              clip-seconds = 20         # what --clip alone means
-              kdf = sensitive           # the profile of new keychains
-              team = infra              # the team keychain when a team command names none
+              keychain = work         # as -k: NAME, absolute or ~/ path, team:NAME
+              idle-timeout = 600      # the agent locks after 600 s unused
+              max-timeout = 28800     # and 8 h after the unlock, whatever happens
+              unlock-on-prompt = no   # a typed password does not unlock the agent
+              clip-seconds = 20       # what --clip alone means
+              kdf = sensitive         # the profile of new keychains
+              team = infra            # the team when a team command names none
 
             A flag beats the environment (KC_KEYCHAIN, KC_UNLOCK_ON_PROMPT), which
             beats the file, which beats kc's default. An unknown key, a bad value or
@@ -27,7 +27,7 @@ struct ConfigCommand: ParsableCommand {
 
             Examples:
               kc config
-              kc -k work config         # -k wins over the file
+              kc -k work config       # -k wins over the file
               kc config --json
             """
     )

@@ -18,7 +18,7 @@ struct Create: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "A path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, login).",
+            "A path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, the config file's keychain, login).",
             valueName: "path|name"))
     var target: String?
 
