@@ -34,9 +34,11 @@ enum Startup {
     /// keeper (which must clear what was copied whatever the file now says).
     static func ignoresConfiguration(_ arguments: [String]) -> Bool {
         guard arguments.count > 1 else { return true }
-        let first = arguments[1]
-        return ["--help", "-h", "help", "--version", "--generate-completion-script", "error", "agent", ClipboardKeeper.subcommand].contains(first)
-            || first.hasPrefix("--generate-completion-script=")
+        // A switch, not `[…].contains`: kc find's start-up pays for no array of strings.
+        switch arguments[1] {
+        case "--help", "-h", "help", "--version", "--generate-completion-script", "error", "agent", ClipboardKeeper.subcommand: return true
+        default: return arguments[1].hasPrefix("--generate-completion-script=")
+        }
     }
 
     /// Flushes nothing (kc writes with write(2)) and exits.

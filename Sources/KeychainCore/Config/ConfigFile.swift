@@ -108,10 +108,12 @@ public struct ConfigFile: Sendable {
             throw KeychainError(errSecIO, "cannot read the configuration file \(path): \(String(cString: strerror(e)))", cause: .errno(e))
         }
         try checkOwnership(st, path: path)
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard st.st_size <= maxSize else { throw tooLarge(path) }
+        // One read of the size fstat gave, and one more that finds the end.
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size) + 1)
+        var count = 0
+        while count < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress.map { $0 + count }, $0.count - count) }
             if n == 0 { break }
             if n < 0 {
                 let e = errno
@@ -119,14 +121,22 @@ public struct ConfigFile: Sendable {
                 throw KeychainError(
                     errSecIO, "cannot read the configuration file \(path): \(String(cString: strerror(e)))", cause: .errno(e))
             }
-            bytes += chunk[..<n]
-            if bytes.count > maxSize {
-                throw KeychainError(
-                    errSecParam, "the configuration file \(path) is larger than \(maxSize / 1024) KiB",
-                    hint: "it holds a few KEY = VALUE lines; see `kc config`")
-            }
+            count += n
         }
+        if count == bytes.count {
+            // Longer than fstat said: being written now.
+            throw KeychainError(
+                errSecIO, "the configuration file \(path) changed while kc read it", hint: "run the command again once it is saved")
+        }
+        bytes.removeLast(bytes.count - count)
         return try parse(bytes, path: path)
+    }
+
+    /// The error for a file larger than `maxSize`.
+    static func tooLarge(_ path: String) -> KeychainError {
+        KeychainError(
+            errSecParam, "the configuration file \(path) is larger than \(maxSize / 1024) KiB",
+            hint: "it holds a few KEY = VALUE lines; see `kc config`")
     }
 
     /// A regular file, owned by this user (or root, as ssh allows), that neither its group
