@@ -116,6 +116,22 @@ import KCTestSupport
         #expect(!FileManager.default.fileExists(atPath: h.defaultKeychain))
     }
 
+    /// A runner token names its team and wins over the file's keychain, where -k and
+    /// KC_KEYCHAIN naming a keychain file are refused with it: the token is read (here a
+    /// malformed one, so no team server is needed) instead of "-k or KC_KEYCHAIN chose…".
+    @Test func aRunnerTokenWinsOverTheKeychainOfTheFile() throws {
+        let h = try Self.home("keychain = work\n")
+        let token = h.directory + "/token"
+        #expect(FileManager.default.createFile(atPath: token, contents: Data("kcr1:garbage\n".utf8), attributes: [.posixPermissions: 0o600]))
+        let malformed = "kc: the runner token is malformed"
+        var out = try h.kc(["unlock", "--team-token-file", token])
+        #expect(out.status == 206 && out.stderr.hasPrefix(malformed), "\(out.stderr)")
+        out = try h.kc(["unlock"], extra: ["KC_TEAM_TOKEN": "kcr1:garbage"])
+        #expect(out.status == 206 && out.stderr.hasPrefix(malformed), "\(out.stderr)")
+        out = try h.kc(["unlock", "--team-token-file", token], extra: ["KC_KEYCHAIN": "work"])
+        #expect(out.status == 206 && out.stderr.contains("but -k or KC_KEYCHAIN chose"), "\(out.stderr)")
+    }
+
     /// The agent kc starts gets the file's timeouts (`kc unlock` sends them with the
     /// password); --timeout and --max still win.
     @Test func theTimeoutsOfTheFileReachTheAgentAndFlagsWin() throws {
