@@ -50,6 +50,9 @@ import KCTestSupport
         #expect(error.status == 0 && error.stdout.contains("One or more parameters"), "\(error.stderr)")
         #expect(try h.kc(["--help"]).status == 0)
         #expect(try h.kc(["--version"]).status == 0)
+        // A shell's Tab prints no error into the line being typed.
+        let tab = try h.kc(["---completion", "find", "--", "--keychain", "3", "0", "kc", "find", "-k", ""])
+        #expect(tab.status == 0 && tab.stderr.isEmpty, "\(tab.stderr)")
     }
 
     /// A file larger than 64 KiB is refused (a configuration file is a few lines).
