@@ -17,13 +17,15 @@ struct TeamChoice: ParsableArguments {
     @Option(
         name: .shortAndLong,
         help: ArgumentHelp(
-            "The team keychain, team:NAME (default: $KC_KEYCHAIN when it is a team:NAME, else the only team this device has joined).",
+            "The team keychain, team:NAME (default: $KC_KEYCHAIN when it is a team:NAME, else the config file's team, else the only team joined).",
             valueName: "team:NAME"))
     var keychain: String?
 
-    /// The configured default team (a configuration file's `team`), nil when none is
-    /// configured; the one place it enters.
-    static let configured: String? = nil
+    /// The configured default team: the configuration file's `team` (docs/config.md), nil
+    /// when none is configured; the one place it enters. Read only when neither `-k` nor
+    /// `KC_KEYCHAIN` chose. - Throws: the file's own error (206, 220) when it is malformed,
+    /// unsafe or unreadable, as kc's commands do.
+    static func configured() throws -> String? { try ConfigFile.load().team?.value }
 
     /// The NAME of the team keychain chosen. - Throws: see `resolve`.
     func name() throws -> String {
@@ -37,10 +39,10 @@ struct TeamChoice: ParsableArguments {
     /// the only name `joined` answers.
     /// - Throws: errSecParam for a malformed name; errSecNoSuchKeychain when nothing chooses
     ///   and no team is joined; `SeveralJoined` (exit 2) listing the teams when several are.
-    static func resolve(flag: String?, environment: String?, configured: String?, joined: () -> [String]) throws -> String {
+    static func resolve(flag: String?, environment: String?, configured: () throws -> String?, joined: () -> [String]) throws -> String {
         if let flag { return try teamName(flag) }
         if let environment, case .team(let name) = try? KeychainAddress(environment) { return name }
-        if let configured, !configured.isEmpty { return try teamName(configured) }
+        if let configured = try configured(), !configured.isEmpty { return try teamName(configured) }
         let teams = joined()
         guard teams.count <= 1 else { throw SeveralJoined(teams: teams) }
         guard let only = teams.first else {

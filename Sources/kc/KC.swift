@@ -24,7 +24,8 @@ struct KC: ParsableCommand {
               kc update -s github.com -a alice    # a new secret
               kc delete -s github.com -a alice
 
-            The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else
+            The keychain: -k PATH|NAME, else $KC_KEYCHAIN, else the configuration
+            file's (~/.config/kc/config; `kc config` shows what is in force), else
             ~/.local/share/kc/login.keychain-db. Its password: $KC_PASSWORD,
             --password-stdin, --password-file, or a prompt on the terminal
             (three tries), which also unlocks it in the kc agent, as `kc unlock`
@@ -56,7 +57,7 @@ struct KC: ParsableCommand {
         subcommands: [
             Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self,
             Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self,
-            TeamCommand.self, ErrorCommand.self, Agent.self
+            TeamCommand.self, ConfigCommand.self, ErrorCommand.self, Agent.self
         ]
     )
 
@@ -78,6 +79,10 @@ struct KC: ParsableCommand {
         do {
             try Startup.checkArgumentsAreUTF8()
             var arguments = CommandLine.arguments
+            // A configuration file that is unsafe or malformed stops the command before it
+            // does anything (docs/config.md); help, `kc error`, the agent and the clipboard's
+            // keeper read nothing of it.
+            if !Startup.ignoresConfiguration(arguments) { try Configuration.check() }
             // The credential helpers: by the name kc was started under, or a hidden subcommand.
             let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }

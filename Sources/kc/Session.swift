@@ -12,7 +12,7 @@ enum Session {
 
     /// What to do when no keychain is at the chosen path.
     static func missingHint(_ path: String) -> String {
-        "create it with `kc create \(path)`, or choose another with -k or KC_KEYCHAIN"
+        "create it with `kc create \(path)`, or choose another with -k, KC_KEYCHAIN or the config file (`kc config`)"
     }
 
     /// A session on the existing chosen keychain. - Parameter lockedHint: the hint when it is

@@ -28,6 +28,22 @@ enum Startup {
         }
     }
 
+    /// Whether a broken configuration file must not stop the command line: help, the
+    /// version, `kc error` (the way to read what an exit code means), a shell's Tab
+    /// (`---completion`, which then offers the default keychain's names rather than print
+    /// an error into the command line being typed), the agent (which gets its timeouts
+    /// with each unlock) and the clipboard's keeper (which must clear what was copied
+    /// whatever the file now says).
+    static func ignoresConfiguration(_ arguments: [String]) -> Bool {
+        guard arguments.count > 1 else { return true }
+        // A switch, not `[…].contains`: kc find's start-up pays for no array of strings.
+        switch arguments[1] {
+        case "--help", "-h", "help", "--version", "--generate-completion-script", "---completion", "error", "agent", ClipboardKeeper.subcommand:
+            return true
+        default: return arguments[1].hasPrefix("--generate-completion-script=")
+        }
+    }
+
     /// Flushes nothing (kc writes with write(2)) and exits.
     static func exit(_ code: Int32) -> Never {
         Glibc.exit(code)

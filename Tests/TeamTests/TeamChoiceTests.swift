@@ -8,7 +8,7 @@ import KeychainCore
 /// `TeamFirstHourTests.theOnlyTeamJoinedNeedsNoDashK`; the configured value enters here.
 @Suite struct TeamChoiceTests {
     static func resolve(_ flag: String?, _ environment: String?, _ configured: String?, _ joined: [String]) throws -> String {
-        try TeamChoice.resolve(flag: flag, environment: environment, configured: configured, joined: { joined })
+        try TeamChoice.resolve(flag: flag, environment: environment, configured: { configured }, joined: { joined })
     }
 
     @Test func theFlagThenTheEnvironmentThenTheConfiguredTeamThenTheOnlyOneJoined() throws {

@@ -103,6 +103,19 @@ import TeamCore
         #expect(try TeamCommandTests.run(admin, ["team", "members", "-k", "team:infra"], extra: ["KC_KEYCHAIN": "team:ops"]).stdout.contains("ci  reader"))
         // A file keychain in KC_KEYCHAIN is not a team: it chooses nothing here.
         try TeamCommandTests.run(admin, ["team", "members"], expect: 2, extra: ["KC_KEYCHAIN": admin.defaultKeychain])
+        // The configuration file's `team` chooses when -k and KC_KEYCHAIN do not; both beat it,
+        // and a malformed file is its error (206) naming the line, not a silent default.
+        let config = admin.directory + "/config"
+        try FileManager.default.createDirectory(atPath: config + "/kc", withIntermediateDirectories: true)
+        try "team = ops\n".write(toFile: config + "/kc/config", atomically: true, encoding: .utf8)
+        let byFile = try TeamCommandTests.run(admin, ["team", "members"], extra: ["XDG_CONFIG_HOME": config]).stdout
+        #expect(byFile.hasPrefix("ops-admin  admin  ") && !byFile.contains("ci  reader"), "\(byFile)")
+        #expect(try TeamCommandTests.run(admin, ["team", "members", "-k", "team:infra"], extra: ["XDG_CONFIG_HOME": config]).stdout.contains("ci  reader"))
+        let envBeatsFile = try TeamCommandTests.run(admin, ["team", "members"], extra: ["XDG_CONFIG_HOME": config, "KC_KEYCHAIN": "team:infra"])
+        #expect(envBeatsFile.stdout.contains("ci  reader"), "\(envBeatsFile.stdout)")
+        try "team = ops\nteam = infra\n".write(toFile: config + "/kc/config", atomically: true, encoding: .utf8)
+        let malformed = try TeamCommandTests.run(admin, ["team", "members"], expect: 206, extra: ["XDG_CONFIG_HOME": config])
+        #expect(malformed.stderr.contains(config + "/kc/config:2"), "\(malformed.stderr)")
 
         let nobody = try KCHome()
         let none = try TeamCommandTests.run(nobody, ["team", "members"], expect: Int32(UInt8(truncatingIfNeeded: errSecNoSuchKeychain)))

@@ -77,7 +77,7 @@ struct Add: ParsableCommand {
     var accessible: Accessibility?
 
     @Option(name: Options.addKDF.names, parsing: .unconditional, help: Options.addKDF.help, completion: Options.addKDF.completion)
-    var kdf: KDFProfile = .moderate
+    var kdf: KDFProfile?
 
     @Flag(name: Options.userPresence.names, help: Options.userPresence.help)
     var userPresence = false
@@ -114,7 +114,7 @@ struct Add: ParsableCommand {
         // A SPEC that cannot be used is refused before any password is asked for.
         let recipe = try generate.map { try GenerationRequest(spec: $0).recipe() }
         accessible?.warnIfDeprecated()
-        let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf)
+        let keychain = try Session.openOrCreateDefault(self.keychain.choice, profile: kdf ?? Configuration.kdf)
         // The keychain password is asked for before the secret. A secret user presence will
         // protect never goes to the agent: the keychain is opened here for it.
         if userPresence { try keychain.prepareHere() } else { try keychain.prepare() }

@@ -18,14 +18,14 @@ struct Create: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "A path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, login).",
+            "A path (with a / or ending in .keychain-db), or a NAME for ~/.local/share/kc/NAME.keychain-db (default: -k, $KC_KEYCHAIN, the config file's keychain, login).",
             valueName: "path|name"))
     var target: String?
 
     @OptionGroup var keychain: KeychainOptions
 
     @Option(name: Options.createKDF.names, parsing: .unconditional, help: Options.createKDF.help, completion: Options.createKDF.completion)
-    var kdf: KDFProfile = .moderate
+    var kdf: KDFProfile?
 
     func run() throws {
         let address = try target.map { try KeychainAddress($0) } ?? keychain.choice.address()
@@ -41,7 +41,7 @@ struct Create: ParsableCommand {
             throw KeychainError(errSecDuplicateKeychain, "\(path) already exists", hint: "choose another path or name")
         }
         let password = try PasswordSource.forNewKeychain(keychain.choice, path: path)
-        _ = try Keychain.create(at: path, password: password, profile: kdf)
+        _ = try Keychain.create(at: path, password: password, profile: kdf ?? Configuration.kdf)
         Report.note("created the keychain \(path)")
     }
 }

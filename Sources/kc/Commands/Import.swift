@@ -61,7 +61,7 @@ struct Import: ParsableCommand {
     var skipInvalid = false
 
     @Option(name: Options.importKDF.names, parsing: .unconditional, help: Options.importKDF.help, completion: Options.importKDF.completion)
-    var kdf: KDFProfile = .moderate
+    var kdf: KDFProfile?
 
     /// The largest input kc reads.
     static let maxInput = 256 << 20
@@ -105,7 +105,7 @@ struct Import: ParsableCommand {
             handle = KeychainSession(opened: try Keychain.emptyInMemory(standingFor: keychain.path))
             Report.note("dry run: \(keychain.path) does not exist yet; the import will create it")
         } else {
-            handle = dryRun ? try Session.open(keychain.choice) : try Session.openOrCreateDefault(keychain.choice, profile: kdf)
+            handle = dryRun ? try Session.open(keychain.choice) : try Session.openOrCreateDefault(keychain.choice, profile: kdf ?? Configuration.kdf)
         }
         let showProgress = isatty(2) == 1 && !json && items.count >= 5000
         if showProgress { Report.err("kc: importing \(items.count) items…") }

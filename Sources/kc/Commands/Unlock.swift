@@ -72,8 +72,16 @@ struct Unlock: ParsableCommand {
         }
         try Keychain.checkFile(at: path)   // "not a kc keychain" before any "locked"
         let password = try PasswordSource.current(keychain.choice, path: path)
-        try AgentClient().unlock(path: path, password: password, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0)
+        try AgentClient().unlock(path: path, password: password, idle: idle, maximum: maximum)
     }
+
+    /// The idle timeout asked of the agent: --timeout, else the configuration file's
+    /// `idle-timeout`, else 0, the keychain's own (`kc settings`).
+    private var idle: UInt64 { timeout.map(UInt64.init) ?? Configuration.idleTimeout }
+
+    /// The absolute timeout asked of the agent: --max, else the file's `max-timeout`, else
+    /// 0, the keychain's own.
+    private var maximum: UInt64 { max.map(UInt64.init) ?? Configuration.maxTimeout }
 
     /// The agent's entry for `path` when asking for the password would only repeat what the
     /// agent already has: the keychain is held, no timer is being changed, and the password
@@ -98,7 +106,7 @@ struct Unlock: ParsableCommand {
     private func runnerToken(_ chosen: KeychainAddress) throws -> SecureBytes? {
         let choseFile: Bool
         switch chosen {
-        case .file: choseFile = keychain.choice.isExplicit
+        case .file: choseFile = keychain.choice.isChosenByFlagOrEnvironment
         case .team: choseFile = false
         }
         if let file = teamTokenFile {
@@ -120,7 +128,7 @@ struct Unlock: ParsableCommand {
     /// must name too).
     private func unlockTeam(token: borrowing SecureBytes, chosen: KeychainAddress) throws {
         let location = KeychainAddress.team(try RunnerToken.parse(token).name)
-        if keychain.choice.isExplicit {
+        if keychain.choice.isChosenByFlagOrEnvironment {
             switch chosen {
             case .team where chosen != location:
                 throw KeychainError(
@@ -153,7 +161,7 @@ struct Unlock: ParsableCommand {
     private func sendTeamUnlock(_ location: KeychainAddress, secret: borrowing SecureBytes) throws {
         let program = try TeamCommand.program()
         try Session.teamAgent().unlock(
-            path: location.agentPath, password: secret, idle: timeout.map(UInt64.init) ?? 0, maximum: max.map(UInt64.init) ?? 0,
+            path: location.agentPath, password: secret, idle: idle, maximum: maximum,
             executable: program, environment: AgentClient.teamAgentEnvironment)
     }
 }

@@ -13,7 +13,8 @@ import ArgumentParser
 ///    (macOS `security`, `git -C`) put them first. A keychain chosen twice, on either
 ///    side or both, is refused (`refusingASecondKeychain`).
 /// 2. **An option given without its value** gets the value meant (`OptionSpec.omitted`):
-///    `--clip` alone is `--clip=45` (unless a number follows, `--clip 10`), and
+///    `--clip` alone is `--clip=45`, or the configuration file's `clip-seconds`
+///    (unless a number follows, `--clip 10`), and
 ///    `kc add --generate` is `--generate=default`. ArgumentParser has no option whose value
 ///    may be left out, and refuses an empty one.
 /// 3. **A value spelled `--`** is attached: `-s --` is `-s=--`. Every value-taking option
@@ -164,13 +165,14 @@ enum ArgumentNormaliser {
                 i += 1
                 continue
             }
-            if let omitted = Options.named(word[...], in: command)?.omitted {
+            if let option = Options.named(word[...], in: command), let omitted = option.omitted {
                 let next = i + 1 < arguments.count ? arguments[i + 1] : ""
                 if omitted.numberFollowing, !next.isEmpty, next.allSatisfy({ $0.isASCII && $0.isNumber }) {
                     out += [word, next]
                     i += 2
                 } else {
-                    out.append(word + "=" + omitted.value)
+                    // `--clip` alone: the configuration file's clip-seconds, else 45.
+                    out.append(word + "=" + (option === Options.clip ? String(Configuration.clipSeconds) : omitted.value))
                     i += 1
                 }
                 continue

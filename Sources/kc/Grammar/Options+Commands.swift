@@ -15,7 +15,8 @@ extension Options {
         nil, "--accessible", .word,
         "When the item can be read: when-unlocked (default), after-first-unlock, always (deprecated), or one of them with -this-device-only, or when-passcode-set-this-device-only; Apple's codes (ck...) too.",
         valueName: "class")
-    static let addKDF = OptionSpec(nil, "--kdf", .word, "The key-derivation profile if this add creates the default keychain.")
+    static let addKDF = OptionSpec(
+        nil, "--kdf", .word, "The key-derivation profile if this add creates the default keychain (default: the config file's kdf, else moderate).")
     static let userPresence = OptionSpec(
         nil, "--user-presence", .none,
         "Ask for the keychain password on every read of the secret (access control: user presence).")
@@ -93,10 +94,12 @@ extension Options {
         "Unlock the team keychain of a CI runner's token (kcr1:...) read from this file (else $KC_TEAM_TOKEN).", valueName: "path")
     static let unlockTimeout = OptionSpec(
         nil, "--timeout", .number,
-        "Lock after this many seconds without use (default: the keychain's setting, 900).", valueName: "seconds")
+        "Lock after this many seconds without use (default: the config file's idle-timeout, else the keychain's setting, 900).",
+        valueName: "seconds")
     static let unlockMax = OptionSpec(
         nil, "--max", .number,
-        "Lock after this many seconds whatever happens (default: the keychain's setting, 43200).", valueName: "seconds")
+        "Lock after this many seconds whatever happens (default: the config file's max-timeout, else the keychain's setting, 43200).",
+        valueName: "seconds")
     static let settingsTimeout = OptionSpec("-t", "--timeout", .number, "Idle timeout in seconds.", valueName: "seconds")
     static let settingsMax = OptionSpec(nil, "--max", .number, "Absolute timeout in seconds.", valueName: "seconds")
     static let statusKeychain = OptionSpec(
@@ -107,9 +110,16 @@ extension Options {
         nil, "--json", .none, "Print JSON on stdout: {\"path\", \"ok\", \"items\", \"problems\"} (the exit code is the same).")
     static let statusJSON = OptionSpec(nil, "--json", .none, "Print JSON: [{\"path\", \"idle\", \"maximum\"}], seconds left.")
 
+    // MARK: config
+
+    static let configJSON = OptionSpec(
+        nil, "--json", .none, "Print JSON: {\"file\", \"exists\", \"settings\": [{\"key\", \"value\", \"source\", ...}]}.")
+
     // MARK: create, passwd, backup, agent
 
-    static let createKDF = OptionSpec(nil, "--kdf", .word, "How hard the password is stretched (Argon2id): interactive, moderate or sensitive.")
+    static let createKDF = OptionSpec(
+        nil, "--kdf", .word,
+        "How hard the password is stretched (Argon2id): interactive, moderate or sensitive (default: the config file's kdf, else moderate).")
     static let newPasswordFile = OptionSpec(
         nil, "--new-password-file", .text,
         "Read the new password from a file (one trailing newline is dropped).", valueName: "path")
@@ -134,7 +144,8 @@ extension Options {
     static let dryRun = OptionSpec(nil, "--dry-run", .none, "Report what would happen; change nothing.")
     static let importJSON = OptionSpec(nil, "--json", .none, "Print the report as JSON.")
     static let skipInvalid = OptionSpec(nil, "--skip-invalid", .none, "Skip malformed entries (reported) instead of failing the import.")
-    static let importKDF = OptionSpec(nil, "--kdf", .word, "The key-derivation profile if this import creates the default keychain.")
+    static let importKDF = OptionSpec(
+        nil, "--kdf", .word, "The key-derivation profile if this import creates the default keychain (default: the config file's kdf, else moderate).")
     static let input = OptionSpec("-i", "--input", .text, "The template file, or - for stdin.", valueName: "template")
     static let injectFormat = OptionSpec(nil, "--format", .text, "How values are written: raw (as they are, the default) or dotenv.")
     static let injectForce = OptionSpec(nil, "--force", .none, "Replace an existing -o FILE.")

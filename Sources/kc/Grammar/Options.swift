@@ -11,7 +11,7 @@ enum Options {
 
     static let keychain = OptionSpec(
         "-k", "--keychain", .text,
-        "The keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME (a team keychain). Default: $KC_KEYCHAIN, else login.",
+        "The keychain: a path (with a / or ending in .keychain-db), a NAME for ~/.local/share/kc/NAME.keychain-db, or team:NAME (a team keychain). Default: $KC_KEYCHAIN, else the config file's keychain, else login.",
         valueName: "path|name", candidates: .keychains)
     static let passwordStdin = OptionSpec(
         nil, "--password-stdin", .none,
@@ -72,7 +72,7 @@ enum Options {
     /// `ClipOptions`: find, read, totp and generate.
     static let clip = OptionSpec(
         nil, "--clip", .number,
-        "Copy the secret to the clipboard instead of printing it; clear it after seconds (45 if only --clip) if it is still there.",
+        "Copy the secret to the clipboard instead of printing it; clear it after seconds (if only --clip: the config file's clip-seconds, else 45) if it is still there.",
         valueName: "seconds", omitted: .init(value: String(Clipboard.defaultSeconds), numberFollowing: true))
 
     /// `ReferenceOptions`: read, run, inject and totp.
@@ -107,7 +107,7 @@ enum Options {
     static let subcommands = [
         "add", "find", "list", "generate", "update", "delete", "move", "unlock", "lock", "status",
         "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
-        "run", "inject", "secret-service", "team", "error", "agent"
+        "run", "inject", "secret-service", "team", "config", "error", "agent"
     ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
@@ -136,6 +136,7 @@ enum Options {
         case "totp": return Grammar.totp
         case "run": return Grammar.run
         case "inject": return Grammar.inject
+        case "config": return [keychain, configJSON]
         case "agent": return [stop]
         default: return []
         }

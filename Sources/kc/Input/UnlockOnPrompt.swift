@@ -21,7 +21,8 @@ enum UnlockOnPrompt {
     /// Hands a password typed at the prompt, which has just opened the keychain at `path`
     /// here, to the kc agent (started if none runs) through `kc unlock`'s own path: only a
     /// peer established as the real kc agent gets it (`AgentClient.unlock`), with the
-    /// keychain's own timeouts. Unless `KC_UNLOCK_ON_PROMPT=0`, or the agent holds it
+    /// configuration file's timeouts, else the keychain's own. Unless `KC_UNLOCK_ON_PROMPT=0`
+    /// (or `unlock-on-prompt = no` in the file), or the agent holds it
     /// already (a write of a presence-protected secret opens the keychain here even so):
     /// an agent that says so wrongly only keeps the password. When the agent cannot be
     /// reached or refuses, the command goes on with the keychain opened here, and one note
@@ -39,7 +40,9 @@ enum UnlockOnPrompt {
             // Never stops an agent it cannot check to start its own, as `kc unlock` may: that
             // agent may keep other keychains' after-first-unlock items while locked, which a
             // password typed for another keychain must not cost.
-            try agent.unlock(path: path, password: password, idle: 0, maximum: 0, replacingAnUncheckable: false)
+            try agent.unlock(
+                path: path, password: password, idle: Configuration.idleTimeout, maximum: Configuration.maxTimeout,
+                replacingAnUncheckable: false)
         } catch let error as KeychainError {
             Report.note("note: not unlocked in the kc agent (\(error.message)); the next command asks again")
         } catch {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeychainCore
 
 /// `--clip [SECONDS]`: copy the secret to the clipboard instead of printing it, and clear
 /// it after SECONDS (45) if the clipboard still holds it (`Clipboard`).
@@ -16,14 +17,14 @@ struct ClipOptions: ParsableArguments {
     var seconds: Int? { clip }
 
     /// The longest wait before the clearing: a day.
-    static let maxSeconds = 86_400
+    static let maxSeconds = ConfigFile.maxClipSeconds
 
     func validate() throws { try Self.check(clip) }
 
     /// Refuses a wait outside 1 second ... a day (shared with `kc find`'s fast path).
     static func check(_ seconds: Int?) throws {
         if let seconds, !(1...maxSeconds).contains(seconds) {
-            throw ValidationError("--clip takes 1 to \(maxSeconds) seconds (\(Clipboard.defaultSeconds) when none is given)")
+            throw ValidationError("--clip takes 1 to \(maxSeconds) seconds (\(Configuration.clipSeconds) when none is given)")
         }
     }
 }

@@ -12,12 +12,12 @@ enum Environment {
     }
 
     /// Whether a password typed at kc's prompt also unlocks the keychain in the agent
-    /// (`UnlockOnPrompt`): yes when `KC_UNLOCK_ON_PROMPT` is unset or `1`/`true`/`yes`/`on`;
-    /// no for `0`/`false`/`no`/`off` (any case, spaces around ignored). Any other value is
-    /// taken as no, with a warning: someone who wrote something there meant to change it.
-    /// The one place that knob is read (the coming configuration file maps onto it here).
+    /// (`UnlockOnPrompt`): yes when `KC_UNLOCK_ON_PROMPT` is `1`/`true`/`yes`/`on`; no for
+    /// `0`/`false`/`no`/`off` (any case, spaces around ignored). Any other value is taken
+    /// as no, with a warning: someone who wrote something there meant to change it. Unset:
+    /// the configuration file's `unlock-on-prompt`, else yes. The one place that knob is read.
     static var unlockOnPrompt: Bool {
-        guard let raw = Self.get("KC_UNLOCK_ON_PROMPT") else { return true }
+        guard let raw = Self.get("KC_UNLOCK_ON_PROMPT") else { return Configuration.file.unlockOnPrompt?.value ?? true }
         let value = String(raw.filter { $0 != " " && $0 != "\t" }).lowercased()
         if ["1", "true", "yes", "on"].contains(value) { return true }
         if ["0", "false", "no", "off"].contains(value) { return false }

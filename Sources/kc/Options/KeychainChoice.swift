@@ -7,22 +7,32 @@ import Glibc
 /// Which keychain a command uses and where its password comes from, once parsed (by
 /// ArgumentParser through `KeychainOptions`, or by `FindFastPath`).
 struct KeychainChoice: Equatable {
-    /// -k: a path or a name; nil for $KC_KEYCHAIN or the default.
+    /// -k: a path or a name; nil for $KC_KEYCHAIN, the configuration file's or the default.
     var keychain: String?
     /// --password-stdin.
     var passwordStdin = false
     /// --password-file.
     var passwordFile: String?
 
-    /// The keychain path chosen by -k, KC_KEYCHAIN or the default, as messages name it.
-    var path: String { KeychainLocation.resolve(keychain ?? Environment.get("KC_KEYCHAIN")) }
+    /// The keychain path chosen by -k, KC_KEYCHAIN, the configuration file or the default,
+    /// as messages name it.
+    var path: String { KeychainLocation.resolve(word) }
 
-    /// The keychain chosen by -k, KC_KEYCHAIN or the default, parsed (`KeychainAddress`).
+    /// The keychain chosen by -k, KC_KEYCHAIN, the configuration file or the default, parsed
+    /// (`KeychainAddress`).
     /// - Throws: errSecParam for `team:` and a malformed team name.
-    func address() throws -> KeychainAddress { try KeychainAddress(keychain ?? Environment.get("KC_KEYCHAIN")) }
+    func address() throws -> KeychainAddress { try KeychainAddress(word) }
 
-    /// Whether the user named a keychain (so a missing one is an error, not created).
-    var isExplicit: Bool { keychain != nil || Environment.get("KC_KEYCHAIN") != nil }
+    /// Whether a keychain was named (so a missing one is an error, not created): by -k,
+    /// KC_KEYCHAIN or the configuration file (docs/config.md).
+    var isExplicit: Bool { word != nil }
+
+    /// Whether -k or KC_KEYCHAIN named the keychain, which the configuration file's
+    /// `keychain` does not: a runner token's team wins over the file's choice.
+    var isChosenByFlagOrEnvironment: Bool { keychain != nil || Environment.get("KC_KEYCHAIN") != nil }
+
+    /// -k, else KC_KEYCHAIN, else the configuration file's `keychain`; nil for the default.
+    private var word: String? { keychain ?? Configuration.keychain }
 
     func validate() throws {
         // Most often `-k "$UNSET"` in a script: never fall back to the default keychain.

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import KeychainCore
+import KCTestSupport
+
+/// The configuration file when it is wrong (docs/config.md): every malformed line is exit
+/// 206 naming the file and the line, for every command that may use it (and `kc config`),
+/// never a crash or a guess; `kc error` and help still answer. A file another account owns
+/// or can write is refused as ssh refuses its config (docs/security.md, "The configuration
+/// file"): it could lengthen the timeouts, turn unlock-on-prompt on, or make new keychains
+/// with a weaker KDF.
+@Suite struct ConfigFileErrorTests {
+    /// A file's bytes, the line at fault and the start of what kc says about it.
+    static let malformed: [(bytes: [UInt8], line: Int, message: String)] = [
+        (Array("keychain = work\nidle_timeout = 5\n".utf8), 2, "unknown key \"idle_timeout\"\nkc: hint: did you mean idle-timeout?"),
+        (Array("frobnicate = 1\n".utf8), 1, "unknown key \"frobnicate\"\nkc: hint: the keys are keychain, idle-timeout,"),
+        (Array("# c\n\nidle-timeout = soon\n".utf8), 3, "idle-timeout is \"soon\": give whole seconds, 1 to 31536000"),
+        (Array("max-timeout = 0\n".utf8), 1, "max-timeout is \"0\""),
+        (Array("idle-timeout = 31536001\n".utf8), 1, "idle-timeout is \"31536001\""),
+        (Array("idle-timeout = -5\n".utf8), 1, "idle-timeout is \"-5\""),
+        (Array("unlock-on-prompt = maybe\n".utf8), 1, "unlock-on-prompt is \"maybe\": give yes or no"),
+        (Array("clip-seconds = 86401\n".utf8), 1, "clip-seconds is \"86401\": give whole seconds, 1 to 86400"),
+        (Array("kdf = fast\n".utf8), 1, "kdf is \"fast\": give interactive, moderate or sensitive"),
+        (Array("team = Infra!\n".utf8), 1, "team is \"Infra!\": a team name is"),
+        (Array("keychain = team:\n".utf8), 1, "\"\" is not a team name"),
+        (Array("keychain = secrets/work.keychain-db\n".utf8), 1, "keychain is the relative path \"secrets/work.keychain-db\""),
+        (Array("kdf interactive\n".utf8), 1, "expected KEY = VALUE, found \"kdf interactive\""),
+        (Array("[kc]\nkdf = interactive\n".utf8), 1, "sections are not used"),
+        (Array("kdf = interactive\n\nkdf = moderate\n".utf8), 3, "kdf is given twice (lines 1 and 3)"),
+        (Array("kdf =\n".utf8), 1, "kdf has no value"),
+        (Array("kdf = # none\n".utf8), 1, "kdf has no value"),
+        (Array("kdf = interactive\n".utf8) + [0x6b, 0x65, 0xff, 0x0a], 2, "not UTF-8 text"),
+        (Array("kdf = inter\0active\n".utf8), 1, "not UTF-8 text")
+    ]
+
+    @Test(arguments: 0..<Self.malformed.count)
+    func aMalformedLineIsExit206NamingTheFileAndLine(_ index: Int) throws {
+        let (bytes, line, message) = Self.malformed[index]
+        let h = try ConfigTests.home("")
+        let path = ConfigTests.file(h)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]))
+        for arguments in [["find", "-s", "x", "-w"], ["config"], ["list"], ["unlock"], ["generate"]] {
+            let out = try h.kc(arguments, password: KCHome.password)
+            #expect(out.status == 206, "kc \(arguments): \(out.stderr)")
+            #expect(out.stderr.hasPrefix("kc: \(path):\(line): \(message)"), "kc \(arguments): \(out.stderr)")
+            #expect(out.stdout.isEmpty)
+        }
+        // What a user reaches for next still answers.
+        let error = try h.kc(["error", "206"])
+        #expect(error.status == 0 && error.stdout.contains("One or more parameters"), "\(error.stderr)")
+        #expect(try h.kc(["--help"]).status == 0)
+        #expect(try h.kc(["--version"]).status == 0)
+        // A shell's Tab prints no error into the line being typed.
+        let tab = try h.kc(["---completion", "find", "--", "--keychain", "3", "0", "kc", "find", "-k", ""])
+        #expect(tab.status == 0 && tab.stderr.isEmpty, "\(tab.stderr)")
+    }
+
+    /// A file larger than 64 KiB is refused (a configuration file is a few lines).
+    @Test func aHugeFileIsRefused() throws {
+        let h = try ConfigTests.home(String(repeating: "# padding\n", count: 7000))
+        let out = try h.kc(["config"])
+        #expect(out.status == 206 && out.stderr.hasPrefix("kc: the configuration file \(ConfigTests.file(h)) is larger than 64 KiB"), "\(out.stderr)")
+    }
+
+    /// What is not a regular file is refused at once: a FIFO (which would block a plain
+    /// open) and a folder.
+    @Test func aFifoOrAFolderIsRefusedWithoutWaiting() throws {
+        let h = try ConfigTests.home("")
+        let path = ConfigTests.file(h)
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o600) == 0)
+        var out = try h.kc(["config"])
+        #expect(out.status == 206 && out.stderr.hasPrefix("kc: the configuration file \(path) is not a regular file"), "\(out.stderr)")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        out = try h.kc(["config"])
+        #expect(out.status == 206 && out.stderr.contains("is not a regular file"), "\(out.stderr)")
+    }
+
+    /// A link to a file of one's own (a dotfiles manager's) is read; others may read the
+    /// file (it holds no secret).
+    @Test func aLinkToYourOwnFileAndAReadableFileAreRead() throws {
+        let h = try ConfigTests.home(nil)
+        let target = h.directory + "/dotfiles-kc-config"
+        #expect(FileManager.default.createFile(atPath: target, contents: Data("kdf = interactive\n".utf8), attributes: [.posixPermissions: 0o644]))
+        try FileManager.default.createDirectory(atPath: h.directory + "/config/kc", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: ConfigTests.file(h), withDestinationPath: target)
+        let out = try h.kc(["config"])
+        #expect(out.status == 0 && ConfigTests.row("kdf", out.stdout) == ["kdf", "interactive", ConfigTests.file(h) + ":1"], "\(out.stderr)\(out.stdout)")
+    }
+
+    /// The attack (docs/security.md, "The configuration file"): a configuration file that
+    /// another account can write, or that another account owns, asks for a year's
+    /// timeouts, unlock-on-prompt and the weakest KDF. kc reads none of it: every command
+    /// stops with exit 206 before it asks for or sends any password, the agent holds
+    /// nothing, and no keychain is made with the planted profile. Before, any file at the
+    /// path was read.
+    @Test func aConfigurationFileAnotherAccountCanWriteIsRefused() throws {
+        let planted = "idle-timeout = 31536000\nmax-timeout = 31536000\nunlock-on-prompt = yes\nkdf = interactive\n"
+        let h = try ConfigTests.home(nil)
+        try h.createKeychain()
+        try ConfigTests.write(planted, in: h)
+        let path = ConfigTests.file(h)
+        var modes: [mode_t] = [0o620, 0o602, 0o666]
+        if geteuid() == 0 { modes.append(0) }   // 0: owned by another account (nobody), mode 0644
+        for mode in modes {
+            if mode == 0 {
+                #expect(chmod(path, 0o644) == 0 && chown(path, OtherUser.uid, OtherUser.uid) == 0)
+            } else {
+                #expect(chmod(path, mode) == 0)
+            }
+            let unlock = try h.kc(["unlock"], password: KCHome.password)
+            #expect(unlock.status == 206, "\(unlock.stderr)")
+            let expected =
+                mode == 0
+                ? "kc: the configuration file \(path) belongs to uid \(OtherUser.uid), not to you; not read"
+                : "kc: the configuration file \(path) can be written by other users (mode \(String(mode, radix: 8))); not read"
+            #expect(unlock.stderr.hasPrefix(expected), "\(unlock.stderr)")
+            // (Asked with no configuration file: `kc status` stops at this one too.)
+            #expect(try h.kc(["status"], extra: ["XDG_CONFIG_HOME": h.directory + "/elsewhere"]).stdout == "no keychain is unlocked\n")
+            let create = try h.kc(["create", "work"], password: KCHome.password)
+            #expect(create.status == 206 && !FileManager.default.fileExists(atPath: h.directory + "/data/kc/work.keychain-db"), "\(create.stderr)")
+            // On a terminal too: the prompt is never shown, so no password is typed into it.
+            let s = try TerminalTests().drive(h, ["find", "-s", "x", "-w"], [])
+            #expect(s.status == 206 && !s.screen.contains("Password for keychain"), "\(s.screen)")
+        }
+        // Made the user's own and private again, it is read.
+        #expect(chown(path, geteuid(), getegid()) == 0 && chmod(path, 0o600) == 0)
+        let out = try h.kc(["config"])
+        #expect(out.status == 0 && ConfigTests.row("kdf", out.stdout) == ["kdf", "interactive", path + ":4"], "\(out.stderr)")
+    }
+}
