@@ -9,7 +9,8 @@ import KCTestSupport
 @Suite struct SpecificationModelTests {
     /// Two CreateItem calls without `replace` on the same attributes make two items, each
     /// with its own secret and content type; kc finds the first and lists both; `replace`
-    /// replaces the first; `kc:copy` is never shown and cannot be given.
+    /// replaces the one whose attributes are exactly those given (the second: the first is
+    /// a plain kc item); `kc:copy` is never shown and cannot be given.
     @Test func itemsWithTheSameAttributesStayApart() throws {
         let (home, bus) = try SecretToolTests.unlocked()
         let out = try bus.python(
@@ -35,7 +36,7 @@ import KCTestSupport
             import subprocess
             print('kc', subprocess.run(['\(bus.kcPath)', 'find', '-s', 'example.org', '-a', 'alice', '-w'], capture_output=True).stdout)
             replaced = col.create_item('again', same, b'three', replace=True, content_type='application/x-test')
-            print('replaced', replaced == first, first.get_secret(), first.get_secret_content_type(), second.get_secret())
+            print('replaced', replaced == second, second.get_secret(), second.get_secret_content_type(), first.get_secret())
             first.delete()
             print('left', [i.get_label() for i in col.search_items(same)], second.get_secret_content_type())
             """)
@@ -46,8 +47,8 @@ import KCTestSupport
         #expect(out.stdout.contains("moved True 3\n"), "\(out.stdout)")
         #expect(out.stdout.contains("refused org.freedesktop.DBus.Error.InvalidArgs\n"), "\(out.stdout)")
         #expect(out.stdout.contains("kc b'one'\n"), "kc finds the first stored: \(out.stdout)")
-        #expect(out.stdout.contains("replaced True b'three' application/x-test b''\n"), "\(out.stdout)")
-        #expect(out.stdout.contains("left ['second'] data/null\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("replaced True b'three' application/x-test b'one'\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("left ['again'] application/x-test\n"), "\(out.stdout)")
         // kc's own view: the first was a plain item; the one left is the copy, whose map
         // has the hidden pair.
         let all = try home.kc(["find", "-s", "example.org", "-a", "alice", "--all", "--json"])
@@ -56,6 +57,64 @@ import KCTestSupport
         #expect(items.count == 1, "\(all.stdout)")
         let map = (items.first?["attributes"] as? [String: Any])?["secret-service-attributes"] as? [String: String] ?? [:]
         #expect(map["service"] == "example.org" && map["username"] == "alice" && map["kc:copy"]?.count == 32, "\(all.stdout)")
+    }
+
+    /// Once a second item has the attributes of a plain one, `replace` and a lookup meet
+    /// the same item: secret-tool's store (replace) then lookup gives what was just stored,
+    /// never the other item's older secret.
+    @Test func aReplaceHitsTheItemALookupReturns() throws {
+        let (_, bus) = try SecretToolTests.unlocked()
+        let store = ["secret-tool", "store", "--label", "x", "service", "s", "username", "u"]
+        var out = try bus.run(store, stdin: "s3cret1")
+        #expect(out.status == 0, "\(out.stderr)")
+        out = try bus.python(
+            """
+            import secretstorage
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            col.create_item('second', {'service': 's', 'username': 'u'}, b's3cret2', replace=False)
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        out = try bus.run(store, stdin: "NEWVALUE")
+        #expect(out.status == 0, "\(out.stderr)")
+        out = try bus.run(["secret-tool", "lookup", "service", "s", "username", "u"])
+        #expect(out.status == 0 && out.stdout == "NEWVALUE", "the lookup returns what the replace stored: \(out.stdout)\(out.stderr)")
+        out = try bus.python(
+            """
+            import secretstorage
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            same = {'service': 's', 'username': 'u'}
+            hit = col.create_item('fourth', same, b'v4', replace=True)
+            found = list(col.search_items(same))
+            print('first', found[0].item_path == hit.item_path, len(found), found[0].get_secret(), found[1].get_secret())
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("first True 2 b'v4' b's3cret1'\n"), "\(out.stdout)")
+    }
+
+    /// `replace` with `{service, account}` replaces the item made with exactly those, not an
+    /// older one another client made with `{service, username}` (a plain kc item answers to
+    /// both names): that client's secret stays.
+    @Test func aReplaceNeverTouchesAnItemOfOtherAttributes() throws {
+        let (home, bus) = try SecretToolTests.unlocked()
+        let out = try bus.python(
+            """
+            import secretstorage
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            a = col.create_item('A', {'service': 't', 'username': 'u'}, b'A-SECRET', replace=False)
+            b = col.create_item('B', {'service': 't', 'account': 'u'}, b'B-v1', replace=False)
+            b2 = col.create_item('B', {'service': 't', 'account': 'u'}, b'B-v2', replace=True)
+            print('paths', b2.item_path == b.item_path, b2.item_path != a.item_path)
+            print('secrets', a.get_secret(), b.get_secret())
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("paths True True\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("secrets b'A-SECRET' b'B-v2'\n"), "\(out.stdout)")
+        // kc's own item (service/account, no map) is A's.
+        let found = try home.kc(["find", "-s", "t", "-a", "u", "-w"])
+        #expect(found.stdout == "A-SECRET", "\(found.stdout)\(found.stderr)")
     }
 
     /// A collection's Label is read-write: set through the default alias, it is what every

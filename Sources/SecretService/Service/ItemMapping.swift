@@ -102,6 +102,36 @@ package enum ItemMapping {
         return queries
     }
 
+    /// How an item (its keychain attributes) answers to `attributes`: 0 when the pairs its
+    /// client gave (its map without `copyMark`) are exactly `attributes`; 1 when it is a plain
+    /// kc item (no map) and `attributes` say no more than a plain item's service and account
+    /// (it answers to `service`, `account` and `username` alike); 2 otherwise.
+    package static func rank(_ item: [String: Any], for attributes: [String: String]) -> Int {
+        let map = clientMap(item[mapKey] as? [String: String] ?? [:])
+        if map == attributes { return 0 }
+        return map.isEmpty && isPlain(attributes) ? 1 : 2
+    }
+
+    /// `found` in the order every client meets it: by `rank`, then the oldest first (of two
+    /// made in the same instant, the one without `copyMark`). So the first item a search
+    /// returns (secret-tool lookup, libsecret's password_lookup, a locked search's
+    /// placeholder) is the one CreateItem with `replace` replaces.
+    package static func ordered(
+        _ found: [(ref: [UInt8], attributes: [String: Any])], for attributes: [String: String]
+    ) -> [(ref: [UInt8], attributes: [String: Any])] {
+        let key = { (item: (ref: [UInt8], attributes: [String: Any])) in
+            (
+                rank(item.attributes, for: attributes),
+                (item.attributes[kSecAttrCreationDate] as? Date)?.timeIntervalSinceReferenceDate ?? .infinity,
+                (item.attributes[mapKey] as? [String: String])?[copyMark] == nil ? 0 : 1
+            )
+        }
+        return found.enumerated().sorted { a, b in
+            let (ka, kb) = (key(a.element), key(b.element))
+            return ka != kb ? ka < kb : a.offset < b.offset
+        }.map(\.element)
+    }
+
     /// A string attribute as text (kc keeps text attributes as strings or UTF-8 data).
     static func text(_ value: Any?) -> String? {
         switch value {

@@ -28,7 +28,7 @@ extension SecretServiceProvider {
         let collection = try collection(collectionID)
         if let search = lockedSearches[id] {
             if store.heldPaths().contains(collection.path),
-                let first = try store.first(collection.path, ItemMapping.searchQueries(search.attributes))
+                let first = try orderedMatches(collection, search.attributes).first?.ref
             {
                 return ItemHandle(collection: collection, ref: first, placeholder: nil)
             }
@@ -112,10 +112,10 @@ extension SecretServiceProvider {
         return [.objectPath(path(of: ref, in: collection)), .objectPath(ObjectPath.none)]
     }
 
-    /// The oldest item whose attributes are exactly `attributes` (the one CreateItem with
-    /// `replace` replaces); `copyMark` is not an attribute the client gave.
+    /// The item CreateItem with `replace` replaces: the oldest whose attributes are exactly
+    /// `attributes` (`copyMark` is not an attribute the client gave), else the oldest plain
+    /// kc item that answers to them; the first a search for them returns.
     private func exactMatch(_ collection: KeychainCollections.Collection, _ attributes: [String: String]) throws(BusError) -> [UInt8]? {
-        let plain = ItemMapping.isPlain(attributes)
         let found: [(ref: [UInt8], attributes: [String: Any])]
         if attributes.isEmpty {
             // No attributes: the items kept without service, account or map.
@@ -127,19 +127,9 @@ extension SecretServiceProvider {
         } else {
             found = try store.search(collection.path, ItemMapping.searchQueries(attributes))
         }
-        // The queries' results come one query after the other: the oldest is the first made.
-        let exact = found.filter { candidate in
-            let map = ItemMapping.clientMap(candidate.attributes[ItemMapping.mapKey] as? [String: String] ?? [:])
-            return plain && map.isEmpty || map == attributes
-        }
-        // (Of two made in the same instant, the one without `copyMark` came first.)
-        let age = { (item: (ref: [UInt8], attributes: [String: Any])) in
-            (
-                (item.attributes[kSecAttrCreationDate] as? Date) ?? .distantFuture,
-                (item.attributes[ItemMapping.mapKey] as? [String: String])?[ItemMapping.copyMark] == nil ? 0 : 1
-            )
-        }
-        return exact.min { a, b in age(a) < age(b) }?.ref
+        // An item whose own attributes are these comes before a plain kc item that answers
+        // to them; the oldest first within each (`ItemMapping.ordered`, as searches order).
+        return ItemMapping.ordered(found, for: attributes).first { ItemMapping.rank($0.attributes, for: attributes) < 2 }?.ref
     }
 
     func itemMethod(_ call: BusCall, _ handle: ItemHandle) throws(BusError) -> [BusValue] {

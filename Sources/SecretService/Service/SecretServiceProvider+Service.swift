@@ -14,6 +14,8 @@ extension SecretServiceProvider {
     /// At most this many bytes of attribute names and values in those searches together
     /// (oldest forgotten first), so that no client can make the provider hold memory.
     static let maxLockedSearchBytes = 1 << 20
+    /// A search of at most this many items is ordered (`orderedMatches`).
+    static let orderedSearchLimit = 1000
 
     func serviceMethod(_ call: BusCall) throws(BusError) -> [BusValue] {
         let a = call.arguments
@@ -136,8 +138,21 @@ extension SecretServiceProvider {
             }
             return [lockedSearchPath(collection, attributes)]
         }
-        let found = try store.search(collection.path, ItemMapping.searchQueries(attributes), attributes: false)
-        return try Self.fitting(found.map { path(of: $0.ref, in: collection) })
+        return try Self.fitting(try orderedMatches(collection, attributes).map { path(of: $0.ref, in: collection) })
+    }
+
+    /// A search's results for a client: every item matching `attributes`, the one CreateItem
+    /// with `replace` would replace first (`ItemMapping.ordered`), so that a lookup (the first
+    /// result) and a replace meet the same item. The order needs the items' attributes, read
+    /// again only for a search of at most `orderedSearchLimit` items (a lookup's); a larger
+    /// one comes in the keychain's order, its references alone.
+    func orderedMatches(_ collection: KeychainCollections.Collection, _ attributes: [String: String]) throws(BusError) -> [(
+        ref: [UInt8], attributes: [String: Any]
+    )] {
+        let queries = ItemMapping.searchQueries(attributes)
+        let found = try store.search(collection.path, queries, attributes: false)
+        guard found.count > 1, found.count <= Self.orderedSearchLimit else { return found }
+        return ItemMapping.ordered(try store.search(collection.path, queries), for: attributes)
     }
 
     /// A placeholder for a search in a locked collection (the specification returns locked
