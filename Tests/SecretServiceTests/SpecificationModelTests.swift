@@ -117,6 +117,40 @@ import KCTestSupport
         #expect(found.stdout == "A-SECRET", "\(found.stdout)\(found.stderr)")
     }
 
+    /// An older D-Bus item whose attributes are set to those of the user's own `kc add`
+    /// item becomes a copy (`kc:copy`) with an older row: `kc find -w` and `kc run` still
+    /// give the user's own item, with the warning that two match, never the copy in silence.
+    @Test func aCopyNeverTakesPrecedenceInKcFindOrRun() throws {
+        let (home, bus) = try SecretToolTests.unlocked()
+        var out = try bus.python(
+            """
+            import secretstorage
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            col.create_item('dbus', {'application': 'app'}, b'DBUS-SECRET')
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(try home.kc(["add", "-s", "svc2", "-a", "bob", "-w", "KC-SECRET"]).status == 0)
+        out = try bus.python(
+            """
+            import secretstorage
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            [item] = col.search_items({'application': 'app'})
+            item.set_attributes({'service': 'svc2', 'username': 'bob'})
+            print('moved', len(list(col.search_items({'service': 'svc2', 'username': 'bob'}))))
+            """)
+        #expect(out.status == 0 && out.stdout.contains("moved 2\n"), "\(out.stdout)\(out.stderr)")
+        out = try home.kc(["find", "-s", "svc2", "-a", "bob", "-w"])
+        #expect(out.status == 0 && out.stdout == "KC-SECRET", "\(out.stdout)\(out.stderr)")
+        #expect(out.stderr.contains("more than one item matches"), "\(out.stderr)")
+        out = try home.kc(["run", "--no-masking", "--env", "X=kc://svc2/bob", "--", "/bin/sh", "-c", "printf %s \"$X\""])
+        #expect(out.status == 0 && out.stdout == "KC-SECRET", "\(out.stdout)\(out.stderr)")
+        #expect(
+            out.stderr.contains("kc: warning: more than one item matches X (kc://svc2/bob); used the secret of the first\n")
+                && out.stderr.contains("kc find -s svc2 -a bob --all"), "\(out.stderr)")
+    }
+
     /// A collection's Label is read-write: set through the default alias, it is what every
     /// client reads (after the provider restarts too), CreateCollection with it returns
     /// that collection, and setting the keychain's name again removes the file kept.

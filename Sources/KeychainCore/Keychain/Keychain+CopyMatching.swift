@@ -21,16 +21,31 @@ extension Keychain {
         let maximum = q.limit.maximum
         var results: [Any] = []
         var found = 0
+        // Copies (a Secret Service map with `AttributeMap.copyMark`) come after every item
+        // without it: `kc find`, `kc run` and the first of a search never prefer the item a
+        // client's second CreateItem (or Set Attributes) made over the one it copies.
+        var copies: [Any] = []
+        var copiesFound = 0
         try read { keys, _ in
             // From nothing: a team keychain's read may run this twice.
             results = []
             found = 0
+            copies = []
+            copiesFound = 0
             presence.forgetDeferred()
             let codec = RowCodec(keys: keys)
             let collect: (Any?) -> Bool = { value in
                 found += 1
                 if let value { results.append(value) }
                 return maximum.map { found + presence.deferredCount < $0 } ?? true
+            }
+            let collectCopy: (Any?) -> Bool = { value in
+                // Kept only up to the limit; the search goes on for items without the mark.
+                if maximum.map({ copiesFound < $0 }) ?? true {
+                    copiesFound += 1
+                    if let value { copies.append(value) }
+                }
+                return true
             }
             // A protected item left out for want of a proof counts against the limit as if
             // found: the search stops where it would have, having named what it would release.
@@ -52,9 +67,14 @@ extension Keychain {
                 try forEachMatch(q, itemClass: q.itemClass, conditions: q.attributes, includeData: q.returnData, codec: codec) { item in
                     if q.returnData, try !presence.admits(item, ui: q.authenticationUI) { return deferredAll() }
                     let data = q.returnData ? try codec.openDataCopy(item.row) : nil
-                    return collect(Results.item(item.attributes, persistentRef: item.persistentRef, data: data, query: q))
+                    let value = Results.item(item.attributes, persistentRef: item.persistentRef, data: data, query: q)
+                    if case .map(let map)? = item.attributes[kcAttrSecretServiceAttributes], map.isCopy { return collectCopy(value) }
+                    return collect(value)
                 }
             }
+            let room = maximum.map { max(0, $0 - found - presence.deferredCount) } ?? copiesFound
+            results += copies.prefix(room)
+            found += min(room, copiesFound)
         }
         try presence.throwIfDeferred()
         guard found > 0 else { throw KeychainError(errSecItemNotFound) }

@@ -26,6 +26,15 @@ package struct AttributeMap: Hashable, Sendable {
     /// Whether the map holds no pair.
     var isEmpty: Bool { pairs.isEmpty }
 
+    /// The pair name kc's Secret Service provider adds, with a random value, to the second
+    /// item (and the third, …) whose attributes are those of another (docs/secret-service.md,
+    /// "Items with the same attributes"): a copy, which `copyMatching` returns after the
+    /// items without it.
+    package static let copyMark = "kc:copy"
+
+    /// Whether the map holds `copyMark`.
+    var isCopy: Bool { pairs.contains { $0.name.elementsEqual(Self.copyMark.utf8) } }
+
     /// A map from a query value: `[String: String]`, or a `[String: Any]` whose values are
     /// all strings (what the agent's value codec decodes).
     /// - Throws: errSecParam for another type or more than 64 pairs; errSecDataTooLarge for

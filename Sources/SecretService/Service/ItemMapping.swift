@@ -28,7 +28,7 @@ package enum ItemMapping {
     static let plainNames: Set<String> = ["service", "account", "username"]
     /// The pair that tells apart items whose attributes are the same (kc's own: hidden
     /// from clients, refused in the attributes they give).
-    package static let copyMark = "kc:copy"
+    package static let copyMark = AttributeMap.copyMark
 
     /// A fresh value for `copyMark`: 16 random bytes in hex.
     package static func newCopyValue() -> String { ObjectPath.hex(Sodium.randomBytes(16)) }

@@ -44,10 +44,22 @@ enum ReferenceResolver {
             // One batch per keychain: a reference's queries (one, or a seed's candidates) in turn.
             var ranges: [Range<Int>] = []
             var queries: [[String: Any]] = []
+            // After a secret's query, the same query for attributes only, two at most: to say
+            // so when the reference does not choose one item, as `kc find -w` does (no secret
+            // of the second is read, so one that requires user presence asks nothing).
+            var counted: [Int: Int] = [:]
             for i in indexes {
                 let q = references[i].queries
                 ranges.append(queries.count..<(queries.count + q.count))
                 queries += q
+                if !references[i].totp {
+                    var two = references[i].query
+                    two[kSecReturnData] = nil
+                    two[kSecReturnAttributes] = true
+                    two[kSecMatchLimit] = 2
+                    counted[i] = queries.count
+                    queries.append(two)
+                }
             }
             do {
                 handle = try Session.open(references[first].choice(base))
@@ -69,6 +81,10 @@ enum ReferenceResolver {
                         throw KeychainError(errSecItemNotFound, "\(label(i)): the item has no secret")
                     }
                     secrets[i] = Secret(Array(data))
+                    if let n = counted[i], case .success(let found) = results[n], (found as? [Any])?.count ?? 0 > 1 {
+                        Report.note("warning: more than one item matches \(label(i)); used the secret of the first")
+                        Report.note("hint: `kc find \(references[i].findArguments.joined(separator: " ")) --all` lists them")
+                    }
                 case .failure(let error):
                     if error.status == errSecItemNotFound {
                         throw KeychainError(

@@ -91,6 +91,15 @@ struct SecretReference: Equatable {
         return q
     }
 
+    /// The `kc find` arguments naming what it names (for a hint), quoted for a shell.
+    var findArguments: [String] {
+        var fields = ItemFields()
+        fields.itemClass = internet ? .internet : .generic
+        fields.service = service
+        fields.account = account
+        return fields.arguments
+    }
+
     /// The keychain it names: its own `keychain=`, else the command's choice.
     func choice(_ base: KeychainChoice) -> KeychainChoice {
         var c = base
