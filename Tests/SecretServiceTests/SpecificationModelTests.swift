@@ -151,6 +151,36 @@ import KCTestSupport
                 && out.stderr.contains("kc find -s svc2 -a bob --all"), "\(out.stderr)")
     }
 
+    /// A label set on the default collection before a keychain of that name existed does
+    /// not redirect CreateCollection with that name away from the keychain (the name
+    /// wins); a label that is another keychain's name is refused.
+    @Test func aLabelNeverShadowsAnotherKeychainsName() throws {
+        let (home, bus) = try SecretToolTests.unlocked()
+        var out = try bus.python(
+            """
+            import secretstorage
+            c = secretstorage.dbus_init()
+            secretstorage.get_default_collection(c).set_label('work')
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        let made = try home.kc(["create", "-k", "work", "--kdf", "interactive"], password: KCHome.password)
+        #expect(made.status == 0, "\(made.stderr)")
+        out = try bus.python(
+            """
+            import secretstorage
+            from jeepney.wrappers import DBusErrorResponse
+            c = secretstorage.dbus_init()
+            print('made', secretstorage.create_collection(c, 'work').collection_path)
+            try:
+                secretstorage.get_default_collection(c).set_label('work')
+            except DBusErrorResponse as e:
+                print('refused', e.name)
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("made /org/freedesktop/secrets/collection/work\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("refused org.freedesktop.DBus.Error.InvalidArgs\n"), "\(out.stdout)")
+    }
+
     /// A collection's Label is read-write: set through the default alias, it is what every
     /// client reads (after the provider restarts too), CreateCollection with it returns
     /// that collection, and setting the keychain's name again removes the file kept.

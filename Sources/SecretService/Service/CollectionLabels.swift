@@ -46,12 +46,17 @@ enum CollectionLabels {
 
     /// Sets the label of `collection`: written to a new file renamed over the old one, so a
     /// reader sees the old label or the new one; the keychain's name removes it.
-    /// - Throws: InvalidArgs for a label over `maximumBytes`; Failed when it cannot be kept.
+    /// - Throws: InvalidArgs for a label over `maximumBytes` or that is another keychain's
+    ///   name; Failed when it cannot be kept.
     static func set(_ label: String, of collection: KeychainCollections.Collection) throws(BusError) {
         let path = folder + "/" + collection.id
         if label == collection.name {
             guard unlink(path) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
             return
+        }
+        // Another keychain's name would make `CreateCollection` with it ambiguous.
+        if let other = KeychainCollections().all.first(where: { $0.name == label && $0.id != collection.id }) {
+            throw .invalidArgs("\(label) is the name of the keychain \(other.path); give the collection another label")
         }
         let bytes = Array(label.utf8)
         guard bytes.count <= maximumBytes else {

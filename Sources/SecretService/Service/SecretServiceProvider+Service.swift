@@ -108,7 +108,11 @@ extension SecretServiceProvider {
             return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
         }
         let name = Self.keychainName(for: label.isEmpty ? alias : label)
-        if let found = collections.all.first(where: { $0.name == name || !label.isEmpty && CollectionLabels.label(of: $0) == label }) {
+        // A keychain's name before any label: a label a client set never shadows another
+        // keychain's name (the default collection is walked first).
+        if let found = collections.all.first(where: { $0.name == name })
+            ?? (label.isEmpty ? nil : collections.all.first(where: { CollectionLabels.label(of: $0) == label }))
+        {
             return [.objectPath(path(of: found)), .objectPath(ObjectPath.none)]
         }
         guard KeychainSession.exists(defaultKeychain) else {
