@@ -230,4 +230,47 @@ import KCTestSupport
         #expect(out.stdout.contains("back login\n"), "\(out.stdout)")
         #expect(!FileManager.default.fileExists(atPath: labelFile), "setting the name again removes the file")
     }
+
+    /// The label folder is used only as kc uses its keychain folders: a folder others may
+    /// write to, or a link to another folder, is not read (the keychain's name is the
+    /// label) and setting a label there fails with a message naming it.
+    @Test func aLabelFolderThatIsALinkOrLooseIsIgnored() throws {
+        let (home, bus) = try SecretToolTests.unlocked()
+        let folder = home.directory + "/data/kc/collection-labels"
+        let read = """
+            import secretstorage
+            from jeepney.wrappers import DBusErrorResponse
+            c = secretstorage.dbus_init()
+            col = secretstorage.get_default_collection(c)
+            print('label', col.get_label())
+            try:
+                col.set_label('again')
+                print('set', col.get_label())
+            except DBusErrorResponse as e:
+                print('refused', e.name, e.data)
+            """
+        var out = try bus.python(
+            """
+            import secretstorage
+            secretstorage.get_default_collection(secretstorage.dbus_init()).set_label('mine')
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        // Loose: group and others may write.
+        #expect(chmod(folder, 0o777) == 0)
+        out = try bus.python(read)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("label login\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("refused org.freedesktop.DBus.Error.Failed") && out.stdout.contains("chmod 700"), "\(out.stdout)")
+        #expect(chmod(folder, 0o700) == 0)
+        out = try bus.python(read)
+        #expect(out.stdout.contains("label mine\nset again\n"), "\(out.stdout)\(out.stderr)")
+        // A link to another folder (with a label file of its own) is not followed.
+        let elsewhere = home.directory + "/elsewhere"
+        try FileManager.default.moveItem(atPath: folder, toPath: elsewhere)
+        #expect(symlink(elsewhere, folder) == 0)
+        out = try bus.python(read)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout.contains("label login\n"), "\(out.stdout)")
+        #expect(out.stdout.contains("refused org.freedesktop.DBus.Error.Failed") && out.stdout.contains("a link is not followed"), "\(out.stdout)")
+    }
 }

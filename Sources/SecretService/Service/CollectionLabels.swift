@@ -6,7 +6,8 @@ import Glibc
 /// The labels clients give collections (`Set Collection.Label`, read-write in the
 /// specification). A collection's path is its keychain's name and stays so; its label is
 /// that name until a client sets another, which is kept beside the keychains in
-/// `collection-labels/ID` (the collection's path element; a 0600 file in a 0700 folder),
+/// `collection-labels/ID` (the collection's path element; a 0600 file in a 0700 folder,
+/// checked: a folder that is a link, or that group or others may use, is not used),
 /// since the keychain file has no place for it: a label is shown while the keychain is
 /// locked, and kc's files encrypt everything but their keys. Setting the name back removes
 /// the file (docs/secret-service.md, "Collections, locking and prompts").
@@ -17,12 +18,30 @@ enum CollectionLabels {
     /// The folder of the labels set.
     static var folder: String { KeychainLocation.directory + "/collection-labels" }
 
+    /// Opens the folder, as kc requires of its keychain folders: not a link, owned by this
+    /// user, no permission for group or others. Files are then opened and renamed relative
+    /// to it, so nobody can swap the folder between the check and the use.
+    /// - Returns: the descriptor, or why the folder is not used (nil reason: it is missing).
+    private static func openFolder() -> (fd: Int32?, refused: String?) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            return (nil, errno == ENOENT ? nil : "it cannot be opened as a folder (\(String(cString: strerror(errno)))): a link is not followed")
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_uid == geteuid(), st.st_mode & 0o077 == 0 else {
+            close(fd)
+            return (nil, "it must be yours with no permission for group or others (chmod 700 \(folder))")
+        }
+        return (fd, nil)
+    }
+
     /// The label of `collection`: the one a client set, else its keychain's name (also
     /// when the file is not one this provider wrote: a link, another user's, too large,
-    /// not UTF-8).
+    /// not UTF-8, or in a folder that is a link or that others can write to).
     static func label(of collection: KeychainCollections.Collection) -> String {
-        let path = folder + "/" + collection.id
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard let dir = openFolder().fd else { return collection.name }
+        defer { close(dir) }
+        let fd = openat(dir, collection.id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return collection.name }
         defer { close(fd) }
         var st = stat()
@@ -51,7 +70,11 @@ enum CollectionLabels {
     static func set(_ label: String, of collection: KeychainCollections.Collection) throws(BusError) {
         let path = folder + "/" + collection.id
         if label == collection.name {
-            guard unlink(path) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
+            let opened = openFolder()
+            if let refused = opened.refused { throw .failed("cannot use \(folder), which keeps collection labels: \(refused)") }
+            guard let dir = opened.fd else { return }
+            defer { close(dir) }
+            guard unlinkat(dir, collection.id, 0) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
             return
         }
         // Another keychain's name would make `CreateCollection` with it ambiguous.
@@ -67,8 +90,14 @@ enum CollectionLabels {
         } catch {
             throw .failed("cannot make \(folder) for the collection's label: \(error)")
         }
-        let temporary = folder + "/." + collection.id + ".tmp-" + ObjectPath.hex(Sodium.randomBytes(6))
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let opened = openFolder()
+        guard let dir = opened.fd else {
+            throw .failed("cannot use \(folder), which keeps collection labels: \(opened.refused ?? "it is gone")")
+        }
+        defer { close(dir) }
+        let temporaryName = "." + collection.id + ".tmp-" + ObjectPath.hex(Sodium.randomBytes(6))
+        let temporary = folder + "/" + temporaryName
+        let fd = openat(dir, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("create", temporary) }
         var done = 0
         while done < bytes.count {
@@ -77,7 +106,7 @@ enum CollectionLabels {
             guard n > 0 else {
                 let error = Self.failure("write", temporary)
                 close(fd)
-                unlink(temporary)
+                unlinkat(dir, temporaryName, 0)
                 throw error
             }
             done += n
@@ -85,12 +114,12 @@ enum CollectionLabels {
         let synced = fsync(fd) == 0
         guard close(fd) == 0, synced else {
             let error = Self.failure("write", temporary)
-            unlink(temporary)
+            unlinkat(dir, temporaryName, 0)
             throw error
         }
-        guard rename(temporary, path) == 0 else {
+        guard renameat(dir, temporaryName, dir, collection.id) == 0 else {
             let error = Self.failure("replace", path)
-            unlink(temporary)
+            unlinkat(dir, temporaryName, 0)
             throw error
         }
     }
