@@ -41,13 +41,21 @@ package enum ProviderLauncher {
                 throw .failed("the socket path \(socket) is too long for a Unix socket; set KC_AGENT_DIR to a shorter folder")
             }
             lock = open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if lock >= 0 { _ = flock(lock, LOCK_EX) }
+            if lock >= 0 { try waitForLock(lock, folder: folder.directory) }
             let privateAddress = "unix:path=" + socket
             address = privateAddress
-            if let running = try? BusConnection(address: privateAddress) {
+            // Asked with a short deadline first: sd-bus would wait 90 s for a listener
+            // that never answers, holding the lock.
+            switch BusSocketProbe.probe(socket) {
+            case .silent(let why):
+                throw .failed(
+                    "something listens at \(socket) but is not a D-Bus daemon: \(why). If it is no program of yours that should be there, remove it (rm \(socket)) and run --start again"
+                )
+            case .daemon:
+                let running = try BusConnection(address: privateAddress)
                 bus = running
-                note("uses the private D-Bus daemon (pid \(daemonPIDText(running))) at \(privateAddress), started by an earlier --start")
-            } else {
+                note("found a D-Bus daemon (pid \(daemonPIDText(running))) at \(privateAddress) and uses it")
+            case .nobody:
                 let pid = try startDaemon(address: privateAddress)
                 bus = try BusConnection(address: privateAddress)
                 note("started a private D-Bus daemon (pid \(pid)) at \(privateAddress)")
@@ -67,6 +75,14 @@ package enum ProviderLauncher {
                 )
             }
         }
+        // kc's own provider, already serving: --replace stops it to start one with these
+        // options; without it, it is reused, and a difference in its prompt options is said.
+        var running = try ownerIsKC(bus) == true ? RunningProvider.find(on: bus) : nil
+        if replace, let found = running {
+            try found.stop(on: bus)
+            note("stopped the kc Secret Service (pid \(found.pid)) to start one with these options")
+            running = nil
+        }
         if try ownerIsKC(bus) != true {
             var arguments = [executable, "--detach"] + extra
             if let address { arguments += ["--address", address] }
@@ -83,6 +99,12 @@ package enum ProviderLauncher {
             }
         } else {
             note("the kc Secret Service (pid \(pidText(of: SecretServiceProvider.busName, on: bus))) already serves \(SecretServiceProvider.busName)")
+            let wanted = RunningProvider.PromptOptions(extra)
+            if let options = running?.options, options != wanted {
+                note(
+                    "it was started with \(options.text), not \(wanted.text), and keeps those; run `kc secret-service --start --replace` with these options to restart it with them"
+                )
+            }
         }
         var lines = ""
         if let address { lines += "DBUS_SESSION_BUS_ADDRESS=\(shellQuoted(address)); export DBUS_SESSION_BUS_ADDRESS;\n" }
@@ -100,6 +122,19 @@ package enum ProviderLauncher {
         guard has.first?.boolean == true else { return nil }
         guard bus.ownerUID(of: SecretServiceProvider.busName) == getuid() else { return false }
         return bus.ownerDescription(of: SecretServiceProvider.busName).hasPrefix("kc-secret-serv")
+    }
+
+    /// Waits for the agent folder's lock (held by another `--start` while it starts the
+    /// daemon and the provider, each within 10 s), at most 30 s.
+    private static func waitForLock(_ fd: Int32, folder: String) throws(BusError) {
+        let deadline = Deadline.after(seconds: 30)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { return }
+            guard Deadline.now < deadline else {
+                throw .failed("another kc secret-service --start has held the lock on \(folder) for 30 s; try again when it is done")
+            }
+            usleep(50_000)
+        }
     }
 
     private static func sessionSocketExists() -> Bool {

@@ -16,7 +16,8 @@ let usage = """
                          reachable) in the background and print the shell lines to eval:
                            eval "$(kc secret-service --start)"
                          run again, it finds that bus and provider and prints the same lines
-      --replace          take org.freedesktop.secrets over from another provider that allows it
+      --replace          take org.freedesktop.secrets over from another provider that allows it;
+                         with --start, restart kc's own running provider with these options
       --address ADDRESS  serve the bus at ADDRESS instead of the session bus
       --prompt-timeout S how long an Unlock prompt waits for `kc unlock` before it is
                          dismissed (default 60)

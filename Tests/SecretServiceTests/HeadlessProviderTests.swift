@@ -77,7 +77,7 @@ import KCTestSupport
         #expect(first.stderr.contains("nobody can answer an unlock prompt here"), "\(first.stderr)")
         let second = try home.kc(["secret-service", "--start"])
         #expect(second.status == 0 && second.stdout == first.stdout, "\(first.stdout)\(second.stdout)\(second.stderr)")
-        #expect(second.stderr.contains("started by an earlier --start") && second.stderr.contains("already serves"), "\(second.stderr)")
+        #expect(second.stderr.contains("found a D-Bus daemon") && second.stderr.contains("already serves"), "\(second.stderr)")
         #expect(Self.processes("kc-secret-service", of: home).count == 1, "one provider")
         #expect(Self.processes("dbus-daemon", of: home).count == 1, "one bus")
         // The second's lines work: a store and lookup there, then a locked lookup fails at once.
@@ -94,5 +94,73 @@ import KCTestSupport
         env["PATH"] = URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path + ":/usr/bin:/bin"
         let out = try Spawn.run(["/bin/sh", "-c", script, "sh", second.stdout], environment: env, timeout: 10)
         #expect(out.status == 0 && out.stdout == "v1\ndismissed\n", "\(out.stdout)\(out.stderr)")
+    }
+
+    /// The daemon's pid from --start's lines.
+    static func daemonPID(_ lines: String) -> Int32? {
+        lines.split(separator: "\n").first { $0.hasPrefix("DBUS_SESSION_BUS_PID=") }
+            .flatMap { Int32($0.dropFirst("DBUS_SESSION_BUS_PID=".count).prefix { $0.isNumber }) }
+    }
+
+    /// A second `--start` with other prompt options says that the running provider keeps
+    /// its own; `--start --replace` stops kc's provider and starts one with the new options.
+    @Test func aSecondStartWithNoPinentryIsNotSilentlyIgnored() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        let first = try home.kc(["secret-service", "--start"])
+        let daemon = Self.daemonPID(first.stdout)
+        defer {
+            if let daemon { kill(daemon, SIGTERM) }
+            for _ in 0..<200 where !Self.processes("kc-secret-service", of: home).isEmpty { usleep(50_000) }
+            #expect(Self.processes("kc-secret-service", of: home).isEmpty, "the provider outlived its bus")
+        }
+        #expect(first.status == 0 && daemon != nil, "\(first.stdout)\(first.stderr)")
+        let second = try home.kc(["secret-service", "--start", "--no-pinentry"])
+        #expect(second.status == 0 && second.stdout == first.stdout, "\(second.stdout)\(second.stderr)")
+        #expect(
+            second.stderr.contains(
+                "it was started with --pinentry pinentry, no --tty, --prompt-timeout 60, not --no-pinentry, no --tty, --prompt-timeout 60, and keeps those; run `kc secret-service --start --replace`"
+            ), "\(second.stderr)")
+        let before = Self.processes("kc-secret-service", of: home)
+        #expect(before.count == 1, "one provider")
+        let third = try home.kc(["secret-service", "--start", "--replace", "--no-pinentry"])
+        #expect(third.status == 0 && third.stdout == first.stdout, "\(third.stdout)\(third.stderr)")
+        #expect(third.stderr.contains("stopped the kc Secret Service (pid \(before.first ?? 0))"), "\(third.stderr)")
+        let after = Self.processes("kc-secret-service", of: home)
+        #expect(after.count == 1 && after != before, "one new provider: \(before) \(after)")
+        let line = after.first.flatMap { FileManager.default.contents(atPath: "/proc/\($0)/cmdline") } ?? Data()
+        #expect(String(decoding: line, as: UTF8.self).contains("--no-pinentry"), "the new provider has the new options")
+        let fourth = try home.kc(["secret-service", "--start", "--no-pinentry"])
+        #expect(fourth.status == 0 && !fourth.stderr.contains("it was started with"), "\(fourth.stderr)")
+    }
+
+    /// Something listening at the private bus's socket that never speaks D-Bus makes
+    /// --start fail within seconds (sd-bus alone waits 90 s), naming the socket and how to
+    /// remove it.
+    @Test func aSilentListenerAtTheBusSocketFailsStartQuickly() throws {
+        let home = try KCHome()
+        let folder = home.environment["KC_AGENT_DIR", default: home.directory + "/agent"]
+        mkdir(folder, 0o700)
+        let socketPath = folder + "/secret-service-bus.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(socketPath.utf8) + [0])
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 8) == 0, "\(socketPath)")
+        let started = Date()
+        let out = try KCBinary.run(["secret-service", "--start"], environment: home.environment, timeout: 30)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(out.status == 1 && elapsed < 15, "\(elapsed) s: \(out.stdout)\(out.stderr)")
+        #expect(
+            out.stderr.contains("something listens at \(socketPath) but is not a D-Bus daemon")
+                && out.stderr.contains("rm \(socketPath)"), "\(out.stderr)")
+        #expect(out.stdout.isEmpty, "no lines to eval: \(out.stdout)")
     }
 }

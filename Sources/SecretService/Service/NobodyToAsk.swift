@@ -41,7 +41,7 @@ package enum NobodyToAsk {
     /// The line the provider writes to its stderr (the journal, under systemd), the first
     /// time it dismisses a prompt for that reason.
     static func dismissNote(_ reason: String) -> String {
-        "kc-secret-service: dismissed an unlock prompt at once, as nobody can answer it here: \(reason). Run `kc unlock` first, or start the provider with --no-pinentry to have prompts wait for it\n"
+        "kc-secret-service: dismissed an unlock prompt at once, as nobody can answer it here: \(reason). Run `kc unlock` first, or restart the provider with --no-pinentry to have prompts wait for it (kc secret-service --start --replace --no-pinentry)\n"
     }
 
     /// Whether `path` is a terminal this process can open for reading and writing.
