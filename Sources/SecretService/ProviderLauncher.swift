@@ -33,8 +33,10 @@ package enum ProviderLauncher {
             let folder = AgentPaths()
             do {
                 try folder.check(create: true)
+            } catch let error as KeychainError {
+                throw .failed("no private folder for the D-Bus daemon's socket: \(error.message)" + (error.hint.map { "; hint: \($0)" } ?? ""))
             } catch {
-                throw .failed("no private folder for the D-Bus daemon's socket: \((error as? KeychainError)?.message ?? "\(error)")")
+                throw .failed("no private folder for the D-Bus daemon's socket: \(error)")
             }
             let socket = folder.directory + "/" + privateBusSocketName
             guard socket.utf8.count < 108 else {

@@ -85,6 +85,30 @@ import KCTestSupport
         #expect(try bus.run(["secret-tool", "store", "--label=t", "service", "s", "username", "u"], stdin: "ok").status == 0)
     }
 
+    /// Introspect of a path that names no object advertises no Properties interface
+    /// (its GetAll answers NoSuchObject); the service's own path does.
+    @Test func introspectionOfNothingAdvertisesNoProperties() throws {
+        let (_, bus) = try SecretToolTests.unlocked()
+        let out = try bus.python(
+            """
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+            c = open_dbus_connection('SESSION')
+            def xml(path):
+                a = DBusAddress(path, bus_name='org.freedesktop.secrets', interface='org.freedesktop.DBus.Introspectable')
+                return c.send_and_get_reply(new_method_call(a, 'Introspect')).body[0]
+            none = '/org/freedesktop/secrets/nothing'
+            print('nothing', 'org.freedesktop.DBus.Properties' in xml(none))
+            print('service', 'org.freedesktop.DBus.Properties' in xml('/org/freedesktop/secrets'))
+            p = DBusAddress(none, bus_name='org.freedesktop.secrets', interface='org.freedesktop.DBus.Properties')
+            r = c.send_and_get_reply(new_method_call(p, 'GetAll', 's', ('',)))
+            from jeepney.low_level import HeaderFields
+            print('getall', r.header.fields.get(HeaderFields.error_name))
+            """)
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)")
+        #expect(out.stdout == "nothing False\nservice True\ngetall org.freedesktop.Secret.Error.NoSuchObject\n", "\(out.stdout)")
+    }
+
     /// Killed with -9, the provider is started again by the next client call (D-Bus
     /// activation), with nothing lost: it holds nothing but the bus connection.
     @Test func killedProviderIsStartedAgainByTheNextCall() throws {

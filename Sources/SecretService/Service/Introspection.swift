@@ -8,6 +8,12 @@ enum Introspection {
          <interface name="org.freedesktop.DBus.Introspectable">
           <method name="Introspect"><arg name="xml" type="s" direction="out"/></method>
          </interface>
+
+        """
+
+    /// Every object's properties; not advertised where there is no object (GetAll there
+    /// answers NoSuchObject).
+    private static let properties = """
          <interface name="org.freedesktop.DBus.Properties">
           <method name="Get"><arg name="interface" type="s" direction="in"/><arg name="name" type="s" direction="in"/><arg name="value" type="v" direction="out"/></method>
           <method name="GetAll"><arg name="interface" type="s" direction="in"/><arg name="properties" type="a{sv}" direction="out"/></method>
@@ -84,7 +90,7 @@ enum Introspection {
 
     /// The XML for `path`, listing `children` (path elements) as child nodes.
     static func xml(for path: ObjectPath?, children: [String]) -> String {
-        var body = header
+        var body = header + (path == nil ? "" : properties)
         switch path {
         case .service?: body += service
         case .collection?, .alias?: body += collection
