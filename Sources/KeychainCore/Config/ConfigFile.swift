@@ -15,8 +15,10 @@ import Glibc
 ///     idle-timeout = 600      # ten minutes
 ///     unlock-on-prompt = no
 ///
-/// The file is read as ssh reads its own: it must be a regular file owned by the user (or
-/// root) that no other account can write (docs/security.md, "The configuration file"),
+/// The file is read as sshd checks a user's files: it must be a regular file owned by the
+/// user (or root) that no other account can write, reached through folders (and a link, if
+/// any) no other account owns or can write (`checkPlace`; docs/security.md, "The
+/// configuration file"),
 /// since it chooses where secrets are written and how long keys stay unlocked. A missing
 /// file is no error: it costs one failed `lstat`.
 ///
