@@ -126,6 +126,14 @@ package enum TerminalSafe {
     /// is escaped whole (newlines too) wherever it appears; then every other control
     /// character but the line ends.
     package static func usageMessage(_ text: String, arguments: [String]) -> String {
+        escaped(escapingArguments(text, arguments: arguments), .lines)
+    }
+
+    /// `text` with each argv word that holds a control character, and the value after its
+    /// first `=`, escaped whole (newlines too) wherever it appears; the rest unchanged. Done
+    /// before a message is cut into lines (`UsageText.voiced`), so that a newline inside a
+    /// word is escaped rather than taken for the end of a line.
+    package static func escapingArguments(_ text: String, arguments: [String]) -> String {
         var candidates: [String] = []
         for argument in arguments where hasControl(argument) {
             candidates.append(argument)
@@ -136,7 +144,7 @@ package enum TerminalSafe {
         for candidate in candidates.sorted(by: { $0.utf8.count > $1.utf8.count }) where !candidate.isEmpty {
             out = out.replacing(candidate, with: escaped(candidate))
         }
-        return escaped(out, .lines)
+        return out
     }
 
     /// A run of input bytes kept as they are, or the escape written for one character or

@@ -78,9 +78,13 @@ package enum UsageText {
     /// message as `PROGRAM: message` (its first word lower-cased, as kc's messages are),
     /// the option's help as `PROGRAM: hint: …`, and where to read the usage as
     /// `PROGRAM: hint: see 'kc find --help' for more information` (the usage itself is
-    /// what `--help` shows). Lines joined by newlines, none at the end; control characters
+    /// what `--help` shows). Lines joined by newlines, none at the end. The argv words
+    /// (`arguments`) ArgumentParser quotes are escaped first (`TerminalSafe.escapingArguments`),
+    /// so a newline inside one cannot start a line of its own; other control characters
     /// are the caller's to escape.
-    package static func voiced(_ full: String, message: String, program: String) -> String {
+    package static func voiced(_ full: String, message: String, program: String, arguments: [String]) -> String {
+        let full = TerminalSafe.escapingArguments(full, arguments: arguments)
+        let message = TerminalSafe.escapingArguments(message, arguments: arguments)
         var out: [String] = []
         let messageLines = message.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
         for (i, line) in messageLines.enumerated() {

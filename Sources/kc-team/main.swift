@@ -33,7 +33,8 @@ do {
         exit(0)
     }
     // In kc's voice: `kc-team: MESSAGE`, `kc-team: hint: …`, as its other errors.
-    let voiced = UsageText.voiced(message, message: KCTeam.message(for: error), program: "kc-team")
+    let voiced = UsageText.voiced(
+        message, message: KCTeam.message(for: error), program: "kc-team", arguments: Array(CommandLine.arguments.dropFirst()))
     TeamReport.write(2, TerminalSafe.usageMessage(voiced, arguments: Array(CommandLine.arguments.dropFirst())) + "\n")
     // Usage errors exit 2, as kc's (ArgumentParser's default is 64).
     exit(code == .validationFailure ? 2 : code.rawValue)

@@ -79,12 +79,9 @@ struct KC: ParsableCommand {
         do {
             try Startup.checkArgumentsAreUTF8()
             var arguments = CommandLine.arguments
-            // A configuration file that is unsafe or malformed stops the command before it
-            // does anything (docs/config.md); help, `kc error`, the agent and the clipboard's
-            // keeper read nothing of it.
-            if !Startup.ignoresConfiguration(arguments) { try Configuration.check() }
             // The credential helpers: by the name kc was started under, or a hidden subcommand.
             let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
+            if name == "git-credential-kc" || name == "docker-credential-kc" { try Configuration.check() }
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
             // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
@@ -92,18 +89,31 @@ struct KC: ParsableCommand {
             // One pass, and every parser below reads its output: leading keychain options
             // moved after the subcommand, `--clip` alone as `--clip=45`, `-s --` as `-s=--`.
             arguments = try ArgumentNormaliser.normalised(arguments)
+            // A configuration file that is unsafe or malformed stops the command before it
+            // does anything (docs/config.md). Decided on the normalised words, so that a
+            // leading `-k NAME` does not hide the command; what never reads the file
+            // (`Startup.ignoresConfiguration`) goes on, and help is checked after parsing,
+            // so that only a command that then runs stops.
+            let ignoresConfiguration = Startup.ignoresConfiguration(arguments)
+            let asksForHelp = Startup.asksForHelp(arguments)
+            if !ignoresConfiguration && !asksForHelp { try Configuration.check() }
+            // A fast path below prints no help: it runs, so it meets the file's check first.
+            func checkIfDeferred() throws { if asksForHelp && !ignoresConfiguration { try Configuration.check() } }
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
             // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
             // alone, `kc run`'s and `kc find`'s plain forms.
             if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {
+                try checkIfDeferred()
                 try Read.fast(arguments[2])
                 Startup.exit(0)
             }
             if arguments.count > 2, arguments[1] == "run", let run = RunFastPath.parse(arguments.dropFirst(2)) {
+                try checkIfDeferred()
                 try run.run()
             }
             if arguments.count > 1, arguments[1] == "find", let find = FindFastPath.parse(arguments.dropFirst(2)) {
+                try checkIfDeferred()
                 try find.run()
             } else {
                 if arguments.count > 1, let message = CommandSuggestion.message(for: arguments[1]) {
@@ -111,6 +121,8 @@ struct KC: ParsableCommand {
                     Startup.exit(2)
                 }
                 var command = try parseAsRoot(Array(arguments.dropFirst()))
+                // `--help` parses as ArgumentParser's own `help` command, which prints it.
+                if type(of: command).configuration.commandName != "help" { try checkIfDeferred() }
                 try command.run()
             }
             Startup.exit(0)
@@ -126,7 +138,9 @@ struct KC: ParsableCommand {
                 Startup.exit(0)
             }
             // In kc's voice: `kc: MESSAGE`, `kc: hint: …` (not ArgumentParser's `Error:`/`Usage:`).
-            Report.usage(UsageText.voiced(fullMessage(for: error), message: message(for: error), program: "kc"))
+            Report.usage(
+                UsageText.voiced(
+                    fullMessage(for: error), message: message(for: error), program: "kc", arguments: Array(CommandLine.arguments.dropFirst())))
             // Usage errors exit 2 (ArgumentParser's default is 64).
             Startup.exit(code == .validationFailure ? 2 : code.rawValue)
         }

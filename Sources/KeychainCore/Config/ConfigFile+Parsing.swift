@@ -8,13 +8,16 @@ extension ConfigFile {
     /// conformances, which costs more than the rest of its start-up (docs/performance.md).
     /// - Throws: errSecParam, the message starting `PATH:LINE:`, for the first line that is
     ///   not text, has no `=`, names an unknown key or one given before, or has a value the
-    ///   key does not take.
+    ///   key does not take. The message says what was expected and never quotes the line
+    ///   (at most a key's name): a file put at the path by someone else could be one that
+    ///   holds a secret (~/.git-credentials), and stderr may be a CI log.
     public static func parse(_ bytes: [UInt8], path: String) throws -> ConfigFile {
         var file = ConfigFile(path: path, exists: true)
         // The line each key was given on (0: not given).
         var given = [Int](repeating: 0, count: keys.count)
         var number = 0
-        var start = 0
+        // A UTF-8 byte-order mark, as some editors write: not part of the first key.
+        var start = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
         while start < bytes.count {
             number += 1
             var end = start
@@ -30,7 +33,7 @@ extension ConfigFile {
             if bytes[lo] == 0x5B { throw fail("sections are not used: write KEY = VALUE lines only") }   // `[`
             var equals = lo
             while equals < hi && bytes[equals] != 0x3D { equals += 1 }
-            guard equals < hi else { throw fail("expected KEY = VALUE, found \"\(text(bytes, lo, hi))\"") }
+            guard equals < hi else { throw fail("expected KEY = VALUE; this line has no =") }
             let (keyLo, keyHi) = trimmed(bytes, lo, equals)
             let key = text(bytes, keyLo, keyHi)
             var index = 0
@@ -38,7 +41,9 @@ extension ConfigFile {
             guard index < keys.count else {
                 let dashed = String(key.lowercased().map { $0 == "_" ? "-" : $0 })
                 let hint = keys.contains(dashed) ? "did you mean \(dashed)?" : "the keys are " + keys.joined(separator: ", ")
-                throw fail("unknown key \"\(key)\"", hint: hint)
+                // Named only when it looks like a key (a .env file's NAME), never what may be a
+                // URL with a token in it.
+                throw fail(looksLikeKey(key) ? "unknown key \"\(key)\"" : "unknown key (not a word of letters, digits, - and _)", hint: hint)
             }
             if given[index] != 0 { throw fail("\(key) is given twice (lines \(given[index]) and \(number))", hint: "keep one of them") }
             given[index] = number
@@ -61,29 +66,29 @@ extension ConfigFile {
             keychain = Entry(value: try Self.keychainValue(value), line: line)
         case "idle-timeout", "max-timeout":
             guard let seconds = UInt64(value), seconds >= 1, seconds <= Keychain.maxTimeout else {
-                throw KeychainError(errSecParam, "\(key) is \"\(value)\": give whole seconds, 1 to \(Keychain.maxTimeout) (a year)")
+                throw KeychainError(errSecParam, "\(key) is not whole seconds, 1 to \(Keychain.maxTimeout) (a year)")
             }
             if key == "idle-timeout" { idleTimeout = Entry(value: seconds, line: line) } else { maxTimeout = Entry(value: seconds, line: line) }
         case "unlock-on-prompt":
             guard let on = Self.boolean(value) else {
-                throw KeychainError(errSecParam, "unlock-on-prompt is \"\(value)\": give yes or no (true/false, on/off, 1/0)")
+                throw KeychainError(errSecParam, "unlock-on-prompt is not yes or no (true/false, on/off, 1/0)")
             }
             unlockOnPrompt = Entry(value: on, line: line)
         case "clip-seconds":
             guard let seconds = Int(value), seconds >= 1, seconds <= Self.maxClipSeconds else {
-                throw KeychainError(errSecParam, "clip-seconds is \"\(value)\": give whole seconds, 1 to \(Self.maxClipSeconds) (a day)")
+                throw KeychainError(errSecParam, "clip-seconds is not whole seconds, 1 to \(Self.maxClipSeconds) (a day)")
             }
             clipSeconds = Entry(value: seconds, line: line)
         case "kdf":
             guard let profile = KDFProfile(rawValue: value) else {
-                throw KeychainError(errSecParam, "kdf is \"\(value)\": give interactive, moderate or sensitive")
+                throw KeychainError(errSecParam, "kdf is not interactive, moderate or sensitive")
             }
             kdf = Entry(value: profile, line: line)
         case "team":
             let name = value.hasPrefix(KeychainAddress.teamPrefix) ? String(value.dropFirst(KeychainAddress.teamPrefix.count)) : value
             guard let address = try? KeychainAddress(teamName: name), case .team(let checked) = address else {
                 throw KeychainError(
-                    errSecParam, "team is \"\(value)\": a team name is 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit",
+                    errSecParam, "team is not a team name: 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit",
                     hint: "team = NAME chooses the team keychain team:NAME")
             }
             team = Entry(value: checked, line: line)
@@ -103,10 +108,13 @@ extension ConfigFile {
             }
             word = home + word.dropFirst(1)
         }
-        let address = try KeychainAddress(word)
+        guard let address = try? KeychainAddress(word) else {
+            throw KeychainError(
+                errSecParam, "keychain is not a NAME, an absolute path or team:NAME", hint: "it takes what -k takes (kc --help)")
+        }
         if case .file = address, KeychainLocation.isPath(word), !word.hasPrefix("/") {
             throw KeychainError(
-                errSecParam, "keychain is the relative path \"\(value)\", which would change with the working folder",
+                errSecParam, "keychain is a relative path, which would change with the working folder",
                 hint: "give an absolute path, one under ~/, or a NAME (for \(KeychainLocation.directory)/NAME.keychain-db)")
         }
         return word
@@ -119,6 +127,18 @@ extension ConfigFile {
         case "0", "false", "no", "off": return false
         default: return nil
         }
+    }
+
+    /// Whether `key` is 1 to 32 ASCII letters, digits, `-` and `_`: a name that may be
+    /// quoted back.
+    static func looksLikeKey(_ key: String) -> Bool {
+        let utf8 = key.utf8
+        guard !utf8.isEmpty, utf8.count <= 32 else { return false }
+        for byte in utf8 {
+            let letter = (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A
+            guard letter || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F else { return false }
+        }
+        return true
     }
 
     /// `bytes[lo..<hi]` without the spaces, tabs and carriage returns around it.

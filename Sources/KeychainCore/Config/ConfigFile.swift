@@ -15,10 +15,12 @@ import Glibc
 ///     idle-timeout = 600      # ten minutes
 ///     unlock-on-prompt = no
 ///
-/// The file is read as ssh reads its own: it must be a regular file owned by the user (or
-/// root) that no other account can write (docs/security.md, "The configuration file"),
+/// The file is read as sshd checks a user's files: it must be a regular file owned by the
+/// user (or root) that no other account can write, reached through folders (and a link, if
+/// any) no other account owns or can write (`checkPlace`; docs/security.md, "The
+/// configuration file"),
 /// since it chooses where secrets are written and how long keys stay unlocked. A missing
-/// file is no error: it costs one failed `open`.
+/// file is no error: it costs one failed `lstat`.
 ///
 /// It lives here, below every program, so that kc, kc-team and kc-secret-service read the
 /// same file the same way (`ConfigFile.load()`); only kc applies it so far.
@@ -73,10 +75,12 @@ public struct ConfigFile: Sendable {
 
     /// The file's path: `$XDG_CONFIG_HOME/kc/config` when that variable is an absolute path,
     /// else `$HOME/.config/kc/config` (the home folder from `$HOME`, as for keychains); nil
-    /// when neither is set.
+    /// when neither is set to an absolute path.
     public static var defaultPath: String? {
         if let xdg = KeychainLocation.environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return xdg + "/kc/config" }
-        guard let home = KeychainLocation.environment("HOME"), !home.isEmpty else { return nil }
+        // A HOME that is not absolute is ignored, as such an XDG_CONFIG_HOME is: the file
+        // would change with the working folder.
+        guard let home = KeychainLocation.environment("HOME"), home.hasPrefix("/") else { return nil }
         return home + "/.config/kc/config"
     }
 
@@ -87,12 +91,16 @@ public struct ConfigFile: Sendable {
         return try load(path: path)
     }
 
-    /// Reads and checks the file at `path`: one `open`, one `fstat` and a `read` or two.
+    /// Reads and checks the file at `path` (`checkPlace`, then one `open`, one `fstat` and
+    /// a `read` or two).
     /// - Returns: its values; none when the file does not exist.
     /// - Throws: errSecParam (exit 206) for a file another account owns or can write, one
+    ///   in a folder another account owns or can write, a link another account owns, one
     ///   that is not a regular file or is larger than `maxSize`, and for any malformed line
     ///   (the message starts `PATH:LINE:`); errSecIO when it exists but cannot be read.
     public static func load(path: String) throws -> ConfigFile {
+        // The link at the path and the folders above it: one `lstat` when there is no file.
+        guard try checkPlace(path) else { return ConfigFile(path: path) }
         // Non-blocking: a FIFO planted there must not hang kc (it is refused below).
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         if fd < 0 {

@@ -32,7 +32,11 @@ package enum FileSafety {
     }
 
     /// Checks an existing keychain file before SQLite opens it.
-    static func checkKeychainFile(at path: String) throws {
+    /// - Parameter readingIt: false leaves out the checks that open the file itself (its
+    ///   header, its magic), for a process that holds it open already: closing any
+    ///   descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+    ///   included (`SQLiteItemStore.freshConnection`).
+    static func checkKeychainFile(at path: String, readingIt: Bool = true) throws {
         var st = stat()
         if lstat(path, &st) != 0 {
             let e = errno
@@ -56,7 +60,7 @@ package enum FileSafety {
         }
         // A file of yours that is not even an SQLite database (a typo such as a text file)
         // is named as such before any mode advice: `chmod` would be the wrong hint.
-        if st.st_mode & 0o077 != 0, hasDatabaseHeader(path) == false {
+        if readingIt, st.st_mode & 0o077 != 0, hasDatabaseHeader(path) == false {
             throw KeychainError(
                 errSecDecode, "\(path) is not a kc keychain (no database header)",
                 hint: "check the path given with -k or KC_KEYCHAIN")
@@ -80,7 +84,7 @@ package enum FileSafety {
         }
         try checkDirectory(parentDirectory(of: path))
         try checkFilesystem(parentDirectory(of: path))
-        try checkMagic(path, size: Int(st.st_size))
+        if readingIt { try checkMagic(path, size: Int(st.st_size)) }
     }
 
     /// A folder that others can write lets them plant -wal, -shm or symlinks: refused.

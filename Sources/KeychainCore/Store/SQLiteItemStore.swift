@@ -412,14 +412,16 @@ package final class SQLiteItemStore: ItemStore {
     }
 
     package func freshConnection() throws -> (any ItemStore)? {
-        // Not through `FileSafety.checkKeychainFile`: it reads the file's magic through a
-        // descriptor of its own, and closing any descriptor of a file drops every POSIX lock
-        // this process holds on it, SQLite's included. The agent's connection then looked
-        // like no connection at all: the next process to close the keychain took itself for
-        // the last one, checkpointed and unlinked the -shm, and the agent, still mapping
-        // the unlinked one, never saw another process's commit again (issue 29, found by
-        // its presence tests). The identity comparison below ties the fresh connection to
-        // the file checked at the first open.
+        // The file check without the part that reads the file's magic through a descriptor
+        // of its own: closing any descriptor of a file drops every POSIX lock this process
+        // holds on it, SQLite's included. The agent's connection then looked like no
+        // connection at all: the next process to close the keychain took itself for the
+        // last one, checkpointed and unlinked the -shm, and the agent, still mapping the
+        // unlinked one, never saw another process's commit again (issue 29, found by its
+        // presence tests). The rest (a link, the owner and mode, the -wal and -shm, the
+        // folder) is checked again, as at any open; the identity comparison below ties the
+        // fresh connection to the file whose magic was checked at the first open.
+        try FileSafety.checkKeychainFile(at: database.path, readingIt: false)
         let fresh = try SQLiteItemStore(openingExisting: database.path, checkFile: false)
         return fresh.fileIdentity == fileIdentity ? fresh : nil
     }

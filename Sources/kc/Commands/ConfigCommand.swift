@@ -109,7 +109,7 @@ struct ConfigCommand: ParsableCommand {
         let keychainSource: Source =
             flag != nil
             ? .flag(Options.keychain.displayName)
-            : Environment.get("KC_KEYCHAIN") != nil ? .environment("KC_KEYCHAIN") : from(file.keychain)
+            : Configuration.environmentKeychain != nil ? .environment("KC_KEYCHAIN") : from(file.keychain)
         let chosen = KeychainChoice(keychain: flag).path
         rows.append(Row(key: "keychain", text: chosen, json: JSON.string(chosen), source: keychainSource))
 

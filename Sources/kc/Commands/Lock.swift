@@ -42,6 +42,11 @@ struct Lock: ParsableCommand {
         if all {
             // Both agents: the file agent and the team agent.
             for client in Session.allAgents() { try client.lock(path: nil) }
+        } else if keychain.keychain == nil, Configuration.environmentKeychain == nil, let failure = Configuration.failure {
+            // The keychain would be the file's, which kc refuses: lock them all, the safe
+            // side for a screen-lock or logout hook, and say why.
+            Report.note("warning: \(failure.message); locking every keychain")
+            for client in Session.allAgents() { try client.lock(path: nil) }
         } else {
             let address = try keychain.choice.address()
             try Session.checkExists(address)

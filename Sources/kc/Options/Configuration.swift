@@ -13,7 +13,7 @@ enum Configuration {
         case failed(KeychainError)
     }
 
-    /// One `open` when there is no file; one small read when there is.
+    /// One `lstat` when there is no file; one small read when there is.
     private static let loaded: Loaded = {
         do {
             return .file(try ConfigFile.load())
@@ -30,6 +30,13 @@ enum Configuration {
         if case .failed(let error) = loaded { throw error }
     }
 
+    /// Why the file was refused; nil when it was read (or there is none). For the commands
+    /// that go on without it (`kc lock`, `Startup.ignoresConfiguration`).
+    static var failure: KeychainError? {
+        if case .failed(let error) = loaded { return error }
+        return nil
+    }
+
     /// The file's values; none when it could not be read (`check` stops the command first).
     static var file: ConfigFile {
         if case .file(let file) = loaded { return file }
@@ -38,7 +45,15 @@ enum Configuration {
 
     /// The keychain when no `-k` is given: `KC_KEYCHAIN`, else the file's `keychain`; nil
     /// for the default (login).
-    static var keychain: String? { Environment.get("KC_KEYCHAIN") ?? file.keychain?.value }
+    static var keychain: String? { environmentKeychain ?? file.keychain?.value }
+
+    /// `KC_KEYCHAIN`, nil when unset or empty: an empty one is most often `"$UNSET"` in a
+    /// script, which must not pass over the file's keychain for login (`-k ""` is refused
+    /// for the same mistake).
+    static var environmentKeychain: String? {
+        guard let value = Environment.get("KC_KEYCHAIN"), !value.isEmpty else { return nil }
+        return value
+    }
 
     /// What `--clip` alone means: the file's `clip-seconds`, else 45.
     static var clipSeconds: Int { file.clipSeconds?.value ?? Clipboard.defaultSeconds }

@@ -29,7 +29,7 @@ struct KeychainChoice: Equatable {
 
     /// Whether -k or KC_KEYCHAIN named the keychain, which the configuration file's
     /// `keychain` does not: a runner token's team wins over the file's choice.
-    var isChosenByFlagOrEnvironment: Bool { keychain != nil || Environment.get("KC_KEYCHAIN") != nil }
+    var isChosenByFlagOrEnvironment: Bool { keychain != nil || Configuration.environmentKeychain != nil }
 
     /// -k, else KC_KEYCHAIN, else the configuration file's `keychain`; nil for the default.
     private var word: String? { keychain ?? Configuration.keychain }
