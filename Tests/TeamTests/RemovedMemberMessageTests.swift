@@ -58,6 +58,36 @@ import TeamCore
         #expect(named.stdout.contains("not permitted to perform this operation"), "\(named.stdout)")
     }
 
+    /// The admin removes bob and adds the same device back (its join request put back, as a
+    /// server that kept the row would): bob's running agent catches up across both entries
+    /// and reads on (it reported "removed", exit 28, at the first entry that dropped it).
+    /// A removal that stays is still exit 28.
+    @Test func aDeviceRemovedAndAddedBackReadsOn() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let (admin, join) = try TeamCommandTests.admin(dsn)
+        let bob = try KCHome()
+        let fingerprint = try TeamCommandTests.run(bob, ["team", "join", join, "--member", "bob-laptop", "--kdf", "interactive"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let requests = try PostgresConnection(dsn: dsn).execute("SELECT keychain_id, request FROM kc_requests WHERE fingerprint = $1", [.text(fingerprint)])
+        let keychainID = try #require(requests.bytes(0, 0)), request = try #require(requests.bytes(0, 1))
+        try TeamCommandTests.run(admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra"])
+        try TeamCommandTests.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "before"])
+        try TeamCommandTests.run(bob, ["unlock", "-k", "team:infra"])
+        try TeamCommandTests.run(admin, ["team", "remove", "bob-laptop", "-k", "team:infra"])
+        _ = try PostgresConnection(dsn: dsn).execute(
+            "INSERT INTO kc_requests (keychain_id, fingerprint, request) VALUES ($1, $2, $3)", [.bytes(keychainID), .text(fingerprint), .bytes(request)])
+        try TeamCommandTests.run(admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra"])
+        try TeamCommandTests.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "cd", "-w", "after"])
+        let listed = try TeamCommandTests.run(bob, ["list", "-k", "team:infra"])
+        #expect(listed.stdout.contains("deploy\tci") && listed.stdout.contains("deploy\tcd"), "\(listed.stdout)")
+        let found = try TeamCommandTests.run(bob, ["find", "-k", "team:infra", "-s", "deploy", "-a", "cd", "-w"])
+        #expect(found.stdout.hasPrefix("after"), "\(found.stdout) \(found.stderr)")
+        // Removed again, for good: exit 28.
+        try TeamCommandTests.run(admin, ["team", "remove", "bob-laptop", "-k", "team:infra"])
+        let removed = try TeamCommandTests.run(bob, ["list", "-k", "team:infra"], expect: Self.removedExit)
+        #expect(removed.stderr.firstMatch(of: Self.removal) != nil, "\(removed.stderr)")
+    }
+
     /// A device that asked to join and was never added is not "removed": exit 51 as before,
     /// with the hint to have it added.
     @Test func aDeviceNeverAddedKeepsTheOldAnswer() throws {
