@@ -167,7 +167,7 @@ extension TeamAuthority {
         guard let change = history.removed[member.memberID] else {
             return KeychainError(errSecAuthFailed, "this device is not a member of \(label)", hint: "ask an admin to add it again")
         }
-        return removed(change)
+        return removed(change, asOf: generation)
     }
 
     /// Catches up across a re-key in a REPEATABLE READ snapshot: a write's or an admin's

@@ -42,6 +42,11 @@ import TeamCore
         let when = try #require(ISO8601DateFormatter().date(from: String(match.1)))
         #expect(abs(when.timeIntervalSince(before)) < 60, "the time of the removal: \(match.1)")
         #expect(!read.stderr.contains("password"), "\(read.stderr)")
+        // As of the head the server served (a server may serve an old genuine prefix of the
+        // log): the message names its generation, and the hint says to confirm first.
+        let head = try TeamCommandTests.run(admin, ["team", "head", "-k", "team:infra"]).stdout.split(separator: ":").first ?? ""
+        #expect(read.stderr.contains("(as of generation \(head), the log the server served)"), "\(read.stderr)")
+        #expect(read.stderr.contains("confirm with an admin (`kc team members` on their device) before joining anew"), "\(read.stderr)")
         // A first open walks the signed log and finds the same removal.
         try TeamCommandTests.run(bob, ["lock", "-k", "team:infra"])
         let unlock = try TeamCommandTests.run(bob, ["unlock", "-k", "team:infra"], expect: Self.removedExit)
