@@ -29,9 +29,12 @@ extension KeychainReply {
             self = .results(try BatchRequest.results(value, count: b.queries.count))
         case .copyPage(_, let after, let limit):
             // At most `limit` items, and a next place past the one asked for: a reply that
-            // would make the client ask for the same page for ever is refused.
+            // would make the client ask for the same page for ever is refused. A page ends
+            // once its items pass `SearchPage.maxBytes` (after its first), so all but its
+            // last item stay below that: a larger page is refused too.
             guard let d = value as? [String: Any], let items = d["items"] as? [Any], items.count <= limit,
-                d["next"] == nil || (d["next"] as? Int).map({ Int64($0) > (after ?? Int64.min) && !items.isEmpty }) == true
+                d["next"] == nil || (d["next"] as? Int).map({ Int64($0) > (after ?? Int64.min) && !items.isEmpty }) == true,
+                SearchPage.encodedSize(Array(items.dropLast())) - 5 < SearchPage.maxBytes
             else { throw bad }
             self = .page(SearchPage(items: items, next: (d["next"] as? Int).map(Int64.init)))
         }

@@ -320,16 +320,29 @@ public final class KeychainSession: @unchecked Sendable {
     /// by page in insertion order (`Keychain.copyPage`): through the agent one round trip
     /// per page, so a listing of any size needs no reply that holds it all, and neither
     /// this process's pages nor the agent's memory grow with the keychain. `body` is called
-    /// with each page's results. - Returns: how many there were in all.
+    /// with each page's results. A listing stops with errSecIO once it passes `maxItems`
+    /// items or `maxBytes` of encoded results (`SearchPage.encodedSize`): pages that each
+    /// move on but never end (an agent that is not kc's) cannot make it ask for ever.
+    /// - Returns: how many there were in all.
     @discardableResult
-    public func forEachPage(_ query: [String: Any], _ body: ([Any]) throws -> Void) throws -> Int {
+    public func forEachPage(
+        _ query: [String: Any], maxItems: Int = .max, maxBytes: Int = .max, _ body: ([Any]) throws -> Void
+    ) throws -> Int {
         var after: Int64?
         var total = 0
+        var bytes = 0
         repeat {
             guard case .page(let page) = try perform(.copyPage(query, after: after, limit: Self.pageLimit)) else {
                 throw KeychainError(errSecInternalError, "expected a page of results")
             }
             total += page.items.count
+            bytes += SearchPage.encodedSize(page.items)
+            guard total <= maxItems, bytes <= maxBytes else {
+                throw KeychainError(
+                    errSecIO,
+                    "the agent's pages do not end: a listing holds at most \(SearchPage.maxListingItems) items and \(SearchPage.maxListingBytes >> 20) MiB",
+                    hint: "if the agent is kc's, narrow the listing (--class, -s, -a); else stop what listens at the agent socket")
+            }
             try body(page.items)
             after = page.next
         } while after != nil

@@ -5,7 +5,8 @@ import KeychainCore
 /// (`docs/team.md`, "What a join string and a runner token carry").
 extension PostgresConnection {
     /// The options libpq reads from `dsn` (`PQconninfoParse`), those given only.
-    /// - Throws: errSecParam with libpq's message for a malformed DSN.
+    /// - Throws: errSecParam with libpq's message for a malformed DSN, and for a host that
+    ///   holds an `@` (a URI whose password has an unencoded `@`).
     package static func parse(_ dsn: String) throws -> [String: String] {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(dsn, &error) else {
@@ -17,7 +18,16 @@ extension PostgresConnection {
                 hint: "check the DSN's quoting and percent-encoding (its text is not repeated here: it may hold a password)")
         }
         defer { PQconninfoFree(options) }
-        return read(options, skipEmpty: false)
+        let parsed = read(options, skipEmpty: false)
+        // `postgresql://u:p@ss@host/db`: libpq takes the last `@` as the end of the password,
+        // so part of the password becomes the host, which its "could not translate host
+        // name" and kc's server label would print. No host holds an `@`.
+        if parsed["host"]?.contains("@") == true {
+            throw KeychainError(
+                errSecParam, "the PostgreSQL connection string's host holds an @: an @ in a password must be written %40",
+                hint: "percent-encode the password in a postgresql:// URI (its text is not repeated here: it may hold a password)")
+        }
+        return parsed
     }
 
     /// The keywords of a libpq option array that have a value (`skipEmpty`: a non-empty one).

@@ -57,6 +57,9 @@ extension TeamAuthority {
     struct CatchUpKeys {
         var keys: KeyHierarchy
         var rescan: LogEntry?
+        /// The roster entry whose key generation's master key this member must still open:
+        /// a re-key it was left out of (a removal), when a later entry may add it back.
+        var unopened: LogEntry?
     }
 
     /// `catchUp`'s work, which may leave the view halfway when it throws.
@@ -91,6 +94,9 @@ extension TeamAuthority {
         }
         walked = chain.walked
         try chain.ends(at: serverHead)
+        // Whether this member was removed is decided at the head, not at the entry that
+        // removed it: an admin may have added the same device back since.
+        guard me != nil, current.unopened == nil else { throw removal() }
         if current.rescan != nil, let last {
             try scanRows(keys: current.keys, expectedDigest: last.setDigest, expectedCount: last.count, at: last.generation)
         }
@@ -127,35 +133,41 @@ extension TeamAuthority {
 
     /// A roster entry's keys: a re-key opens the next key generation's master key (and the
     /// rows are scanned after the walk); any other roster entry keeps the keys and the rows.
-    /// Either way this member must still be in the roster: when the entry (its signature
-    /// checked) left it out, the error says who removed it and when (`removed`).
+    /// This member must be in the roster at the head, not at each entry: an entry (its
+    /// signature checked) that left it out may be followed by one that adds the same device
+    /// back, whose master-key wrap is then opened. `catchUpEntries` decides at the head,
+    /// where the error says who removed it and when (`removed`).
     private func takeKeys(of e: LogEntry, into current: inout CatchUpKeys, mayRescan: Bool) throws {
         let g = e.generation
         if e.rekeyed {
             guard mayRescan else { throw NeedsSnapshot() }
             guard e.keyGeneration == keyGeneration + 1 else { throw serverError("roster entry \(g) skips a key generation") }
-            guard me != nil else { throw removal() }
             keyGeneration = e.keyGeneration
             commitment = e.masterKeyCommitment
-            current.keys = try openMasterKey(generation: keyGeneration, signedBy: e)
             current.rescan = e
+            current.unopened = e
         } else {
             guard e.keyGeneration == keyGeneration, e.masterKeyCommitment == commitment,
                 current.rescan != nil || holdsRows(of: e)
             else {
                 throw serverError("roster entry \(g) changes the keys or rows without a re-key")
             }
-            guard me != nil else { throw removal() }
+        }
+        // Left out: nothing to open (yet). In: the wrap of the re-key, or of the admin who
+        // added this device back after it.
+        if me != nil, current.unopened != nil {
+            current.keys = try openMasterKey(generation: keyGeneration, signedBy: e)
+            current.unopened = nil
         }
     }
 
-    /// The error for this member, which the verified roster entry just taken left out: a
-    /// view this member opened had it in the roster, so that entry removed it.
+    /// The error for this member, which the verified roster at the head leaves out: a view
+    /// this member opened had it in the roster, so a verified entry since removed it.
     private func removal() -> KeychainError {
         guard let change = history.removed[member.memberID] else {
             return KeychainError(errSecAuthFailed, "this device is not a member of \(label)", hint: "ask an admin to add it again")
         }
-        return removed(change)
+        return removed(change, asOf: generation)
     }
 
     /// Catches up across a re-key in a REPEATABLE READ snapshot: a write's or an admin's

@@ -73,7 +73,7 @@ extension TeamAuthority {
         do {
             guard let me else {
                 // Said only when a roster entry on the verified chain took this device out.
-                if let removal = walk.history.removed[member.memberID] { throw removed(removal) }
+                if let removal = walk.history.removed[member.memberID] { throw removed(removal, asOf: serverHead.generation) }
                 throw KeychainError(
                     errSecAuthFailed, "this device (\(member.fingerprint)) is not a member of \(label)",
                     hint: "an admin adds it with `kc team add NAME --key \(member.fingerprint)`; if it was removed, ask to be added again")

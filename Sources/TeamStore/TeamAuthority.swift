@@ -142,11 +142,16 @@ package final class TeamAuthority: HeaderAuthority {
     /// admin signature was checked: its own status (errSecRestrictedAPI, exit 28), said only
     /// then. Any other refusal of a device (not in a roster the log shows, no master key for
     /// it) stays errSecAuthFailed: what the server alone can do never reads as a removal.
-    func removed(_ removal: RosterHistory.Change) -> KeychainError {
+    /// It says as of which generation: with no checkpoint, a server may serve an old genuine
+    /// prefix of the log that ends after a removal an admin has since undone, so the hint
+    /// asks to confirm with an admin before joining anew.
+    func removed(_ removal: RosterHistory.Change, asOf headGeneration: UInt64) -> KeychainError {
         KeychainError(
             errSecRestrictedAPI,
-            "this device is no longer a member of \(label): \(removal.by) removed it at \(ISO8601.string(secondsSince1970: removal.time)); it reads nothing written since",
-            hint: "ask an admin to add it again: a device joins anew (its old team file removed), a CI runner gets a new token (`kc team add-runner`)")
+            "this device is no longer a member of \(label): \(removal.by) removed it at \(ISO8601.string(secondsSince1970: removal.time)); it reads nothing written since (as of generation \(headGeneration), the log the server served)",
+            hint:
+                "confirm with an admin (`kc team members` on their device) before joining anew; then ask them to add it again: a device joins anew (its old team file removed), a CI runner gets a new token (`kc team add-runner`)"
+        )
     }
 
     /// `serverError(_:)` for the keychain named `label` (a walk of the log, `LogChain`).

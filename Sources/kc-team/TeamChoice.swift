@@ -37,11 +37,13 @@ struct TeamChoice: ParsableArguments {
     /// The team NAME chosen, in this order: `flag` (`-k`), `environment` (`KC_KEYCHAIN`)
     /// when it names a team keychain, `configured` (a configuration file's default team),
     /// the only name `joined` answers.
-    /// - Throws: errSecParam for a malformed name; errSecNoSuchKeychain when nothing chooses
+    /// - Throws: errSecParam for a malformed name (in `KC_KEYCHAIN` too); errSecNoSuchKeychain when nothing chooses
     ///   and no team is joined; `SeveralJoined` (exit 2) listing the teams when several are.
     static func resolve(flag: String?, environment: String?, configured: () throws -> String?, joined: () -> [String]) throws -> String {
         if let flag { return try teamName(flag) }
-        if let environment, case .team(let name) = try? KeychainAddress(environment) { return name }
+        // A malformed `team:…` is an error, never passed over for another team: only a value
+        // naming a file keychain leaves the choice to what follows.
+        if let environment, case .team(let name) = try KeychainAddress(environment) { return name }
         if let configured = try configured(), !configured.isEmpty { return try teamName(configured) }
         let teams = joined()
         guard teams.count <= 1 else { throw SeveralJoined(teams: teams) }

@@ -37,6 +37,7 @@ public enum AgentImpostor {
         print("ready", file=out, flush=True)
         s.settimeout(20)
         def lp(b): return len(b).to_bytes(4, "big") + b
+        pages = 0
         while True:
             try:
                 c, _ = s.accept()
@@ -52,10 +53,17 @@ public enum AgentImpostor {
                     if len(data) >= 4 and len(data) >= 4 + int.from_bytes(data[:4], "big"): break
             except Exception:
                 pass
-            print("received", len(data), data.hex(), file=out, flush=True)
+            if not reply.startswith("P") or pages == 0:
+                print("received", len(data), data.hex(), file=out, flush=True)
             try:
                 rtype = 0x80
-                if len(data) > 6 and data[6] == 4 and reply != "-":
+                if len(data) > 6 and data[6] == 4 and reply.startswith("P"):
+                    # pages that never end: `count` items, and a next place one past the last
+                    count, item = reply[1:].split(":")
+                    pages += 1
+                    items = bytes([6]) + int(count).to_bytes(4, "big") + bytes.fromhex(item) * int(count)
+                    body = bytes([7]) + (2).to_bytes(4, "big") + lp(b"items") + items + lp(b"next") + bytes([3]) + pages.to_bytes(8, "big")
+                elif len(data) > 6 and data[6] == 4 and reply != "-":
                     body = bytes.fromhex(reply)
                     rtype = reply_type
                 elif holds == "-":
@@ -78,6 +86,9 @@ public enum AgentImpostor {
     /// - Parameters:
     ///   - holds: nil for an empty status; "" for one entry without a path; a path to name it.
     ///   - operationReply: the ValueCodec bytes an operation is answered with.
+    ///   - endlessPages: instead, answer every operation with a page of `count` copies of
+    ///     `item` (ValueCodec bytes) whose next place is one past the last page's: pages
+    ///     that each move on but never end.
     ///   - operationReplyType: that reply's type (0x80 "ok"; 0x83 "presence required").
     ///   - version: the protocol version to speak (`AgentProtocol.version`).
     ///   - socket: the socket's name in the agent folder: the file agent's, or
@@ -85,7 +96,7 @@ public enum AgentImpostor {
     public static func start(
         _ h: KCHome, kind: Kind = .dumpable, holds: String? = nil, operationReply: [UInt8]? = nil,
         operationReplyType: UInt8 = 0x80, version: UInt16, asUser: String = "",
-        socket: String = "agent.sock"
+        socket: String = "agent.sock", endlessPages: (count: Int, item: [UInt8])? = nil
     ) throws -> String {
         let dir = h.directory + "/agent"
         if !FileManager.default.fileExists(atPath: dir) {
@@ -97,7 +108,8 @@ public enum AgentImpostor {
         let file = h.directory + "/impostor.py"
         try script.write(toFile: file, atomically: true, encoding: .utf8)
         let status = holds.map { $0.isEmpty ? "+" : $0 } ?? "-"
-        let reply = operationReply.map { $0.map { String(format: "%02x", $0) }.joined() } ?? "-"
+        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        let reply = endlessPages.map { "P\($0.count):\(hex($0.item))" } ?? operationReply.map(hex) ?? "-"
         let out = try Spawn.run(
             [
                 "/bin/sh", "-c",

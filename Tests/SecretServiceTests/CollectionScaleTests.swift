@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeychainCore
+import AgentWire
 import KCTestSupport
 
 /// Issue 31, "Scale": reading a property of a collection costs the same at 10 items and at
@@ -89,5 +90,33 @@ import KCTestSupport
         #expect(pages >= 3 * Self.count / 100, "\(pages) pages")
         #expect(!relay.operations.contains(2), "a listing went as one copyMatching: \(relay.operations)")
         #expect(relay.replySizes.allSatisfy { $0 < 64 << 10 }, "\(relay.replySizes.max() ?? 0) bytes in one reply")
+    }
+
+    /// An agent whose pages each move on but never end (a same-user impostor answering
+    /// every page with 40,000 references and a next place one further): `Items` stops with
+    /// `LimitsExceeded` once the references received pass what one reply may carry, instead
+    /// of asking for ever and holding the provider, and the provider answers the next call.
+    @Test func itemsFromAnAgentWhosePagesNeverEndFails() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        var item = ByteWriter()
+        try ValueCodec.encode(Data(repeating: 7, count: 16), into: &item)
+        _ = try AgentImpostor.start(home, holds: home.defaultKeychain, version: AgentProtocol.version, endlessPages: (40_000, item.bytes))
+        let bus = try PrivateBus(home, daemonEnvironment: ["KC_PAGE_ITEMS": "40000"])
+        let out = try bus.python(
+            """
+            import sys
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+            c = open_dbus_connection('SESSION')
+            col = DBusAddress('/org/freedesktop/secrets/collection/login', bus_name='org.freedesktop.secrets', interface='org.freedesktop.DBus.Properties')
+            for name in ('Items', 'Label'):
+                r = c.send_and_get_reply(new_method_call(col, 'Get', 'ss', ('org.freedesktop.Secret.Collection', name)), timeout=20)
+                print(r.header.message_type.name, r.header.fields.get(4, ''), str(r.body)[:200])
+            """, timeout: 30)
+        #expect(out.status == 0, "\(out.stderr)")
+        let answers = out.stdout.split(separator: "\n")
+        #expect(answers.first?.hasPrefix("error org.freedesktop.DBus.Error.LimitsExceeded") == true, "\(out.stdout)")
+        #expect(answers.count == 2 && answers[1].hasPrefix("method_return") && answers[1].contains("login"), "\(out.stdout)")
     }
 }

@@ -80,4 +80,21 @@ import KCTestSupport
         #expect(e?.message.contains("pa%zzss") == false, "\(e?.message ?? "")")
         #expect(e?.message.contains("malformed") == true)
     }
+
+    /// An unencoded `@` in a URI's password (`p@ssw0rd`) made libpq take the rest of the
+    /// password as the host and print it ("could not translate host name \"ssw0rd@…\""),
+    /// with kc's server label: kc refuses such a host without repeating it, before any
+    /// connection (no server here: port 1).
+    @Test func anAtInAPasswordIsRefusedWithoutRepeatingIt() throws {
+        let dsn = "postgresql://postgres:p@ssw0rd@127.0.0.1:1/kc"
+        let e = failure { try PostgresConnection.parse(dsn) }
+        #expect(e?.status == errSecParam)
+        #expect(e?.message.contains("ssw0rd") == false && e?.message.contains("%40") == true, "\(e?.message ?? "")")
+        let home = try KCHome()
+        let out = try TeamCommandTests.run(
+            home, ["team", "create", "infra", "--dsn", dsn, "--member", "admin", "--kdf", "interactive"],
+            expect: Int32(UInt8(truncatingIfNeeded: errSecParam)))
+        #expect(!out.stderr.contains("ssw0rd") && !out.stdout.contains("ssw0rd"), "\(out.stderr)")
+        #expect(out.stderr.contains("an @ in a password must be written %40"), "\(out.stderr)")
+    }
 }

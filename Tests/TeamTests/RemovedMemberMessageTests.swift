@@ -42,6 +42,11 @@ import TeamCore
         let when = try #require(ISO8601DateFormatter().date(from: String(match.1)))
         #expect(abs(when.timeIntervalSince(before)) < 60, "the time of the removal: \(match.1)")
         #expect(!read.stderr.contains("password"), "\(read.stderr)")
+        // As of the head the server served (a server may serve an old genuine prefix of the
+        // log): the message names its generation, and the hint says to confirm first.
+        let head = try TeamCommandTests.run(admin, ["team", "head", "-k", "team:infra"]).stdout.split(separator: ":").first ?? ""
+        #expect(read.stderr.contains("(as of generation \(head), the log the server served)"), "\(read.stderr)")
+        #expect(read.stderr.contains("confirm with an admin (`kc team members` on their device) before joining anew"), "\(read.stderr)")
         // A first open walks the signed log and finds the same removal.
         try TeamCommandTests.run(bob, ["lock", "-k", "team:infra"])
         let unlock = try TeamCommandTests.run(bob, ["unlock", "-k", "team:infra"], expect: Self.removedExit)
@@ -56,6 +61,36 @@ import TeamCore
         let named = try KCBinary.run(["error", "28"])
         #expect(named.stdout.contains("errSecRestrictedAPI") || named.stdout.contains("-34020"), "\(named.stdout)")
         #expect(named.stdout.contains("not permitted to perform this operation"), "\(named.stdout)")
+    }
+
+    /// The admin removes bob and adds the same device back (its join request put back, as a
+    /// server that kept the row would): bob's running agent catches up across both entries
+    /// and reads on (it reported "removed", exit 28, at the first entry that dropped it).
+    /// A removal that stays is still exit 28.
+    @Test func aDeviceRemovedAndAddedBackReadsOn() throws {
+        let dsn = try TestPostgres.shared.newDatabase()
+        let (admin, join) = try TeamCommandTests.admin(dsn)
+        let bob = try KCHome()
+        let fingerprint = try TeamCommandTests.run(bob, ["team", "join", join, "--member", "bob-laptop", "--kdf", "interactive"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let requests = try PostgresConnection(dsn: dsn).execute("SELECT keychain_id, request FROM kc_requests WHERE fingerprint = $1", [.text(fingerprint)])
+        let keychainID = try #require(requests.bytes(0, 0)), request = try #require(requests.bytes(0, 1))
+        try TeamCommandTests.run(admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra"])
+        try TeamCommandTests.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "ci", "-w", "before"])
+        try TeamCommandTests.run(bob, ["unlock", "-k", "team:infra"])
+        try TeamCommandTests.run(admin, ["team", "remove", "bob-laptop", "-k", "team:infra"])
+        _ = try PostgresConnection(dsn: dsn).execute(
+            "INSERT INTO kc_requests (keychain_id, fingerprint, request) VALUES ($1, $2, $3)", [.bytes(keychainID), .text(fingerprint), .bytes(request)])
+        try TeamCommandTests.run(admin, ["team", "add", "bob-laptop", "--key", fingerprint, "-k", "team:infra"])
+        try TeamCommandTests.run(admin, ["add", "-k", "team:infra", "-s", "deploy", "-a", "cd", "-w", "after"])
+        let listed = try TeamCommandTests.run(bob, ["list", "-k", "team:infra"])
+        #expect(listed.stdout.contains("deploy\tci") && listed.stdout.contains("deploy\tcd"), "\(listed.stdout)")
+        let found = try TeamCommandTests.run(bob, ["find", "-k", "team:infra", "-s", "deploy", "-a", "cd", "-w"])
+        #expect(found.stdout.hasPrefix("after"), "\(found.stdout) \(found.stderr)")
+        // Removed again, for good: exit 28.
+        try TeamCommandTests.run(admin, ["team", "remove", "bob-laptop", "-k", "team:infra"])
+        let removed = try TeamCommandTests.run(bob, ["list", "-k", "team:infra"], expect: Self.removedExit)
+        #expect(removed.stderr.firstMatch(of: Self.removal) != nil, "\(removed.stderr)")
     }
 
     /// A device that asked to join and was never added is not "removed": exit 51 as before,

@@ -1,5 +1,7 @@
+import Foundation
 import Testing
 import KeychainCore
+import KCTestSupport
 @testable import kc_team
 
 /// The order in which a `kc team` command chooses its team keychain (`TeamChoice.resolve`):
@@ -28,5 +30,26 @@ import KeychainCore
         #expect(none.status == errSecNoSuchKeychain)
         let bad = try #require(throws: KeychainError.self) { try Self.resolve("team:Not Valid", nil, nil, ["d"]) }
         #expect(bad.status == errSecParam)
+    }
+
+    /// A malformed `team:…` in `KC_KEYCHAIN` is an error, never passed over for the
+    /// configured or only joined team (where `kc team remove` would re-key another team);
+    /// a word naming a file keychain (`TEAM:x` is one) still leaves the choice to what follows.
+    @Test func aMalformedTeamInTheEnvironmentIsAnError() throws {
+        for word in ["team:other team", "team:", "team:../rt2", "team:Infra"] {
+            let bad = try #require(throws: KeychainError.self, "\(word)") { try Self.resolve(nil, word, "c", ["d"]) }
+            #expect(bad.status == errSecParam, "\(word)")
+        }
+        #expect(try Self.resolve(nil, "TEAM:other", nil, ["d"]) == "d", "TEAM:other names a file keychain")
+    }
+
+    /// The same through the real binaries: with team:infra joined, `KC_KEYCHAIN='team:bad
+    /// name' kc team head` exits with the parameter error naming the bad name, not infra's head.
+    @Test func kcTeamRefusesAMalformedTeamInTheEnvironment() throws {
+        let (admin, _) = try TeamCommandTests.admin(try TestPostgres.shared.newDatabase())
+        let out = try TeamCommandTests.run(
+            admin, ["team", "head"], expect: Int32(UInt8(truncatingIfNeeded: errSecParam)), extra: ["KC_KEYCHAIN": "team:bad name"])
+        #expect(out.stdout.isEmpty, "\(out.stdout)")
+        #expect(out.stderr.contains("\"bad name\" is not a team name"), "\(out.stderr)")
     }
 }

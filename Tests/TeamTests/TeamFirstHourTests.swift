@@ -146,11 +146,35 @@ import TeamCore
         let joined = try bob.sh(join + " --member \"bob's laptop\" --kdf interactive", password: TeamCommandTests.teamPassword)
         #expect(joined.status == 0, "pasted `\(join)`: \(joined.stderr)")
         let add = try Self.pasteLine(joined.stderr, "kc team add ")
-        #expect(add == "kc team add 'bob'\\''s laptop' --key \(joined.stdout.trimmingCharacters(in: .newlines)) -k team:infra", "\(add)")
+        #expect(add == "kc team add --key \(joined.stdout.trimmingCharacters(in: .newlines)) -k team:infra -- 'bob'\\''s laptop'", "\(add)")
         let adding = try admin.sh(add, password: TeamCommandTests.teamPassword)
         #expect(adding.status == 0, "pasted `\(add)`: \(adding.stderr)")
         try TeamCommandTests.run(bob, ["unlock", "-k", "team:infra"])
         #expect(try TeamCommandTests.run(admin, ["team", "members"]).stdout.contains("bob's laptop  writer  "))
+    }
+
+    /// A member name starting with `-` pastes too: `join` prints it last, after `--`, where
+    /// `kc team add` does not read it as an option. A name with a control or bidirectional-
+    /// text character is refused at `join` and at `add`, with errSecParam.
+    @Test func aMemberNameStartingWithADashPastesAndControlsAreRefused() throws {
+        let (admin, join) = try TeamCommandTests.admin(try TestPostgres.shared.newDatabase())
+        let param = Int32(UInt8(truncatingIfNeeded: errSecParam))
+        let mallory = try KCHome()
+        for name in ["bob\u{202E}pot-lapt", "bob\u{1B}[2Jlaptop"] {
+            let refused = try TeamCommandTests.run(mallory, ["team", "join", join, "--member=\(name)", "--kdf", "interactive"], expect: param)
+            #expect(refused.stderr.contains("a member name cannot"), "\(refused.stderr)")
+        }
+        let bob = try KCHome()
+        let joined = try TeamCommandTests.run(bob, ["team", "join", join, "--member=--role=admin", "--kdf", "interactive"])
+        let fingerprint = joined.stdout.trimmingCharacters(in: .newlines)
+        let add = try Self.pasteLine(joined.stderr, "kc team add ")
+        #expect(add == "kc team add --key \(fingerprint) -k team:infra -- --role=admin", "\(add)")
+        let refused = try TeamCommandTests.run(admin, ["team", "add", "bob\u{200F}", "--key", fingerprint], expect: param)
+        #expect(refused.stderr.contains("a member name cannot hold a control or bidirectional-text character (U+200F)"), "\(refused.stderr)")
+        let adding = try admin.sh(add, password: TeamCommandTests.teamPassword)
+        #expect(adding.status == 0, "pasted `\(add)`: \(adding.stderr)")
+        let members = try TeamCommandTests.run(admin, ["team", "members"]).stdout
+        #expect(members.contains("--role=admin  writer  "), "\(members)")
     }
 
     /// A URI comes back a URI (`postgresql://` or `postgres://`), without the password and

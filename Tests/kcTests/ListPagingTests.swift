@@ -73,4 +73,34 @@ import KCTestSupport
         #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout)")
         #expect(out.stderr.contains("malformed answer from the kc agent"), "\(out.stderr)")
     }
+
+    /// Pages that each move on but never end (a forged agent answering every page with as
+    /// many items as asked and a next place one further) stop at the listing's bound: kc
+    /// exits with an error instead of asking (and keeping rows) for ever.
+    @Test func anImpostorWhosePagesNeverEndIsRefused() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var item = ByteWriter()
+        try ValueCodec.encode([:] as [String: Any], into: &item)
+        _ = try AgentImpostor.start(
+            h, holds: h.defaultKeychain, version: AgentProtocol.version, endlessPages: (SearchPage.maxLimit, item.bytes))
+        let env = h.environment.merging(["KC_PAGE_ITEMS": "\(SearchPage.maxLimit)"]) { _, b in b }
+        let out = try KCBinary.run(["list", "--class", "generic"], environment: env, timeout: 20)
+        #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout.prefix(200))")
+        #expect(out.stderr.contains("the agent's pages do not end"), "\(out.stderr)")
+    }
+
+    /// A page larger than a page may be (more than `SearchPage.maxBytes` before its last
+    /// item) is refused: a forged agent cannot send 17 MiB frames as pages.
+    @Test func aPageLargerThanAPageMayBeIsRefused() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        // 2,000 items of about 1 KB: a page of 2 MB.
+        var item = ByteWriter()
+        try ValueCodec.encode(["class": "genp", "svce": "svc", "labl": String(repeating: "x", count: 1000)] as [String: Any], into: &item)
+        _ = try AgentImpostor.start(h, holds: h.defaultKeychain, version: AgentProtocol.version, endlessPages: (2000, item.bytes))
+        let out = try h.kc(["list"], extra: ["KC_PAGE_ITEMS": "\(SearchPage.maxLimit)"])
+        #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout.prefix(200))")
+        #expect(out.stderr.contains("malformed answer from the kc agent"), "\(out.stderr)")
+    }
 }

@@ -27,6 +27,11 @@ public struct SearchPage {
     /// far below the agent's 17 MiB frame, so that one page of the largest items still
     /// fits and neither side holds much of a listing at once.
     public static let maxBytes = 1 << 20
+    /// The most items one listing of `kc list` holds (`KeychainSession.forEachPage`): past
+    /// it, pages that never end are refused (docs/protocol.md).
+    public static let maxListingItems = 1 << 20
+    /// The most bytes of encoded results one listing of `kc list` holds.
+    public static let maxListingBytes = 256 << 20
 
     /// The bytes `value` takes in the agent's value encoding (`docs/protocol.md` §3):
     /// type tag, lengths and contents; an upper bound for what `copyPage` counts.

@@ -121,16 +121,26 @@ package final class SecretStore {
     /// (persistent reference, attributes); each item once. The agent answers page by page
     /// (`KeychainSession.forEachPage`), so a search of any size fits its messages; with
     /// `attributes` false only the references come (`Items`, `SearchItems`), and the
-    /// attributes are empty.
+    /// attributes are empty. Once the results received pass the 32 MiB that one reply may
+    /// carry (`SecretServiceProvider.maxArrayBytes`; a reference's encoding is shorter than
+    /// its item's path), it stops with `LimitsExceeded`, page by page: an agent whose
+    /// pages never end holds the provider no longer than that.
     package func search(_ path: String, _ queries: [[String: Any]], attributes: Bool = true) throws(BusError) -> [(ref: [UInt8], attributes: [String: Any])] {
         try with(path) { session in
             var seen = Set<[UInt8]>()
             var out: [(ref: [UInt8], attributes: [String: Any])] = []
+            var bytes = 0
             for var query in queries {
                 query[kSecMatchLimit] = nil
                 query[kSecReturnAttributes] = attributes
                 query[kSecReturnPersistentRef] = true
                 try session.forEachPage(query) { page in
+                    bytes += SearchPage.encodedSize(page)
+                    guard bytes <= SecretServiceProvider.maxArrayBytes else {
+                        throw BusError(
+                            "org.freedesktop.DBus.Error.LimitsExceeded",
+                            "the items found take more than one D-Bus message may carry on every bus (32 MiB): use SearchItems with more attributes")
+                    }
                     for element in page {
                         let item = element as? [String: Any] ?? [:]
                         guard let ref = (item[kSecValuePersistentRef] ?? element) as? Data, seen.insert(Array(ref)).inserted else { continue }

@@ -28,6 +28,7 @@ struct Add: ParsableCommand {
 
     func run() throws {
         let role = try MemberRole(name: role)
+        try MemberName.check(member)
         let name = try team.name()
         let opened = try openTeam(name, password)
         let record = try TeamAdmin.add(opened, memberName: member, fingerprint: key, role: role)

@@ -44,6 +44,7 @@ struct AddRunner: ParsableCommand {
 
     func run() throws {
         let role = try MemberRole(name: role)
+        try MemberName.check(member)
         guard role != .admin else { throw KeychainError(errSecParam, "a runner cannot be an admin", hint: "use --role reader or --role writer") }
         let until = try expires.map { try TeamAuthority.now + Self.seconds($0) } ?? 0
         let name = try team.name()

@@ -36,6 +36,7 @@ struct Create: ParsableCommand {
 
     func run() throws {
         try TeamName.validate(name)
+        try MemberName.check(device.memberName)
         guard !(connection.readsStandardInput && password.passwordStdin) else {
             throw KeychainError(errSecParam, "standard input can give the DSN or the team password, not both")
         }

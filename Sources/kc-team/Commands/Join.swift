@@ -30,14 +30,15 @@ struct Join: ParsableCommand {
 
     func run() throws {
         let join = try JoinString(parsing: joinString)
+        let member = try MemberName.check(device.memberName)
         let secret = try password.read(prompt: "New password for this device's team key: ", confirm: true)
-        let member = device.memberName
         let joined = try TeamAdmin.join(
             join, memberName: member, localName: name, password: secret,
             profile: device.kdf, insecureTransport: device.insecureTransport)
         TeamReport.line(joined.fingerprint, to: 1)
         note("asked to join team:\(joined.name); an admin of it adds this device with:")
-        let add = ["kc", "team", "add", member, "--key", joined.fingerprint, "-k", TeamName.prefix + joined.teamName]
+        // The name last, after `--`: one starting with `-` is not read as an option.
+        let add = ["kc", "team", "add", "--key", joined.fingerprint, "-k", TeamName.prefix + joined.teamName, "--", member]
         TeamReport.line("    " + add.map(ShellWord.quoted).joined(separator: " "))
         note("once added, unlock it here: kc unlock -k team:\(joined.name)")
     }

@@ -48,7 +48,9 @@ struct List: ParsableCommand {
             var query = fields.query
             query[kSecReturnAttributes] = true
             // Page by page: no agent reply has to hold the whole keychain (docs/protocol.md).
-            try keychain.forEachPage(query) { page in
+            // At most `SearchPage.maxListingItems` in all: pages that never end are refused.
+            let left = SearchPage.maxListingItems - rows.count
+            try keychain.forEachPage(query, maxItems: left, maxBytes: SearchPage.maxListingBytes) { page in
                 for case let attributes as [String: Any] in page {
                     let object = json ? ItemJSON.json(className: cls.rawValue, attributes: attributes, secret: nil) : nil
                     rows.append((Self.cells(cls, attributes), object))
