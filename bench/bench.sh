@@ -163,28 +163,8 @@ hyperfine -N --runs "$RUNS" --warmup 20 --export-json "$results/60-integrations.
 # with its Secret Service attribute map) for SearchItems and the provider's peak memory.
 echo "bench: Secret Service, kc's provider and gnome-keyring" >&2
 SS=(/usr/bin/python3 bench/secret_service.py)
-# private_bus DIR: starts a dbus-daemon listening at DIR/socket (its pid in $work/pids).
-private_bus() {
-  mkdir -p "$1"
-  cat > "$1/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$1/socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
-  dbus-daemon --config-file="$1/bus.conf" --nofork --nopidfile 2>/dev/null &
-  echo $! >> "$work/pids"
-  for _ in $(seq 100); do [ -S "$1/socket" ] && return 0; sleep 0.05; done
-  echo "bench: dbus-daemon did not listen at $1/socket" >&2; exit 1
-}
+bench_name=bench
+source bench/private_bus.sh
 kcbus="unix:path=$work/kc-bus/socket"
 gkbus="unix:path=$work/gk-bus/socket"
 private_bus "$work/kc-bus"
@@ -284,6 +264,11 @@ python3 bench/report.py "$results"
 # kc list with the agent's peak memory, beside gnome-keyring; its own table.
 echo
 KC="$KC" PROVIDER="$PROVIDER" bash bench/scale.sh
+
+# The Secret Service at 5,000 items in both (issue 31): keyring's get, SecretStorage's
+# create_item and secret-tool search --all, kc's provider beside gnome-keyring; its own table.
+echo
+KC="$KC" PROVIDER="$PROVIDER" bash bench/ss5k.sh
 
 # Team keychains on PostgreSQL (issue 20): its own cluster, agents and table.
 echo

@@ -11,84 +11,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -z "${KC:-}" ] || [ -z "${PROVIDER:-}" ]; then
-  # Both as the Makefile builds the provider (libsystemd is only shared).
-  FLAGS=(-c release --static-swift-stdlib --scratch-path .build/provider)
-  echo "scale: building the release binaries" >&2
-  swift build "${FLAGS[@]}" --product kc-secret-service >/dev/null 2>&1
-  swift build "${FLAGS[@]}" --product kc >/dev/null 2>&1
-  BIN="$(swift build "${FLAGS[@]}" --show-bin-path)"
-  KC=$BIN/kc
-  PROVIDER=$BIN/kc-secret-service
-fi
-for program in dbus-daemon gnome-keyring-daemon; do
-  command -v "$program" >/dev/null || { echo "scale: $program is missing (make bench installs it)" >&2; exit 1; }
-done
-/usr/bin/python3 -c 'import jeepney, secretstorage, keyring' 2>/dev/null \
-  || { echo "scale: python3-jeepney, python3-secretstorage and python3-keyring are needed (make bench installs them)" >&2; exit 1; }
 N=${SCALE_N:-100000}
 if [ -n "${BENCH_QUICK:-}" ]; then GK_N=${GK_N:-1000}; CALLS=200; GETS=20; else GK_N=${GK_N:-5000}; CALLS=1000; GETS=100; fi
-SS=(/usr/bin/python3 bench/secret_service.py)
+source bench/private_providers.sh
 
-work=$(mktemp -d)
-cleanup() {
-  if [ -f "$work/pids" ]; then while read -r pid; do kill "$pid" 2>/dev/null || true; done < "$work/pids"; fi
-  KC_AGENT_DIR=$work/agent "$work/bin/kc" agent --stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export HOME=$work XDG_DATA_HOME=$work/data KC_AGENT_DIR=$work/agent KC_AGENT_GRACE=30
-unset XDG_RUNTIME_DIR KC_KEYCHAIN KC_PASSWORD KC_NEW_PASSWORD DBUS_SESSION_BUS_ADDRESS KC_PAGE_ITEMS
-results=$work/results
-mkdir -p "$results"
-
-# private_bus DIR: a dbus-daemon at DIR/socket with Debian's session bus limits (its pid in
-# $work/pids): a bus without them allows 32 MiB a message.
-private_bus() {
-  mkdir -p "$1"
-  cat > "$1/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$1/socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-  <limit name="max_incoming_bytes">1000000000</limit>
-  <limit name="max_outgoing_bytes">1000000000</limit>
-  <limit name="max_message_size">1000000000</limit>
-</busconfig>
-EOF
-  dbus-daemon --config-file="$1/bus.conf" --nofork --nopidfile 2>/dev/null &
-  echo $! >> "$work/pids"
-  for _ in $(seq 100); do [ -S "$1/socket" ] && return 0; sleep 0.05; done
-  echo "scale: dbus-daemon did not listen at $1/socket" >&2; exit 1
-}
-kcbus="unix:path=$work/kc-bus/socket"
-gkbus="unix:path=$work/gk-bus/socket"
-private_bus "$work/kc-bus"
-private_bus "$work/gk-bus"
-
-# kc: agent and provider from one folder, as `make install` puts them.
-mkdir -p "$work/bin"
-cp "$KC" "$work/bin/kc"
-cp "$PROVIDER" "$work/bin/kc-secret-service"
-SKC=$work/bin/kc
-echo "scale: $N items in kc's keychain" >&2
-KC_PASSWORD=bench "$SKC" create --kdf interactive >/dev/null 2>&1
-"${SS[@]}" export 0 "$N" > "$work/items.json"
-KC_PASSWORD=bench "$SKC" import "$work/items.json" >/dev/null 2>&1
-KC_PASSWORD=bench "$SKC" unlock
-agent=$(head -n1 "$work/agent/agent.lock" | tr -cd 0-9)
-echo 5 > "/proc/$agent/clear_refs"   # the unlock's key derivation does not count
-"$work/bin/kc-secret-service" --address "$kcbus" &
-echo $! >> "$work/pids"
+start_kc "$N"
 export DBUS_SESSION_BUS_ADDRESS=$kcbus
-timeout 20 "${SS[@]}" wait
 login=/org/freedesktop/secrets/collection/login
 "${SS[@]}" property "$login" "$CALLS" > "$results/kc-property.json"
 "${SS[@]}" keyring-get "$login" $((N / 2)) "$GETS" > "$results/kc-keyring.json"
@@ -96,16 +24,9 @@ login=/org/freedesktop/secrets/collection/login
 /usr/bin/time -v "$SKC" list 2> "$results/kc-list-time.txt" | wc -l > "$results/kc-list-lines.txt"
 grep -E '^(VmHWM|VmRSS)' "/proc/$agent/status" > "$results/kc-agent-status.txt"
 
-# gnome-keyring: its own home, its login keyring created unlocked from stdin (headless).
-echo "scale: $GK_N items in gnome-keyring's session collection" >&2
-mkdir -p "$work/gk/run" && chmod 700 "$work/gk/run"
-printf bench | env HOME="$work/gk" XDG_RUNTIME_DIR="$work/gk/run" XDG_DATA_HOME="$work/gk/data" XDG_CONFIG_HOME="$work/gk/config" \
-  DBUS_SESSION_BUS_ADDRESS="$gkbus" gnome-keyring-daemon --foreground --components=secrets --unlock >/dev/null 2>&1 &
-echo $! >> "$work/pids"
+start_gnome_keyring "$GK_N"
 export DBUS_SESSION_BUS_ADDRESS=$gkbus
-timeout 20 "${SS[@]}" wait
 session=/org/freedesktop/secrets/collection/session
-"${SS[@]}" store-in "$session" 0 "$GK_N"
 "${SS[@]}" property "$session" "$CALLS" > "$results/gk-property.json"
 "${SS[@]}" keyring-get "$session" $((GK_N / 2)) "$GETS" > "$results/gk-keyring.json"
 "${SS[@]}" items "$session" 3 > "$results/gk-items.json"

@@ -18,8 +18,16 @@ DBUS_SESSION_BUS_ADDRESS names.
   secret_service.py keyring-get COLLECTION ITEM CALLS
                                          times Python keyring's get_password of item ITEM (its
                                          SecretService backend, COLLECTION preferred)
-  secret_service.py provider-time FILE   the time the provider took per client, from a
-                                         `dbus-monitor --profile` log of that bus
+  secret_service.py create-item COLLECTION FIRST COUNT
+                                         times SecretStorage's create_item of items FIRST..
+                                         into COLLECTION, one connection, as an application calls it
+  secret_service.py search-all ITEMS CALLS
+                                         times `secret-tool search --all application bench`,
+                                         which must print ITEMS items with their secrets
+  secret_service.py provider-time FILE [OPERATIONS]
+                                         the time the provider took per client, from a
+                                         `dbus-monitor --profile` log of that bus (divided
+                                         by OPERATIONS, each client's count of operations)
 
 Item i has the attributes application=bench, service=svc-i, username=user-i (what
 keyring and secret-tool store: a service and a user, plus the application's own
@@ -122,19 +130,63 @@ def items_time(collection_path, calls):
 def keyring_get(collection_path, item, calls):
     """keyring.get_password through its SecretService backend, as an application calls it
     (each call finds the collection, checks it is unlocked, searches, reads the secret);
-    the first call (connecting, the session's key exchange) apart."""
+    the first call (connecting, the session's key exchange) apart. cpu_ms: the median CPU
+    time of this process per call, the client's own cost (its waits left out)."""
     from keyring.backends import SecretService
     kr = SecretService.Keyring()
     kr.preferred_collection = collection_path
-    times = []
+    times, cpu = [], []
     for n in range(calls + 1):
-        start = time.perf_counter_ns()
+        start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
         got = kr.get_password(f"svc-{item}", f"user-{item}")
         times.append(time.perf_counter_ns() - start)
+        cpu.append(time.process_time_ns() - start_cpu)
         if got != f"pw-{item}":
             sys.exit(f"secret_service.py: keyring got {got!r} for item {item}")
     print(json.dumps({"calls": calls, "first_ms": times[0] / 1e6, "median_ms": median_ms(times[1:]),
-                      "p95_ms": sorted(times[1:])[int(calls * 0.95)] / 1e6}))
+                      "p95_ms": sorted(times[1:])[int(calls * 0.95)] / 1e6, "cpu_ms": median_ms(cpu[1:])}))
+
+
+def create_item(collection_path, first, count):
+    """SecretStorage's Collection.create_item (replace=False, its default) of items FIRST..,
+    on one connection: each call checks the collection is unlocked (Get Locked), creates the
+    item and reads its Label (secretstorage.Item). Opening the collection (its Label) and the
+    session (the key exchange) come before and are not timed. cpu_ms as in keyring_get."""
+    import secretstorage
+    from secretstorage.util import open_session
+    conn = secretstorage.dbus_init()
+    collection = secretstorage.Collection(conn, collection_path)
+    collection.session = open_session(conn)
+    times, cpu = [], []
+    started = time.perf_counter_ns()
+    for i in range(first, first + count):
+        start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
+        collection.create_item(f"bench {i}", attributes(i), f"pw-{i}".encode())
+        times.append(time.perf_counter_ns() - start)
+        cpu.append(time.process_time_ns() - start_cpu)
+    total = (time.perf_counter_ns() - started) / 1e9
+    print(json.dumps({"items": count, "median_ms": median_ms(times), "first_ms": times[0] / 1e6,
+                      "p95_ms": sorted(times)[int(count * 0.95)] / 1e6, "items_per_s": count / total,
+                      "cpu_ms": median_ms(cpu)}))
+
+
+def search_all(items, calls):
+    """`secret-tool search --all application bench` (every item has it): libsecret's search
+    with SECRET_SEARCH_ALL | UNLOCK | LOAD_SECRETS, as Chromium's and VS Code's is. Each run
+    must exit 0 and print ITEMS items, each with its secret."""
+    import subprocess
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        run = subprocess.run(["secret-tool", "search", "--all", "application", "bench"], capture_output=True, text=True)
+        times.append(time.perf_counter_ns() - start)
+        paths = sum(line.startswith("[/") for line in run.stdout.splitlines())
+        secrets = sum(line.startswith("secret = pw-") for line in run.stdout.splitlines())
+        if run.returncode != 0 or paths != items or secrets != items:
+            print(json.dumps({"works": False, "status": run.returncode, "paths": paths, "secrets": secrets,
+                              "error": run.stderr.strip()[-300:], "seconds": times[-1] / 1e9}))
+            return
+    print(json.dumps({"works": True, "status": 0, "paths": items, "calls": calls, "median_s": statistics.median(times) / 1e9}))
 
 
 def export(first, count):
@@ -183,12 +235,15 @@ def search(count, calls):
     print(json.dumps({"items": count, "calls": calls, "ping": stats(ping), "search": stats(pair), "search_common": stats(common)}))
 
 
-def provider_time(log):
+def provider_time(log, operations=1):
     """From `dbus-monitor --profile`: for each client (one secret-tool run each), the time
     between each call to the provider and its reply, summed; the median over clients, and
     each method's median. The timestamps are the monitor's, so each includes the two hops
-    between the bus and the provider; calls to the bus itself are left out."""
-    calls, per_client, per_method = {}, {}, {}
+    between the bus and the provider; calls to the bus itself are left out. A client with
+    many calls in flight at once (libsecret's search --all) counts their waits more than once
+    in that sum; `waiting_ms` counts the time with at least one call in flight once, and
+    `calls` is the median count of calls per client."""
+    calls, per_client, per_method, spans = {}, {}, {}, {}
     for line in open(log):
         f = line.rstrip("\n").split("\t")
         if f[0] == "mc" and len(f) >= 8:
@@ -200,16 +255,30 @@ def provider_time(log):
             ms = (float(f[1]) - start) * 1000
             per_client[f[4]] = per_client.get(f[4], 0) + ms
             per_method.setdefault(member, []).append(ms)
-    print(json.dumps({"clients": len(per_client), "per_client_ms": statistics.median(per_client.values()),
+            spans.setdefault(f[4], []).append((start, float(f[1])))
+
+    def waiting(intervals):
+        total, end = 0.0, None
+        for a, b in sorted(intervals):
+            if end is None or a > end:
+                total, end = total + (b - a), b
+            elif b > end:
+                total, end = total + (b - end), b
+        return total * 1000
+
+    print(json.dumps({"clients": len(per_client), "per_client_ms": statistics.median(per_client.values()) / operations,
+                      "waiting_ms": statistics.median(waiting(v) for v in spans.values()) / operations,
+                      "calls": statistics.median(len(v) for v in spans.values()),
                       "methods": {m: statistics.median(v) for m, v in per_method.items()}}))
 
 
 if __name__ == "__main__":
     command = sys.argv[1]
     if command == "provider-time":
-        provider_time(sys.argv[2])
-    elif command in ("store-in", "property", "items", "keyring-get"):
+        provider_time(sys.argv[2], *[int(a) for a in sys.argv[3:]])
+    elif command in ("store-in", "property", "items", "keyring-get", "create-item"):
         {"store-in": store_in, "property": property_time, "items": items_time,
-         "keyring-get": keyring_get}[command](sys.argv[2], *[int(a) for a in sys.argv[3:]])
+         "keyring-get": keyring_get, "create-item": create_item}[command](sys.argv[2], *[int(a) for a in sys.argv[3:]])
     else:
-        {"wait": wait, "pid": pid, "store": store, "export": export, "search": search}[command](*[int(a) for a in sys.argv[2:]])
+        {"wait": wait, "pid": pid, "store": store, "export": export, "search": search,
+         "search-all": search_all}[command](*[int(a) for a in sys.argv[2:]])
