@@ -131,4 +131,27 @@ import KCTestSupport
         #expect(out.status == 50 && out.stdoutBytes.isEmpty, "\(out.status) \(out.stderr)")
         #expect(out.stderr.split(separator: "\n").count == 1 && out.stderr.contains(home + "/.local/share/kc/"), "\(out.stderr)")
     }
+
+    /// Locked, on a terminal: the helper asks for the password there, as kc's other
+    /// commands do, then prints the token (`pty_session.py`).
+    @Test func lockedKeychainOnATerminalAsks() throws {
+        let (h, helper) = try home(unlock: false)
+        let token = "hvs.askedTOKEN42"
+        #expect(try h.kc(["add", "-s", "vault:https://v.example.com", "-a", "token", "-w", token], password: KCHome.password).status == 0)
+        _ = try h.kc(["lock"])
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
+        let spec: [String: Any] = [
+            "argv": ["/bin/sh", "-c", helper + " get"],
+            "env": h.environment.merging(["TERM": "dumb", "VAULT_ADDR": "https://v.example.com/"]) { _, b in b },
+            "steps": [["expect", "assword"], ["send", KCHome.password + "\n"]], "answers": [], "timeout": 30
+        ]
+        let file = h.directory + "/session.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", script, file], environment: ["PATH": "/usr/bin:/bin"])
+        let session = try JSONSerialization.jsonObject(with: Data(out.stdoutBytes)) as? [String: Any] ?? [:]
+        let screen = session["screen"] as? String ?? ""
+        #expect(session["status"] as? Int == 0, "\(screen) \(out.stderr)")
+        #expect(screen.hasSuffix(token), "the token last, with no line break: \(screen)")
+        #expect((session["echo_off"] as? [Bool]) == [true], "\(screen)")
+    }
 }
