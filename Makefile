@@ -102,6 +102,7 @@ install: release
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
+	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper"
 	install -m 0644 docs/man/kc.1 "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1"
 	install -d "$(DESTDIR)$(PREFIX)/share/doc/kc"
 	install -m 0644 docs/third-party.md "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md"
@@ -114,6 +115,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-team" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
 	  "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service" \
+	  "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"

@@ -81,9 +81,11 @@ struct KC: ParsableCommand {
             var arguments = CommandLine.arguments
             // The credential helpers: by the name kc was started under, or a hidden subcommand.
             let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
-            if name == "git-credential-kc" || name == "docker-credential-kc" { try Configuration.check() }
+            if name == VaultTokenHelper.program { VaultTokenHelper.recoverEnvironment() }
+            if name == "git-credential-kc" || name == "docker-credential-kc" || name == VaultTokenHelper.program { try Configuration.check() }
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
+            if name == VaultTokenHelper.program { Startup.exit(VaultTokenHelper.run(arguments.dropFirst())) }
             // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
             if arguments.count > 1, arguments[1] == ClipboardKeeper.subcommand { Startup.exit(ClipboardKeeper.run(arguments.dropFirst(2))) }
             // One pass, and every parser below reads its output: leading keychain options
