@@ -169,7 +169,7 @@ import KCTestSupport
         let start = Date()
         let out = try Spawn.run([KCBinary.path, "kube-credential", "dev"], environment: h.environment, timeout: 5)
         #expect(Date().timeIntervalSince(start) < 1)
-        #expect(out.status != 0 && out.stdout.isEmpty)
+        #expect(out.status == 36 && out.stdout.isEmpty)   // errSecInteractionNotAllowed (docs/errors.md)
         #expect(out.stderr.split(separator: "\n").count == 1 && out.stderr.contains("kc unlock"), "\(out.stderr)")
     }
 }
