@@ -172,4 +172,25 @@ import KCTestSupport
         #expect(out.status == 36 && out.stdout.isEmpty)   // errSecInteractionNotAllowed (docs/errors.md)
         #expect(out.stderr.split(separator: "\n").count == 1 && out.stderr.contains("kc unlock"), "\(out.stderr)")
     }
+
+    /// Locked, on a terminal: kc asks for the keychain's password, then prints the credential.
+    @Test func lockedKeychainAsksOnATerminal() throws {
+        let h = try home()
+        #expect(try h.kc(["kube-credential", "dev", "--store"], stdin: Data("tok-Typed-41".utf8)).status == 0)
+        #expect(try h.kc(["lock"]).status == 0)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
+        let spec: [String: Any] = [
+            "argv": [KCBinary.path, "kube-credential", "dev"],
+            "env": h.environment.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a },
+            "steps": [["expect", "assword"], ["send", KCHome.password + "\n"], ["expect", "ExecCredential"]], "answers": [], "timeout": 30
+        ]
+        let file = h.directory + "/session.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", script, file], environment: ["PATH": "/usr/bin:/bin"])
+        let session = try JSONSerialization.jsonObject(with: Data(out.stdoutBytes)) as? [String: Any] ?? [:]
+        let screen = session["screen"] as? String ?? ""
+        #expect(session["status"] as? Int == 0, "\(screen) \(out.stderr)")
+        #expect(screen.contains(#""status":{"token":"tok-Typed-41"}"#), "\(screen)")
+        #expect(!screen.contains(KCHome.password), "the password is not echoed: \(screen)")
+    }
 }
