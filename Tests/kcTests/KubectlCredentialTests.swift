@@ -193,4 +193,24 @@ import KCTestSupport
         #expect(screen.contains(#""status":{"token":"tok-Typed-41"}"#), "\(screen)")
         #expect(!screen.contains(KCHome.password), "the password is not echoed: \(screen)")
     }
+
+    /// `kc -k work kube-credential --import …` stores in `work` and writes a stanza that
+    /// names it, so kubectl's call finds the token there and not in the default keychain.
+    @Test func importIntoAnotherKeychain() throws {
+        let h = try home()
+        #expect(try h.kc(["create", "work", "--kdf", "interactive"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["unlock", "-k", "work"], password: KCHome.password).status == 0)
+        let out = try withServer(
+            h,
+            """
+            kubectl config set-credentials dev --token=w0rk-Token-52 >/dev/null || exit 93
+            kc -k work kube-credential --import kube/config dev || exit 94
+            kubectl get --raw /version
+            """)
+        #expect(out.status == 0, "\(out.stdout) \(out.stderr)")
+        #expect(read(h, "kube/config").contains("- \"--keychain\"\n      - \"work\""), "\(read(h, "kube/config"))")
+        #expect(read(h, "tls/requests.log").contains("/version auth=Bearer w0rk-Token-52"), "\(read(h, "tls/requests.log"))")
+        #expect(try h.kc(["find", "-s", "kube:dev"]).status != 0, "not in the default keychain")
+        #expect(try h.kc(["find", "-k", "work", "-s", "kube:dev", "-w"]).stdout == "w0rk-Token-52")
+    }
 }
