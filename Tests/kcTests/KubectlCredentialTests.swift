@@ -12,14 +12,15 @@ import KCTestSupport
 
     /// A home with kc on PATH, an unlocked keychain, server and client certificates, the
     /// server started (killed by the script's trap, and by itself after 60 s), and
-    /// `$KUBECONFIG` naming `kube/config` with cluster `c` (its CA embedded) and context `x`.
+    /// `$KUBECONFIG` naming `kube/config`.
     func home() throws -> KCHome {
         let h = try KCHome()
         try h.createKeychain()
         let bin = h.directory + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: bin + "/kc", withDestinationPath: KCBinary.path)
-        h.environment["PATH"] = bin + ":/usr/bin:/bin"
+        // kubectl, openssl and python3 from the runner's PATH (so a run can choose its kubectl).
+        h.environment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         h.environment["KUBECONFIG"] = h.directory + "/kube/config"
         #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
         let out = try sh(
@@ -34,8 +35,11 @@ import KCTestSupport
     }
 
     /// Runs `script` in the home with the server running: `$PORT` is its port and
-    /// tls/requests.log what it received.
-    func withServer(_ h: KCHome, _ script: String) throws -> KCBinary.Output {
+    /// tls/requests.log what it received. kube/config (0600) is written first, byte for byte
+    /// as `kubectl config` writes it: cluster `c` (its CA embedded), context `x`, and user
+    /// `dev` with the settings lines `user` (shell-expanded, at four spaces). Written by hand:
+    /// Debian 12's kubectl 1.20 panics on `kubectl config set-credentials`.
+    func withServer(_ h: KCHome, user: [String], _ script: String) throws -> KCBinary.Output {
         try sh(
             h,
             """
@@ -43,8 +47,28 @@ import KCTestSupport
             trap 'kill $SPID 2>/dev/null' EXIT
             i=0; while [ ! -f tls/port ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
             PORT=$(cat tls/port) || exit 90
-            kubectl config set-cluster c --server=https://127.0.0.1:$PORT --certificate-authority=tls/server.pem --embed-certs >/dev/null || exit 91
-            kubectl config set-context x --cluster=c --user=dev >/dev/null && kubectl config use-context x >/dev/null || exit 92
+            CA=$(base64 -w0 tls/server.pem) || exit 91
+            cat > kube/config <<EOF || exit 92
+            apiVersion: v1
+            clusters:
+            - cluster:
+                certificate-authority-data: $CA
+                server: https://127.0.0.1:$PORT
+              name: c
+            contexts:
+            - context:
+                cluster: c
+                user: dev
+              name: x
+            current-context: x
+            kind: Config
+            preferences: {}
+            users:
+            - name: dev
+              user:
+            \(user.map { "    " + $0 }.joined(separator: "\n"))
+            EOF
+            chmod 600 kube/config || exit 92
             \(script)
             """)
     }
@@ -76,8 +100,11 @@ import KCTestSupport
         #expect(out.stdout == "tok-Stored-9f3e", "\(out.stderr)")
         out = try withServer(
             h,
+            user: [
+                "exec:", "  apiVersion: client.authentication.k8s.io/v1beta1", "  args:", "  - kube-credential", "  - dev", "  command: kc", "  env: null",
+                "  provideClusterInfo: false"
+            ],
             """
-            kubectl config set-credentials dev --exec-api-version=client.authentication.k8s.io/v1beta1 --exec-command=kc --exec-arg=kube-credential --exec-arg=dev >/dev/null || exit 93
             kubectl get --raw /version
             """)
         #expect(out.status == 0, "\(out.stdout) \(out.stderr)")
@@ -87,7 +114,7 @@ import KCTestSupport
         #expect(out.status != 0 && out.stderr.contains("RFC 3339"))
     }
 
-    /// `--import` moves a token written by `kubectl config set-credentials` into kc; the
+    /// `--import` moves a token as `kubectl config set-credentials` writes it into kc; the
     /// kubeconfig keeps its mode, holds the exec stanza and no token, no stray file is left,
     /// and kubectl still authenticates with the token.
     @Test func importMovesTheTokenOutOfTheKubeconfig() throws {
@@ -95,8 +122,8 @@ import KCTestSupport
         let token = "imp0rted-Token-7d1c"
         let out = try withServer(
             h,
+            user: ["token: \(token)"],
             """
-            kubectl config set-credentials dev --token=\(token) >/dev/null || exit 93
             chmod 640 kube/config
             kc kube-credential --import kube/config dev || exit 94
             ls -A kube
@@ -122,8 +149,8 @@ import KCTestSupport
         let h = try home()
         let out = try withServer(
             h,
+            user: ["client-certificate-data: $(base64 -w0 tls/client.pem)", "client-key-data: $(base64 -w0 tls/client.key)"],
             """
-            kubectl config set-credentials dev --client-certificate=tls/client.pem --client-key=tls/client.key --embed-certs >/dev/null || exit 93
             grep -q client-key-data kube/config || exit 94
             kc kube-credential --import kube/config dev --backup || exit 95
             ls -A kube
@@ -202,8 +229,8 @@ import KCTestSupport
         #expect(try h.kc(["unlock", "-k", "work"], password: KCHome.password).status == 0)
         let out = try withServer(
             h,
+            user: ["token: w0rk-Token-52"],
             """
-            kubectl config set-credentials dev --token=w0rk-Token-52 >/dev/null || exit 93
             kc -k work kube-credential --import kube/config dev || exit 94
             kubectl get --raw /version
             """)
