@@ -65,6 +65,8 @@ test-deps: deps
 	@$(call apt_install,command -v,$(TEST_PACKAGES))
 	@$(call apt_install,dpkg -s,$(TEST_DEBS))
 	@python3 -c 'import ensurepip' >/dev/null 2>&1 || { $(call apt_install,dpkg -s,python3-venv); }
+	@command -v kubectl >/dev/null 2>&1 || { $(call apt_install,dpkg -s,kubernetes-client); }   # kubectl (kube-credential tests)
+	@$(call apt_install,command -v,openssl)   # throwaway certificates (kube-credential tests)
 
 ## test: build and run every test
 test: test-deps

@@ -48,7 +48,9 @@ enum ArgumentNormaliser {
         }
         guard arguments.count > 2 else { return arguments }
         let command = arguments[1]
-        if command == "git-credential" || command == "docker-credential" {
+        if command == "git-credential" || command == "docker-credential"
+            || command == KubeCredentialHelper.word
+        {
             try refusingASecondKeychain(arguments, of: command)
             return arguments
         }
