@@ -84,6 +84,10 @@ struct KC: ParsableCommand {
             if name == "git-credential-kc" || name == "docker-credential-kc" { try Configuration.check() }
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
+            if name == TerraformCredentialsHelper.programName || (arguments.count > 1 && arguments[1] == TerraformCredentialsHelper.subcommand) {
+                try Configuration.check()
+                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst(name == TerraformCredentialsHelper.programName ? 1 : 2)))
+            }
             // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
             if arguments.count > 1, arguments[1] == ClipboardKeeper.subcommand { Startup.exit(ClipboardKeeper.run(arguments.dropFirst(2))) }
             // One pass, and every parser below reads its output: leading keychain options
