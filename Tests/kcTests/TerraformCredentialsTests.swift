@@ -171,4 +171,14 @@ import KCTestSupport
             #expect(took < 1, "\(verb) took \(took) s")
         }
     }
+
+    /// Locked, on a terminal: kc asks for the keychain's password, as its other commands
+    /// do, then answers Terraform.
+    @Test func lockedKeychainOnATerminalAsks() throws {
+        let h = try home(unlock: false)
+        #expect(try h.kc(["add", "-s", "terraform:app.terraform.io", "-a", "ci", "-w", "typed-then-given"], password: KCHome.password).status == 0)
+        let s = try TerminalTests().drive(
+            h, ["terraform-credentials", "get", "app.terraform.io"], UnlockOnPromptTests.typeThePassword + [["expect", "typed-then-given"]])
+        #expect(s.status == 0 && s.screen.contains(#"{"token":"typed-then-given"}"#), "\(s.screen)")
+    }
 }
