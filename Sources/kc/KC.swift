@@ -105,6 +105,10 @@ struct KC: ParsableCommand {
             func checkIfDeferred() throws { if asksForHelp && !ignoresConfiguration { try Configuration.check() } }
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
+            // `kc -k KEYCHAIN terraform-credentials …`: the keychain option moved after it.
+            if arguments.count > 1, arguments[1] == TerraformCredentialsHelper.subcommand {
+                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst(2)))
+            }
             // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
             // alone, `kc run`'s and `kc find`'s plain forms.
             if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {

@@ -154,6 +154,9 @@ import KCTestSupport
         #expect(out.stdout == "{}\n", "the default keychain holds nothing")
         out = try helper(h, ["--keychain", other, "get", "registry.example.com"], folder: "/data/opentofu/plugins")
         #expect(try object(out) as? [String: String] == ["token": "other"])
+        // kc's own place for -k, before the hidden subcommand, works too.
+        out = try h.kc(["-k", other, "terraform-credentials", "get", "registry.example.com"])
+        #expect(try object(out) as? [String: String] == ["token": "other"], "\(out.stderr)")
     }
 
     /// Locked, no terminal (Spawn's children have none), no password: each verb fails at

@@ -38,7 +38,7 @@ enum TerraformCredentialsHelper {
             }
             guard let verb, ["get", "store", "forget"].contains(verb) else {
                 Report.err("kc: \(rest.first.map { "unknown verb \(JSON.string($0)); " } ?? "")\(usage)\n")
-                if rest.first == "store" || rest.contains("store") { drainStdin() }
+                if rest.contains("store") { drainStdin() }
                 return 2
             }
             guard rest.count == 2 else {
