@@ -84,9 +84,9 @@ struct KC: ParsableCommand {
             if name == "git-credential-kc" || name == "docker-credential-kc" { try Configuration.check() }
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
-            if name == TerraformCredentialsHelper.programName || (arguments.count > 1 && arguments[1] == TerraformCredentialsHelper.subcommand) {
+            if name == TerraformCredentialsHelper.programName {
                 try Configuration.check()
-                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst(name == TerraformCredentialsHelper.programName ? 1 : 2)))
+                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst()))
             }
             // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
             if arguments.count > 1, arguments[1] == ClipboardKeeper.subcommand { Startup.exit(ClipboardKeeper.run(arguments.dropFirst(2))) }
@@ -105,8 +105,9 @@ struct KC: ParsableCommand {
             func checkIfDeferred() throws { if asksForHelp && !ignoresConfiguration { try Configuration.check() } }
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
-            // `kc -k KEYCHAIN terraform-credentials …`: the keychain option moved after it.
+            // `kc [-k KEYCHAIN] terraform-credentials …`, the keychain option moved after it.
             if arguments.count > 1, arguments[1] == TerraformCredentialsHelper.subcommand {
+                try checkIfDeferred()
                 Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst(2)))
             }
             // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
