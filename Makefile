@@ -105,6 +105,7 @@ install: release
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper"
+	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc"
 	install -m 0644 docs/man/kc.1 "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1"
 	install -d "$(DESTDIR)$(PREFIX)/share/doc/kc"
 	install -m 0644 docs/third-party.md "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md"
@@ -121,6 +122,7 @@ uninstall:
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc"
 
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
 ## against gnome-keyring, and team keychains on a throwaway PostgreSQL (bench/bench.sh, bench/team.sh)

@@ -86,6 +86,10 @@ struct KC: ParsableCommand {
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
             if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
             if name == VaultTokenHelper.program { Startup.exit(VaultTokenHelper.run(arguments.dropFirst())) }
+            if name == TerraformCredentialsHelper.programName {
+                try Configuration.check()
+                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst()))
+            }
             // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
             if arguments.count > 1, arguments[1] == ClipboardKeeper.subcommand { Startup.exit(ClipboardKeeper.run(arguments.dropFirst(2))) }
             // One pass, and every parser below reads its output: leading keychain options
@@ -103,7 +107,15 @@ struct KC: ParsableCommand {
             func checkIfDeferred() throws { if asksForHelp && !ignoresConfiguration { try Configuration.check() } }
             if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
             if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
-            if arguments.count > 1, arguments[1] == KubeCredentialHelper.word { Startup.exit(KubeCredentialHelper.run(arguments.dropFirst(2))) }
+            if arguments.count > 1, arguments[1] == KubeCredentialHelper.word {
+                try checkIfDeferred()
+                Startup.exit(KubeCredentialHelper.run(arguments.dropFirst(2)))
+            }
+            // `kc [-k KEYCHAIN] terraform-credentials …`, the keychain option moved after it.
+            if arguments.count > 1, arguments[1] == TerraformCredentialsHelper.subcommand {
+                try checkIfDeferred()
+                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst(2)))
+            }
             // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
             // alone, `kc run`'s and `kc find`'s plain forms.
             if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {
