@@ -99,8 +99,15 @@ struct KC: ParsableCommand {
             if !ignoresConfiguration && !asksForHelp { try Configuration.check() }
             // A fast path below prints no help: it runs, so it meets the file's check first.
             func checkIfDeferred() throws { if asksForHelp && !ignoresConfiguration { try Configuration.check() } }
-            if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
-            if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
+            // The credential helpers print no help either: `get --help` runs (and `store` writes).
+            if arguments.count > 1, arguments[1] == "git-credential" {
+                try checkIfDeferred()
+                Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2)))
+            }
+            if arguments.count > 1, arguments[1] == "docker-credential" {
+                try checkIfDeferred()
+                Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2)))
+            }
             // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
             // alone, `kc run`'s and `kc find`'s plain forms.
             if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {
