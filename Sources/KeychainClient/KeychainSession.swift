@@ -1,5 +1,6 @@
 import KeychainCore
 import AgentWire
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -322,7 +323,9 @@ public final class KeychainSession: @unchecked Sendable {
     /// this process's pages nor the agent's memory grow with the keychain. `body` is called
     /// with each page's results. A listing stops with errSecIO once it passes `maxItems`
     /// items or `maxBytes` of encoded results (`SearchPage.encodedSize`): pages that each
-    /// move on but never end (an agent that is not kc's) cannot make it ask for ever.
+    /// move on but never end (an agent that is not kc's) cannot make it ask for ever; and
+    /// whatever the bounds, once it has taken `SearchPage.maxListingSeconds` (120 s). A
+    /// query that returns attributes answers dictionaries only: another item is malformed.
     /// - Returns: how many there were in all.
     @discardableResult
     public func forEachPage(
@@ -331,16 +334,21 @@ public final class KeychainSession: @unchecked Sendable {
         var after: Int64?
         var total = 0
         var bytes = 0
+        let dictionaries = query[kSecReturnAttributes] as? Bool == true
+        let deadline = Deadline.after(seconds: SearchPage.maxListingSeconds)
         repeat {
             guard case .page(let page) = try perform(.copyPage(query, after: after, limit: Self.pageLimit)) else {
                 throw KeychainError(errSecInternalError, "expected a page of results")
             }
+            if dictionaries, !page.items.allSatisfy({ $0 is [String: Any] }) {
+                throw KeychainError(errSecIO, "malformed answer from the kc agent: a page of attributes holds an item that is not a dictionary")
+            }
             total += page.items.count
             bytes += SearchPage.encodedSize(page.items)
-            guard total <= maxItems, bytes <= maxBytes else {
+            guard total <= maxItems, bytes <= maxBytes, Deadline.now < deadline else {
                 throw KeychainError(
                     errSecIO,
-                    "the agent's pages do not end: a listing holds at most \(SearchPage.maxListingItems) items and \(SearchPage.maxListingBytes >> 20) MiB",
+                    "the agent's pages do not end: a listing holds at most \(SearchPage.maxListingItems) items and \(SearchPage.maxListingBytes >> 20) MiB, and takes at most \(Int(SearchPage.maxListingSeconds)) s",
                     hint: "if the agent is kc's, narrow the listing (--class, -s, -a); else stop what listens at the agent socket")
             }
             try body(page.items)

@@ -79,7 +79,7 @@ package enum ProviderLauncher {
         }
         // kc's own provider, already serving: --replace stops it to start one with these
         // options; without it, it is reused, and a difference in its prompt options is said.
-        var running = try ownerIsKC(bus) == true ? RunningProvider.find(on: bus) : nil
+        var running = try ownerIsKC(bus) == true ? RunningProvider.find(on: bus, executable: executable) : nil
         if replace, let found = running {
             try found.stop(on: bus)
             note("stopped the kc Secret Service (pid \(found.pid)) to start one with these options")

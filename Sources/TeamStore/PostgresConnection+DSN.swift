@@ -5,8 +5,9 @@ import KeychainCore
 /// (`docs/team.md`, "What a join string and a runner token carry").
 extension PostgresConnection {
     /// The options libpq reads from `dsn` (`PQconninfoParse`), those given only.
-    /// - Throws: errSecParam with libpq's message for a malformed DSN, and for a host that
-    ///   holds an `@` (a URI whose password has an unencoded `@`).
+    /// - Throws: errSecParam with libpq's message for a malformed DSN, and for a host, port,
+    ///   user or database name that holds an `@` (a URI whose password has an unencoded `@`
+    ///   or `/`), without repeating it.
     package static func parse(_ dsn: String) throws -> [String: String] {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(dsn, &error) else {
@@ -20,11 +21,15 @@ extension PostgresConnection {
         defer { PQconninfoFree(options) }
         let parsed = read(options, skipEmpty: false)
         // `postgresql://u:p@ss@host/db`: libpq takes the last `@` as the end of the password,
-        // so part of the password becomes the host, which its "could not translate host
-        // name" and kc's server label would print. No host holds an `@`.
-        if parsed["host"]?.contains("@") == true {
+        // so part of the password becomes the host. `postgresql://u:pa/ss@host/db`: the
+        // authority ends at the `/`, so the user becomes the host, the password's first part
+        // the port and the rest, `@host` included, the database name. libpq's messages
+        // ("could not translate host name", "invalid integer value … for connection option
+        // port") and kc's server label would print them. None of these holds an `@`.
+        if let field = ["host", "port", "user", "dbname"].first(where: { parsed[$0]?.contains("@") == true }) {
+            let name = ["host": "host", "port": "port", "user": "user name", "dbname": "database name"][field] ?? field
             throw KeychainError(
-                errSecParam, "the PostgreSQL connection string's host holds an @: an @ in a password must be written %40",
+                errSecParam, "the PostgreSQL connection string's \(name) holds an @: an @ in a password must be written %40",
                 hint: "percent-encode the password in a postgresql:// URI (its text is not repeated here: it may hold a password)")
         }
         return parsed
@@ -124,11 +129,12 @@ extension PostgresConnection {
         return read(options, skipEmpty: true)
     }
 
-    /// host:port/dbname of parsed options, for messages.
+    /// host:port of parsed options, for messages: never the database name, which a URI
+    /// whose password holds a `/` would fill with the rest of the password, nor a port that
+    /// is not digits (libpq refuses it; it may be the password's first part).
     static func describe(_ options: [String: String]) -> String {
         let host = options["host"] ?? options["hostaddr"] ?? "(local socket)"
-        let port = options["port"].map { ":" + $0 } ?? ""
-        let db = options["dbname"].map { "/" + $0 } ?? ""
-        return host + port + db
+        let port = options["port"].flatMap { p in p.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 44 } ? ":" + p : nil } ?? ""
+        return host + port
     }
 }

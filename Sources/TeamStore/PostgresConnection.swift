@@ -191,6 +191,9 @@ package final class PostgresConnection {
         if let password = options["password"], !password.isEmpty {
             message = message.replacingAll(password, with: "***")
         }
+        // `invalid integer value "…" for connection option "port"`, `invalid sslmode value:
+        // "…"`: libpq quotes the value, which may be a misplaced part of a password.
+        if message.contains(" value") { message = message.withoutQuotedParts }
         return KeychainError(
             errSecNotAvailable, "cannot reach the PostgreSQL server \(name): \(message.trimmedLines)",
             hint: "check the server, the DSN and the network, then try again")

@@ -105,8 +105,15 @@ struct KC: ParsableCommand {
             if !ignoresConfiguration && !asksForHelp { try Configuration.check() }
             // A fast path below prints no help: it runs, so it meets the file's check first.
             func checkIfDeferred() throws { if asksForHelp && !ignoresConfiguration { try Configuration.check() } }
-            if arguments.count > 1, arguments[1] == "git-credential" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2))) }
-            if arguments.count > 1, arguments[1] == "docker-credential" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2))) }
+            // The credential helpers print no help either: `get --help` runs (and `store` writes).
+            if arguments.count > 1, arguments[1] == "git-credential" {
+                try checkIfDeferred()
+                Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2)))
+            }
+            if arguments.count > 1, arguments[1] == "docker-credential" {
+                try checkIfDeferred()
+                Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2)))
+            }
             if arguments.count > 1, arguments[1] == KubeCredentialHelper.word {
                 try checkIfDeferred()
                 Startup.exit(KubeCredentialHelper.run(arguments.dropFirst(2)))

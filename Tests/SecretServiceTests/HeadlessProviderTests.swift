@@ -134,6 +134,51 @@ import KCTestSupport
         #expect(fourth.status == 0 && !fourth.stderr.contains("it was started with"), "\(fourth.stderr)")
     }
 
+    /// `--start --replace` stops only kc's own provider: a Python process renamed
+    /// kc-secret-service (PR_SET_NAME) that owns org.freedesktop.secrets was taken for it
+    /// by its name and sent SIGTERM. Its program (/proc/PID/exe) is not the
+    /// kc-secret-service beside kc, so it is not signalled and --start says so.
+    @Test func aProcessNamedLikeTheProviderIsNotStopped() throws {
+        let home = try KCHome()
+        try home.createKeychain()
+        let first = try home.kc(["secret-service", "--start"])
+        let daemon = Self.daemonPID(first.stdout)
+        defer { if let daemon { kill(daemon, SIGTERM) } }
+        #expect(first.status == 0 && daemon != nil, "\(first.stdout)\(first.stderr)")
+        for pid in Self.processes("kc-secret-service", of: home) { kill(pid, SIGTERM) }
+        for _ in 0..<200 where !Self.processes("kc-secret-service", of: home).isEmpty { usleep(20_000) }
+        let address =
+            first.stdout.split(separator: "\n").first { $0.hasPrefix("DBUS_SESSION_BUS_ADDRESS=") }
+            .map { String($0.dropFirst("DBUS_SESSION_BUS_ADDRESS=".count).prefix { $0 != ";" }).replacingOccurrences(of: "'", with: "") } ?? ""
+        let impostor = Process()
+        impostor.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        impostor.arguments = [
+            "-c",
+            """
+            import ctypes, time
+            ctypes.CDLL(None).prctl(15, b"kc-secret-service", 0, 0, 0)
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+            bus = DBusAddress('/org/freedesktop/DBus', bus_name='org.freedesktop.DBus', interface='org.freedesktop.DBus')
+            c = open_dbus_connection('SESSION')
+            r = c.send_and_get_reply(new_method_call(bus, 'RequestName', 'su', ('org.freedesktop.secrets', 4)))
+            print(f'owned {r.body[0]}', flush=True)
+            time.sleep(20)
+            """
+        ]
+        impostor.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, b in b }
+        let pipe = Pipe()
+        impostor.standardOutput = pipe
+        try impostor.run()
+        defer { if impostor.isRunning { impostor.terminate() } }
+        let ready = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(ready.hasPrefix("owned"), "\(ready)")
+        let replace = try home.kc(["secret-service", "--start", "--replace"])
+        #expect(replace.status != 0 && replace.stderr.contains("is not kc's provider"), "\(replace.stderr)")
+        usleep(300_000)
+        #expect(impostor.isRunning, "the impostor was stopped")
+    }
+
     /// Something listening at the private bus's socket that never speaks D-Bus makes
     /// --start fail within seconds (sd-bus alone waits 90 s), naming the socket and how to
     /// remove it.

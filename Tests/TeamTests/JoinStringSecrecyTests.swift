@@ -97,4 +97,32 @@ import KCTestSupport
         #expect(!out.stderr.contains("ssw0rd") && !out.stdout.contains("ssw0rd"), "\(out.stderr)")
         #expect(out.stderr.contains("an @ in a password must be written %40"), "\(out.stderr)")
     }
+
+    /// A `/` in a URI's password ends the authority there: the user became the host, the
+    /// password's first part the port (`invalid integer value "S3cr3tPart" for connection
+    /// option "port"`, or with digits "could not translate host name") and the rest, `@host`
+    /// included, the database name, which kc's server label (host:port/dbname) printed too.
+    /// The `@` in the database name is refused without repeating it, before any connection,
+    /// with or without `--insecure-transport`; and a value libpq quotes in an option error
+    /// (a keyword DSN's port) is not repeated either.
+    @Test(arguments: [
+        "postgresql://kc:S3cr3tPart/R3stPart@127.0.0.1:1/kc", "postgresql://kc:4711/R3stPart@127.0.0.1:1/kc",
+        "host=127.0.0.1 port=S3cr3tPart dbname=kc"
+    ])
+    func aSlashInAPasswordIsRefusedWithoutRepeatingIt(_ dsn: String) throws {
+        let home = try KCHome()
+        for insecure in [["--insecure-transport"], []] {
+            let out = try home.kc(
+                ["team", "create", "t1", "--dsn-stdin", "--member", "admin", "--kdf", "interactive"] + insecure,
+                password: TeamCommandTests.teamPassword, stdin: Data(dsn.utf8))
+            #expect(out.status != 0)
+            for part in ["S3cr3tPart", "4711", "R3stPart"] {
+                #expect(!out.stderr.contains(part) && !out.stdout.contains(part), "\(insecure) \(out.stderr)")
+            }
+            if dsn.hasPrefix("postgresql:") {
+                #expect(out.status == Int32(UInt8(truncatingIfNeeded: errSecParam)), "\(out.stderr)")
+                #expect(out.stderr.contains("database name holds an @: an @ in a password must be written %40"), "\(out.stderr)")
+            }
+        }
+    }
 }

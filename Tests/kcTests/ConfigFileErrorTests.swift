@@ -204,6 +204,65 @@ import KCTestSupport
         #expect(out.status == 0 && ConfigTests.row("unlock-on-prompt", out.stdout).contains("yes"), "\(out.stderr)\(out.stdout)")
     }
 
+    /// The path is walked as given, not as realpath(3) resolves it (a second attack
+    /// review): (a) a link another account owns in a folder on the way (XDG_CONFIG_HOME =
+    /// /shared/cfg, /shared sticky and cfg the other account's link to a folder of yours),
+    /// (b) a folder on the way that others can write, whose child could be swapped for a
+    /// link, and (c) a folder others can write that the file's own link points into, were
+    /// never looked at. Each is exit 206 and nothing of the file is applied; the same
+    /// layouts made safe are read.
+    @Test func linksAndFoldersOnThePathAsGivenAreChecked() throws {
+        let h = try ConfigTests.home(nil)
+        try h.createKeychain()
+        let fm = FileManager.default
+        let settings = Data("idle-timeout = 31536000\nunlock-on-prompt = yes\n".utf8)
+        func folder(_ path: String, _ mode: mode_t) throws {
+            try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
+            #expect(chmod(path, mode) == 0)
+        }
+        let victim = h.directory + "/victim"
+        try folder(victim + "/kc", 0o700)
+        #expect(fm.createFile(atPath: victim + "/kc/config", contents: settings, attributes: [.posixPermissions: 0o600]))
+        // (b) a loose folder on the way, its child a link of yours to your own folder.
+        let loose = h.directory + "/loose"
+        try folder(loose, 0o777)
+        try fm.createSymbolicLink(atPath: loose + "/me", withDestinationPath: victim)
+        // (c) your own file's link into a loose folder.
+        let grp = h.directory + "/grp"
+        try folder(grp, 0o777)
+        #expect(fm.createFile(atPath: grp + "/kc.conf", contents: settings, attributes: [.posixPermissions: 0o600]))
+        try folder(h.directory + "/mine/kc", 0o700)
+        try fm.createSymbolicLink(atPath: h.directory + "/mine/kc/config", withDestinationPath: grp + "/kc.conf")
+        // (config home, what kc says, how to make it safe)
+        var cases: [(String, String, () -> Bool)] = [
+            (loose + "/me", "is in \(loose), which other users can write (mode 777); not read", { chmod(loose, 0o755) == 0 }),
+            (h.directory + "/mine", "is in \(grp), which other users can write (mode 777); not read", { chmod(grp, 0o755) == 0 })
+        ]
+        if geteuid() == 0 {
+            // (a) a sticky shared folder holding the other account's link to your folder.
+            let shared = h.directory + "/shared"
+            try folder(shared, 0o1777)
+            try fm.createSymbolicLink(atPath: shared + "/cfg", withDestinationPath: victim)
+            #expect(lchown(shared + "/cfg", OtherUser.uid, OtherUser.uid) == 0)
+            cases.insert(
+                (
+                    shared + "/cfg", "is reached through \(shared)/cfg, a link that belongs to uid \(OtherUser.uid), not to you; not read",
+                    { lchown(shared + "/cfg", geteuid(), getegid()) == 0 }
+                ), at: 0)
+        }
+        for (configHome, message, makeSafe) in cases {
+            let env = ["XDG_CONFIG_HOME": configHome]
+            let config = try h.kc(["config"], extra: env)
+            #expect(config.status == 206 && config.stderr.hasPrefix("kc: the configuration file \(configHome)/kc/config \(message)"), "\(config.stderr)")
+            let unlock = try h.kc(["unlock"], password: KCHome.password, extra: env)
+            #expect(unlock.status == 206, "\(unlock.stderr)")
+            #expect(try h.kc(["status", "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+            #expect(makeSafe())
+            let out = try h.kc(["config"], extra: env)
+            #expect(out.status == 0 && ConfigTests.row("unlock-on-prompt", out.stdout).contains("yes"), "\(configHome): \(out.stderr)\(out.stdout)")
+        }
+    }
+
     /// A HOME that is not an absolute path is ignored, as such an XDG_CONFIG_HOME is: the
     /// file would be a different one in every working folder.
     @Test func aRelativeHomeIsIgnored() throws {

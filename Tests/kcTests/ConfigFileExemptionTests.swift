@@ -74,6 +74,29 @@ import KCTestSupport
         #expect(run.status == 206, "\(run.stderr)")
     }
 
+    /// `--help` after the credential helpers' subcommands is no help (they print none, they
+    /// run): `kc git-credential get --help` and `kc docker-credential store --help` skipped
+    /// the file's check deferred for help, so they ran against login although the file
+    /// (keychain = work and a bad line) is refused, and `store` wrote into the wrong keychain.
+    @Test func aCredentialHelperWithHelpStillStopsAtTheFile() throws {
+        let h = try ConfigTests.home(nil)
+        try h.createKeychain()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        try ConfigTests.write("keychain = work\nkdf interactive\n", in: h)
+        let git = "protocol=https\nhost=example.com\nusername=u\npassword=stored-pw\n\n"
+        let docker = #"{"ServerURL":"example.com","Username":"u","Secret":"stored-pw"}"#
+        for (args, input) in [
+            (["git-credential", "get", "--help"], git), (["git-credential", "store", "-h"], git),
+            (["docker-credential", "get", "--help"], "example.com\n"), (["docker-credential", "store", "--help"], docker)
+        ] {
+            let out = try h.kc(args, stdin: Data(input.utf8))
+            #expect(out.status == 206 && out.stderr.contains(ConfigTests.file(h) + ":2: "), "kc \(args): \(out.status) \(out.stderr)")
+        }
+        let elsewhere = ["XDG_CONFIG_HOME": h.directory + "/elsewhere"]
+        let dump = try h.kc(["list", "-k", "login"], extra: elsewhere)
+        #expect(!dump.stdout.contains("example.com"), "nothing was stored in login: \(dump.stdout)\(dump.stderr)")
+    }
+
     /// The exempt commands go on when a keychain option comes first (F5): the choice used
     /// to look at argv[1] only, before the options were moved after the command, so these
     /// stopped at the file (206). Now `kc -k login status` answers, and the agent and

@@ -90,6 +90,21 @@ import KCTestSupport
         #expect(out.stderr.contains("the agent's pages do not end"), "\(out.stderr)")
     }
 
+    /// Pages of one item that is not a dictionary (`true`), each moving on: the listing's
+    /// bound counted rows, filled only by dictionaries, so kc asked about 5,800 pages a
+    /// second for ever. A page of attributes holding anything else is malformed, and a
+    /// listing takes at most `SearchPage.maxListingSeconds` whatever its pages hold.
+    @Test func anImpostorPagingItemsThatAreNotDictionariesIsRefused() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        var item = ByteWriter()
+        try ValueCodec.encode(true, into: &item)
+        _ = try AgentImpostor.start(h, holds: h.defaultKeychain, version: AgentProtocol.version, endlessPages: (1, item.bytes))
+        let out = try KCBinary.run(["list"], environment: h.environment, timeout: 20)
+        #expect(out.status != 0 && out.stdout.isEmpty, "\(out.stdout.prefix(200))")
+        #expect(out.stderr.contains("malformed answer from the kc agent"), "\(out.stderr)")
+    }
+
     /// A page larger than a page may be (more than `SearchPage.maxBytes` before its last
     /// item) is refused: a forged agent cannot send 17 MiB frames as pages.
     @Test func aPageLargerThanAPageMayBeIsRefused() throws {

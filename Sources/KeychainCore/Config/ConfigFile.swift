@@ -20,7 +20,7 @@ import Glibc
 /// any) no other account owns or can write (`checkPlace`; docs/security.md, "The
 /// configuration file"),
 /// since it chooses where secrets are written and how long keys stay unlocked. A missing
-/// file is no error: it costs one failed `lstat`.
+/// file is no error: it costs one failed `openat` per name walked.
 ///
 /// It lives here, below every program, so that kc, kc-team and kc-secret-service read the
 /// same file the same way (`ConfigFile.load()`); only kc applies it so far.
@@ -91,7 +91,7 @@ public struct ConfigFile: Sendable {
         return try load(path: path)
     }
 
-    /// Reads and checks the file at `path` (`checkPlace`, then one `open`, one `fstat` and
+    /// Reads and checks the file at `path` (`checkPlace`, which opens it, then one `fstat` and
     /// a `read` or two).
     /// - Returns: its values; none when the file does not exist.
     /// - Throws: errSecParam (exit 206) for a file another account owns or can write, one
@@ -99,16 +99,8 @@ public struct ConfigFile: Sendable {
     ///   that is not a regular file or is larger than `maxSize`, and for any malformed line
     ///   (the message starts `PATH:LINE:`); errSecIO when it exists but cannot be read.
     public static func load(path: String) throws -> ConfigFile {
-        // The link at the path and the folders above it: one `lstat` when there is no file.
-        guard try checkPlace(path) else { return ConfigFile(path: path) }
-        // Non-blocking: a FIFO planted there must not hang kc (it is refused below).
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT || e == ENOTDIR { return ConfigFile(path: path) }
-            throw KeychainError(
-                errSecIO, "cannot read the configuration file \(path): \(String(cString: strerror(e)))", cause: .errno(e))
-        }
+        // The links and folders on the way, then the file opened in the last folder checked.
+        guard let fd = try checkPlace(path) else { return ConfigFile(path: path) }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {

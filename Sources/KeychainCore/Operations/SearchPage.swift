@@ -32,6 +32,9 @@ public struct SearchPage {
     public static let maxListingItems = 1 << 20
     /// The most bytes of encoded results one listing of `kc list` holds.
     public static let maxListingBytes = 256 << 20
+    /// The longest one listing (`KeychainSession.forEachPage`) may take, in seconds: past
+    /// it, pages that never end are refused however small they are.
+    public static let maxListingSeconds = 120.0
 
     /// The bytes `value` takes in the agent's value encoding (`docs/protocol.md` §3):
     /// type tag, lengths and contents; an upper bound for what `copyPage` counts.

@@ -63,6 +63,16 @@ enum CollectionLabels {
         return label
     }
 
+    /// `text` as it looks: lowercased, without white space and format characters (a
+    /// zero-width space, a bidirectional mark), to compare a label with keychains' names.
+    static func lookalike(_ text: String) -> String {
+        var kept = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars where !scalar.properties.isWhitespace && scalar.properties.generalCategory != .format {
+            kept.append(scalar)
+        }
+        return String(kept).lowercased()
+    }
+
     /// Sets the label of `collection`: written to a new file renamed over the old one, so a
     /// reader sees the old label or the new one; the keychain's name removes it.
     /// - Throws: InvalidArgs for a label over `maximumBytes` or that is another keychain's
@@ -77,8 +87,10 @@ enum CollectionLabels {
             guard unlinkat(dir, collection.id, 0) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
             return
         }
-        // Another keychain's name would make `CreateCollection` with it ambiguous.
-        if let other = KeychainCollections().all.first(where: { $0.name == label && $0.id != collection.id }) {
+        // Another keychain's name would make `CreateCollection` with it ambiguous, and one
+        // that only looks like it (`Work`, `work `, `wo\u{200B}rk`) would pass for it.
+        let looks = Self.lookalike(label)
+        if let other = KeychainCollections().all.first(where: { Self.lookalike($0.name) == looks && $0.id != collection.id }) {
             throw .invalidArgs("\(label) is the name of the keychain \(other.path); give the collection another label")
         }
         let bytes = Array(label.utf8)

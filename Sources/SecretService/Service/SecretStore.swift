@@ -123,20 +123,23 @@ package final class SecretStore {
     /// `attributes` false only the references come (`Items`, `SearchItems`), and the
     /// attributes are empty. Once the results received pass the 32 MiB that one reply may
     /// carry (`SecretServiceProvider.maxArrayBytes`; a reference's encoding is shorter than
-    /// its item's path), it stops with `LimitsExceeded`, page by page: an agent whose
-    /// pages never end holds the provider no longer than that.
+    /// its item's path), or past `SearchPage.maxListingItems` items received, it stops with
+    /// `LimitsExceeded`, page by page: an agent whose pages never end (however small) holds
+    /// the provider no longer than that, nor than the listing's 120 s.
     package func search(_ path: String, _ queries: [[String: Any]], attributes: Bool = true) throws(BusError) -> [(ref: [UInt8], attributes: [String: Any])] {
         try with(path) { session in
             var seen = Set<[UInt8]>()
             var out: [(ref: [UInt8], attributes: [String: Any])] = []
             var bytes = 0
+            var received = 0
             for var query in queries {
                 query[kSecMatchLimit] = nil
                 query[kSecReturnAttributes] = attributes
                 query[kSecReturnPersistentRef] = true
                 try session.forEachPage(query) { page in
                     bytes += SearchPage.encodedSize(page)
-                    guard bytes <= SecretServiceProvider.maxArrayBytes else {
+                    received += page.count
+                    guard bytes <= SecretServiceProvider.maxArrayBytes, received <= SearchPage.maxListingItems else {
                         throw BusError(
                             "org.freedesktop.DBus.Error.LimitsExceeded",
                             "the items found take more than one D-Bus message may carry on every bus (32 MiB): use SearchItems with more attributes")
