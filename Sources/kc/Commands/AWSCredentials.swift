@@ -14,8 +14,7 @@ struct AWSCredentials: ParsableCommand {
 
             Examples:
               kc aws-credentials --import prod     # out of ~/.aws/credentials, into kc
-              aws sts get-session-token --output json | jq '.Credentials + {Version: 1}' \\
-                | kc aws-credentials --store temp
+              kc aws-credentials --store ci < keys.json   # AWS's JSON on stdin
               kc aws-credentials prod              # what AWS runs
 
             AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE name the files, as for AWS.
