@@ -162,4 +162,23 @@ import KCTestSupport
         let boto = try client(h, "boto3", "prod")
         #expect((boto["error"] as? String ?? "").contains("kc unlock"), "\(boto)")
     }
+
+    /// Locked, on a terminal: kc asks for the keychain's password, then prints the keys.
+    @Test func lockedKeychainOnATerminalAsks() throws {
+        let h = try home(unlock: false)
+        let json = #"{"Version":1,"AccessKeyId":"AKIAONATERMINAL","SecretAccessKey":"terminal-secret"}"#
+        #expect(try h.kc(["aws-credentials", "--store", "prod"], password: KCHome.password, stdin: Data(json.utf8)).status == 0)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
+        let spec: [String: Any] = [
+            "argv": [KCBinary.path, "aws-credentials", "prod"], "env": h.environment.merging(["TERM": "dumb"]) { a, _ in a },
+            "steps": [["expect", "assword"], ["send", KCHome.password + "\n"]], "answers": [], "timeout": 30
+        ]
+        let file = h.directory + "/session.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", script, file], environment: ["PATH": "/usr/bin:/bin"], timeout: 40)
+        let session = try JSONSerialization.jsonObject(with: Data(out.stdoutBytes)) as? [String: Any] ?? [:]
+        let screen = session["screen"] as? String ?? ""
+        #expect(session["status"] as? Int == 0 && screen.contains(json), "\(screen) \(out.stderr)")
+        #expect(session["echo_off"] as? [Bool] == [true], "\(session)")
+    }
 }

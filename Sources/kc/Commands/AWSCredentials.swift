@@ -35,7 +35,7 @@ struct AWSCredentials: ParsableCommand {
     @Flag(name: Options.awsStore.names, help: Options.awsStore.help)
     var store = false
 
-    @Argument(help: ArgumentHelp("The AWS profile, as --profile names it (default: `default`).", valueName: "profile"))
+    @Argument(help: ArgumentHelp("The AWS profile, as --profile names it (`default` for the default one).", valueName: "profile"))
     var profile: String
 
     func validate() throws {
