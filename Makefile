@@ -26,6 +26,8 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	gcc libc6-dev make libsecret-1-dev \
 	xvfb xclip xsel tmux sway wl-clipboard \
 	postgresql pgbouncer
+# AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
+TEST_DEBS += awscli python3-boto3
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.

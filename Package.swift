@@ -195,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "kcTests",
             dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "kc", "KCTestSupport"],
-            exclude: ["pty_session.py", "git_http_server.py", "kube_https_server.py", "Fixtures"]
+            exclude: ["pty_session.py", "git_http_server.py", "kube_https_server.py", "aws_client.py", "Fixtures"]
         ),
         // The import and export formats on fixture bytes (Tests/KeychainFormatsTests/Fixtures).
         .testTarget(

@@ -57,7 +57,8 @@ struct KC: ParsableCommand {
         subcommands: [
             Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self,
             Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self,
-            TeamCommand.self, ConfigCommand.self, ErrorCommand.self, Agent.self
+            TeamCommand.self, ConfigCommand.self, ErrorCommand.self, Agent.self,
+            AWSCredentials.self
         ]
     )
 
@@ -123,6 +124,7 @@ struct KC: ParsableCommand {
                 try checkIfDeferred()
                 Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst(2)))
             }
+            if arguments.count > 2, arguments[1] == "aws-credentials", !asksForHelp { Startup.exit(AWSCredentialProcess.run(arguments.dropFirst(2))) }
             // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
             // alone, `kc run`'s and `kc find`'s plain forms.
             if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {

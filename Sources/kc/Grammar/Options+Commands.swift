@@ -163,4 +163,10 @@ extension Options {
         "Also resolve kc:// references in the inherited environment (only where every variable is yours).")
     static let noMasking = OptionSpec(nil, "--no-masking", .none, "Never mask the command's output.")
     static let mask = OptionSpec(nil, "--mask", .none, "Mask the command's output even on a terminal.")
+
+    // MARK: aws-credentials
+
+    static let awsImport = OptionSpec(
+        nil, "--import", .none, "Move the profile's keys out of ~/.aws/credentials into kc and point ~/.aws/config at kc.")
+    static let awsStore = OptionSpec(nil, "--store", .none, "Store the keys given on stdin as AWS's credential_process JSON.")
 }

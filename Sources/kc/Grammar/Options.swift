@@ -107,7 +107,8 @@ enum Options {
     static let subcommands = [
         "add", "find", "list", "generate", "update", "delete", "move", "unlock", "lock", "status",
         "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
-        "run", "inject", "secret-service", "team", "config", "error", "agent"
+        "run", "inject", "secret-service", "team", "config", "error", "agent",
+        "aws-credentials"
     ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
@@ -138,6 +139,7 @@ enum Options {
         case "inject": return Grammar.inject
         case "config": return [keychain, configJSON]
         case "agent": return [stop]
+        case "aws-credentials": return [keychain, passwordFile, awsImport, awsStore]
         default: return []
         }
     }

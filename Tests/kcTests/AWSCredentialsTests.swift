@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+import KeychainCore
+import KCTestSupport
+
+/// `kc aws-credentials` as AWS's `credential_process`, through Debian's awscli (a request
+/// signed for a local endpoint that records the key it was signed with) and boto3, on a
+/// fresh HOME with kc on the PATH as `make install` puts it.
+@Suite struct AWSCredentialsTests {
+    static let client = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("aws_client.py").path
+    static let keyID = "AKIAKCTESTPROD000001"
+    static let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYKCTESTSECRET"
+
+    /// A home with kc on PATH, its keychain, unlocked unless asked not to be.
+    func home(unlock: Bool = true) throws -> KCHome {
+        let h = try KCHome()
+        try h.createKeychain()
+        let bin = h.directory + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/kc", withDestinationPath: KCBinary.path)
+        h.environment["PATH"] = bin + ":/usr/bin:/bin"
+        h.environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        if unlock { #expect(try h.kc(["unlock"], password: KCHome.password).status == 0) }
+        return h
+    }
+
+    /// `aws_client.py MODE PROFILE` in the home, its JSON line.
+    func client(_ h: KCHome, _ mode: String, _ profile: String) throws -> [String: Any] {
+        let out = try Spawn.run(["/usr/bin/python3", Self.client, mode, profile], environment: h.environment, timeout: 50)
+        #expect(out.status == 0, "\(out.stderr)")
+        let line = out.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? ["unreadable": out.stdout + out.stderr]
+    }
+
+    func write(_ text: String, _ path: String, mode: Int = 0o600) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(chmod(path, mode_t(mode)) == 0)
+    }
+
+    func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    func mode(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1 }
+
+    /// `--import` moves the keys out of ~/.aws/credentials (other profiles and settings kept),
+    /// writes `credential_process`, and a second run changes nothing; then awscli signs with
+    /// the key from kc and boto3 gets the same keys; `kc find` shows the item.
+    @Test func importThenAWSCLIAndBoto3UseKC() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        try write(
+            """
+            [default]
+            aws_access_key_id = AKIAKCTESTDEFAULT001
+            aws_secret_access_key = default-secret-stays
+
+            [prod]
+            aws_access_key_id = \(Self.keyID)
+            aws_secret_access_key = \(Self.secret)
+            # a comment that stays
+            region = eu-west-1
+
+            """, aws + "/credentials")
+        try write("[default]\nregion = us-east-1\n\n[profile prod]\noutput = json\n", aws + "/config", mode: 0o644)
+        var out = try h.kc(["aws-credentials", "--import", "prod"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(!out.stderr.contains(Self.secret) && out.stdout.isEmpty, "\(out.stdout) \(out.stderr)")
+        let credentials = read(aws + "/credentials")
+        let config = read(aws + "/config")
+        // No plaintext secret left, anywhere in the folder; nothing else touched.
+        #expect(!credentials.contains(Self.secret) && !credentials.contains(Self.keyID), "\(credentials)")
+        #expect(credentials.contains("default-secret-stays") && credentials.contains("[prod]\n# a comment that stays\nregion = eu-west-1"), "\(credentials)")
+        #expect(config == "[default]\nregion = us-east-1\n\n[profile prod]\noutput = json\ncredential_process = kc aws-credentials prod\n", "\(config)")
+        #expect(mode(aws + "/credentials") == 0o600 && mode(aws + "/config") == 0o644)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+        // A second run: nothing changes.
+        out = try h.kc(["aws-credentials", "--import", "prod"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(read(aws + "/credentials") == credentials && read(aws + "/config") == config)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+        // An ordinary item: kc find shows it (without the secret).
+        out = try h.kc(["find", "-s", "aws:prod"])
+        #expect(out.status == 0 && out.stdout.contains(Self.keyID) && !out.stdout.contains(Self.secret), "\(out.stdout) \(out.stderr)")
+        // What AWS runs.
+        out = try h.kc(["aws-credentials", "prod"])
+        #expect(out.stdout == "{\"Version\":1,\"AccessKeyId\":\"\(Self.keyID)\",\"SecretAccessKey\":\"\(Self.secret)\"}\n", "\(out.stdout) \(out.stderr)")
+        // Debian's awscli resolves the keys from kc and signs its request with them.
+        let cli = try client(h, "cli", "prod")
+        let exported = cli["exported"] as? [String: Any]
+        #expect(exported?["AccessKeyId"] as? String == Self.keyID && exported?["SecretAccessKey"] as? String == Self.secret, "\(cli)")
+        #expect(cli["status"] as? Int == 0 && cli["key"] as? String == Self.keyID, "\(cli)")
+        // boto3 gets both keys from the credential process.
+        let boto = try client(h, "boto3", "prod")
+        #expect(boto["method"] as? String == "custom-process" && boto["key"] as? String == Self.keyID && boto["secret"] as? String == Self.secret, "\(boto)")
+        // The default profile still has its own keys from the file.
+        #expect(try client(h, "boto3", "default")["key"] as? String == "AKIAKCTESTDEFAULT001")
+    }
+
+    /// `--store` from stdin with a session token and expiration, into the files that
+    /// AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE name; `default` is `[default]` in the
+    /// config; a keychain given with -k is in the config line; awscli sends the token.
+    @Test func storeWithSessionTokenHonoursTheFileVariables() throws {
+        let h = try home()
+        #expect(try h.kc(["create", "-k", "work", "--kdf", "interactive"], password: "work pw").status == 0)
+        #expect(try h.kc(["unlock", "-k", "work"], password: "work pw").status == 0)
+        h.environment["AWS_CONFIG_FILE"] = h.directory + "/elsewhere/aws-config"
+        h.environment["AWS_SHARED_CREDENTIALS_FILE"] = h.directory + "/elsewhere/aws-credentials"
+        try write(
+            "[default]\naws_access_key_id = AKIAOLDDEFAULT000001\naws_secret_access_key = old-default-secret\n", h.directory + "/elsewhere/aws-credentials")
+        let expiration = "2099-01-01T00:00:00Z"
+        let json =
+            #"{"Version": 1, "AccessKeyId": "ASIAKCTESTTEMP000001", "SecretAccessKey": "temp-secret", "SessionToken": "tok/en+=", "Expiration": "\#(expiration)"}"#
+        var out = try h.kc(["aws-credentials", "-k", "work", "--store", "default"], stdin: Data(json.utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(read(h.directory + "/elsewhere/aws-config") == "[default]\ncredential_process = kc aws-credentials -k work default\n")
+        #expect(!FileManager.default.fileExists(atPath: h.directory + "/.aws"))
+        out = try h.kc(["aws-credentials", "-k", "work", "default"])
+        #expect(
+            out.stdout
+                == #"{"Version":1,"AccessKeyId":"ASIAKCTESTTEMP000001","SecretAccessKey":"temp-secret","SessionToken":"tok/en+=","Expiration":"\#(expiration)"}"#
+                + "\n", "\(out.stdout) \(out.stderr)")
+        // The credentials file's static keys win over credential_process (AWS's order):
+        // --import then moves them into kc, replacing the stored ones.
+        out = try h.kc(["aws-credentials", "-k", "work", "--import", "default"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(!read(h.directory + "/elsewhere/aws-credentials").contains("old-default-secret"))
+        var boto = try client(h, "boto3", "default")
+        #expect(boto["key"] as? String == "AKIAOLDDEFAULT000001" && boto["secret"] as? String == "old-default-secret" && boto["token"] is NSNull, "\(boto)")
+        out = try h.kc(["aws-credentials", "-k", "work", "--store", "default"], stdin: Data(json.utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        let cli = try client(h, "cli", "default")
+        let exported = cli["exported"] as? [String: Any]
+        #expect(exported?["SessionToken"] as? String == "tok/en+=" && exported?["Expiration"] != nil, "\(cli)")
+        #expect(cli["status"] as? Int == 0 && cli["key"] as? String == "ASIAKCTESTTEMP000001" && cli["token"] as? String == "tok/en+=", "\(cli)")
+        boto = try client(h, "boto3", "default")
+        #expect(boto["secret"] as? String == "temp-secret" && boto["token"] as? String == "tok/en+=", "\(boto)")
+        // Bad input: one line, nothing stored.
+        out = try h.kc(["aws-credentials", "--store", "x"], stdin: Data(#"{"AccessKeyId": "A"}"#.utf8))
+        #expect(out.status == 206 && out.stderr.split(separator: "\n").count == 1, "\(out.stderr)")
+        out = try h.kc(["aws-credentials", "nosuchprofile"])
+        #expect(out.status == 44 && out.stdout.isEmpty && out.stderr.split(separator: "\n").count == 1, "\(out.stderr)")
+    }
+
+    /// Locked keychain, no terminal: kc fails at once with one line saying to run
+    /// `kc unlock`, and awscli and boto3 report it; nothing secret on stderr.
+    @Test func lockedKeychainWithoutATerminalFailsAtOnce() throws {
+        let h = try home(unlock: false)
+        var out = try h.kc(
+            ["aws-credentials", "--store", "prod"], password: KCHome.password,
+            stdin: Data(#"{"Version":1,"AccessKeyId":"AKIALOCKED","SecretAccessKey":"locked-secret"}"#.utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        let start = Date()
+        out = try Spawn.run(["/usr/bin/setsid", "-w", h.directory + "/bin/kc", "aws-credentials", "prod"], environment: h.environment, timeout: 5)
+        let took = Date().timeIntervalSince(start)
+        #expect(out.status == 36 && out.stdout.isEmpty, "\(out.status) \(out.stdout) \(out.stderr)")
+        #expect(out.stderr.split(separator: "\n").count == 1 && out.stderr.contains("kc unlock"), "\(out.stderr)")
+        #expect(took < 1, "\(took) s")
+        let cli = try client(h, "cli", "prod")
+        #expect(cli["status"] as? Int != 0 && (cli["stderr"] as? String ?? "").contains("kc unlock") && cli["key"] is NSNull, "\(cli)")
+        #expect(cli["exported"] is NSNull && (cli["export_stderr"] as? String ?? "").contains("kc unlock"), "\(cli)")
+        #expect(!(cli["stderr"] as? String ?? "").contains("locked-secret"))
+        let boto = try client(h, "boto3", "prod")
+        #expect((boto["error"] as? String ?? "").contains("kc unlock"), "\(boto)")
+    }
+
+    /// Locked, on a terminal: kc asks for the keychain's password, then prints the keys.
+    @Test func lockedKeychainOnATerminalAsks() throws {
+        let h = try home(unlock: false)
+        let json = #"{"Version":1,"AccessKeyId":"AKIAONATERMINAL","SecretAccessKey":"terminal-secret"}"#
+        #expect(try h.kc(["aws-credentials", "--store", "prod"], password: KCHome.password, stdin: Data(json.utf8)).status == 0)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
+        let spec: [String: Any] = [
+            "argv": [KCBinary.path, "aws-credentials", "prod"], "env": h.environment.merging(["TERM": "dumb"]) { a, _ in a },
+            "steps": [["expect", "assword"], ["send", KCHome.password + "\n"]], "answers": [], "timeout": 30
+        ]
+        let file = h.directory + "/session.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", script, file], environment: ["PATH": "/usr/bin:/bin"], timeout: 40)
+        let session = try JSONSerialization.jsonObject(with: Data(out.stdoutBytes)) as? [String: Any] ?? [:]
+        let screen = session["screen"] as? String ?? ""
+        #expect(session["status"] as? Int == 0 && screen.contains(json), "\(screen) \(out.stderr)")
+        #expect(session["echo_off"] as? [Bool] == [true], "\(session)")
+    }
+}
