@@ -5,9 +5,10 @@ import KeychainCore
 /// (`docs/team.md`, "What a join string and a runner token carry").
 extension PostgresConnection {
     /// The options libpq reads from `dsn` (`PQconninfoParse`), those given only.
-    /// - Throws: errSecParam with libpq's message for a malformed DSN, and for a host, port,
-    ///   user or database name that holds an `@` (a URI whose password has an unencoded `@`
-    ///   or `/`), without repeating it.
+    /// - Throws: errSecParam with libpq's message for a malformed DSN, and for a host, port
+    ///   or database name that holds an `@` (a URI whose password has an unencoded `@` or
+    ///   `/`), without repeating it. A user name may hold one (`k%40c` in a URI,
+    ///   `user=k@c`): the misparses above never put one there.
     package static func parse(_ dsn: String) throws -> [String: String] {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(dsn, &error) else {
@@ -25,9 +26,10 @@ extension PostgresConnection {
         // authority ends at the `/`, so the user becomes the host, the password's first part
         // the port and the rest, `@host` included, the database name. libpq's messages
         // ("could not translate host name", "invalid integer value … for connection option
-        // port") and kc's server label would print them. None of these holds an `@`.
-        if let field = ["host", "port", "user", "dbname"].first(where: { parsed[$0]?.contains("@") == true }) {
-            let name = ["host": "host", "port": "port", "user": "user name", "dbname": "database name"][field] ?? field
+        // port") and kc's server label would print them. None of these holds an `@`; a user
+        // name may (`user@server` logins), and no misparse puts one there.
+        if let field = ["host", "port", "dbname"].first(where: { parsed[$0]?.contains("@") == true }) {
+            let name = ["host": "host", "port": "port", "dbname": "database name"][field] ?? field
             throw KeychainError(
                 errSecParam, "the PostgreSQL connection string's \(name) holds an @: an @ in a password must be written %40",
                 hint: "percent-encode the password in a postgresql:// URI (its text is not repeated here: it may hold a password)")
