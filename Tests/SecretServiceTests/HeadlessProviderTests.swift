@@ -150,33 +150,40 @@ import KCTestSupport
         let address =
             first.stdout.split(separator: "\n").first { $0.hasPrefix("DBUS_SESSION_BUS_ADDRESS=") }
             .map { String($0.dropFirst("DBUS_SESSION_BUS_ADDRESS=".count).prefix { $0 != ";" }).replacingOccurrences(of: "'", with: "") } ?? ""
-        let impostor = Process()
-        impostor.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        impostor.arguments = [
-            "-c",
-            """
-            import ctypes, time
-            ctypes.CDLL(None).prctl(15, b"kc-secret-service", 0, 0, 0)
-            from jeepney import DBusAddress, new_method_call
-            from jeepney.io.blocking import open_dbus_connection
-            bus = DBusAddress('/org/freedesktop/DBus', bus_name='org.freedesktop.DBus', interface='org.freedesktop.DBus')
-            c = open_dbus_connection('SESSION')
-            r = c.send_and_get_reply(new_method_call(bus, 'RequestName', 'su', ('org.freedesktop.secrets', 4)))
-            print(f'owned {r.body[0]}', flush=True)
-            time.sleep(20)
-            """
-        ]
-        impostor.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, b in b }
-        let pipe = Pipe()
-        impostor.standardOutput = pipe
-        try impostor.run()
-        defer { if impostor.isRunning { impostor.terminate() } }
-        let ready = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
-        #expect(ready.hasPrefix("owned"), "\(ready)")
+        // Started through Spawn (close-on-exec pipes, its own process group, a deadline),
+        // it says on a file that it owns the name; it is killed when the test ends.
+        let ready = home.directory + "/impostor-ready"
+        let impostor = try Spawn.start(
+            [
+                "/usr/bin/python3", "-c",
+                """
+                import ctypes, sys, time
+                ctypes.CDLL(None).prctl(15, b"kc-secret-service", 0, 0, 0)
+                from jeepney import DBusAddress, new_method_call
+                from jeepney.io.blocking import open_dbus_connection
+                bus = DBusAddress('/org/freedesktop/DBus', bus_name='org.freedesktop.DBus', interface='org.freedesktop.DBus')
+                c = open_dbus_connection('SESSION')
+                r = c.send_and_get_reply(new_method_call(bus, 'RequestName', 'su', ('org.freedesktop.secrets', 4)))
+                open(sys.argv[1], 'w').write(f'owned {r.body[0]}')
+                time.sleep(20)
+                """, ready
+            ],
+            environment: ProcessInfo.processInfo.environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, b in b },
+            timeout: 30)
+        defer { withExtendedLifetime(impostor) {} }
+        var owned = ""
+        for _ in 0..<250 where owned.isEmpty {
+            owned = (try? String(contentsOfFile: ready, encoding: .utf8)) ?? ""
+            if owned.isEmpty { usleep(20_000) }
+        }
+        #expect(owned.hasPrefix("owned"), "\(owned)")
         let replace = try home.kc(["secret-service", "--start", "--replace"])
         #expect(replace.status != 0 && replace.stderr.contains("is not kc's provider"), "\(replace.stderr)")
         usleep(300_000)
-        #expect(impostor.isRunning, "the impostor was stopped")
+        // Alive, and not a zombie: /proc/PID/stat's state after the command name.
+        let stat = (try? String(contentsOfFile: "/proc/\(impostor.pid)/stat", encoding: .utf8)) ?? ""
+        let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init)
+        #expect(state != nil && state != "Z", "the impostor was stopped: \(stat)")
     }
 
     /// Something listening at the private bus's socket that never speaks D-Bus makes
