@@ -181,4 +181,46 @@ import KCTestSupport
         #expect(session["status"] as? Int == 0 && screen.contains(json), "\(screen) \(out.stderr)")
         #expect(session["echo_off"] as? [Bool] == [true], "\(session)")
     }
+
+    /// Found by attacking the import: a linked credentials file (a dotfile manager's) was
+    /// replaced by a regular file while its target kept the key; a line break in a profile
+    /// name wrote a `[default]` section with its own credential_process; `key: value` (as
+    /// botocore reads it) and an indented key stayed in plaintext. Each is now refused with
+    /// the files untouched, or moved.
+    @Test func importRefusesWhatItCannotRewriteSafely() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let target = h.directory + "/dotfiles/aws-creds"
+        let text = "[prod]\naws_access_key_id = \(Self.keyID)\naws_secret_access_key = \(Self.secret)\n"
+        try write(text, target)
+        try FileManager.default.createDirectory(atPath: aws, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: aws + "/credentials", withDestinationPath: target)
+        let linked = try h.kc(["aws-credentials", "--import", "prod"])
+        #expect(linked.status == 206 && linked.stderr.contains("is a link"), "\(linked.stderr)")
+        #expect(!linked.stderr.contains(Self.secret))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: aws + "/credentials")) == target)
+        #expect(read(target) == text)
+        try FileManager.default.removeItem(atPath: aws + "/credentials")
+
+        let injected = try h.kc(
+            ["aws-credentials", "--store", "z\n[default]\ncredential_process=sh -c id"],
+            stdin: Data("{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"S\"}".utf8))
+        #expect(injected.status == 206, "\(injected.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: aws + "/config"), "\(read(aws + "/config"))")
+
+        try write("[col]\naws_access_key_id = AKIACOL\naws_secret_access_key = SECRETCOL\naws_session_token: TOKENCOL\n", aws + "/credentials")
+        let colon = try h.kc(["aws-credentials", "--import", "col"])
+        #expect(colon.status == 0, "\(colon.stderr)")
+        #expect(!read(aws + "/credentials").contains("TOKENCOL") && !read(aws + "/credentials").contains("SECRETCOL"), "\(read(aws + "/credentials"))")
+        #expect(try h.kc(["aws-credentials", "col"]).stdout.contains("TOKENCOL"))
+
+        let indented =
+            "[ind]\n  aws_access_key_id = AKIAIND\n  aws_secret_access_key = SECRETIND\naws_access_key_id = AKIAIND\naws_secret_access_key = SECRETIND\n"
+        try write(indented, aws + "/credentials")
+        let kept = try h.kc(["aws-credentials", "--import", "ind"])
+        #expect(kept.status == 206 && kept.stderr.contains("form kc does not rewrite"), "\(kept.stderr)")
+        #expect(read(aws + "/credentials") == indented)
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: aws)) ?? []
+        #expect(Set(leftovers).isSubset(of: ["credentials", "config"]), "\(leftovers)")
+    }
 }

@@ -36,7 +36,20 @@ enum AWSCredentialProcess {
             guard profiles.count == 1, let profile = profiles.first, !profile.isEmpty else {
                 throw KeychainError(errSecParam, "aws-credentials needs one profile name", hint: "kc aws-credentials [-k KEYCHAIN] [--import|--store] PROFILE")
             }
+            try checkName(profile, "profile name")
+            if let keychain = choice.keychain { try checkName(keychain, "keychain") }
             return try run(mode, choice, profile)
+        }
+    }
+
+    /// Refuses a name that would change the meaning of the INI line or section it goes into
+    /// (`[profile NAME]`, `credential_process = kc aws-credentials NAME`): a line break or
+    /// another control character, a bracket, white space at either end. AWS names no
+    /// profile so.
+    static func checkName(_ name: String, _ what: String) throws {
+        let bad = name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) || $0 == "[" || $0 == "]" }
+        guard !bad, name.trimmingSpaces == name else {
+            throw KeychainError(errSecParam, "aws-credentials: the \(what) holds a control character, a bracket or white space at an end")
         }
     }
 
@@ -157,8 +170,16 @@ enum AWSCredentialProcess {
         }
         let token = found["aws_session_token"] ?? found["aws_security_token"]
         try save(AWSKeys(accessKeyId: id, secretAccessKey: secret, sessionToken: token?.isEmpty == false ? token : nil), profile, keychain)
-        if credentials.removeCredentials(in: profile) { try credentials.write() }
+        let rewriteCredentials = credentials.removeCredentials(in: profile)
         _ = config.removeCredentials(in: configSection(profile))
+        // A key left in a form kc did not rewrite (indented, say) would stay in plaintext,
+        // and AWS prefers it to credential_process: nothing is written then.
+        for (file, section) in [(credentials, profile), (config, configSection(profile))] where file.mentionsCredentials(in: section) {
+            throw KeychainError(
+                errSecParam, "\(file.path) keeps a credential key of [\(section)] in a form kc does not rewrite; nothing changed in the files",
+                hint: "move it by hand, or write it as `key = value` at the start of its line and run again")
+        }
+        if rewriteCredentials { try credentials.write() }
         _ = config.set("credential_process", command(profile, choice), in: configSection(profile))
         try config.write()
         Report.note("moved the keys of the profile \(profile) (\(id)) into kc, service aws:\(profile)")

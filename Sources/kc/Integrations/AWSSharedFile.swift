@@ -36,15 +36,28 @@ struct AWSSharedFile {
     init(path: String) throws {
         self.path = path
         var st = stat()
-        guard stat(path, &st) == 0 else {
+        guard lstat(path, &st) == 0 else {
             guard errno == ENOENT else { throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
             (lines, existed, mode) = ([], false, 0o600)
             return
         }
+        // The rewrite renames a new file over the path: through a link (a dotfile manager's)
+        // or beside another hard link, the old text, keys included, would live on there.
+        if st.st_mode & S_IFMT == S_IFLNK {
+            throw KeychainError(
+                errSecParam, "\(path) is a link: rewriting it would leave the keys in the file it points to",
+                hint: "point AWS_SHARED_CREDENTIALS_FILE or AWS_CONFIG_FILE at the file itself and run again")
+        }
         guard st.st_mode & S_IFMT == S_IFREG else { throw KeychainError(errSecParam, "\(path) is not a regular file") }
+        guard st.st_nlink == 1 else {
+            throw KeychainError(errSecParam, "\(path) has \(st.st_nlink) hard links: the other names would keep the keys")
+        }
+        guard st.st_uid == geteuid() else {
+            throw KeychainError(errSecParam, "\(path) belongs to uid \(st.st_uid), not to you: kc does not rewrite it")
+        }
         mode = st.st_mode & 0o7777
         existed = true
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
             throw KeychainError(e == EACCES ? errSecReadOnly : errSecIO, "cannot read \(path): \(String(cString: strerror(e)))")
@@ -82,8 +95,19 @@ struct AWSSharedFile {
     /// comment, a blank line, a header or an indented (nested) line.
     static func setting(_ line: String) -> (key: String, value: String)? {
         guard let first = line.first, first != " ", first != "\t", first != "#", first != ";", first != "[" else { return nil }
-        guard let equals = line.firstIndex(of: "=") else { return nil }
+        // configparser (botocore's reader) splits at the first `=` or `:`.
+        guard let equals = line.firstIndex(where: { $0 == "=" || $0 == ":" }) else { return nil }
         return (String(line[..<equals]).trimmingSpaces.lowercased(), String(line[line.index(after: equals)...]).trimmingSpaces)
+    }
+
+    /// Whether `section` still names a credential key on any line, in any form kc does not
+    /// rewrite (indented, say): checked before a rewrite is trusted to have moved them all.
+    func mentionsCredentials(in section: String) -> Bool {
+        guard let (_, body) = range(of: section) else { return false }
+        return lines[body].contains { line in
+            let t = line.trimmingSpaces.lowercased()
+            return Self.credentialKeys.contains { t.hasPrefix($0) }
+        }
     }
 
     /// The line range of the section named `section` (after its header), or nil.
@@ -158,7 +182,9 @@ struct AWSSharedFile {
             close(fd)
             if !ok { unlink(temporary) }
         }
-        guard fchmod(fd, mode) == 0, Report.writeAll(fd, Array(lines.joined().utf8)), fsync(fd) == 0 else {
+        // 0600 while it is written (it holds the other profiles' keys); the file's own mode
+        // only just before it takes the file's place.
+        guard Report.writeAll(fd, Array(lines.joined().utf8)), fsync(fd) == 0, fchmod(fd, mode) == 0 else {
             throw KeychainError(errSecIO, "cannot write \(temporary): \(String(cString: strerror(errno)))")
         }
         guard rename(temporary, path) == 0 else {
