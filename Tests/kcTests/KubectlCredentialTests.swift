@@ -175,7 +175,11 @@ import KCTestSupport
             "users:\n- name: dev\n  user: {token: t0k}\n",
             "users:\n- name: dev\n  user:\n    token: |\n      t0k\n",
             "users: [{name: dev, user: {token: t0k}}]\n",
-            "users:\n- name: dev\n  user:\n    client-key: /some/file\n"
+            "users:\n- name: dev\n  user:\n    client-key: /some/file\n",
+            // Found by attacking: kubectl reads the last `users:` (and kubectl refuses two
+            // users of one name); kc moved the first and left the real token.
+            "users:\n- name: dev\n  user:\n    token: DECOY\nusers:\n- name: dev\n  user:\n    token: REALSECRET2\n",
+            "users:\n- name: dev\n  user:\n    token: DECOY\n- name: dev\n  user:\n    token: REALSECRET2\n"
         ]
         for text in cases {
             let path = h.directory + "/kube-refused"
@@ -186,6 +190,21 @@ import KCTestSupport
         }
         let missing = try h.kc(["kube-credential", "--import", h.directory + "/kube-refused", "nobody"])
         #expect(missing.status != 0 && missing.stderr.contains("no user `nobody`"), "\(missing.stderr)")
+    }
+
+    /// Found by attacking: with the keychain locked, `--import --backup` wrote the backup (the
+    /// secret in it) before it failed, and the next run refused because it existed. The
+    /// secret now goes into the keychain first: a locked keychain leaves no file behind.
+    @Test func aLockedImportLeavesNoBackup() throws {
+        let h = try home()
+        let path = h.directory + "/kube-locked"
+        let text = "users:\n- name: dev\n  user:\n    token: LOCKEDTOKEN\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try h.kc(["lock"]).status == 0)
+        let out = try Spawn.run([KCBinary.path, "kube-credential", "--import", path, "dev", "--backup"], environment: h.environment, timeout: 10)
+        #expect(out.status == 36, "\(out.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path + ".kc-backup"))
+        #expect(read(h, "kube-locked") == text)
     }
 
     /// Locked, no terminal, no password: one line saying to run `kc unlock`, well under a second.

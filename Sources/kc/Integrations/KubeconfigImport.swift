@@ -62,9 +62,18 @@ enum KubeconfigImport {
         rewritten += lines[block.upperBound...].map { String($0.text) }
         let output = Array(rewritten.joined(separator: "\n").utf8)
         rewritten.removeAll()
-        if backup { try PrivateFile.write(original, to: path + ".kc-backup", force: false) }
+        // No value moved may be left anywhere in the new text (a second `users:` list, a
+        // second user of that name): kubectl would go on reading it.
+        let moved = settings.values.map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+        let newText = String(decoding: output, as: UTF8.self)
+        guard !moved.contains(where: { newText.contains($0) }) else {
+            throw refuse(path, "the value kc would move appears in it more than once")
+        }
+        // The secret is in the keychain before a backup holding it exists, and before the
+        // file changes: a locked keychain leaves nothing behind.
         let keychain = try Session.open(choice, lockedHint: HelperInput.unlockHint(choice))
         try KubeCredentialHelper.store(user, account: account, secret: secret, expires: nil, keychain)
+        if backup { try PrivateFile.write(original, to: path + ".kc-backup", force: false) }
         var st = stat()
         guard stat(path, &st) == 0 else { throw KeychainError(errSecIO, "cannot read \(path)'s mode") }
         try PrivateFile.write(output, to: path, force: true)
@@ -105,6 +114,10 @@ enum KubeconfigImport {
         guard let top = lines.firstIndex(where: { $0.indent == 0 && $0.body.hasPrefix("users:") }) else {
             throw refuse(path, "it has no `users:` list")
         }
+        // kubectl reads the last of two `users:` keys: kc would rewrite the other one.
+        guard lines.filter({ $0.indent == 0 && $0.body.hasPrefix("users:") }).count == 1 else {
+            throw refuse(path, "it has more than one `users:` list")
+        }
         guard lines[top].body.dropFirst(6).allSatisfy({ $0 == " " }) else { throw refuse(path, "its `users:` is not a block list") }
         // The list's items: `- ` lines at one indentation, up to the next top-level key.
         var end = top + 1
@@ -128,6 +141,12 @@ enum KubeconfigImport {
                 if body.hasPrefix("user:") { userLine = i }
             }
             guard name == user else { continue }
+            let sameName = items.filter { item in
+                (item..<end).first { lines[$0].body.dropFirst(item == $0 ? 2 : 0).hasPrefix("name:") }.map { i in
+                    (try? scalar(lines[i].body.dropFirst(item == i ? 2 : 0).dropFirst(5), path)) == user
+                } ?? false
+            }
+            guard sameName.count == 1 else { throw refuse(path, "it has more than one user `\(user)`") }
             guard let userLine else { throw refuse(path, "user `\(user)` has no `user:` settings") }
             guard lines[userLine].body.dropFirst(5).allSatisfy({ $0 == " " }) else {
                 throw refuse(path, "user `\(user)`'s settings are not block `key: value` lines")
