@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeychainCore
+import POSIXSupport
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
@@ -61,7 +62,7 @@ struct Update: ParsableCommand {
 
     func validate() throws {
         if let user = try newServiceURL?.address.user, let newAccount, newAccount != user {
-            throw ValidationError("--new-service gives the account \(ItemFields.shellWord(user)), and --new-account another: give one")
+            throw ValidationError("--new-service gives the account \(ShellWord.quoted(user)), and --new-account another: give one")
         }
         if attributeChanges.isEmpty { try secret.checkStdinIsNotShared(passwordStdin: keychain.passwordStdin) }
     }

@@ -1,4 +1,5 @@
 import KeychainCore
+import POSIXSupport
 import KeychainClient
 import KeychainFormats
 #if canImport(FoundationEssentials)
@@ -73,7 +74,7 @@ enum AWSCredentialProcess {
             guard let keys = try find(profile, keychain) else {
                 throw KeychainError(
                     errSecItemNotFound, "no AWS keys for the profile \(profile) in kc (service aws:\(profile))",
-                    hint: "kc aws-credentials --import \(HelperInput.shellWord(profile))")
+                    hint: "kc aws-credentials --import \(ShellWord.quoted(profile))")
             }
             Report.out(keys.json + "\n")
         case .store:
@@ -133,7 +134,7 @@ enum AWSCredentialProcess {
 
     /// The `credential_process` line's value: this command, with the keychain it was given.
     static func command(_ profile: String, _ choice: KeychainChoice) -> String {
-        (["kc", "aws-credentials"] + (choice.keychain.map { ["-k", HelperInput.shellWord($0)] } ?? []) + [HelperInput.shellWord(profile)])
+        (["kc", "aws-credentials"] + (choice.keychain.map { ["-k", ShellWord.quoted($0)] } ?? []) + [ShellWord.quoted(profile)])
             .joined(separator: " ")
     }
 

@@ -1,4 +1,5 @@
 import KeychainCore
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,16 +41,8 @@ enum HelperInput {
     /// (with the helper's `-k`), since a helper's stdin is its protocol and
     /// `--password-stdin` cannot reach it.
     static func unlockHint(_ choice: KeychainChoice) -> String {
-        let unlock = choice.keychain.map { "kc unlock -k \(Self.shellWord($0))" } ?? "kc unlock"
+        let unlock = choice.keychain.map { "kc unlock -k \(ShellWord.quoted($0))" } ?? "kc unlock"
         return "run `\(unlock)`; a credential helper cannot ask for the keychain's password"
-    }
-
-    /// `word` as one shell word: as it is when it is plain, else in single quotes.
-    static func shellWord(_ word: String) -> String {
-        let plain = word.unicodeScalars.allSatisfy { c in
-            ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || "-_./+:@%,=".unicodeScalars.contains(c)
-        }
-        return plain && !word.isEmpty ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
     /// Splits `-k/--keychain X`, `--password-file F` from the rest of a helper's arguments

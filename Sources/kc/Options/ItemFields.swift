@@ -1,6 +1,7 @@
 import ArgumentParser
 import KeychainCore
 import KeychainFormats
+import POSIXSupport
 
 /// The attribute flags of add, find, update and delete once parsed (by ArgumentParser
 /// through `ItemOptions`, or by `FindFastPath`), with what the commands make of them. The
@@ -128,18 +129,8 @@ struct ItemFields: Equatable {
             (Options.securityDomain, securityDomain), (Options.path, path), (Options.port, port.map(String.init)),
             (Options.protocol, `protocol`), (Options.authType, authType), (Options.tag, tag)
         ]
-        let given = flags.compactMap { option, value in value.map { [option.shortest, Self.shellWord($0)] } }.flatMap { $0 }
+        let given = flags.compactMap { option, value in value.map { [option.shortest, ShellWord.quoted($0)] } }.flatMap { $0 }
         return (itemClass == .generic ? [] : [Options.itemClass.shortest, itemClass.rawValue]) + given
-    }
-
-    /// `text` as one shell word: as is when it is plain, else in single quotes.
-    static func shellWord(_ text: String) -> String {
-        let plain =
-            !text.isEmpty
-            && text.unicodeScalars.allSatisfy {
-                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./:@%+=,".unicodeScalars.contains($0)
-            }
-        return plain ? text : "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
     /// Whether any attribute narrows the query.

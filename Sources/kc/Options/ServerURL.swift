@@ -1,6 +1,7 @@
 import ArgumentParser
 import KeychainCore
 import KeychainFormats
+import POSIXSupport
 
 /// A URL pasted where an internet password's server goes (`kc add --class internet -s
 /// https://github.com/x`), split as `kc import` splits a login's address (`WebAddress`):
@@ -35,7 +36,7 @@ struct ServerURL: Equatable {
         }
         guard let address = WebAddress(text) else {
             throw ValidationError(
-                "\(Options.service.shortest) \(ItemFields.shellWord(WebAddress.withoutUserInfo(text))) is not a URL kc can split: scheme://host[:port][/path], the port from 1 to 65535"
+                "\(Options.service.shortest) \(ShellWord.quoted(WebAddress.withoutUserInfo(text))) is not a URL kc can split: scheme://host[:port][/path], the port from 1 to 65535"
             )
         }
         guard let code = address.protocolCode else {
@@ -55,10 +56,10 @@ struct ServerURL: Equatable {
     /// The flags the URL stands for, as a user would type them: `-s github.com -r https
     /// -P 8443 -p /x` (and `-a alice` for a user name in it).
     var arguments: [String] {
-        var out = [Options.service.shortest, ItemFields.shellWord(address.host), Options.protocol.shortest, address.scheme]
+        var out = [Options.service.shortest, ShellWord.quoted(address.host), Options.protocol.shortest, address.scheme]
         if let port = address.port { out += [Options.port.shortest, String(port)] }
-        if !address.path.isEmpty { out += [Options.path.shortest, ItemFields.shellWord(address.path)] }
-        if let user = address.user { out += [Options.account.shortest, ItemFields.shellWord(user)] }
+        if !address.path.isEmpty { out += [Options.path.shortest, ShellWord.quoted(address.path)] }
+        if let user = address.user { out += [Options.account.shortest, ShellWord.quoted(user)] }
         return out
     }
 
@@ -78,20 +79,20 @@ struct ServerURL: Equatable {
     func check(against fields: ItemFields) throws {
         var contradicting: [String] = []
         if let given = fields.protocol, FourCC.protocolCode(given) != protocolCode {
-            contradicting += [Options.protocol.shortest, ItemFields.shellWord(given)]
+            contradicting += [Options.protocol.shortest, ShellWord.quoted(given)]
         }
         if let given = fields.port, let port = address.port, given != port {
             contradicting += [Options.port.shortest, String(given)]
         }
         if let given = fields.path, !address.path.isEmpty, given != address.path {
-            contradicting += [Options.path.shortest, ItemFields.shellWord(given)]
+            contradicting += [Options.path.shortest, ShellWord.quoted(given)]
         }
         if let given = fields.account, let user = address.user, given != user {
-            contradicting += [Options.account.shortest, ItemFields.shellWord(given)]
+            contradicting += [Options.account.shortest, ShellWord.quoted(given)]
         }
         guard !contradicting.isEmpty else { return }
         throw ValidationError(
-            "\(Options.service.shortest) \(ItemFields.shellWord(fields.service ?? "")) stands for \(arguments.joined(separator: " ")), and \(contradicting.joined(separator: " ")) says otherwise: give the URL alone, or the host with the flags"
+            "\(Options.service.shortest) \(ShellWord.quoted(fields.service ?? "")) stands for \(arguments.joined(separator: " ")), and \(contradicting.joined(separator: " ")) says otherwise: give the URL alone, or the host with the flags"
         )
     }
 
