@@ -6,15 +6,15 @@ import PackageDescription
 // (LayerMapTests, when docs/design.md's table and this file disagree). A target imports only
 // targets on rows below its own:
 //
-//   kc (links TeamCore: runner tokens)   kc-team   kc-secret-service   kc-bench   kc-team-bench   kc-loadgen
-//   Security   SecretService ─► CSystemd (sd-bus), COpenSSL (libcrypto)
+//   kc (links TeamCore: runner tokens)   kc-team   kc-secret-service   kc-ssh   kc-bench   kc-team-bench   kc-loadgen
+//   Security   SecretService ─► CSystemd (sd-bus), COpenSSL (libcrypto)   SSHAgent ─► COpenSSL
 //   KeychainClient   KeychainAgent   TeamStore ─► CPostgres (libpq)   KeychainFuzz   KCTestSupport
 //   AgentWire   KeychainFormats   TeamCore ─► CSodium
 //   KeychainCore ─► CSodium, CSQLite   POSIXSupport   BenchSupport
 //   KeychainStatus (KeychainError) ─► SecurityVocabulary (OSStatus, errSec…, kSec…)     the floor
 //
-// kc links neither libpq nor D-Bus nor OpenSSL: `kc team` and `kc secret-service` exec
-// kc-team and kc-secret-service. KeychainCore re-exports the floor; Security re-exports
+// kc links neither libpq nor D-Bus nor OpenSSL: `kc team`, `kc secret-service` and `kc ssh`
+// exec kc-team, kc-secret-service and kc-ssh. KeychainCore re-exports the floor; Security re-exports
 // SecurityVocabulary only.
 let package = Package(
     name: "kc",
@@ -30,7 +30,10 @@ let package = Package(
         .executable(name: "kc-secret-service", targets: ["kc-secret-service"]),
         // Team keychains on PostgreSQL (docs/team.md): the team agent and the team commands,
         // installed beside kc; `kc team` execs it, so kc itself links no libpq.
-        .executable(name: "kc-team", targets: ["kc-team"])
+        .executable(name: "kc-team", targets: ["kc-team"]),
+        // The SSH agent and `kc ssh …` (docs/ssh.md), installed beside kc; `kc ssh` and
+        // `kc ssh-agent` exec it, so kc itself links no libcrypto.
+        .executable(name: "kc-ssh", targets: ["kc-ssh"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -123,6 +126,13 @@ let package = Package(
             name: "SecretService",
             dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"]
         ),
+        // The SSH agent protocol (draft-miller-ssh-agent with OpenSSH's extensions), SSH keys
+        // (Ed25519 through libsodium, ECDSA and RSA through libcrypto), the OpenSSH key file
+        // format, and the keys kc keeps as key items. Never linked into kc.
+        .target(
+            name: "SSHAgent",
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL"]
+        ),
         // Team keychains' records and cryptography (docs/team.md): members' keys, the signed
         // roster and log, the set hash, MK delivery, runner tokens. libsodium only.
         .target(
@@ -140,6 +150,14 @@ let package = Package(
             name: "kc-team",
             dependencies: [
                 "KeychainCore", "POSIXSupport", "AgentWire", "KeychainAgent", "KeychainClient", "KeychainFormats", "TeamCore", "TeamStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ]
+        ),
+        // The SSH agent and the `kc ssh …` commands; `kc ssh` and `kc ssh-agent` exec it.
+        .executableTarget(
+            name: "kc-ssh",
+            dependencies: [
+                "KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
@@ -214,6 +232,12 @@ let package = Package(
         .testTarget(
             name: "TeamTests",
             dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "TeamCore", "TeamStore", "kc", "kc-team", "KCTestSupport"]
+        ),
+        // The SSH agent against Debian's OpenSSH: ssh-add, ssh-keygen -Y, ssh to a loopback
+        // sshd, git commit signing.
+        .testTarget(
+            name: "SSHAgentTests",
+            dependencies: ["KeychainCore", "POSIXSupport", "SSHAgent", "kc", "kc-ssh", "KCTestSupport"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(

@@ -30,6 +30,8 @@ import Testing
         "KCTestSupport": ["KeychainCore", "POSIXSupport"],
         "SecretService": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"],
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
+        "SSHAgent": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL"],
+        "kc-ssh": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent", "ArgumentParser"],
         "TeamCore": ["KeychainCore", "CSodium"],
         "TeamStore": ["KeychainCore", "POSIXSupport", "KeychainFormats", "TeamCore", "CPostgres"],
         "kc-team": [
