@@ -26,4 +26,8 @@ public protocol SSHIdentitySource: Sendable {
     /// comment) of the identity whose public blob is `blob`, or nil when this source has none.
     /// The caller wipes the bytes when it has signed.
     func privateKey(for blob: [UInt8]) throws -> [UInt8]?
+
+    /// Whether the identity whose public blob is `blob` was stored with `--user-presence`:
+    /// the agent then asks before every signature with it, as for `ssh-add -c`.
+    func requiresPresence(for blob: [UInt8]) throws -> Bool
 }
