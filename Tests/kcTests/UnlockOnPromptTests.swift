@@ -140,6 +140,28 @@ import AgentWire
         #expect(out.status == 0 && out.stdout == "plain-news", "\(out.stderr)")
     }
 
+    /// The hand-over never stops an agent it cannot check to start its own: a normal user's
+    /// agent, started by an earlier `kc unlock` (so non-dumpable, its program hidden from
+    /// this kc), keeps a locked keychain's after-first-unlock item; a password typed for
+    /// another keychain must not cost that item. The command goes on, with the note.
+    @Test(.enabled(if: geteuid() == 0, "needs root to run kc as another user"))
+    func theHandOverNeverStopsAnAgentItCannotCheck() throws {
+        let h = try NobodyHome()
+        #expect(try h.kc(["add", "-s", "news", "-a", "me", "-w", "plain-news"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["create", "work", "--kdf", "interactive"], password: KCHome.password).status == 0)
+        let add = try h.kc(["add", "-k", "work", "-s", "cron", "-a", "me", "--accessible", "after-first-unlock", "-w", "cron-token"], password: KCHome.password)
+        #expect(add.status == 0, "\(add.stderr)")
+        #expect(try h.kc(["unlock", "-k", "work"], password: KCHome.password).status == 0)
+        #expect(try h.kc(["lock", "-k", "work"]).status == 0)
+        let before = try h.kc(["find", "-k", "work", "-s", "cron", "-a", "me", "-w"])
+        #expect(before.status == 0 && before.stdout == "cron-token", "the locked keychain's after-first-unlock item reads: \(before.stderr)")
+        let s = try ImpostorRelayTests.drive(h, ["find", "-s", "news", "-a", "me", "-w"], Self.typeThePassword)
+        #expect(s.status == 0 && s.screen.hasSuffix("plain-news\r\n"), "\(s.screen)")
+        #expect(s.screen.contains("note: not unlocked in the kc agent"), "the note says why: \(s.screen)")
+        let after = try h.kc(["find", "-k", "work", "-s", "cron", "-a", "me", "-w"])
+        #expect(after.status == 0 && after.stdout == "cron-token", "the agent was stopped, and the item with it: \(after.stderr)")
+    }
+
     /// A protected secret is written in kc's own process, asking for the password even
     /// while the agent holds the keychain: that password is not handed over again (a normal
     /// user's kc could not establish an agent another kc started, and would say so).
