@@ -162,7 +162,8 @@ import KCTestSupport
 
     /// The admin stores a kube token with an expiry in the team keychain; a second member
     /// (v1beta1, kubectl 1.20's) and a runner (v1, through KC_KEYCHAIN) each get an
-    /// ExecCredential echoing the apiVersion kubectl sent in KUBERNETES_EXEC_INFO.
+    /// ExecCredential echoing the apiVersion kubectl sent in KUBERNETES_EXEC_INFO; the
+    /// runner's kubectl sends the token to a local HTTPS server.
     @Test func aKubeCredentialInATeamKeychainReachesAMemberAndARunner() throws {
         let (admin, join) = try TeamCommandTests.admin(try TestPostgres.shared.newDatabase())
         let token = "eyJhbGciOiJSUzI1NiJ9.team-kube-token"
@@ -183,6 +184,67 @@ import KCTestSupport
             #expect(credential["apiVersion"] as? String == version && credential["kind"] as? String == "ExecCredential", "\(out.stdout)")
             #expect(status["token"] as? String == token && status["expirationTimestamp"] as? String == "2030-01-31T12:00:00Z", "\(out.stdout)")
         }
+        // The runner's kubectl itself, the team keychain named in the exec stanza's `env`,
+        // against the HTTPS stand-in of KubectlCredentialTests, which records the header.
+        let bin = try Self.installed(runner)
+        out = try Self.spawn(
+            runner, ["/bin/sh", "-c", "cd '\(runner.directory)' || exit 99\n" + Self.kubectlScript(server: Self.kubeServer, user: "prod")],
+            ["PATH": bin + ":/usr/bin:/bin", "KUBECONFIG": runner.directory + "/kube/config"], timeout: 90)
+        #expect(out.status == 0 && out.stdout.contains("v1.20.2"), "\(out.stdout) \(out.stderr)")
+        let requests = (try? String(contentsOfFile: runner.directory + "/tls/requests.log", encoding: .utf8)) ?? ""
+        #expect(requests.contains("/version auth=Bearer \(token)"), "\(requests)")
+    }
+
+    /// The HTTPS stand-in for a Kubernetes API server of KubectlCredentialTests.
+    static let kubeServer = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("kcTests/kube_https_server.py").path
+
+    /// Makes throwaway certificates, starts `server` (killed on exit, and by itself after
+    /// 60 s), writes a kubeconfig whose user runs `kc kube-credential NAME` with
+    /// `KC_KEYCHAIN=team:infra` in the stanza's `env`, and runs `kubectl get --raw /version`.
+    static func kubectlScript(server: String, user name: String) -> String {
+        """
+        mkdir -m 700 kube tls && cd tls || exit 1
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout server.key -out server.pem -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null || exit 2
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout client.key -out client.pem -days 1 -subj /CN=kc-client -addext extendedKeyUsage=clientAuth 2>/dev/null || exit 3
+        cd .. || exit 4
+        timeout 60 python3 '\(server)' tls & SPID=$!
+        trap 'kill $SPID 2>/dev/null' EXIT
+        i=0; while [ ! -f tls/port ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+        PORT=$(cat tls/port) || exit 90
+        CA=$(base64 -w0 tls/server.pem) || exit 91
+        cat > kube/config <<EOF || exit 92
+        apiVersion: v1
+        clusters:
+        - cluster:
+            certificate-authority-data: $CA
+            server: https://127.0.0.1:$PORT
+          name: c
+        contexts:
+        - context:
+            cluster: c
+            user: ci
+          name: x
+        current-context: x
+        kind: Config
+        preferences: {}
+        users:
+        - name: ci
+          user:
+            exec:
+              apiVersion: client.authentication.k8s.io/v1beta1
+              args:
+              - kube-credential
+              - \(name)
+              command: kc
+              env:
+              - name: KC_KEYCHAIN
+                value: team:infra
+              provideClusterInfo: false
+        EOF
+        chmod 600 kube/config || exit 93
+        kubectl get --raw /version
+        """
     }
 
     /// A member's team keychain locked (`kc lock -k team:infra`) and no terminal (setsid):
