@@ -62,9 +62,9 @@ printf 'protocol=https\nhost=git.example.com\n\n' > "$work/git-get.txt"
 # Each answers with the secret before it is timed.
 for call in "$KC find -s bench -a user -w" "$KC aws-credentials bench" "$work/kc-vault-token-helper get" \
   "$work/terraform-credentials-kc get tfe.example.com" "$KC kube-credential bench"; do
-  $call | grep -qF "$secret" || { echo "bench: $call did not give the secret" >&2; exit 1; }
+  out=$($call) && [[ "$out" == *"$secret"* ]] || { echo "bench: $call did not give the secret" >&2; exit 1; }
 done
-sh -c "$work/git-credential-kc get < $work/git-get.txt" | grep -qxF "password=$secret" \
+out=$(sh -c "$work/git-credential-kc get < $work/git-get.txt") && [[ "$out" == *"password=$secret"* ]] \
   || { echo "bench: git-credential-kc get did not give the secret" >&2; exit 1; }
 
 # Two rounds, the second in the reverse order, pooled: a change in the machine's load during
