@@ -127,7 +127,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc"
 
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
-## against gnome-keyring, and team keychains on a throwaway PostgreSQL (bench/bench.sh, bench/team.sh)
+## against gnome-keyring, the credential helpers beside kc find -w (bench/helpers.sh), and team keychains on a
+## throwaway PostgreSQL (bench/bench.sh, bench/team.sh)
 bench: deps
 	bash bench/bench.sh
 

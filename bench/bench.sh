@@ -270,6 +270,10 @@ KC="$KC" PROVIDER="$PROVIDER" bash bench/scale.sh
 echo
 KC="$KC" PROVIDER="$PROVIDER" bash bench/ss5k.sh
 
+# The credential helpers (issue 33): each helper's call beside kc find -w; its own table.
+echo
+KC="$KC" bash bench/helpers.sh
+
 # Team keychains on PostgreSQL (issue 20): its own cluster, agents and table.
 echo
 bash bench/team.sh
