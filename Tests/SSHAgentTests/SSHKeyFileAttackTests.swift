@@ -105,6 +105,39 @@ import Testing
         #expect(try h.ssh(["list"]).stdout.isEmpty)
     }
 
+    /// A file whose public key (in its header and its private section alike) is another
+    /// key's: the halves do not belong together, and the key is refused (errSecDecode), for
+    /// Ed25519 by libsodium's derivation, for ECDSA and RSA by libcrypto's pairwise check.
+    @Test(arguments: [["-t", "ed25519"], ["-t", "ecdsa"], ["-t", "rsa", "-b", "2048"]])
+    func mismatchedHalvesRefused(_ options: [String]) throws {
+        let a = try Self.sample(options).binary
+        let b = try Self.sample(options).binary
+        func publicField(_ binary: [UInt8]) throws -> [UInt8] {
+            let blob = try SSHKeyFile(Self.armour(binary)).privateKey(passphrase: nil).key.publicBlob
+            var r = SSHWireReader(blob)
+            _ = try r.string()
+            if options[1] == "ecdsa" { _ = try r.string() }
+            if options[1] == "rsa" { _ = try r.string() }   // e; then n
+            return try r.string()
+        }
+        let (mine, theirs) = (try publicField(a), try publicField(b))
+        #expect(mine.count == theirs.count, "same-sized fields (rerun if an RSA modulus lost a byte)")
+        var forged = a
+        var replaced = 0
+        var i = 0
+        while i + mine.count <= forged.count {
+            if Array(forged[i..<(i + mine.count)]) == mine {
+                forged.replaceSubrange(i..<(i + mine.count), with: theirs)
+                replaced += 1
+                i += mine.count
+            } else {
+                i += 1
+            }
+        }
+        #expect(replaced >= 2, "the header's and the private section's public key")
+        #expect(Self.outcome(Self.armour(forged)) == errSecDecode)
+    }
+
     /// bcrypt_pbkdf's Blowfish starts from pi's digits, computed here: the published first
     /// and last words of the P-array and S-boxes (Schneier 1993).
     @Test func blowfishInitialState() throws {
