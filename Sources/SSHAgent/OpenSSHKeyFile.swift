@@ -18,8 +18,11 @@ public struct OpenSSHKeyFile {
     let salt: [UInt8]
     let rounds: UInt32
     let publicBlob: [UInt8]
-    let section: [UInt8]
+    private(set) var section: [UInt8]
     let tag: [UInt8]
+
+    /// Overwrites the private section (the key itself in an unencrypted file).
+    mutating func wipe() { Sodium.wipe(&section) }
 
     /// Whether a passphrase is needed to read the private key.
     public var isEncrypted: Bool { cipher != .none }

@@ -9,7 +9,7 @@ import Glibc
 /// form), as `ssh-keygen -m PEM` and other tools write it, read by libcrypto's PEM API and
 /// turned into the SSH wire form (`LibcryptoKey.wire`).
 public struct PEMKeyFile {
-    let contents: [UInt8]
+    private(set) var contents: [UInt8]
     let label: String
     /// Whether reading it needs a passphrase.
     public let isEncrypted: Bool
@@ -22,6 +22,9 @@ public struct PEMKeyFile {
             label == "ENCRYPTED PRIVATE KEY"
             || body.indices.contains { i in i + procType.count <= body.endIndex && body[i..<(i + procType.count)].elementsEqual(procType) }
     }
+
+    /// Overwrites the file's bytes.
+    mutating func wipe() { Sodium.wipe(&contents) }
 
     /// The private key, decrypted with `passphrase` when the file is encrypted.
     /// - Throws: errSecAuthFailed when an encrypted file does not decrypt with it,

@@ -29,14 +29,28 @@ public enum SSHKeyFile {
         }
         switch label {
         case OpenSSHKeyFile.label:
-            guard let binary = SSHPublicKey.decodeBase64(body) else {
+            guard var binary = SSHPublicKey.decodeBase64(body) else {
                 throw KeychainError(errSecDecode, "the key file is malformed: its body is not base64")
             }
+            defer { Sodium.wipe(&binary) }
             self = .openSSH(try OpenSSHKeyFile(binary: binary))
         case "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
             self = .pem(PEMKeyFile(contents: contents, label: label, body: body))
         default:
             throw KeychainError(errSecDecode, "kc does not read \(label.prefix(40)) files", hint: "convert it with `ssh-keygen -p -f FILE`")
+        }
+    }
+
+    /// Overwrites what the file held (an unencrypted key's private section, a PEM file's
+    /// bytes): call it once the key has been read.
+    public mutating func wipe() {
+        switch self {
+        case .openSSH(var file):
+            self = .pem(PEMKeyFile(contents: [], label: "", body: []))
+            file.wipe()
+        case .pem(var file):
+            self = .pem(PEMKeyFile(contents: [], label: "", body: []))
+            file.wipe()
         }
     }
 

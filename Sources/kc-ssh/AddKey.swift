@@ -18,11 +18,12 @@ struct AddKey {
         let path = arguments.subject ?? ""
         var contents = try FileInput.read(path, limit: SSHKeyFile.maxSize, what: "key file")
         defer { for i in contents.indices { contents[i] = 0 } }
-        let file = try SSHKeyFile(contents)
-        var passphrase: [UInt8]? = nil
-        defer { if var p = passphrase { for i in p.indices { p[i] = 0 }; passphrase = nil } }
+        var file = try SSHKeyFile(contents)
+        defer { file.wipe() }
+        var passphrase: [UInt8] = []
+        defer { Sodium.wipe(&passphrase) }
         if file.isEncrypted { passphrase = try Self.passphrase(for: path, file: arguments.passphraseFile) }
-        var (key, comment) = try file.privateKey(passphrase: passphrase)
+        var (key, comment) = try file.privateKey(passphrase: file.isEncrypted ? passphrase : nil)
         defer { key.wipe() }
         let name = arguments.name ?? (comment.isEmpty ? Self.baseName(path) : comment)
         try SSHKeyItems.checkName(name)
@@ -86,6 +87,7 @@ enum FileInput {
         }
         defer { close(fd) }
         var out: [UInt8] = []
+        out.reserveCapacity(limit + 16384)   // never reallocated: no copy of a key left behind unwiped
         var buffer = [UInt8](repeating: 0, count: 16384)
         defer { for i in buffer.indices { buffer[i] = 0 } }
         while true {
