@@ -5,8 +5,13 @@ import SSHAgent
 /// Where the SSH agent finds keys beyond those `ssh-add` gives it: the SSH key items of
 /// the keychains kc's agents hold unlocked (docs/ssh.md, "Keys in the keychain").
 enum KeySources {
-    /// Every source the agent asks, in order.
-    static func all() -> [any SSHIdentitySource] { [KeychainIdentities()] }
+    /// Every source the agent asks, in order. `presence` gives the proof a `--user-presence`
+    /// key's private half needs (the keychain's password: a pinentry the agent shows);
+    /// without one such a key is listed but its `privateKey` fails with
+    /// errSecInteractionNotAllowed.
+    static func all(presence: (@Sendable (PresencePrompt) throws -> SecureBytes)? = nil) -> [any SSHIdentitySource] {
+        [KeychainIdentities(presence: presence)]
+    }
 }
 
 /// The SSH keys (`SSHKeyItems`) of every keychain the kc agent and the team agent hold
