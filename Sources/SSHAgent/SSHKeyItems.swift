@@ -106,7 +106,8 @@ public enum SSHKeyItems {
 
     /// The private wire form of the key whose public blob is `blob`, or nil when the
     /// keychain has no such SSH key. The caller wipes it.
-    /// - Throws: what the session throws (locked, user presence not given…).
+    /// - Throws: what the session throws (locked, user presence not given…); errSecDecode
+    ///   when the item's secret is not a well-formed key whose public half is `blob`.
     public static func privateKey(for blob: [UInt8], in session: KeychainSession) throws -> [UInt8]? {
         let query: [String: Any] = [
             kSecClass: kSecClassKey,
@@ -114,12 +115,26 @@ public enum SSHKeyItems {
             kSecAttrApplicationLabel: Data(blob),
             kSecReturnData: true
         ]
+        var wire: [UInt8]
         do {
-            guard let value = try session.copyMatching(query) else { return nil }
-            return bytes(value)
+            guard let value = try session.copyMatching(query), let found = bytes(value) else { return nil }
+            wire = found
         } catch let error as KeychainError where error.status == errSecItemNotFound {
             return nil
         }
+        // An item whose secret is not the key its attributes name (written by another
+        // program, or by a team member) is not used to sign for that key.
+        do {
+            var key = try SSHPrivateKey(wire: wire, checkingHalves: false)
+            defer { key.wipe() }
+            guard key.publicBlob == blob else {
+                throw KeychainError(errSecDecode, "the SSH key item \(SSHPublicKey.fingerprint(blob)) in \(session.address) holds another key")
+            }
+        } catch {
+            Sodium.wipe(&wire)
+            throw error
+        }
+        return wire
     }
 
     /// Bytes from an attribute or value as the agent or the keychain returns it.

@@ -23,9 +23,11 @@ public struct SSHPrivateKey {
     /// The key whose wire form is all of `wire`.
     /// - Throws: errSecDecode for a malformed or inconsistent key, errSecParam for a type
     ///   kc does not keep or an RSA key under 2048 bits.
-    public init(wire: [UInt8]) throws {
+    /// - Parameter checkingHalves: false skips libcrypto's pairwise check of an ECDSA or RSA
+    ///   key (the fields are still checked): for a key kc stored, checked when it was added.
+    public init(wire: [UInt8], checkingHalves: Bool = true) throws {
         var reader = SSHWireReader(wire, context: "the SSH private key")
-        self = try Self.read(&reader)
+        self = try Self.read(&reader, checkingHalves: checkingHalves)
         guard reader.isAtEnd else { throw reader.malformed("bytes follow the key") }
     }
 
@@ -37,7 +39,7 @@ public struct SSHPrivateKey {
 
     /// Reads one key in wire form from `reader` (a key file's private section holds one,
     /// then its comment), leaving the reader after its last field.
-    public static func read(_ reader: inout SSHWireReader) throws -> SSHPrivateKey {
+    public static func read(_ reader: inout SSHWireReader, checkingHalves: Bool = true) throws -> SSHPrivateKey {
         let start = reader.offset
         let type = try SSHKeyType(wireName: reader.text())
         var blob = SSHWireWriter()
@@ -84,7 +86,7 @@ public struct SSHPrivateKey {
         }
         let wire = Array(reader.bytes[start..<reader.offset])
         let key = SSHPrivateKey(type: type, wire: wire, publicBlob: blob.bytes)
-        try SSHKeyCheck.pairwise(key)
+        if checkingHalves { try SSHKeyCheck.pairwise(key) }
         return key
     }
 

@@ -71,4 +71,30 @@ import Testing
         source = Self.source(h) { _ in try SecureBytes(copying: Array(KCHome.password.utf8)) }
         #expect(try source.privateKey(for: blob) == wire)
     }
+
+    /// An item tagged as one key that holds another key's private half (another program,
+    /// or a team member, wrote it) is not used to sign for the key it names.
+    @Test func anItemHoldingAnotherKeyIsRefused() throws {
+        let h = try SSHKeyHome()
+        try h.keygen("a", ["-t", "ed25519"])
+        try h.keygen("b", ["-t", "ed25519"])
+        let (blobA, _) = try Self.wire(h, "a")
+        let contents = Array(try Data(contentsOf: URL(fileURLWithPath: h.directory + "/b")))
+        let (keyB, _) = try SSHKeyFile(contents).privateKey(passphrase: nil)
+        let keychain = try Keychain.open(at: h.home.defaultKeychain, password: SecureBytes(copying: Array(KCHome.password.utf8)))
+        var query = SSHKeyItems.addQuery(keyB, name: "planted", userPresence: false)
+        query[kSecAttrApplicationTag] = SSHKeyItems.tagPrefix + SSHPublicKey.fingerprint(blobA)
+        query[kSecAttrApplicationLabel] = Data(blobA)
+        _ = try KeychainSession(opened: keychain).add(query)
+        keychain.lock()
+        #expect(try h.kc(["unlock"], password: KCHome.password).status == 0)
+        let source = Self.source(h)
+        #expect(try source.identities().map(\.blob) == [blobA], "listed by its attributes")
+        do {
+            _ = try source.privateKey(for: blobA)
+            Issue.record("another key's private half was served for A")
+        } catch let error as KeychainError {
+            #expect(error.status == errSecDecode && error.message.contains("holds another key"), "\(error)")
+        }
+    }
 }
