@@ -19,14 +19,18 @@ final class SSHKeyHome {
         URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().appendingPathComponent("kc-ssh").path
     }
 
-    /// Runs `kc ssh ARGUMENTS`. Until kc execs kc-ssh for `kc ssh` (the agent half of issue
-    /// 34), this runs the kc-ssh binary beside kc with the same arguments: switching the
-    /// tests to `kc ssh` is this one line (`home.kc(["ssh"] + arguments, …)`).
+    /// The command line of `kc ssh ARGUMENTS`. Until kc execs kc-ssh for `kc ssh` (the agent
+    /// half of issue 34), it is the kc-ssh binary beside kc with the same arguments; every
+    /// key test runs through it, so switching them to `kc ssh` is this one line
+    /// (`[KCBinary.path, "ssh"] + arguments`).
+    static func command(_ arguments: [String]) -> [String] { [program] + arguments }
+
+    /// Runs `kc ssh ARGUMENTS` in the home's folder.
     func ssh(_ arguments: [String], password: String? = KCHome.password, extra: [String: String] = [:]) throws -> KCBinary.Output {
         var env = home.environment.merging(extra) { _, b in b }
         env["PATH"] = "/usr/bin:/bin"
         if let password { env["KC_PASSWORD"] = password }
-        return try Spawn.run(["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory, Self.program] + arguments, environment: env, timeout: 120)
+        return try Spawn.run(["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory] + Self.command(arguments), environment: env, timeout: 120)
     }
 
     /// Runs `kc ARGUMENTS`.
@@ -77,7 +81,7 @@ final class SSHKeyHome {
         var env = home.environment.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a }
         if let password { env["KC_PASSWORD"] = password }
         let spec: [String: Any] = [
-            "argv": ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory, Self.program] + arguments, "env": env, "steps": [], "answers": answers,
+            "argv": ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory] + Self.command(arguments), "env": env, "steps": [], "answers": answers,
             "timeout": 60
         ]
         let file = directory + "/session-\(UUID().uuidString).json"
