@@ -35,6 +35,8 @@ enum LibcryptoKey {
             default:
                 throw KeychainError(errSecParam, "kc does not keep ECDSA keys on the curve \(group)", hint: "use P-256, P-384 or P-521")
             }
+            // SSH carries the uncompressed point, whatever form the file kept it in.
+            _ = EVP_PKEY_set_utf8_string_param(pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT, "uncompressed")
             let q = try octetParam(pkey, OSSL_PKEY_PARAM_PUB_KEY)
             var d = try bnParam(pkey, OSSL_PKEY_PARAM_PRIV_KEY)
             defer { Sodium.wipe(&d) }

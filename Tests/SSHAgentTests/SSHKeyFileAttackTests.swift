@@ -69,6 +69,31 @@ import Testing
         }
     }
 
+    /// Seeded fuzz of the wire form itself (what a key item's secret holds, and what the
+    /// pairwise check hands libcrypto), for each key type: a status, never a crash.
+    @Test(arguments: [["-t", "ed25519"], ["-t", "ecdsa", "-b", "384"], ["-t", "rsa", "-b", "2048"]])
+    func wireFormFuzz(_ options: [String]) throws {
+        let (_, _, binary) = try Self.sample(options)
+        let wire = try SSHKeyFile(Self.armour(binary)).privateKey(passphrase: nil).key.wire
+        #expect((try? SSHPrivateKey(wire: wire)) != nil)
+        var random = SplitMix64(seed: 0x3417_0000 ^ UInt64(wire.count))
+        for round in 0..<300 {
+            var bytes = wire
+            if round % 5 == 0 {
+                bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))
+            } else {
+                for _ in 0..<Int.random(in: 1...3, using: &random) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+                }
+            }
+            do {
+                _ = try SSHPrivateKey(wire: bytes)
+            } catch let error as KeychainError {
+                #expect(Self.refusals.contains(error.status), "round \(round): \(error)")
+            }
+        }
+    }
+
     /// Hand-made files, each named after the failure it must cause.
     @Test func craftedFiles() throws {
         let (h, _, binary) = try Self.sample(["-t", "ed25519"])
