@@ -43,6 +43,9 @@ enum KeyCommands {
             print(usages[word] ?? "")
             return 0
         }
+        // It holds private keys, passphrases and perhaps a keychain's password: no core file,
+        // not readable by the user's other processes (docs/security.md, "Memory").
+        ProcessHardening.disableCoreDumps()
         KeychainPassword.takeEnvironment()
         do {
             switch word {
