@@ -237,7 +237,7 @@ let package = Package(
         // sshd, git commit signing.
         .testTarget(
             name: "SSHAgentTests",
-            dependencies: ["KeychainCore", "POSIXSupport", "SSHAgent", "kc", "kc-ssh", "KCTestSupport"]
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL", "SSHAgent", "kc", "kc-ssh", "KCTestSupport"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(
