@@ -223,4 +223,46 @@ import KCTestSupport
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: aws)) ?? []
         #expect(Set(leftovers).isSubset(of: ["credentials", "config"]), "\(leftovers)")
     }
+
+    /// Found by attacking the import: keys for the profile in both ~/.aws/credentials and
+    /// `[profile P]` of ~/.aws/config were mixed (the config's session token joined the
+    /// credentials file's pair, which AWS never sends together). botocore takes all of a
+    /// profile's keys from the credentials file when it names an aws_access_key_id (as boto3
+    /// shows here); kc refuses when the two files differ, changing nothing, and moves the
+    /// keys out of both when they agree.
+    @Test func importRefusesKeysThatDifferBetweenTheFiles() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let credentials = "[mix]\naws_access_key_id = AKIAFROMCREDENTIALS1\naws_secret_access_key = secret-from-credentials\n"
+        let config =
+            "[profile mix]\naws_access_key_id = AKIAFROMCONFIG000001\naws_secret_access_key = secret-from-config\naws_session_token = token-from-config\n"
+        try write(credentials, aws + "/credentials")
+        try write(config, aws + "/config")
+        let before = try client(h, "boto3", "mix")
+        #expect(
+            before["key"] as? String == "AKIAFROMCREDENTIALS1" && before["secret"] as? String == "secret-from-credentials" && before["token"] is NSNull,
+            "\(before)")
+        var out = try h.kc(["aws-credentials", "--import", "mix"])
+        #expect(out.status == 45 && out.stderr.contains("different keys") && out.stderr.split(separator: "\n").count == 1, "\(out.status) \(out.stderr)")
+        #expect(!out.stderr.contains("secret-from") && !out.stderr.contains("token-from"), "\(out.stderr)")
+        #expect(read(aws + "/credentials") == credentials && read(aws + "/config") == config)
+        #expect(try h.kc(["find", "-s", "aws:mix"]).status == 44)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+
+        let same = "aws_access_key_id = AKIASAMEINBOTH000001\naws_secret_access_key = secret-in-both\n"
+        try write("[both]\n" + same, aws + "/credentials")
+        try write("[profile both]\n" + same + "region = eu-west-1\n", aws + "/config")
+        out = try h.kc(["aws-credentials", "--import", "both"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let files = read(aws + "/credentials") + read(aws + "/config")
+        #expect(!files.contains("secret-in-both") && !files.contains("AKIASAMEINBOTH000001"), "\(files)")
+        #expect(read(aws + "/config") == "[profile both]\nregion = eu-west-1\ncredential_process = kc aws-credentials both\n", "\(read(aws + "/config"))")
+        let boto = try client(h, "boto3", "both")
+        #expect(
+            boto["method"] as? String == "custom-process" && boto["key"] as? String == "AKIASAMEINBOTH000001" && boto["secret"] as? String == "secret-in-both",
+            "\(boto)")
+        let cli = try client(h, "cli", "both")
+        #expect((cli["exported"] as? [String: Any])?["SecretAccessKey"] as? String == "secret-in-both", "\(cli)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+    }
 }
