@@ -265,4 +265,57 @@ import KCTestSupport
         #expect((cli["exported"] as? [String: Any])?["SecretAccessKey"] as? String == "secret-in-both", "\(cli)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
     }
+
+    /// Found by attacking the import: a SIGKILL in the middle of the rewrite left a 0600
+    /// `.credentials.kc-…` beside the file, holding the rest of it (the other profiles'
+    /// keys). strace kills kc at the syscall that gives the written file its mode: the file
+    /// is unnamed then, and nothing is left. Killed at the rename, the only instant the new
+    /// file has a name, the next run removes what was left.
+    @Test func aKilledRewriteLeavesNoCopyBehind() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let text =
+            "[other]\naws_access_key_id = AKIAOTHER00000000001\naws_secret_access_key = other-secret\n\n[prod]\naws_access_key_id = \(Self.keyID)\naws_secret_access_key = \(Self.secret)\n"
+        try write(text, aws + "/credentials")
+        func killed(at calls: String) throws -> KCBinary.Output {
+            try Spawn.run(
+                [
+                    "/usr/bin/strace", "-f", "-o", "/dev/null", "-e", "trace=\(calls)", "-e", "inject=\(calls):signal=KILL", KCBinary.path, "aws-credentials",
+                    "--import", "prod"
+                ],
+                environment: h.environment, timeout: 30)
+        }
+        var out = try killed(at: "fchmod")
+        #expect(out.status == 137, "\(out.status) \(out.stderr)")
+        let listing = try FileManager.default.contentsOfDirectory(atPath: aws)
+        #expect(listing == ["credentials"], "\(listing)")
+        #expect(read(aws + "/credentials") == text)
+        out = try killed(at: "rename,renameat,renameat2")
+        #expect(out.status == 137, "\(out.status) \(out.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: aws).filter { $0 != "credentials" }
+        #expect(left.count == 1 && left.allSatisfy { $0.hasPrefix(".credentials.kc-") }, "\(left)")
+        out = try h.kc(["aws-credentials", "--import", "prod"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+        #expect(read(aws + "/credentials") == "[other]\naws_access_key_id = AKIAOTHER00000000001\naws_secret_access_key = other-secret\n\n")
+    }
+
+    /// Found by attacking the import: root (sudo keeping HOME) importing into a user's
+    /// files was refused, and a rewrite would have made them root's. The new files keep
+    /// their owner and group (uid 65534 here) as well as their mode.
+    @Test func rootKeepsTheOwnerOfAUsersFiles() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        try write("[prod]\naws_access_key_id = \(Self.keyID)\naws_secret_access_key = \(Self.secret)\n", aws + "/credentials", mode: 0o640)
+        try write("[profile prod]\nregion = eu-west-1\n", aws + "/config", mode: 0o644)
+        for name in ["credentials", "config"] { #expect(chown(aws + "/" + name, OtherUser.uid, OtherUser.uid) == 0) }
+        let out = try h.kc(["aws-credentials", "--import", "prod"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(!read(aws + "/credentials").contains(Self.secret) && read(aws + "/config").contains("credential_process"))
+        for (name, mode) in [("credentials", 0o640), ("config", 0o644)] {
+            var st = stat()
+            #expect(stat(aws + "/" + name, &st) == 0 && st.st_uid == OtherUser.uid && st.st_gid == OtherUser.uid, "\(name): \(st.st_uid):\(st.st_gid)")
+            #expect(self.mode(aws + "/" + name) == mode, "\(name)")
+        }
+    }
 }

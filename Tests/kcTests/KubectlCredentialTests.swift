@@ -259,4 +259,20 @@ import KCTestSupport
         #expect(try h.kc(["find", "-s", "kube:dev"]).status != 0, "not in the default keychain")
         #expect(try h.kc(["find", "-k", "work", "-s", "kube:dev", "-w"]).stdout == "w0rk-Token-52")
     }
+
+    /// Found by attacking the import: root (sudo keeping HOME) importing from a user's
+    /// kubeconfig left the rewritten file root's. It keeps its owner, group and mode now.
+    @Test func importKeepsTheFilesOwner() throws {
+        let h = try home()
+        let path = h.directory + "/kube-owned"
+        try Data("users:\n- name: dev\n  user:\n    token: OWNEDTOKEN\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chmod(path, 0o640) == 0 && chown(path, OtherUser.uid, OtherUser.uid) == 0)
+        let out = try h.kc(["kube-credential", "--import", path, "dev"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(!read(h, "kube-owned").contains("OWNEDTOKEN") && read(h, "kube-owned").contains("kube-credential"), "\(read(h, "kube-owned"))")
+        var st = stat()
+        #expect(
+            stat(path, &st) == 0 && st.st_uid == OtherUser.uid && st.st_gid == OtherUser.uid && st.st_mode & 0o7777 == 0o640,
+            "\(st.st_uid):\(st.st_gid) \(st.st_mode)")
+    }
 }
