@@ -76,12 +76,13 @@ struct KC: ParsableCommand {
         }
         Startup.prepare()
         // `kc` alone: a short usage on stderr, exit 2 (git's and pass's way), not the full help.
-        if all.count == 1 { ShortUsage.fail() }
+        // The Vault token helper alone prints its own (`VaultTokenHelper.usage`).
+        let name = all.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
+        if all.count == 1 && name != VaultTokenHelper.program { ShortUsage.fail() }
         do {
             try Startup.checkArgumentsAreUTF8()
             var arguments = CommandLine.arguments
             // The credential helpers: by the name kc was started under, or a hidden subcommand.
-            let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
             if name == VaultTokenHelper.program { VaultTokenHelper.recoverEnvironment() }
             if name == "git-credential-kc" || name == "docker-credential-kc" || name == VaultTokenHelper.program { try Configuration.check() }
             if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
