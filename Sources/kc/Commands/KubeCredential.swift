@@ -9,10 +9,11 @@ struct KubeCredential: ParsableCommand {
         commandName: KubeCredentialHelper.word,
         abstract: "kubectl's exec credential plugin: a kubeconfig user's token or client key from kc.",
         discussion: """
-            In a kubeconfig user:  exec: {apiVersion: client.authentication.k8s.io/v1beta1,
-            command: kc, args: [kube-credential, NAME]}
-            prints an ExecCredential (in the apiVersion kubectl sent) with the token, or
-            the client certificate and key, of the generic password with service
+            In a kubeconfig user's exec stanza:  command: kc,
+            args: [kube-credential, NAME], with apiVersion
+            client.authentication.k8s.io/v1beta1 (or v1), it prints an
+            ExecCredential (in the apiVersion kubectl sent) with the token, or the
+            client certificate and key, of the generic password with service
             kube:NAME.
 
             Examples:
