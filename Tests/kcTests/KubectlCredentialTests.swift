@@ -277,20 +277,16 @@ import KCTestSupport
     }
 
     /// `kc kube-credential` was missing from `kc --help` and the man page (KC.main runs it
-    /// before ArgumentParser): both list it beside aws-credentials now, `kc help
-    /// kube-credential` gives its options, and `kc kube-credential --help` is still the
-    /// plugin's one-line usage.
+    /// before ArgumentParser): both list it beside aws-credentials now, and `kc help
+    /// kube-credential` and `kc kube-credential --help` give its options and discussion.
     @Test func helpAndTheManPageListIt() throws {
         let h = try KCHome()
         var out = try h.kc(["--help"])
         #expect(out.status == 0 && out.stdout.contains("\n  aws-credentials ") && out.stdout.contains("\n  kube-credential "), "\(out.stdout)")
         out = try h.kc(["help", "kube-credential"])
         #expect(out.status == 0 && out.stdout.contains("USAGE: kc kube-credential") && out.stdout.contains("--expires <time>"), "\(out.stdout) \(out.stderr)")
-        out = try h.kc(["kube-credential", "--help"])
-        #expect(
-            out.status == 0
-                && out.stdout == "usage: kc kube-credential [-k KEYCHAIN] NAME [--store [--expires RFC3339]] | --import KUBECONFIG USER [--backup]\n",
-            "\(out.stdout)")
+        let help = try h.kc(["kube-credential", "--help"])
+        #expect(help.status == 0 && help.stdout == out.stdout, "\(help.stdout) \(help.stderr)")
         let manual = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/man/kc.1").standardized.path
         let page = (try? String(contentsOfFile: manual, encoding: .utf8)) ?? ""
         #expect(page.contains(".Ss kc kube-credential") && page.contains(".Ss kc aws-credentials"), "\(manual)")

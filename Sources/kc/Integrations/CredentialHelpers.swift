@@ -16,7 +16,7 @@ enum CredentialHelpers {
         var checksConfiguration = true
         /// By its word: not when the line asks for help (`--help`, `-h`), which
         /// ArgumentParser answers from the command's declaration (`kc aws-credentials
-        /// --help`).
+        /// --help`, `kc kube-credential --help`).
         var leavesHelpToArgumentParser = false
         /// By its word: only with an argument after it; alone, ArgumentParser says what is
         /// missing.
@@ -34,7 +34,7 @@ enum CredentialHelpers {
         Helper(program: "docker-credential-kc", word: "docker-credential", run: DockerCredentialHelper.run),
         Helper(program: VaultTokenHelper.program, ownUsageWhenAlone: true, prepare: VaultTokenHelper.recoverEnvironment, run: VaultTokenHelper.run),
         Helper(program: TerraformCredentialsHelper.programName, word: TerraformCredentialsHelper.subcommand, run: TerraformCredentialsHelper.run),
-        Helper(word: KubeCredentialHelper.word, run: KubeCredentialHelper.run),
+        Helper(word: KubeCredentialHelper.word, leavesHelpToArgumentParser: true, run: KubeCredentialHelper.run),
         Helper(word: "aws-credentials", leavesHelpToArgumentParser: true, needsAnArgument: true, run: AWSCredentialProcess.run)
     ]
 
