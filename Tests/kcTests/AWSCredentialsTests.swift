@@ -309,8 +309,21 @@ import KCTestSupport
         try write("[prod]\naws_access_key_id = \(Self.keyID)\naws_secret_access_key = \(Self.secret)\n", aws + "/credentials", mode: 0o640)
         try write("[profile prod]\nregion = eu-west-1\n", aws + "/config", mode: 0o644)
         for name in ["credentials", "config"] { #expect(chown(aws + "/" + name, OtherUser.uid, OtherUser.uid) == 0) }
+        // Killed at the rename: the new file already had its owner when it got a name, and
+        // the next run (root's) removes it.
+        let killed = try Spawn.run(
+            [
+                "/usr/bin/strace", "-f", "-o", "/dev/null", "-e", "inject=rename,renameat,renameat2:signal=KILL", KCBinary.path, "aws-credentials", "--import",
+                "prod"
+            ],
+            environment: h.environment, timeout: 30)
+        #expect(killed.status == 137, "\(killed.status) \(killed.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: aws).filter { $0.hasPrefix(".credentials.kc-") }
+        var leftover = stat()
+        #expect(left.count == 1 && stat(aws + "/" + (left.first ?? "-"), &leftover) == 0 && leftover.st_uid == OtherUser.uid, "\(left)")
         let out = try h.kc(["aws-credentials", "--import", "prod"])
         #expect(out.status == 0, "\(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
         #expect(!read(aws + "/credentials").contains(Self.secret) && read(aws + "/config").contains("credential_process"))
         for (name, mode) in [("credentials", 0o640), ("config", 0o644)] {
             var st = stat()

@@ -84,7 +84,8 @@ enum FileReplacement {
     }
 
     /// Removes the regular files `.NAME.kc-XXXXXXXXXXXX` in `directory` that this user
-    /// owns: what a killed rewrite of NAME left.
+    /// owns (any, for root: its killed rewrite of a user's file left one of that user's):
+    /// what a killed rewrite of NAME left.
     static func removeStale(_ name: String, in directory: Int32) {
         let prefix = "." + name + infix
         let copy = dup(directory)
@@ -105,8 +106,8 @@ enum FileReplacement {
         }
         for entryName in stale {
             var st = stat()
-            guard fstatat(directory, entryName, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid() else { continue }
-            unlinkat(directory, entryName, 0)
+            guard fstatat(directory, entryName, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            if st.st_uid == geteuid() || geteuid() == 0 { unlinkat(directory, entryName, 0) }
         }
     }
 
