@@ -28,6 +28,8 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	postgresql pgbouncer
 # AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
 TEST_DEBS += awscli python3-boto3
+# strace kills kc in the middle of a rewrite (AWSCredentialsTests.aKilledRewriteLeavesNoCopyBehind).
+TEST_DEBS += strace
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.
