@@ -3,3 +3,6 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
+#include <openssl/ecdsa.h>
+#include <openssl/param_build.h>
+#include <openssl/params.h>
