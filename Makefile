@@ -28,10 +28,14 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	postgresql pgbouncer
 # AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
 TEST_DEBS += awscli python3-boto3
+# The SSH agent's tests log in to Debian's sshd, started by the tests on 127.0.0.1 (its own
+# service is not needed: where a service manager started it on installing, stop it).
+TEST_DEBS += openssh-client openssh-server
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.
-# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian.
+# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian; so is
+# kc-ssh (the SSH agent), which links libcrypto.
 PROVIDER_FLAGS := -c release --static-swift-stdlib --scratch-path .build/provider
 
 .PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench format format-check
@@ -56,11 +60,12 @@ build: deps
 	$(SWIFT) build
 
 ## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), the
-## Secret Service provider and kc-team (static Swift runtime; libsystemd, libcrypto and libpq are shared)
+## Secret Service provider, kc-team and kc-ssh (static Swift runtime; libsystemd, libcrypto and libpq are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-team
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-ssh
 
 ## test-deps: what the tests run besides kc
 test-deps: deps
@@ -101,9 +106,11 @@ install: release
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-secret-service"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-team" "$(DESTDIR)$(PREFIX)/bin/kc-team"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-ssh" "$(DESTDIR)$(PREFIX)/bin/kc-ssh"
 	install -d "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/lib/systemd/user"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/org.freedesktop.secrets.service > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"
+	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/ssh-agent/kc-ssh-agent.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-ssh-agent.service"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper"
@@ -120,6 +127,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-team" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
 	  "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service" \
+	  "$(DESTDIR)$(PREFIX)/bin/kc-ssh" "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-ssh-agent.service" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \

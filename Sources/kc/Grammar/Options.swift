@@ -108,7 +108,7 @@ enum Options {
         "add", "find", "list", "generate", "update", "delete", "move", "unlock", "lock", "status",
         "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
         "run", "inject", "secret-service", "team", "config", "error", "agent",
-        "aws-credentials"
+        "aws-credentials", "ssh-agent", "ssh"
     ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
