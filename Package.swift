@@ -197,7 +197,7 @@ let package = Package(
         // them through `package` access, so nothing of it is in the production library.
         .target(
             name: "KeychainFuzz",
-            dependencies: ["KeychainCore", "AgentWire"],
+            dependencies: ["KeychainCore", "AgentWire", "SSHAgent"],
             path: "fuzz/Targets"
         ),
         // Test helpers: running the real kc binary with a deadline, a seeded generator.

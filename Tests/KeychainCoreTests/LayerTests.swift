@@ -26,7 +26,7 @@ import Testing
         "BenchSupport": [],
         "kc-bench": ["KeychainCore", "BenchSupport"],
         "kc-team-bench": ["KeychainCore", "KeychainClient", "TeamCore", "TeamStore", "BenchSupport"],
-        "KeychainFuzz": ["KeychainCore", "AgentWire"],
+        "KeychainFuzz": ["KeychainCore", "AgentWire", "SSHAgent"],
         "KCTestSupport": ["KeychainCore", "POSIXSupport"],
         "SecretService": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"],
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
