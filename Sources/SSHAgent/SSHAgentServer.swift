@@ -79,15 +79,22 @@ public final class SSHAgentServer: Sendable {
         sigprocmask(SIG_SETMASK, &none, nil)
         signal(SIGPIPE, SIG_IGN)
         ready()
-        while Self.signalled == 0 {
-            held.expire()
+        serve(listener) {
             // A socket removed or its folder replaced leaves no client a way in: stop.
-            if folder == nil || Self.identity(of: directory) != folder || Self.identity(of: socketPath) == nil { break }
+            Self.signalled != 0 || folder == nil || Self.identity(of: directory) != folder || Self.identity(of: socketPath) == nil
+        }
+        return true
+    }
+
+    /// Accepts and serves clients on `listener` until `stop` says so (asked at least once a
+    /// second); expired keys are dropped meanwhile. `run` calls it once set up.
+    package func serve(_ listener: UnixSocket, until stop: () -> Bool) {
+        while !stop() {
+            held.expire()
             var p = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 1000) > 0, let connection = listener.accept() else { continue }
             accept(connection)
         }
-        return true
     }
 
     /// Checks the peer and starts the connection's thread.
@@ -110,7 +117,7 @@ public final class SSHAgentServer: Sendable {
     /// message over the size cap.
     func serve(_ connection: UnixSocket) {
         var session = ConnectionSession()
-        while Self.signalled == 0 {
+        while true {
             var header = [UInt8](repeating: 0, count: 4)
             do {
                 try header.withUnsafeMutableBytes { try connection.readExactly(4, into: $0, until: .after(seconds: idleSeconds)) }
