@@ -135,7 +135,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc"
 
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
-## against gnome-keyring, and team keychains on a throwaway PostgreSQL (bench/bench.sh, bench/team.sh)
+## against gnome-keyring, team keychains on a throwaway PostgreSQL, and the SSH agent against OpenSSH's
+## (bench/bench.sh, bench/team.sh, bench/ssh.sh)
 bench: deps
 	bash bench/bench.sh
 

@@ -273,3 +273,7 @@ KC="$KC" PROVIDER="$PROVIDER" bash bench/ss5k.sh
 # Team keychains on PostgreSQL (issue 20): its own cluster, agents and table.
 echo
 bash bench/team.sh
+
+# The SSH agent (issue 34): kc's agent beside OpenSSH's ssh-agent; its own table.
+echo
+bash bench/ssh.sh
