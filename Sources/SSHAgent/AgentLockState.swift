@@ -15,7 +15,7 @@ enum SecretCompare {
 /// the keychains' alike, until UNLOCK gives the same passphrase. The passphrase is never
 /// kept: only its Argon2id hash (`crypto_pwhash`, interactive limits, a fresh salt), compared
 /// in constant time. Each wrong UNLOCK waits 0.1 s longer than the last (at most 10 s),
-/// one try at a time whatever the number of connections.
+/// one try (and one derivation) at a time whatever the number of connections.
 public final class AgentLockState: Sendable {
     private struct State {
         var locked = false
@@ -37,13 +37,17 @@ public final class AgentLockState: Sendable {
     /// Locks with `passphrase`. - Returns: false when already locked, or the passphrase is empty.
     public func lock(_ passphrase: [UInt8]) -> Bool {
         guard !passphrase.isEmpty else { return false }
-        var salt = [UInt8](repeating: 0, count: Int(crypto_pwhash_SALTBYTES))
-        randombytes_buf(&salt, salt.count)
-        guard let hash = Self.hash(passphrase, salt: salt) else { return false }
-        return state.withLock { s in
-            guard !s.locked else { return false }
-            s = State(locked: true, salt: salt, hash: hash, failures: s.failures)
-            return true
+        // One derivation at a time (each takes 64 MiB), as for UNLOCK.
+        return tries.withLock { _ in
+            guard !isLocked else { return false }
+            var salt = [UInt8](repeating: 0, count: Int(crypto_pwhash_SALTBYTES))
+            randombytes_buf(&salt, salt.count)
+            guard let hash = Self.hash(passphrase, salt: salt) else { return false }
+            return state.withLock { s in
+                guard !s.locked else { return false }
+                s = State(locked: true, salt: salt, hash: hash, failures: s.failures)
+                return true
+            }
         }
     }
 

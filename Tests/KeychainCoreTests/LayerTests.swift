@@ -31,7 +31,7 @@ import Testing
         "SecretService": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSystemd", "COpenSSL"],
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
         "SSHAgent": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL"],
-        "kc-ssh": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent", "ArgumentParser"],
+        "kc-ssh": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent"],
         "TeamCore": ["KeychainCore", "CSodium"],
         "TeamStore": ["KeychainCore", "POSIXSupport", "KeychainFormats", "TeamCore", "CPostgres"],
         "kc-team": [
