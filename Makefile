@@ -144,7 +144,7 @@ bench: deps
 stress: test-deps
 	bash stress/stress.sh
 
-## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol, row and DER (names, keys) decoders (FUZZ_SECONDS per target, default 60)
+## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol, row, DER (names, keys) and SSH agent decoders (FUZZ_SECONDS per target, default 60)
 fuzz: deps
 	bash fuzz/fuzz.sh
 
