@@ -34,6 +34,19 @@ import Testing
         #expect(try f.exchange([27] + Wire.string("no-such@example.com")) == [28])
     }
 
+    @Test func aSessionBindWithABadSignatureIsRefused() throws {
+        let f = try SSHAgentFixture()
+        let host = try f.makeKey("host", type: "ed25519")
+        let blob = try f.publicBlob(host)
+        let sessionID = [UInt8](repeating: 9, count: 32)
+        let forged = Wire.string("ssh-ed25519") + Wire.string([UInt8](repeating: 1, count: 64))
+        let bind = [27] + Wire.string("session-bind@openssh.com") + Wire.string(blob) + Wire.string(sessionID) + Wire.string(forged) + [0]
+        #expect(try f.exchange(bind) == [5])
+        // A signature by another key than the one named: refused too.
+        let other = Wire.string("ssh-ed25519") + Wire.string([UInt8](repeating: 0, count: 64))
+        #expect(try f.exchange([27] + Wire.string("session-bind@openssh.com") + Wire.string(blob) + Wire.string(sessionID) + Wire.string(other) + [0]) == [5])
+    }
+
     @Test func aMessageOverTheSizeCapClosesTheConnection() throws {
         let f = try SSHAgentFixture()
         let c = try #require(try UnixSocket.connect(to: f.socket))
