@@ -46,6 +46,9 @@ enum AgentMain {
                 return 2
             }
         }
+        // A long-lived agent keeps no password or token of kc's in its environment
+        // (kc execs kc-ssh before taking them out of its own), nor passes one on.
+        for name in ChildEnvironment.withheld { unsetenv(name) }
         do {
             let paths = AgentPaths()
             try paths.check(create: true)
@@ -88,7 +91,8 @@ enum AgentMain {
             return
         }
         let program = AgentClient.ownExecutable
-        switch DetachedChild.spawn(program, arguments: [program, word, "--detach"]) {
+        let environment = ChildEnvironment.inherited().map { "\($0.0)=\($0.1)" }
+        switch DetachedChild.spawn(program, arguments: [program, word, "--detach"], environment: environment) {
         case .success: break
         case .failure(let why):
             throw KeychainError(errSecIO, "cannot start the SSH agent (\(program)): \(why.description)")

@@ -30,6 +30,20 @@ import Testing
         #expect(gone.status == 2, "\(gone.stdout) \(gone.stderr)")
     }
 
+    @Test func theDetachedAgentKeepsNoPasswordInItsEnvironment() throws {
+        let home = try KCHome()
+        defer { _ = try? home.kc(["ssh-agent", "--stop"]) }
+        let started = try home.kc(["ssh-agent", "-s"], extra: ["KC_PASSWORD": "hunter2-secret", "KC_TEAM_TOKEN": "kcr1:token-secret"])
+        #expect(started.status == 0, "\(started.stderr)")
+        let pid = try #require(started.stderr.split(separator: "(pid ").dropFirst().first?.split(separator: ")").first.flatMap { Int($0) })
+        // Root reads /proc/PID/environ even of a non-dumpable process.
+        let environ = try #require(FileManager.default.contents(atPath: "/proc/\(pid)/environ"))
+        let text = String(decoding: environ, as: UTF8.self)
+        #expect(text.contains("KC_AGENT_DIR="), "not the agent's environment: \(text)")
+        #expect(!text.contains("hunter2-secret"))
+        #expect(!text.contains("token-secret"))
+    }
+
     @Test func withoutKcSSHBesideItKcExits252() throws {
         let folder = NSTemporaryDirectory() + "/kc-alone-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
