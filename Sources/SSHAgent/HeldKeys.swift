@@ -6,7 +6,7 @@ import Synchronization
 /// agent stops.
 public final class HeldKey: Sendable {
     /// The key.
-    public let key: SSHPrivateKey
+    public let key: SigningKey
     /// Its comment (`ssh-add -l` shows it).
     public let comment: String
     /// What `ssh-add` attached.
@@ -14,7 +14,7 @@ public final class HeldKey: Sendable {
     /// When it expires (`-t`), nil for never.
     let expiry: Deadline?
 
-    init(key: SSHPrivateKey, comment: String, constraints: KeyConstraints) {
+    init(key: SigningKey, comment: String, constraints: KeyConstraints) {
         self.key = key
         self.comment = comment
         self.constraints = constraints
@@ -43,7 +43,7 @@ public final class HeldKeys: Sendable {
     public func find(_ blob: [UInt8]) -> HeldKey? { all.first { $0.key.publicBlob == blob } }
 
     /// Adds a key, replacing one with the same public key.
-    public func add(_ key: SSHPrivateKey, comment: String, constraints: KeyConstraints) {
+    public func add(_ key: SigningKey, comment: String, constraints: KeyConstraints) {
         let held = HeldKey(key: key, comment: comment, constraints: constraints)
         keys.withLock { list in
             if let i = list.firstIndex(where: { $0.key.publicBlob == key.publicBlob }) {

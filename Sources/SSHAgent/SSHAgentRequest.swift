@@ -46,7 +46,7 @@ public enum SSHAgentRequest {
     /// SSH2_AGENTC_SIGN_REQUEST: the key's public blob, the data, the flags.
     case sign(key: [UInt8], data: [UInt8], flags: UInt32)
     /// SSH2_AGENTC_ADD_IDENTITY or ADD_ID_CONSTRAINED.
-    case add(key: SSHPrivateKey, comment: String, constraints: KeyConstraints)
+    case add(key: SigningKey, comment: String, constraints: KeyConstraints)
     /// SSH2_AGENTC_REMOVE_IDENTITY: the key's public blob.
     case remove(key: [UInt8])
     /// SSH2_AGENTC_REMOVE_ALL_IDENTITIES.
@@ -77,7 +77,7 @@ public enum SSHAgentRequest {
         case SSHAgentMessage.signRequest:
             request = .sign(key: try reader.string(), data: try reader.string(), flags: try reader.uint32())
         case SSHAgentMessage.addIdentity, SSHAgentMessage.addIDConstrained:
-            let key = try SSHPrivateKey(reading: &reader)
+            let key = try SigningKey(reading: &reader)
             let comment = String(decoding: try reader.string(), as: UTF8.self)
             let constraints = type == SSHAgentMessage.addIDConstrained ? try KeyConstraints(reading: &reader) : KeyConstraints()
             request = .add(key: key, comment: comment, constraints: constraints)

@@ -118,7 +118,7 @@ extension SSHAgentServer {
             }
             guard var wire = try? source.privateKey(for: blob) else { return [SSHAgentMessage.failure] }
             defer { SecretBytes.wipe(&wire) }
-            guard let key = try? SSHPrivateKey(wire: wire), key.publicBlob == blob else { return [SSHAgentMessage.failure] }
+            guard let key = try? SigningKey(wire: wire), key.publicBlob == blob else { return [SSHAgentMessage.failure] }
             return signatureReply { try key.sign(data, flags: flags) }
         }
         return [SSHAgentMessage.failure]

@@ -13,7 +13,7 @@ public struct SSHSigningError: Error, Sendable {
 private let selectKeyPair: Int32 = 0x87
 private let selectPublicKey: Int32 = 0x86
 
-extension SSHPrivateKey {
+extension SigningKey {
     /// Signs `data` and returns the signature blob (`string algorithm, string signature`,
     /// draft-miller-ssh-agent §4.5.1). RSA signs with SHA-512 when `flags` has
     /// SSH_AGENT_RSA_SHA2_512, SHA-256 with SSH_AGENT_RSA_SHA2_256, and refuses a request
@@ -141,7 +141,7 @@ final class OpenSSLKey {
     }
 
     /// A public key from a key blob's fields.
-    static func publicKey(type: SSHKeyType, reader: inout SSHReader) throws -> OpenSSLKey {
+    static func publicKey(type: AgentKeyType, reader: inout SSHReader) throws -> OpenSSLKey {
         switch type {
         case .ecdsaP256, .ecdsaP384:
             guard try reader.text() == type.curveName else { throw SSHSigningError("curve mismatch") }
@@ -268,7 +268,7 @@ public enum SSHSignatureCheck {
     public static func verify(publicBlob: [UInt8], signature: [UInt8], data: [UInt8]) -> Bool {
         do {
             var key = SSHReader(publicBlob)
-            guard let type = SSHKeyType(name: try key.string()) else { return false }
+            guard let type = AgentKeyType(name: try key.string()) else { return false }
             var sig = SSHReader(signature)
             let algorithm = try sig.text()
             let value = try sig.string()

@@ -1,6 +1,6 @@
 /// The key types the agent signs with (draft-miller-ssh-agent §4.2.3): Ed25519, ECDSA on
 /// P-256 and P-384, RSA. Certificates, security keys and DSA are refused.
-public enum SSHKeyType: String, Sendable, CaseIterable {
+public enum AgentKeyType: String, Sendable, CaseIterable {
     case ed25519 = "ssh-ed25519"
     case ecdsaP256 = "ecdsa-sha2-nistp256"
     case ecdsaP384 = "ecdsa-sha2-nistp384"
@@ -8,7 +8,7 @@ public enum SSHKeyType: String, Sendable, CaseIterable {
 
     /// The key type named in a key blob, or nil for one the agent does not handle.
     public init?(name: [UInt8]) {
-        guard let text = String(validating: name, as: UTF8.self), let type = SSHKeyType(rawValue: text) else { return nil }
+        guard let text = String(validating: name, as: UTF8.self), let type = AgentKeyType(rawValue: text) else { return nil }
         self = type
     }
 

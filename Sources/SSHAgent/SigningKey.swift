@@ -3,11 +3,11 @@
 /// guarded memory (`SecretBytes`), and its public blob. The wire form is what
 /// `SSHIdentitySource.privateKey(for:)` gives too.
 ///
-///     let key = try SSHPrivateKey(wire: bytes)   // checks every field
+///     let key = try SigningKey(wire: bytes)   // checks every field
 ///     let signature = try key.sign(data, flags: 0)
-public final class SSHPrivateKey: Sendable {
+public final class SigningKey: Sendable {
     /// The key's type.
-    public let type: SSHKeyType
+    public let type: AgentKeyType
     /// The public key blob (`string type`, then the public fields).
     public let publicBlob: [UInt8]
     /// The private wire form, wiped when the key goes.
@@ -25,7 +25,7 @@ public final class SSHPrivateKey: Sendable {
     /// (an add request's comment and constraints follow).
     public init(reading reader: inout SSHReader) throws {
         let start = reader.offset
-        guard let type = SSHKeyType(name: try reader.string()) else { throw SSHWireError("a key type the agent does not handle") }
+        guard let type = AgentKeyType(name: try reader.string()) else { throw SSHWireError("a key type the agent does not handle") }
         self.type = type
         var blob = SSHWriter()
         blob.text(type.rawValue)
