@@ -30,10 +30,14 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 TEST_DEBS += awscli python3-boto3
 # strace kills kc in the middle of a rewrite (AWSCredentialsTests.aKilledRewriteLeavesNoCopyBehind).
 TEST_DEBS += strace
+# The SSH agent's tests log in to Debian's sshd, started by the tests on 127.0.0.1 (its own
+# service is not needed: where a service manager started it on installing, stop it).
+TEST_DEBS += openssh-client openssh-server
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.
-# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian.
+# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian; so is
+# kc-ssh (the SSH agent), which links libcrypto.
 PROVIDER_FLAGS := -c release --static-swift-stdlib --scratch-path .build/provider
 
 .PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench format format-check
@@ -58,11 +62,12 @@ build: deps
 	$(SWIFT) build
 
 ## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), the
-## Secret Service provider and kc-team (static Swift runtime; libsystemd, libcrypto and libpq are shared)
+## Secret Service provider, kc-team and kc-ssh (static Swift runtime; libsystemd, libcrypto and libpq are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-team
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-ssh
 
 ## test-deps: what the tests run besides kc
 test-deps: deps
@@ -103,9 +108,11 @@ install: release
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-secret-service"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-team" "$(DESTDIR)$(PREFIX)/bin/kc-team"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-ssh" "$(DESTDIR)$(PREFIX)/bin/kc-ssh"
 	install -d "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/lib/systemd/user"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/org.freedesktop.secrets.service > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"
+	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/ssh-agent/kc-ssh-agent.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-ssh-agent.service"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper"
@@ -122,6 +129,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-team" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
 	  "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service" \
+	  "$(DESTDIR)$(PREFIX)/bin/kc-ssh" "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-ssh-agent.service" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
@@ -129,8 +137,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc"
 
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
-## against gnome-keyring, the credential helpers beside kc find -w (bench/helpers.sh), and team keychains on a
-## throwaway PostgreSQL (bench/bench.sh, bench/team.sh)
+## against gnome-keyring, the credential helpers beside kc find -w (bench/helpers.sh), team keychains on a
+## throwaway PostgreSQL, and the SSH agent against OpenSSH's (bench/bench.sh, bench/team.sh, bench/ssh.sh)
 bench: deps
 	bash bench/bench.sh
 
@@ -138,7 +146,7 @@ bench: deps
 stress: test-deps
 	bash stress/stress.sh
 
-## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol, row and DER (names, keys) decoders (FUZZ_SECONDS per target, default 60)
+## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol, row, DER (names, keys) and SSH agent decoders (FUZZ_SECONDS per target, default 60)
 fuzz: deps
 	bash fuzz/fuzz.sh
 

@@ -156,10 +156,9 @@ let package = Package(
         // The SSH agent and the `kc ssh …` commands; `kc ssh` and `kc ssh-agent` exec it.
         .executableTarget(
             name: "kc-ssh",
-            dependencies: [
-                "KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent",
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
-            ]
+            // No ArgumentParser: swift-argument-parser's manual plugin (`make man`) runs every
+            // executable that links it with --experimental-dump-help, and kc's man page is kc's.
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent"]
         ),
         .executableTarget(
             name: "kc-secret-service",
@@ -197,7 +196,7 @@ let package = Package(
         // them through `package` access, so nothing of it is in the production library.
         .target(
             name: "KeychainFuzz",
-            dependencies: ["KeychainCore", "AgentWire"],
+            dependencies: ["KeychainCore", "AgentWire", "SSHAgent"],
             path: "fuzz/Targets"
         ),
         // Test helpers: running the real kc binary with a deadline, a seeded generator.

@@ -59,7 +59,7 @@ struct KC: ParsableCommand {
             Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self,
             TeamCommand.self, ConfigCommand.self, ErrorCommand.self, Agent.self,
             AWSCredentials.self,
-            KubeCredential.self
+            KubeCredential.self, SSHAgentCommand.self, SSHCommand.self
         ]
     )
 
@@ -74,6 +74,10 @@ struct KC: ParsableCommand {
         let all = CommandLine.arguments
         if all.count > 2, all[1] == TeamCommand.word, !["--help", "-h"].contains(all[2]) {
             do { try TeamCommand.exec(all.dropFirst(2)) } catch let error as KeychainError { Report.fail(error) } catch { Startup.exit(1) }
+        }
+        // `kc ssh-agent …` and `kc ssh …` are kc-ssh's, exec'd the same way (docs/ssh.md).
+        if let argv = SSHCommand.passedOn(all) {
+            do { try SSHCommand.exec(argv) } catch let error as KeychainError { Report.fail(error) } catch { Startup.exit(1) }
         }
         Startup.prepare()
         // `kc` alone: a short usage on stderr, exit 2 (git's and pass's way), not the full help.

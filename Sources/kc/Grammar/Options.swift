@@ -109,7 +109,7 @@ enum Options {
         "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
         "run", "inject", "secret-service", "team", "config", "error", "agent",
         "aws-credentials",
-        "kube-credential"
+        "kube-credential", "ssh-agent", "ssh"
     ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
