@@ -32,6 +32,8 @@ import Testing
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
         "SSHAgent": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL"],
         "kc-ssh": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent", "ArgumentParser"],
+        "TPMSeal": ["KeychainStatus", "CSodium", "CTSS2"],
+        "kc-tpm": ["KeychainCore", "POSIXSupport", "TPMSeal"],
         "TeamCore": ["KeychainCore", "CSodium"],
         "TeamStore": ["KeychainCore", "POSIXSupport", "KeychainFormats", "TeamCore", "CPostgres"],
         "kc-team": [
