@@ -176,7 +176,7 @@ public enum TPMSeal {
 
     /// The object's authValue for a PIN: its SHA-256, so a PIN of any length fits; empty
     /// without one.
-    static func authValue(_ pin: [UInt8]?) throws(KeychainError) -> [UInt8] {
+    package static func authValue(_ pin: [UInt8]?) throws(KeychainError) -> [UInt8] {
         guard let pin else { return [] }
         guard !pin.isEmpty else { throw KeychainError(errSecParam, "the PIN is empty") }
         var digest = [UInt8](repeating: 0, count: 32)
