@@ -8,10 +8,12 @@ import Glibc
 /// one final newline dropped), else the terminal with echo off. Never argv or the
 /// environment, which other processes of the user can read.
 enum PINReader {
-    /// The PIN; `confirm` asks twice on a terminal (when sealing).
-    /// - Throws: errSecInteractionNotAllowed with no descriptor and no terminal;
+    /// The PIN; `confirm` asks twice on a terminal (when sealing); `terminal: false`
+    /// never asks there (`--no-prompt`).
+    /// - Throws: errSecInteractionNotAllowed with no descriptor and no terminal (or
+    ///   `--no-prompt`);
     ///   errSecParam for an empty or overlong PIN, or two that differ.
-    static func read(fd: Int32?, confirm: Bool) throws(KeychainError) -> [UInt8] {
+    static func read(fd: Int32?, confirm: Bool, terminal: Bool = true) throws(KeychainError) -> [UInt8] {
         if let fd {
             guard var pin = readAll(fd, limit: 1024) else { throw KeychainError(errSecParam, "the PIN on descriptor \(fd) is too long") }
             close(fd)
@@ -19,6 +21,10 @@ enum PINReader {
             if pin.last == 0x0D { pin.removeLast() }
             guard !pin.isEmpty else { throw KeychainError(errSecParam, "the PIN on descriptor \(fd) is empty") }
             return pin
+        }
+        guard terminal else {
+            throw KeychainError(
+                errSecInteractionNotAllowed, "this sealed key needs its PIN, and --no-prompt allows no question", hint: "give it with --pin-fd N")
         }
         let tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
         guard tty >= 0 else {

@@ -11,13 +11,18 @@ import Glibc
 
 let usage = """
     usage: kc-tpm seal [--pin] [--pin-fd N] [--pcrs LIST] [--timeout SECONDS]
-           kc-tpm unseal [--pin-fd N] [--timeout SECONDS]
+           kc-tpm unseal [--pin-fd N | --no-prompt] [--timeout SECONDS]
+           kc-tpm describe
       seal     reads exactly 32 bytes on stdin, seals them to the TPM and writes the
                sealed key (a kc-tpm blob, docs/tpm.md) on stdout
       unseal   reads a sealed key on stdin and writes its 32 bytes on stdout
+      describe reads a sealed key on stdin and says, without the TPM, whether it needs
+               a PIN and which PCRs bind it ("pin: yes", "pcrs: 0,7" or "pcrs: none")
       --pin          seal with a PIN: the TPM then counts wrong PINs towards its lockout
       --pin-fd N     read the PIN from descriptor N (to its end; one final newline is
                      dropped) instead of the terminal
+      --no-prompt    never ask on the terminal: a key that needs a PIN and has no
+                     --pin-fd fails at once (exit 36)
       --pcrs LIST    bind to these PCRs of the SHA-256 bank, e.g. 0,7: unseal then works
                      only while they hold the values they hold now
       --timeout S    give up when the TPM has not answered in S seconds (default 30)
@@ -84,21 +89,23 @@ if command == "-h" || command == "--help" {
     _ = usage.withCString { write(1, $0, strlen($0)) }
     exit(0)
 }
-guard command == "seal" || command == "unseal" else { usageError("unknown command '\(command)'") }
+guard ["seal", "unseal", "describe"].contains(command) else { usageError("unknown command '\(command)'") }
 var askPIN = false
+var prompt = true
 var pinFD: Int32?
 var pcrMask: UInt32 = 0
 var timeout = 30.0
 while let word = arguments.popFirst() {
     switch word {
     case "--pin" where command == "seal": askPIN = true
-    case "--pin-fd":
+    case "--no-prompt" where command == "unseal": prompt = false
+    case "--pin-fd" where command != "describe":
         guard let value = arguments.popFirst(), let fd = Int32(value), fd > 2 else { usageError("--pin-fd takes a descriptor number above 2") }
         pinFD = fd
     case "--pcrs" where command == "seal":
         guard let value = arguments.popFirst() else { usageError("--pcrs needs a list such as 0,7") }
         do { pcrMask = try PCRList.mask(value) } catch { fail(error) }
-    case "--timeout":
+    case "--timeout" where command != "describe":
         guard let value = arguments.popFirst(), let seconds = Double(value), seconds >= 1, seconds <= 600 else {
             usageError("--timeout takes 1 to 600 seconds")
         }
@@ -120,7 +127,14 @@ func startWatchdog(_ seconds: Double) {
 }
 
 do throws(KeychainError) {
-    if command == "seal" {
+    if command == "describe" {
+        guard let bytes = readAll(0, limit: 4096) else { throw KeychainError(errSecDecode, "the sealed key on stdin is too long") }
+        let blob = try SealedBlob(bytes)
+        let pcrs = PCRList.numbers(blob.pcrMask).map(String.init).joined(separator: ",")
+        guard writeOut(Array("pin: \(blob.hasPIN ? "yes" : "no")\npcrs: \(pcrs.isEmpty ? "none" : pcrs)\n".utf8)) else {
+            throw KeychainError(errSecIO, "stdout could not be written")
+        }
+    } else if command == "seal" {
         guard var secret = readAll(0, limit: TPMSeal.secretSize), secret.count == TPMSeal.secretSize else {
             throw KeychainError(errSecParam, "kc-tpm seal reads exactly \(TPMSeal.secretSize) bytes on stdin")
         }
@@ -133,7 +147,7 @@ do throws(KeychainError) {
     } else {
         guard let bytes = readAll(0, limit: 4096) else { throw KeychainError(errSecDecode, "the sealed key on stdin is too long") }
         let blob = try SealedBlob(bytes)
-        var pin = blob.hasPIN ? try PINReader.read(fd: pinFD, confirm: false) : nil
+        var pin = blob.hasPIN ? try PINReader.read(fd: pinFD, confirm: false, terminal: prompt) : nil
         defer { if pin != nil { TPMSeal.wipe(&pin!) } }
         startWatchdog(timeout)
         var secret = try TPMSeal.unseal(blob, pin: pin, tcti: tcti)

@@ -51,6 +51,22 @@ import Testing
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/output"))) == secret)
     }
 
+    /// `--no-prompt` (for `kc unlock --tpm2-only`): a PIN key fails at once, exit 36,
+    /// even with a terminal there to ask on.
+    @Test func noPromptNeverAsks() throws {
+        let tpm = try TestSWTPM()
+        let folder = tpm.folder + "-session"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sealed = try KCTPM.run(["seal", "--pin"], tcti: tpm.tcti, stdin: KCTPM.secret(), pin: "2468")
+        try #require(sealed.status == 0, "\(sealed.stderr)")
+        try Data(sealed.stdoutBytes).write(to: URL(fileURLWithPath: folder + "/input"))
+        let out = try Self.onTerminal("unseal --no-prompt", in: folder, tcti: tpm.tcti, answers: [["TPM PIN: ", "2468\n"]])
+        #expect(out.status == exitCode(for: errSecInteractionNotAllowed), "\(out.screen)")
+        #expect(!out.screen.contains("TPM PIN:") && out.echo_off.isEmpty, "\(out.screen)")
+        #expect(out.screen.contains("--no-prompt allows no question"), "\(out.screen)")
+    }
+
     @Test func twoPINsThatDifferSealNothing() throws {
         let tpm = try TestSWTPM()
         let folder = tpm.folder + "-session"
