@@ -263,7 +263,7 @@ let package = Package(
         // only to inspect (the lockout counter) and to extend a PCR.
         .testTarget(
             name: "TPMTests",
-            dependencies: ["KeychainCore", "POSIXSupport", "TPMSeal", "kc-tpm", "KCTestSupport"]
+            dependencies: ["KeychainCore", "POSIXSupport", "TPMSeal", "kc", "kc-tpm", "KCTestSupport"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(

@@ -9,7 +9,7 @@
 #include <tss2/tss2_tctildr.h>
 
 /// The TCG's storage root key template (TCG TPM v2.0 Provisioning Guidance, "ECC NIST P256
-/// SRK"): a restricted decryption key, AES-128-CFB for its children, a unique field of zeros
+/// SRK"): a restricted decryption key, AES-128-CFB for its children, a unique field of zeros,
 /// so the same owner seed always gives the same key.
 static inline void kc_tpm_srk_template(TPM2B_PUBLIC *out) {
     memset(out, 0, sizeof *out);
