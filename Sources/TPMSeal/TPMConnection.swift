@@ -14,6 +14,7 @@ final class TPMConnection {
     /// or the default one when nil.
     /// - Throws: errSecNotAvailable when no TPM answers there.
     init(tcti configuration: String?) throws(KeychainError) {
+        try Self.check(configuration)
         var tctiContext: OpaquePointer?
         let rc = Tss2_TctiLdr_Initialize(configuration, &tctiContext)
         guard rc == 0, let tctiContext else {
@@ -30,6 +31,21 @@ final class TPMConnection {
             throw KeychainError(errSecNotAvailable, "the TPM could not be opened (\(TPMResponse(started).text))")
         }
         esys = context
+    }
+
+    /// The TCTIs kc-tpm loads. tpm2-tss's loader also takes a library's file name and
+    /// dlopens it: a configuration that names anything else is refused rather than loaded.
+    static let tctis: Set<String> = ["device", "swtpm", "mssim", "tabrmd"]
+
+    /// Refuses a configuration whose TCTI is not one of `tctis`.
+    static func check(_ configuration: String?) throws(KeychainError) {
+        guard let configuration else { return }
+        let name = String(configuration.prefix { $0 != ":" })
+        guard tctis.contains(name) else {
+            throw KeychainError(
+                errSecParam, "KC_TPM_TCTI names a TCTI kc-tpm does not load (\(name.prefix(40)))",
+                hint: "use device:/dev/tpmrm0, swtpm:host=H,port=P, mssim:host=H,port=P or tabrmd")
+        }
     }
 
     deinit {

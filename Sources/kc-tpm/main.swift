@@ -28,10 +28,11 @@ let usage = """
       --timeout S    give up when the TPM has not answered in S seconds (default 30)
     The TPM: KC_TPM_TCTI (a tpm2-tss TCTI, e.g. swtpm:host=127.0.0.1,port=2321), else the
     kernel's TPM device.
-    Exit codes: 0 done; 2 usage; 51 wrong PIN or the TPM in lockout; 53 no TPM reachable or
-    it stopped answering; 93 a sealed key that is damaged or from another TPM; 22 PCRs no
-    longer as sealed; 36 a PIN needed and no way to ask; 34 a newer blob layout; 206 a bad
-    secret or PIN; 169 anything else (docs/errors.md).
+    Exit codes: 0 done; 2 usage, or stdout on a terminal; 51 wrong PIN or the TPM in
+    lockout; 53 no TPM reachable, or it stopped answering; 93 a sealed key that is damaged
+    or from another TPM; 22 PCRs no longer as sealed; 36 a PIN needed and no way to ask;
+    34 a newer blob layout; 206 a bad secret, PIN, --pcrs or KC_TPM_TCTI; 169 anything
+    else (docs/errors.md, docs/tpm.md).
 
     """
 
@@ -114,6 +115,11 @@ while let word = arguments.popFirst() {
     }
 }
 if pinFD != nil && command == "seal" { askPIN = true }
+// The key and the blob are raw bytes: written to a terminal they would be shown, and a
+// terminal takes some bytes as commands.
+if command != "describe" && isatty(1) == 1 {
+    usageError("kc-tpm \(command) writes raw bytes: send its output to a pipe or a file, not the terminal")
+}
 let tcti = getenv("KC_TPM_TCTI").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
 
 /// The TPM must answer within the timeout: a hung TCTI (a socket that accepts and never

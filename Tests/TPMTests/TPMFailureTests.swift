@@ -52,6 +52,19 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 10)
     }
 
+    /// tpm2-tss's loader would dlopen a library named by file: KC_TPM_TCTI names one of
+    /// the TCTIs kc-tpm loads, or nothing is loaded.
+    @Test func aTCTIOtherThanTheKnownOnesIsNotLoaded() throws {
+        let folder = NSTemporaryDirectory() + "/kc-tpm-tcti-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for tcti in [folder + "/libtss2-tcti-evil.so", "libtss2-tcti-cmd.so.0:swtpm", "cmd:swtpm socket", "pcap:swtpm"] {
+            let out = try KCTPM.run(["seal"], tcti: tcti, stdin: KCTPM.secret(), timeout: 20)
+            #expect(out.status == exitCode(for: errSecParam), "\(tcti): \(out.stderr)")
+            #expect(out.stderr.hasPrefix("kc: KC_TPM_TCTI names a TCTI kc-tpm does not load"), "\(out.stderr)")
+        }
+    }
+
     @Test func aTPMThatNeverAnswersCostsTheTimeout() throws {
         // Both ports listen and never accept: the connection is made, nothing is answered.
         let port = try TestSWTPM.freePortPair()

@@ -67,6 +67,30 @@ import Testing
         #expect(out.screen.contains("--no-prompt allows no question"), "\(out.screen)")
     }
 
+    /// Raw bytes are not written to a terminal: `seal` and `unseal` with stdout on one
+    /// refuse before they ask or touch the TPM, exit 2.
+    @Test func rawBytesAreNotWrittenToTheTerminal() throws {
+        let tpm = try TestSWTPM()
+        let folder = tpm.folder + "-session"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let secret = KCTPM.secret()
+        try Data(secret).write(to: URL(fileURLWithPath: folder + "/input"))
+        for command in ["seal --pin", "unseal"] {
+            let spec: [String: Any] = [
+                "argv": ["/bin/sh", "-c", "exec \"$0\" \(command) < \"$1/input\"", KCTPM.path, folder],
+                "env": ["PATH": "/usr/bin:/bin", "TERM": "dumb", "KC_TPM_TCTI": tpm.tcti],
+                "steps": [[String]](), "answers": [["TPM PIN: ", "2468\n"]], "timeout": 30
+            ]
+            let file = folder + "/session.json"
+            try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+            let run = try Spawn.run(["/usr/bin/python3", Self.ptyScript, file], environment: ["PATH": "/usr/bin:/bin"], timeout: 60)
+            let out = try JSONDecoder().decode(PtySession.self, from: Data(run.stdoutBytes))
+            #expect(out.status == 2, "\(command): \(out.screen)")
+            #expect(out.screen.contains("writes raw bytes") && !out.screen.contains("TPM PIN:"), "\(command): \(out.screen)")
+        }
+    }
+
     @Test func twoPINsThatDifferSealNothing() throws {
         let tpm = try TestSWTPM()
         let folder = tpm.folder + "-session"

@@ -29,12 +29,16 @@ final class TestSWTPM {
                     "--flags", "not-need-init,startup-clear"
                 ],
                 environment: ["PATH": "/usr/bin:/bin"], timeout: 600)
-            if Self.waitForListener(p, seconds: 10) {
+            // Something listens on P, and it is this swtpm: one that lost the race for the
+            // port to another test's exits at once, and that test's swtpm is not ours.
+            let listening = Self.waitForListener(p, seconds: 10)
+            if listening { usleep(150_000) }
+            if listening && Self.isRunning(started.pid) {
                 port = p
                 child = started
                 return
             }
-            failures.append("swtpm on port \(p) did not listen within 10 s")
+            failures.append(listening ? "swtpm on port \(p) exited (the port was taken)" : "swtpm on port \(p) did not listen within 10 s")
         }
         throw KeychainError(errSecIO, failures.joined(separator: "\n"))
     }
@@ -76,6 +80,15 @@ final class TestSWTPM {
             throw KeychainError(errSecIO, "cannot listen on port \(port): errno \(errno)")
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// Whether `pid` is alive and not a zombie (/proc/PID/stat's state).
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].split(separator: " ").first
+        return state != nil && state != "Z" && state != "X"
     }
 
     /// Whether something accepts connections on 127.0.0.1:`port` within `seconds`.
