@@ -28,8 +28,6 @@ struct TPMResponse: Equatable {
     static let policyFail: UInt32 = 0x09D   // TPM_RC_POLICY_FAIL: the policy digest differs
     static let pcrChanged: UInt32 = 0x128   // TPM_RC_PCR_CHANGED: PCRs moved during the policy
     static let lockout: UInt32 = 0x921   // TPM_RC_LOCKOUT: dictionary-attack lockout
-    static let retry: UInt32 = 0x922   // TPM_RC_RETRY
-    static let integrity: UInt32 = 0x09F   // TPM_RC_INTEGRITY: the private part's HMAC fails
 
     /// `TPM response 0x98e` or `tpm2-tss 0x7000a`: for the message's end, never a secret.
     var text: String {

@@ -15,6 +15,7 @@ enum PINReader {
     ///   errSecParam for an empty or overlong PIN, or two that differ.
     static func read(fd: Int32?, confirm: Bool, terminal: Bool = true) throws(KeychainError) -> [UInt8] {
         if let fd {
+            guard fcntl(fd, F_GETFD) != -1 else { throw KeychainError(errSecParam, "descriptor \(fd) (--pin-fd) is not open") }
             guard var pin = readAll(fd, limit: 1024) else { throw KeychainError(errSecParam, "the PIN on descriptor \(fd) is too long") }
             close(fd)
             if pin.last == 0x0A { pin.removeLast() }

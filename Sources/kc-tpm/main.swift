@@ -85,7 +85,7 @@ setenv("TSS2_LOG", "all+NONE", 1)   // tpm2-tss's own log lines are not kc's voi
 umask(0o077)
 _ = ProcessHardening.disableCoreDumps()
 var arguments = CommandLine.arguments.dropFirst()
-guard let command = arguments.popFirst() else { usageError("kc-tpm needs a command: seal or unseal") }
+guard let command = arguments.popFirst() else { usageError("kc-tpm needs a command: seal, unseal or describe") }
 if command == "-h" || command == "--help" {
     _ = usage.withCString { write(1, $0, strlen($0)) }
     exit(0)

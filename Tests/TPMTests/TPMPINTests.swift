@@ -52,6 +52,18 @@ import Testing
         #expect(opened.stderr.contains("no terminal"), "\(opened.stderr)")
     }
 
+    /// A PIN descriptor that is not open, or a PIN that is empty, seals nothing.
+    @Test func aPINThatCannotBeReadSealsNothing() throws {
+        let tpm = try TestSWTPM()
+        let closed = try KCTPM.run(["seal", "--pin-fd", "7"], tcti: tpm.tcti, stdin: KCTPM.secret())
+        #expect(closed.status == exitCode(for: errSecParam), "\(closed.stderr)")
+        #expect(closed.stderr.hasPrefix("kc: descriptor 7 (--pin-fd) is not open"), "\(closed.stderr)")
+        let empty = try KCTPM.run(["seal"], tcti: tpm.tcti, stdin: KCTPM.secret(), pin: "\n")
+        #expect(empty.status == exitCode(for: errSecParam), "\(empty.stderr)")
+        #expect(empty.stderr.contains("is empty"), "\(empty.stderr)")
+        #expect(closed.stdoutBytes.isEmpty && empty.stdoutBytes.isEmpty)
+    }
+
     static func property(_ text: String, _ name: String) throws -> Int {
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
             let value = line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
