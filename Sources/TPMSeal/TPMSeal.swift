@@ -161,9 +161,11 @@ public enum TPMSeal {
             let state = tpm.lockoutState().map { " (the TPM has counted \($0.counter) of the \($0.max) wrong tries it allows)" } ?? ""
             return KeychainError(errSecAuthFailed, "wrong PIN for the TPM\(state)")
         case TPMResponse.lockout:
-            let wait = tpm.lockoutState().map { " it forgets one wrong try every \($0.interval) s" } ?? ""
+            // The TPM forgets one failure per interval of powered-on time: the next try
+            // comes back within one interval.
+            let wait = tpm.lockoutState().map { ": it allows another try within \($0.interval) s (of powered-on time)" } ?? ""
             return KeychainError(
-                errSecAuthFailed, "the TPM is locked out after too many wrong PINs:\(wait)",
+                errSecAuthFailed, "the TPM is locked out after too many wrong PINs\(wait)",
                 hint: "wait, or have the lockout hierarchy's owner reset it (tpm2_dictionarylockout --clear-lockout)")
         case TPMResponse.policyFail, TPMResponse.pcrChanged:
             return KeychainError(

@@ -39,6 +39,9 @@ import Testing
         let locked = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: sealed.stdoutBytes, pin: "2468")
         #expect(locked.status == exitCode(for: errSecAuthFailed), "\(locked.stderr)")
         #expect(locked.stderr.hasPrefix("kc: the TPM is locked out after too many wrong PINs"), "\(locked.stderr)")
+        // And for how long, as the TPM says (TPM2_PT_LOCKOUT_INTERVAL).
+        let interval = try tpm.variable("TPM2_PT_LOCKOUT_INTERVAL")
+        #expect(locked.stderr.contains("it allows another try within \(interval) s"), "\(locked.stderr)")
         #expect(locked.stdoutBytes.isEmpty)
     }
 
