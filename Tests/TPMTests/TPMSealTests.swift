@@ -31,6 +31,20 @@ import Testing
         #expect(opened.stdoutBytes.isEmpty)
     }
 
+    /// TPM2_Clear (tpm2_clear, with the lockout hierarchy's empty password) gives the owner
+    /// hierarchy a new seed: the same TPM then refuses the blob as another TPM's.
+    @Test func aClearedTPMCannotUnseal() throws {
+        let tpm = try TestSWTPM()
+        let sealed = try KCTPM.run(["seal"], tcti: tpm.tcti, stdin: KCTPM.secret())
+        try #require(sealed.status == 0, "\(sealed.stderr)")
+        let cleared = try tpm.tool("tpm2_clear", ["-c", "l"])
+        try #require(cleared.status == 0, "\(cleared.stderr)")
+        let opened = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: sealed.stdoutBytes)
+        #expect(opened.status == exitCode(for: errSecDecode), "\(opened.stderr)")
+        #expect(opened.stderr.contains("owner hierarchy was cleared"), "\(opened.stderr)")
+        #expect(opened.stdoutBytes.isEmpty)
+    }
+
     /// The primary is the TCG's ECC P-256 SRK: tpm2_createprimary, given the same template
     /// (unique: 32 zero bytes for x and y), makes the key whose name the blob recorded.
     @Test func theStoragePrimaryIsTheTCGTemplatesKey() throws {
