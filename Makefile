@@ -29,8 +29,9 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	postgresql pgbouncer
 # AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
 TEST_DEBS += awscli python3-boto3
-# kc-tpm's TPM (TPMTests): swtpm on a socket with a throwaway state folder; tpm2-tools only to
-# inspect it (the lockout counter) and extend a PCR, never by kc-tpm itself.
+# kc-tpm's TPM (TPMTests): swtpm on a socket with a throwaway state folder; tpm2-tools only in
+# the tests, to inspect it (the lockout counter, the SRK) and change its state (extend a PCR,
+# clear it), never by kc-tpm itself.
 TEST_DEBS += swtpm swtpm-tools tpm2-tools
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable

@@ -260,7 +260,8 @@ let package = Package(
             dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL", "SSHAgent", "kc", "kc-ssh", "KCTestSupport"]
         ),
         // kc-tpm against swtpm, started by each test on a throwaway state folder; tpm2-tools
-        // only to inspect (the lockout counter) and to extend a PCR.
+        // only to inspect it (the lockout counter, the SRK) and change its state (extend a
+        // PCR, clear it), never to seal.
         .testTarget(
             name: "TPMTests",
             dependencies: ["KeychainCore", "POSIXSupport", "TPMSeal", "kc", "kc-tpm", "KCTestSupport"]
