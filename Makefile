@@ -2,7 +2,8 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 # libpq-dev: the PostgreSQL client of team keychains, linked into kc-team only (never kc).
-# libtss2-dev: tpm2-tss (ESAPI), linked into kc-tpm only (never kc).
+# libtss2-dev: tpm2-tss (ESAPI), linked into kc-tpm only (never kc); kc-tpm is built as the
+# provider is (PROVIDER_FLAGS): tpm2-tss is shared, and loads its TCTI with dlopen.
 APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev libpq-dev libtss2-dev
 # The tests also drive sqlite3 (as an attacker editing the file), python3 (a pty), and
 # gpg and pass (a real pass store to import), git (the credential helper over HTTP),
@@ -27,17 +28,16 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	gcc libc6-dev make libsecret-1-dev \
 	xvfb xclip xsel tmux sway wl-clipboard \
 	postgresql pgbouncer
-# AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
-TEST_DEBS += awscli python3-boto3
 # kc-tpm's TPM (TPMTests): swtpm on a socket with a throwaway state folder; tpm2-tools only in
 # the tests, to inspect it (the lockout counter, the SRK) and change its state (extend a PCR,
 # clear it), never by kc-tpm itself.
 TEST_DEBS += swtpm swtpm-tools tpm2-tools
+# AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
+TEST_DEBS += awscli python3-boto3
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.
-# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian; and kc-tpm,
-# whose tpm2-tss loads its TCTI (the TPM device, swtpm) with dlopen.
+# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian.
 PROVIDER_FLAGS := -c release --static-swift-stdlib --scratch-path .build/provider
 
 .PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench format format-check
@@ -62,12 +62,12 @@ build: deps
 	$(SWIFT) build
 
 ## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), the
-## Secret Service provider, kc-team and kc-tpm (static Swift runtime; libsystemd, libcrypto, libpq and tpm2-tss are shared)
+## Secret Service provider and kc-team (static Swift runtime; libsystemd, libcrypto and libpq are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-tpm
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-team
-	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-tpm
 
 ## test-deps: what the tests run besides kc
 test-deps: deps
@@ -106,9 +106,9 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-tpm" "$(DESTDIR)$(PREFIX)/bin/kc-tpm"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-secret-service"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-team" "$(DESTDIR)$(PREFIX)/bin/kc-team"
-	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-tpm" "$(DESTDIR)$(PREFIX)/bin/kc-tpm"
 	install -d "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/lib/systemd/user"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/org.freedesktop.secrets.service > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"

@@ -23,6 +23,8 @@ import Testing
         "Security": ["SecurityVocabulary", "KeychainCore", "KeychainClient"],
         "kc": ["KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "TeamCore", "ArgumentParser"],
         "kc-loadgen": ["KeychainCore"],
+        "TPMSeal": ["KeychainStatus", "CSodium", "CTSS2"],
+        "kc-tpm": ["KeychainCore", "POSIXSupport", "TPMSeal"],
         "BenchSupport": [],
         "kc-bench": ["KeychainCore", "BenchSupport"],
         "kc-team-bench": ["KeychainCore", "KeychainClient", "TeamCore", "TeamStore", "BenchSupport"],
@@ -32,8 +34,6 @@ import Testing
         "kc-secret-service": ["KeychainCore", "POSIXSupport", "KeychainClient", "SecretService"],
         "SSHAgent": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL"],
         "kc-ssh": ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent", "ArgumentParser"],
-        "TPMSeal": ["KeychainStatus", "CSodium", "CTSS2"],
-        "kc-tpm": ["KeychainCore", "POSIXSupport", "TPMSeal"],
         "TeamCore": ["KeychainCore", "CSodium"],
         "TeamStore": ["KeychainCore", "POSIXSupport", "KeychainFormats", "TeamCore", "CPostgres"],
         "kc-team": [
