@@ -7,18 +7,18 @@ import Synchronization
 /// Someone on the TPM's bus: a TCP relay between kc-tpm and swtpm that forwards every byte
 /// both ways (commands on `port`, swtpm's control channel on `port + 1`) and records them,
 /// so a test can look for the key or the PIN in what crossed.
-final class BusRecorder: @unchecked Sendable {
+final class BusRecorder {
     let port: Int
     private let listeners: [Int32]
-    private let recorded = Mutex<[UInt8]>([])
-    private let stopped = Atomic<Bool>(false)
-    private var threads: [Thread] = []
+    /// What the relay's threads share; they hold it, not the recorder, so that a test that
+    /// ends early (a failed #require) still stops them when it drops the recorder.
+    private let relay = Relay()
 
     /// The TCTI configuration that reaches swtpm through the relay.
     var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
     /// Everything that crossed, both ways, so far.
-    var bytes: [UInt8] { recorded.withLock { $0 } }
+    var bytes: [UInt8] { relay.recorded.withLock { $0 } }
 
     init(to target: TestSWTPM) throws {
         let p = try TestSWTPM.freePortPair()
@@ -30,9 +30,8 @@ final class BusRecorder: @unchecked Sendable {
         port = p
         listeners = [data, control]
         for (fd, upstream) in [(data, target.port), (control, target.port + 1)] {
-            let thread = Thread { [self] in self.serve(fd, upstream) }
-            threads.append(thread)
-            thread.start()
+            let relay = relay
+            Thread { relay.serve(fd, upstream) }.start()
         }
     }
 
@@ -40,12 +39,19 @@ final class BusRecorder: @unchecked Sendable {
 
     /// Stops accepting and relaying; the threads end within a poll interval.
     func stop() {
-        guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard !relay.stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
         usleep(200_000)
         for fd in listeners { close(fd) }
     }
+}
 
-    private func serve(_ listener: Int32, _ upstream: Int) {
+/// The relay's threads: accept on a listener, connect each client to swtpm, and copy both
+/// ways, recording, until stopped.
+private final class Relay: Sendable {
+    let recorded = Mutex<[UInt8]>([])
+    let stopped = Atomic<Bool>(false)
+
+    func serve(_ listener: Int32, _ upstream: Int) {
         while !stopped.load(ordering: .sequentiallyConsistent) {
             var pfd = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 50) > 0 else { continue }
@@ -56,12 +62,11 @@ final class BusRecorder: @unchecked Sendable {
                 close(client)
                 continue
             }
-            let thread = Thread { [self] in
+            Thread {
                 self.pump(client, server)
                 close(client)
                 close(server)
-            }
-            thread.start()
+            }.start()
         }
     }
 
