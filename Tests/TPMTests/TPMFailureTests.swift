@@ -35,6 +35,33 @@ import Testing
         #expect(opened.stdoutBytes == secret, "\(opened.stderr)")
     }
 
+    /// The PIN flag and the PCR mask are read from the blob, but the policy and authValue
+    /// they stand for are in the sealed object's integrity-protected parts: a blob whose
+    /// flag or mask is changed is well-formed, and the TPM refuses it.
+    @Test func aBlobWhoseFlagOrPCRsAreChangedYieldsNoKey() throws {
+        let tpm = try TestSWTPM()
+        let plain = try KCTPM.run(["seal"], tcti: tpm.tcti, stdin: KCTPM.secret())
+        try #require(plain.status == 0, "\(plain.stderr)")
+        var withPIN = plain.stdoutBytes
+        withPIN[6] |= 1   // now says it has a PIN
+        let guessed = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: withPIN, pin: "1234")
+        #expect(guessed.status == exitCode(for: errSecAuthFailed), "\(guessed.stderr)")
+        #expect(guessed.stdoutBytes.isEmpty)
+
+        let pinned = try KCTPM.run(["seal", "--pcrs", "16"], tcti: tpm.tcti, stdin: KCTPM.secret(), pin: "2468")
+        try #require(pinned.status == 0, "\(pinned.stderr)")
+        var withoutPIN = pinned.stdoutBytes
+        withoutPIN[6] &= ~1   // now says it has none
+        let noPIN = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: withoutPIN)
+        #expect(noPIN.status != 0 && noPIN.stdoutBytes.isEmpty, "\(noPIN.stderr)")
+        var otherPCR = pinned.stdoutBytes
+        #expect(otherPCR[9] == 0x01)   // the mask is bytes 8 to 11, big-endian: PCR 16 is byte 9's bit 0
+        otherPCR[9] = 0x02   // PCR 17 instead
+        let moved = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: otherPCR, pin: "2468")
+        #expect(moved.status == exitCode(for: errSecCSReqFailed), "\(moved.stderr)")
+        #expect(moved.stdoutBytes.isEmpty)
+    }
+
     @Test func noTPMIsSaidAtOnce() throws {
         // A key sealed while the TPM ran, then the TPM gone: both commands say so at once.
         var tpm: TestSWTPM? = try TestSWTPM()
