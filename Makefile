@@ -2,7 +2,9 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 # libpq-dev: the PostgreSQL client of team keychains, linked into kc-team only (never kc).
-APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev libpq-dev
+# libtss2-dev: tpm2-tss (ESAPI), linked into kc-tpm only (never kc); kc-tpm is built as the
+# provider is (PROVIDER_FLAGS): tpm2-tss is shared, and loads its TCTI with dlopen.
+APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev libpq-dev libtss2-dev
 # The tests also drive sqlite3 (as an attacker editing the file), python3 (a pty), and
 # gpg and pass (a real pass store to import), git (the credential helper over HTTP),
 # oathtool (one-time codes to compare kc totp with).
@@ -26,6 +28,10 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	gcc libc6-dev make libsecret-1-dev \
 	xvfb xclip xsel tmux sway wl-clipboard \
 	postgresql pgbouncer
+# kc-tpm's TPM (TPMTests): swtpm on a socket with a throwaway state folder; tpm2-tools only in
+# the tests, to inspect it (the lockout counter, the SRK) and change its state (extend a PCR,
+# clear it), never by kc-tpm itself.
+TEST_DEBS += swtpm swtpm-tools tpm2-tools
 # AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
 TEST_DEBS += awscli python3-boto3
 # strace kills kc in the middle of a rewrite (AWSCredentialsTests.aKilledRewriteLeavesNoCopyBehind).
@@ -53,7 +59,7 @@ apt_install = missing=""; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-## deps: install the build's libraries (libsodium, SQLite, libsystemd, libcrypto, libpq) and pkg-config with apt-get when missing
+## deps: install the build's libraries (libsodium, SQLite, libsystemd, libcrypto, libpq, tpm2-tss) and pkg-config with apt-get when missing
 deps:
 	@$(call apt_install,dpkg -s,$(APT_PACKAGES))
 
@@ -65,6 +71,7 @@ build: deps
 ## Secret Service provider, kc-team and kc-ssh (static Swift runtime; libsystemd, libcrypto and libpq are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-tpm
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-team
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-ssh
@@ -106,6 +113,7 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-tpm" "$(DESTDIR)$(PREFIX)/bin/kc-tpm"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-secret-service"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-team" "$(DESTDIR)$(PREFIX)/bin/kc-team"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-ssh" "$(DESTDIR)$(PREFIX)/bin/kc-ssh"
@@ -134,7 +142,7 @@ uninstall:
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
-	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc" "$(DESTDIR)$(PREFIX)/bin/kc-tpm"
 
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
 ## against gnome-keyring, the credential helpers beside kc find -w (bench/helpers.sh), team keychains on a

@@ -23,6 +23,8 @@ import Testing
         "Security": ["SecurityVocabulary", "KeychainCore", "KeychainClient"],
         "kc": ["KeychainCore", "POSIXSupport", "KeychainClient", "KeychainAgent", "KeychainFormats", "TeamCore", "ArgumentParser"],
         "kc-loadgen": ["KeychainCore"],
+        "TPMSeal": ["KeychainStatus", "CSodium", "CTSS2"],
+        "kc-tpm": ["KeychainCore", "POSIXSupport", "TPMSeal"],
         "BenchSupport": [],
         "kc-bench": ["KeychainCore", "BenchSupport"],
         "kc-team-bench": ["KeychainCore", "KeychainClient", "TeamCore", "TeamStore", "BenchSupport"],
