@@ -20,14 +20,17 @@ final class SSHAgentFixture {
         URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().appendingPathComponent("kc-ssh").path
     }
 
-    /// Starts the agent with `extra` environment (none: no display, so nobody can confirm).
-    init(extra: [String: String] = [:]) throws {
-        home = try KCHome()
-        try FileManager.default.createDirectory(atPath: home.directory + "/agent", withIntermediateDirectories: true)
-        chmod(home.directory + "/agent", 0o700)
-        var env = home.environment.merging(extra) { _, b in b }
+    /// Starts the agent with `extra` environment (none: no display, so nobody can confirm)
+    /// in `home` (a fresh one when nil), as `kc-ssh ssh-agent`, or as a user starts it,
+    /// `kc ssh-agent`, when `throughKC`.
+    init(home: KCHome? = nil, extra: [String: String] = [:], throughKC: Bool = false) throws {
+        self.home = try home ?? KCHome()
+        try FileManager.default.createDirectory(atPath: self.home.directory + "/agent", withIntermediateDirectories: true)
+        chmod(self.home.directory + "/agent", 0o700)
+        var env = self.home.environment.merging(extra) { _, b in b }
         env["PATH"] = "/usr/bin:/bin"
-        agent = try Spawn.start([Self.program, "ssh-agent", "--foreground"], environment: env, timeout: 300)
+        let program = throughKC ? [KCBinary.path] : [Self.program]
+        agent = try Spawn.start(program + ["ssh-agent", "--foreground"], environment: env, timeout: 300)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             if FileManager.default.fileExists(atPath: socket), (try? UnixSocket.connect(to: socket)) != nil { return }
