@@ -11,16 +11,16 @@ import Glibc
 /// of unlocked keychains), asked again on each request so a keychain that locks stops
 /// serving at once.
 ///
-/// One thread per client (at most `maximumClients`), each with deadlines: a message must
-/// start within `idleSeconds` of the last answer and be whole `messageSeconds` after it
-/// starts, so a silent client holds one thread for a bounded time and no one else waits on
-/// it. Peers of another uid are closed without a byte (SO_PEERCRED, as the kc agent).
+/// One thread per client (at most `maximumClients`; when full, the connection idle longest
+/// is closed for a new one: `ConnectionTable`), each with deadlines: a message must start
+/// within `idleSeconds` of the last answer and be whole `messageSeconds` after it starts,
+/// so a silent client holds one thread for a bounded time and no one else waits on it. Peers of another uid are closed without a byte (SO_PEERCRED, as the kc agent).
 public final class SSHAgentServer: Sendable {
     /// The socket's file name in the agent folder.
     public static let socketName = "ssh-agent.sock"
     /// The lock file held by the one running SSH agent of the folder.
     public static let lockName = "ssh-agent.lock"
-    /// Most clients served at once; more are closed at once.
+    /// Most clients served at once; then the one idle longest makes room for a new one.
     static let maximumClients = 64
     /// How long a connection may stay silent between messages.
     let idleSeconds: Double
@@ -35,7 +35,7 @@ public final class SSHAgentServer: Sendable {
     let confirmation: SignatureConfirmation
     let held = HeldKeys()
     let lockState = AgentLockState()
-    private let clients = Atomic<Int>(0)
+    private let clients = ConnectionTable(capacity: SSHAgentServer.maximumClients)
 
     /// Set by SIGTERM, SIGINT and SIGHUP.
     nonisolated(unsafe) static var signalled: Int32 = 0
@@ -100,28 +100,27 @@ public final class SSHAgentServer: Sendable {
     /// Checks the peer and starts the connection's thread.
     private func accept(_ connection: UnixSocket) {
         guard let uid = try? connection.peerUID(), uid == geteuid() else { return }   // closed without a byte
-        guard clients.add(1, ordering: .relaxed).newValue <= Self.maximumClients else {
-            clients.subtract(1, ordering: .relaxed)
-            return
-        }
+        guard let id = clients.admit(connection.fd) else { return }   // every connection busy
         // The connection belongs to its thread alone from here on.
         nonisolated(unsafe) let owned = connection
         let started = ClientThread.start { [self] in
-            defer { clients.subtract(1, ordering: .relaxed) }
-            serve(owned)
+            defer { clients.remove(id) }
+            serve(owned, id: id)
         }
-        if !started { clients.subtract(1, ordering: .relaxed) }
+        if !started { clients.remove(id) }
     }
 
     /// Reads and answers messages until the client closes, breaks a deadline, or sends a
     /// message over the size cap.
-    func serve(_ connection: UnixSocket) {
+    func serve(_ connection: UnixSocket, id: Int) {
         var session = ConnectionSession()
         while true {
+            clients.setBusy(id, false)
             var header = [UInt8](repeating: 0, count: 4)
             do {
                 try header.withUnsafeMutableBytes { try connection.readExactly(4, into: $0, until: .after(seconds: idleSeconds)) }
             } catch { return }
+            clients.setBusy(id, true)
             let length = header.reduce(0) { $0 << 8 | Int($1) }
             guard length > 0, length <= SSHAgentMessage.maximumLength else { return }
             var payload = [UInt8](repeating: 0, count: length)
