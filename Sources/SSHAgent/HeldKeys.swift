@@ -42,15 +42,19 @@ public final class HeldKeys: Sendable {
     /// The key whose public blob is `blob`.
     public func find(_ blob: [UInt8]) -> HeldKey? { all.first { $0.key.publicBlob == blob } }
 
-    /// Adds a key, replacing one with the same public key.
-    public func add(_ key: SigningKey, comment: String, constraints: KeyConstraints) {
+    /// Adds a key, replacing one with the same public key, unless `limit` keys are held
+    /// already. - Returns: whether it was added.
+    @discardableResult
+    public func add(_ key: SigningKey, comment: String, constraints: KeyConstraints, limit: Int = .max) -> Bool {
         let held = HeldKey(key: key, comment: comment, constraints: constraints)
-        keys.withLock { list in
+        return keys.withLock { list in
             if let i = list.firstIndex(where: { $0.key.publicBlob == key.publicBlob }) {
                 list[i] = held
             } else {
+                guard list.count < limit else { return false }
                 list.append(held)
             }
+            return true
         }
     }
 
@@ -60,6 +64,16 @@ public final class HeldKeys: Sendable {
             guard let i = list.firstIndex(where: { $0.key.publicBlob == blob }) else { return false }
             list.remove(at: i)
             return true
+        }
+    }
+
+    /// Runs `body` while `key` is still held and unexpired, holding the list's lock so that
+    /// no `-d`, `-D` or expiry goes between the check and `body` (a confirmation that
+    /// returns after the key was removed signs nothing). - Returns: nil when it is gone.
+    public func whileHeld<R>(_ key: HeldKey, _ body: () -> R) -> R? {
+        keys.withLock { list in
+            guard list.contains(where: { $0 === key }), !(key.expiry.map { $0 <= Deadline.now } ?? false) else { return nil }
+            return body()
         }
     }
 

@@ -36,8 +36,9 @@ extension SSHAgentServer {
             if let existing = held.find(key.publicBlob), !session.bindings.permits(existing.constraints.destinations, user: nil) {
                 return [SSHAgentMessage.failure]
             }
-            held.add(key, comment: comment, constraints: constraints)
-            return status(true)
+            // A key whose halves do not belong together is refused (AddedKeyCheck.swift).
+            guard (try? key.validate()) != nil else { return [SSHAgentMessage.failure] }
+            return status(held.add(key, comment: comment, constraints: constraints, limit: SigningKey.maximumHeld))
         case .remove(let key):
             guard let existing = held.find(key), session.bindings.permits(existing.constraints.destinations, user: nil) else {
                 return [SSHAgentMessage.failure]
@@ -69,15 +70,25 @@ extension SSHAgentServer {
 
     private func status(_ ok: Bool) -> [UInt8] { [ok ? SSHAgentMessage.success : SSHAgentMessage.failure] }
 
+    /// The answer to REQUEST_IDENTITIES. It stays within OpenSSH's message limit (256 KiB),
+    /// which its clients enforce on the whole answer: a key that does not fit is left out
+    /// (listed no more, as if absent), so the others stay usable.
     private func identitiesAnswer(_ list: [([UInt8], String)]) -> [UInt8] {
+        var entries = SSHWriter()
+        var count: UInt32 = 0
+        var size = 5   // the type byte and the count
+        for (blob, comment) in list {
+            let entrySize = 8 + blob.count + comment.utf8.count
+            guard size + entrySize <= SSHAgentMessage.maximumLength else { continue }
+            size += entrySize
+            count += 1
+            entries.string(blob)
+            entries.text(comment)
+        }
         var reply = SSHWriter()
         reply.byte(SSHAgentMessage.identitiesAnswer)
-        reply.uint32(UInt32(list.count))
-        for (blob, comment) in list {
-            reply.string(blob)
-            reply.text(comment)
-        }
-        return reply.bytes
+        reply.uint32(count)
+        return reply.bytes + entries.bytes
     }
 
     /// The keys `ssh-add` gave (those the connection's bindings allow), then each source's.
@@ -108,12 +119,20 @@ extension SSHAgentServer {
             if key.constraints.confirm && !confirmation.confirm(comment: key.comment, fingerprint: fingerprint) {
                 return [SSHAgentMessage.failure]
             }
-            return signatureReply { try key.key.sign(data, flags: flags) }
+            // The question may have taken a minute: a LOCK, -d, -D or the key's expiry
+            // meanwhile means no signature (checked again, under the held keys' lock).
+            return held.whileHeld(key) {
+                lockState.isLocked ? [SSHAgentMessage.failure] : signatureReply { try key.key.sign(data, flags: flags) }
+            } ?? [SSHAgentMessage.failure]
         }
         for identity in identities(session) where identity.blob == blob {
             guard let source = identity.source else { continue }
             guard let presence = try? source.requiresPresence(for: blob) else { return [SSHAgentMessage.failure] }
             if presence && !confirmation.confirm(comment: identity.comment, fingerprint: fingerprint) {
+                return [SSHAgentMessage.failure]
+            }
+            // Asked: the agent must still be unlocked and the source still offer the key.
+            if presence, lockState.isLocked || !((try? source.identities())?.contains { $0.blob == blob } ?? false) {
                 return [SSHAgentMessage.failure]
             }
             guard var wire = try? source.privateKey(for: blob) else { return [SSHAgentMessage.failure] }

@@ -39,18 +39,27 @@ public struct SignatureConfirmation: Sendable {
     }
 
     /// Asks whether the key `comment` (fingerprint `fingerprint`) may sign.
-    /// - Returns: true only when the user said yes in time.
+    /// - Returns: true only when the user said yes in time: as with OpenSSH's agent, the
+    ///   askpass program exits 0 and prints nothing or `yes` (any case); anything else is no.
     public func confirm(comment: String, fingerprint: String) -> Bool {
         guard let program else { return false }
         let question = "Allow use of key \(TerminalSafe.escaped(comment))?\nKey fingerprint \(fingerprint)."
-        guard case .success(let pid) = DetachedChild.spawn(program, arguments: [program, question], environment: environment) else {
-            return false
-        }
+        guard let fds = CloseOnExec.pipe() else { return false }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        defer { close(fds[0]) }
+        let spawned = DetachedChild.spawn(program, arguments: [program, question], environment: environment, stdout: fds[1])
+        close(fds[1])
+        guard case .success(let pid) = spawned else { return false }
+        var answer = AskpassAnswer()
         let deadline = Deadline.after(seconds: timeout)
         var status: Int32 = 0
         while true {
+            answer.read(fds[0])
             let rc = waitpid(pid, &status, WNOHANG)
-            if rc == pid { return status & 0x7f == 0 && (status >> 8) & 0xff == 0 }
+            if rc == pid {
+                answer.read(fds[0])
+                return status & 0x7f == 0 && (status >> 8) & 0xff == 0 && answer.isYes
+            }
             if rc < 0 && errno != EINTR { return false }
             if Deadline.now >= deadline {
                 kill(pid, SIGKILL)
@@ -69,5 +78,29 @@ public struct SignatureConfirmation: Sendable {
         var text = [CChar](repeating: 0, count: sodium_base64_encoded_len(32, variant))
         _ = sodium_bin2base64(&text, text.count, digest, digest.count, variant)
         return "SHA256:" + String(cString: text)
+    }
+}
+
+/// What an askpass program printed (its first line counts), read without blocking.
+struct AskpassAnswer {
+    private var bytes: [UInt8] = []
+    private var tooLong = false
+
+    /// Reads what is there now from `fd` (non-blocking).
+    mutating func read(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { return }
+            if bytes.count + n > 1024 { tooLong = true } else { bytes += buffer[..<n] }
+        }
+    }
+
+    /// An empty answer or `yes` (any case), as OpenSSH's agent reads it: up to the first
+    /// line end.
+    var isYes: Bool {
+        guard !tooLong else { return false }
+        let line = bytes.prefix { $0 != 10 && $0 != 13 }
+        return line.isEmpty || String(decoding: line, as: UTF8.self).lowercased() == "yes"
     }
 }
