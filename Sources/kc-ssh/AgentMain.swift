@@ -47,8 +47,9 @@ enum AgentMain {
             }
         }
         // A long-lived agent keeps no password or token of kc's in its environment
-        // (kc execs kc-ssh before taking them out of its own), nor passes one on.
-        for name in ChildEnvironment.withheld { unsetenv(name) }
+        // (kc execs kc-ssh before taking them out of its own), nor passes one on: the
+        // values are overwritten, not only unset (/proc/PID/environ keeps unset ones).
+        SecretEnvironment.wipe(ChildEnvironment.withheld)
         do {
             let paths = AgentPaths()
             try paths.check(create: true)

@@ -19,6 +19,13 @@ func complain(_ text: String) {
     _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
+// Private keys, passphrases, perhaps a keychain's password pass through every mode: not
+// dumpable from the first line on (no core file, /proc/PID/mem closed to the user's other
+// processes), and no token or new password of kc's left readable in /proc/PID/environ
+// (KC_PASSWORD: the agent wipes it below, `kc ssh …` takes it in KeychainPassword).
+ProcessHardening.disableCoreDumps()
+SecretEnvironment.wipe(["KC_TEAM_TOKEN", "KC_NEW_PASSWORD"])
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] {
     complain(usage + "\n")
