@@ -44,6 +44,12 @@ public struct OpenSSHKeyFile {
             salt = try options.string()
             rounds = try options.uint32()
             guard options.isAtEnd, !salt.isEmpty else { throw r.malformed("the bcrypt options are not a salt and a round count") }
+            // Checked here, before a passphrase is asked for (BcryptPBKDF checks again).
+            guard rounds >= 1, rounds <= BcryptPBKDF.maxRounds else {
+                throw KeychainError(
+                    errSecParam, "the key file asks for \(rounds) bcrypt rounds: kc reads 1 to \(BcryptPBKDF.maxRounds)",
+                    hint: "re-encrypt it with fewer: `ssh-keygen -p -a 100 -f FILE`")
+            }
         default:
             throw KeychainError(
                 errSecParam, "the key file uses the KDF \(kdf.prefix(40)), which kc does not read", hint: "rewrite it with `ssh-keygen -p -f FILE`")

@@ -34,7 +34,15 @@ public enum SSHKeyFile {
             }
             defer { Sodium.wipe(&binary) }
             self = .openSSH(try OpenSSHKeyFile(binary: binary))
-        case "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
+        case "ENCRYPTED PRIVATE KEY":
+            // Its cost is checked before a passphrase is asked for or anything decrypted.
+            guard var der = SSHPublicKey.decodeBase64(body) else {
+                throw KeychainError(errSecDecode, "the key file is malformed: its body is not base64")
+            }
+            defer { Sodium.wipe(&der) }
+            try PKCS8Cost.check(der: der)
+            self = .pem(PEMKeyFile(contents: contents, label: label, body: body))
+        case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
             self = .pem(PEMKeyFile(contents: contents, label: label, body: body))
         default:
             throw KeychainError(errSecDecode, "kc does not read \(label.prefix(40)) files", hint: "convert it with `ssh-keygen -p -f FILE`")
