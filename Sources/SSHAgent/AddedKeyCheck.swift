@@ -22,7 +22,9 @@ extension SigningKey {
                 let a = try reader.string()
                 var sk = try reader.string()
                 defer { SecretBytes.wipe(&sk) }
-                guard sk.count == 64, (try? Ed25519.publicKey(seed: Array(sk[..<32]))) == a else {
+                var seed = Array(sk.prefix(32))
+                defer { SecretBytes.wipe(&seed) }
+                guard sk.count == 64, (try? Ed25519.publicKey(seed: seed)) == a else {
                     throw SSHSigningError("the Ed25519 seed is not the public key's")
                 }
             }

@@ -117,7 +117,8 @@ public enum SSHKeyItems {
         ]
         var wire: [UInt8]
         do {
-            guard let value = try session.copyMatching(query), let found = bytes(value) else { return nil }
+            var value = try session.copyMatching(query)
+            guard let found = Self.takeSecret(&value) else { return nil }
             wire = found
         } catch let error as KeychainError where error.status == errSecItemNotFound {
             return nil
@@ -135,6 +136,25 @@ public enum SSHKeyItems {
             throw error
         }
         return wire
+    }
+
+    /// The secret bytes of a returned value, its own copy (a `Data`) overwritten once it is
+    /// the only owner, so no copy of the private key stays in the process's memory.
+    static func takeSecret(_ value: inout Any?) -> [UInt8]? {
+        switch value {
+        case .some(let found as Data):
+            var data = found
+            value = nil   // `data` is the buffer's only owner now: overwritten, not copied
+            let out = Array(data)
+            data.withUnsafeMutableBytes { Sodium.wipe($0) }
+            return out
+        case .some(var found as [UInt8]):
+            value = nil
+            defer { Sodium.wipe(&found) }
+            return Array(found)
+        default:
+            return nil
+        }
     }
 
     /// Bytes from an attribute or value as the agent or the keychain returns it.

@@ -93,7 +93,7 @@ final class OpenSSLKey {
     static func make(type: String, selection: Int32, _ fill: (ParamBuilder) -> Bool) throws -> OpenSSLKey {
         guard let builder = ParamBuilder() else { throw SSHSigningError("libcrypto: no memory") }
         guard fill(builder), let params = builder.parameters() else { throw SSHSigningError("libcrypto refused the key's fields") }
-        defer { OSSL_PARAM_free(params) }
+        defer { ParamBuilder.clearAndFree(params) }   // they hold the private numbers
         guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { throw SSHSigningError("libcrypto has no \(type)") }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
@@ -108,7 +108,9 @@ final class OpenSSLKey {
         guard let context = BN_CTX_secure_new() else { throw SSHSigningError("libcrypto: no memory") }
         defer { BN_CTX_free(context) }
         func reduce(_ prime: [UInt8]) throws -> [UInt8] {
-            guard let bd = BN_bin2bn(d, Int32(d.count), nil), let bp = BN_bin2bn(prime, Int32(prime.count), nil), let r = BN_new() else {
+            guard let bd = BN_secure_new(), let bp = BN_secure_new(), let r = BN_secure_new(),
+                BN_bin2bn(d, Int32(d.count), bd) != nil, BN_bin2bn(prime, Int32(prime.count), bp) != nil
+            else {
                 throw SSHSigningError("libcrypto: no memory")
             }
             defer { BN_clear_free(bd); BN_clear_free(bp); BN_clear_free(r) }
@@ -210,12 +212,26 @@ final class ParamBuilder {
 
     /// A BIGNUM parameter from a big-endian magnitude.
     func number(_ key: String, _ magnitude: [UInt8]) -> Bool {
-        guard let k = name(key), let bn = BN_bin2bn(magnitude, Int32(magnitude.count), nil) else { return false }
+        // In libcrypto's secure heap where there is one, cleared when freed.
+        guard let k = name(key), let bn = BN_secure_new() else { return false }
         numbers.append(bn)
+        guard BN_bin2bn(magnitude, Int32(magnitude.count), bn) != nil else { return false }
         return OSSL_PARAM_BLD_push_BN(builder, k, bn) == 1
     }
 
-    /// The parameters (the caller frees them with OSSL_PARAM_free).
+    /// Overwrites every parameter's value (the private numbers, copied in native byte
+    /// order), then frees them: OSSL_PARAM_free alone leaves the bytes in freed memory, and
+    /// OSSL_PARAM_clear_free is OpenSSL 3.2's.
+    static func clearAndFree(_ params: UnsafeMutablePointer<OSSL_PARAM>) {
+        var p = params
+        while p.pointee.key != nil {
+            if let data = p.pointee.data, p.pointee.data_size > 0 { OPENSSL_cleanse(data, p.pointee.data_size) }
+            p += 1
+        }
+        OSSL_PARAM_free(params)
+    }
+
+    /// The parameters (the caller frees them with `clearAndFree`).
     func parameters() -> UnsafeMutablePointer<OSSL_PARAM>? {
         OSSL_PARAM_BLD_to_param(builder)
     }

@@ -73,7 +73,8 @@ public struct SSHReader: Sendable {
     /// An mpint's magnitude (RFC 4251 §5), big-endian without leading zeros; negative
     /// numbers are refused (no key field is negative).
     public mutating func mpint() throws -> [UInt8] {
-        let raw = try string()
+        var raw = try string()
+        defer { SecretBytes.wipe(&raw) }   // a private key's d, p, q: no copy left behind
         guard let first = raw.first else { return [] }
         guard first & 0x80 == 0 else { throw SSHWireError("negative mpint") }
         return Array(raw.drop(while: { $0 == 0 }))

@@ -69,7 +69,8 @@ public struct SSHWireReader {
     /// An `mpint` that must be positive, as the magnitude without leading zeros (RFC 4251 §5:
     /// two's complement, no needless leading byte).
     public mutating func positiveMPInt() throws -> [UInt8] {
-        let raw = try string()
+        var raw = try string()
+        defer { Sodium.wipe(&raw) }   // a private key's d, p, q: no copy left behind
         guard let first = raw.first else { throw malformed("a number is zero") }
         guard first & 0x80 == 0 else { throw malformed("a number is negative") }
         if first == 0 {
