@@ -2,7 +2,8 @@
 # make fuzz: libFuzzer with AddressSanitizer on the decoders of untrusted bytes
 # (fuzz/Targets/FuzzTargets.swift): the query dictionary decoder, the agent protocol decoder, the
 # database row decoder, the DER readers of items (distinguished names, key blobs) and the SSH
-# agent's message decoder (SSHAgentRequest). FUZZ_SECONDS per target (default 60). The corpus in fuzz/corpus/
+# agent's message decoder (SSHAgentRequest), the SSH agent past it (ssh-server: decode, handle,
+# list) and kc ssh add's key file reader (ssh-keyfile). FUZZ_SECONDS per target (default 60). The corpus in fuzz/corpus/
 # starts from FuzzTargets.seeds and keeps, after a merge, only inputs that add coverage.
 # Exits non-zero on any crash, hang (-timeout) or sanitizer report; the reproducer is left
 # in fuzz/crashes/.
@@ -35,7 +36,7 @@ swiftc "${common[@]}" -module-name KCFuzzHarness fuzz/Harness.swift "$out"/Secur
 
 printf '| fuzz target | inputs run | corpus before | corpus after | crashes, hangs or sanitizer reports |\n|---|---:|---:|---:|---:|\n' > "$out/summary.md"
 status=0
-for target in query agent row der ssh; do
+for target in query agent row der ssh ssh-server ssh-keyfile; do
   corpus=fuzz/corpus/$target
   mkdir -p "$corpus"
   if [ -z "$(ls -A "$corpus" | grep -v '^\.keep$' || true)" ]; then

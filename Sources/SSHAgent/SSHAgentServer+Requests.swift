@@ -7,8 +7,8 @@ struct ServedIdentity {
 }
 
 extension SSHAgentServer {
-    /// Answers one message (its payload): the reply's payload.
-    func handle(_ payload: [UInt8], session: inout ConnectionSession) -> [UInt8] {
+    /// Answers one message (its payload): the reply's payload. (`package` for the fuzz target.)
+    package func handle(_ payload: [UInt8], session: inout ConnectionSession) -> [UInt8] {
         let request: SSHAgentRequest
         do {
             request = try SSHAgentRequest.decode(payload)

@@ -148,8 +148,11 @@ public final class SSHAgentServer: Sendable {
 }
 
 /// What one connection carries between its messages.
-struct ConnectionSession {
+package struct ConnectionSession {
     var bindings = ConnectionBindings()
+
+    /// A new connection's: bound to no SSH session.
+    package init() {}
 }
 
 private func sshAgentSignalHandler(_ signal: Int32) {

@@ -13,7 +13,9 @@ import Foundation
 /// decoder (`RowCodec.open` on a row built from the bytes, and the metadata codec), and the
 /// DER readers of what an item holds (`DistinguishedName` for a certificate's issuer and
 /// subject as `kc find` prints them, `KeyBlob` for a key's size), and the SSH agent's message
-/// decoder (`SSHAgentRequest.decode`: what any client of `ssh-agent.sock` sends). Each
+/// decoder (`SSHAgentRequest.decode`: what any client of `ssh-agent.sock` sends), the SSH
+/// agent past it (`ssh-server`: messages handled, the listing checked) and `kc ssh add`'s
+/// key file reader (`ssh-keyfile`). Each
 /// takes any bytes and must return: no crash, no hang, no sanitizer report.
 /// `make fuzz` runs them under libFuzzer with AddressSanitizer (`fuzz/`); FuzzTests in
 /// `make test` replays the kept corpus, the seeds and a seeded random run through them.
@@ -21,6 +23,10 @@ public enum FuzzTargets {
     /// The decoders that can be fuzzed.
     public enum Target: String, CaseIterable, Sendable {
         case query, agent, row, der, ssh
+        /// The SSH agent: messages decoded, handled, then the listing checked.
+        case sshServer = "ssh-server"
+        /// `kc ssh add`'s key file reader.
+        case sshKeyFile = "ssh-keyfile"
     }
 
     /// Feeds `bytes` to one decoder. - Returns: whether the decoder accepted them (every
@@ -33,6 +39,8 @@ public enum FuzzTargets {
         case .row: return row(bytes)
         case .der: return der(bytes)
         case .ssh: return ssh(bytes)
+        case .sshServer: return sshServer(bytes)
+        case .sshKeyFile: return sshKeyFile(bytes)
         }
     }
 
@@ -63,6 +71,10 @@ public enum FuzzTargets {
             return derSeeds
         case .ssh:
             return sshSeeds
+        case .sshServer:
+            return sshServerSeeds
+        case .sshKeyFile:
+            return sshKeyFileSeeds
         case .query:
             return queries.enumerated().compactMap { i, q in
                 var w = ByteWriter(capacity: 256)
