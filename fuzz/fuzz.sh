@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 mkdir -p "$out" fuzz/crashes
-echo "fuzz: building the harness (SecurityVocabulary, KeychainStatus, KeychainCore, POSIXSupport, AgentWire, SSHAgent, KeychainFuzz + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
+echo "fuzz: building the harness (SecurityVocabulary, KeychainStatus, KeychainCore, POSIXSupport, AgentWire, KeychainClient, SSHAgent, KeychainFuzz + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
 # Each module as SwiftPM builds it (one package name, so `package` access reaches the
 # decoders), instrumented for libFuzzer and AddressSanitizer, then linked with the harness.
 common=(-sanitize=fuzzer,address -parse-as-library -O -package-name kc -I Sources/CSodium -I Sources/CSQLite -I Sources/COpenSSL -I "$out")
@@ -28,10 +28,11 @@ module KeychainStatus Sources/KeychainStatus
 module KeychainCore Sources/KeychainCore
 module POSIXSupport Sources/POSIXSupport
 module AgentWire Sources/AgentWire
+module KeychainClient Sources/KeychainClient
 module SSHAgent Sources/SSHAgent
 module KeychainFuzz fuzz/Targets
 swiftc "${common[@]}" -module-name KCFuzzHarness fuzz/Harness.swift "$out"/SecurityVocabulary.o "$out"/KeychainStatus.o "$out"/KeychainCore.o "$out"/POSIXSupport.o \
-  "$out"/AgentWire.o "$out"/SSHAgent.o "$out"/KeychainFuzz.o -lsodium -lsqlite3 -lcrypto -o "$out/kc-fuzz" >> "$out/build.log" 2>&1 \
+  "$out"/AgentWire.o "$out"/KeychainClient.o "$out"/SSHAgent.o "$out"/KeychainFuzz.o -lsodium -lsqlite3 -lcrypto -o "$out/kc-fuzz" >> "$out/build.log" 2>&1 \
   || { cat "$out/build.log" >&2; exit 1; }
 
 printf '| fuzz target | inputs run | corpus before | corpus after | crashes, hangs or sanitizer reports |\n|---|---:|---:|---:|---:|\n' > "$out/summary.md"
