@@ -13,7 +13,8 @@ import Glibc
 public struct SignatureConfirmation: Sendable {
     /// The askpass program, nil when there is none or no display.
     public let program: String?
-    /// The environment it runs with (display variables, XAUTHORITY, HOME).
+    /// The environment it runs with (display variables, XAUTHORITY, HOME); a confirmation
+    /// adds `SSH_ASKPASS_PROMPT=confirm`, a password question does not.
     let environment: [String]
     /// How long a question waits for an answer.
     let timeout: Double
@@ -27,7 +28,7 @@ public struct SignatureConfirmation: Sendable {
         let kept = ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "HOME", "PATH", "XDG_RUNTIME_DIR"].compactMap { name in
             env(name).map { "\(name)=\($0)" }
         }
-        return SignatureConfirmation(program: program, environment: kept + ["SSH_ASKPASS_PROMPT=confirm"], timeout: timeout)
+        return SignatureConfirmation(program: program, environment: kept, timeout: timeout)
     }
 
     /// Nobody to ask: every question is refused.
@@ -43,6 +44,7 @@ public struct SignatureConfirmation: Sendable {
     public func confirm(comment: String, fingerprint: String) -> Bool {
         guard let program else { return false }
         let question = "Allow use of key \(TerminalSafe.escaped(comment))?\nKey fingerprint \(fingerprint)."
+        let environment = environment + ["SSH_ASKPASS_PROMPT=confirm"]
         guard case .success(let pid) = DetachedChild.spawn(program, arguments: [program, question], environment: environment) else {
             return false
         }
