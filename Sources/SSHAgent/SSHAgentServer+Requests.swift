@@ -53,10 +53,10 @@ extension SSHAgentServer {
             SecretBytes.wipe(&passphrase)
             return [SSHAgentMessage.failure]   // not locked
         case .query:
-            var reply = SSHWriter()
+            var reply = SSHWireWriter()
             reply.byte(SSHAgentMessage.extensionResponse)
-            reply.text("query")
-            for name in SSHAgentMessage.extensions { reply.text(name) }
+            reply.string("query")
+            for name in SSHAgentMessage.extensions { reply.string(name) }
             return reply.bytes
         case .sessionBind(let hostKey, let sessionID, let signature, let forwarding):
             return status(session.bindings.bind(hostKey: hostKey, sessionID: sessionID, signature: signature, forwarding: forwarding))
@@ -70,12 +70,12 @@ extension SSHAgentServer {
     private func status(_ ok: Bool) -> [UInt8] { [ok ? SSHAgentMessage.success : SSHAgentMessage.failure] }
 
     private func identitiesAnswer(_ list: [([UInt8], String)]) -> [UInt8] {
-        var reply = SSHWriter()
+        var reply = SSHWireWriter()
         reply.byte(SSHAgentMessage.identitiesAnswer)
         reply.uint32(UInt32(list.count))
         for (blob, comment) in list {
             reply.string(blob)
-            reply.text(comment)
+            reply.string(comment)
         }
         return reply.bytes
     }
@@ -118,7 +118,8 @@ extension SSHAgentServer {
             }
             guard var wire = try? source.privateKey(for: blob) else { return [SSHAgentMessage.failure] }
             defer { SecretBytes.wipe(&wire) }
-            guard let key = try? SigningKey(wire: wire), key.publicBlob == blob else { return [SSHAgentMessage.failure] }
+            // The source checked the halves when the key was stored; every field is checked here.
+            guard let key = try? SigningKey(wire: wire, checkingHalves: false), key.publicBlob == blob else { return [SSHAgentMessage.failure] }
             return signatureReply { try key.sign(data, flags: flags) }
         }
         return [SSHAgentMessage.failure]
@@ -126,7 +127,7 @@ extension SSHAgentServer {
 
     private func signatureReply(_ make: () throws -> [UInt8]) -> [UInt8] {
         guard let signature = try? make() else { return [SSHAgentMessage.failure] }
-        var reply = SSHWriter()
+        var reply = SSHWireWriter()
         reply.byte(SSHAgentMessage.signResponse)
         reply.string(signature)
         return reply.bytes

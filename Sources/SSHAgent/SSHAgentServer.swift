@@ -133,7 +133,7 @@ public final class SSHAgentServer: Sendable {
             }
             var reply = handle(payload, session: &session)
             SecretBytes.wipe(&payload)
-            var frame = SSHWriter()
+            var frame = SSHWireWriter()
             frame.string(reply)
             SecretBytes.wipe(&reply)
             do { try connection.writeAll(frame.bytes, until: .after(seconds: Self.messageSeconds)) } catch { return }

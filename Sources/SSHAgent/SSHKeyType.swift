@@ -10,8 +10,10 @@ public enum SSHKeyType: String, Sendable, CaseIterable {
     case ecdsaP521 = "ecdsa-sha2-nistp521"
     case rsa = "ssh-rsa"
 
-    /// The smallest RSA modulus kc accepts, in bits.
+    /// The smallest RSA modulus kc accepts (keeps, and signs with from `ssh-add`), in bits.
     public static let minimumRSABits = 2048
+    /// The largest (OpenSSH's own bound), in bits.
+    public static let maximumRSABits = 16384
 
     /// The type a wire name names. - Throws: errSecParam for any other (DSA, certificates,
     /// security keys), naming it.

@@ -66,13 +66,13 @@ final class InProcessSSHAgent {
         let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
         let data = try #require(Data(base64Encoded: body))
         let magic = Array("openssh-key-v1\0".utf8)
-        var reader = SSHReader(Array(data.dropFirst(magic.count)))
+        var reader = SSHWireReader(Array(data.dropFirst(magic.count)))
         #expect(try reader.text() == "none")
         _ = try reader.string()   // kdf
         _ = try reader.string()   // kdf options
         #expect(try reader.uint32() == 1)
         _ = try reader.string()   // public key
-        var section = SSHReader(try reader.string())
+        var section = SSHWireReader(try reader.string())
         _ = try section.uint32()
         _ = try section.uint32()
         let start = section.offset
