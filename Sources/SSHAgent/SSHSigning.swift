@@ -37,13 +37,7 @@ extension SigningKey {
             }
         case .ecdsaP256, .ecdsaP384, .ecdsaP521:
             return try withFields { reader in
-                _ = try reader.string()
-                let q = try reader.string()
-                var d = try reader.mpint()
-                defer { SecretBytes.wipe(&d) }
-                let key = try OpenSSLKey.make(type: "EC", selection: selectKeyPair) { builder in
-                    builder.text("group", type.groupName ?? "") && builder.octets("pub", q) && builder.number("priv", d)
-                }
+                guard let key = try OpenSSLKey.keyPair(type, reading: &reader) else { throw SSHSigningError("not an ECDSA key") }
                 let der = try key.sign(data, digest: ECDSASignature.digest(type))
                 let (r, s) = try ECDSASignature.decode(der)
                 var inner = SSHWireWriter()
@@ -60,17 +54,7 @@ extension SigningKey {
                 throw SSHSigningError("an RSA signature with SHA-1 (ssh-rsa) was asked for; kc signs only rsa-sha2-256 and rsa-sha2-512")
             }
             return try withFields { reader in
-                let n = try reader.mpint(), e = try reader.mpint()
-                var d = try reader.mpint(), iqmp = try reader.mpint(), p = try reader.mpint(), q = try reader.mpint()
-                defer { SecretBytes.wipe(&d); SecretBytes.wipe(&iqmp); SecretBytes.wipe(&p); SecretBytes.wipe(&q) }
-                var (dp, dq) = try OpenSSLKey.crtExponents(d: d, p: p, q: q)
-                defer { SecretBytes.wipe(&dp); SecretBytes.wipe(&dq) }
-                let key = try OpenSSLKey.make(type: "RSA", selection: selectKeyPair) { builder in
-                    builder.number("n", n) && builder.number("e", e) && builder.number("d", d)
-                        && builder.number("rsa-factor1", p) && builder.number("rsa-factor2", q)
-                        && builder.number("rsa-exponent1", dp) && builder.number("rsa-exponent2", dq)
-                        && builder.number("rsa-coefficient1", iqmp)
-                }
+                guard let key = try OpenSSLKey.keyPair(type, reading: &reader) else { throw SSHSigningError("not an RSA key") }
                 let signature = try key.sign(data, digest: sha512 ? EVP_sha512() : EVP_sha256())
                 var blob = SSHWireWriter()
                 blob.string(sha512 ? "rsa-sha2-512" : "rsa-sha2-256")
@@ -101,6 +85,37 @@ final class OpenSSLKey {
             throw SSHSigningError("libcrypto refused the \(type) key")
         }
         return OpenSSLKey(key)
+    }
+
+    /// The key pair (both halves) of an ECDSA or RSA private wire form, its fields read
+    /// from `reader` (just after the type name); nil for Ed25519, which libsodium signs.
+    /// The one way kc makes a libcrypto key of a private key: to sign, and to check that a
+    /// key read from outside has halves that belong together (`SSHKeyCheck`).
+    static func keyPair(_ type: SSHKeyType, reading reader: inout SSHWireReader) throws -> OpenSSLKey? {
+        switch type {
+        case .ed25519:
+            return nil
+        case .ecdsaP256, .ecdsaP384, .ecdsaP521:
+            _ = try reader.string()   // the curve, checked when the key was read
+            let q = try reader.string()
+            var d = try reader.mpint()
+            defer { SecretBytes.wipe(&d) }
+            return try make(type: "EC", selection: selectKeyPair) { builder in
+                builder.text("group", type.groupName ?? "") && builder.octets("pub", q) && builder.number("priv", d)
+            }
+        case .rsa:
+            let n = try reader.mpint(), e = try reader.mpint()
+            var d = try reader.mpint(), iqmp = try reader.mpint(), p = try reader.mpint(), q = try reader.mpint()
+            defer { SecretBytes.wipe(&d); SecretBytes.wipe(&iqmp); SecretBytes.wipe(&p); SecretBytes.wipe(&q) }
+            var (dp, dq) = try crtExponents(d: d, p: p, q: q)
+            defer { SecretBytes.wipe(&dp); SecretBytes.wipe(&dq) }
+            return try make(type: "RSA", selection: selectKeyPair) { builder in
+                builder.number("n", n) && builder.number("e", e) && builder.number("d", d)
+                    && builder.number("rsa-factor1", p) && builder.number("rsa-factor2", q)
+                    && builder.number("rsa-exponent1", dp) && builder.number("rsa-exponent2", dq)
+                    && builder.number("rsa-coefficient1", iqmp)
+            }
+        }
     }
 
     /// d mod (p-1) and d mod (q-1), the CRT exponents an OpenSSH key does not carry.
