@@ -100,7 +100,7 @@ extension SSHAgentServer {
     /// SSH2_AGENTC_SIGN_REQUEST: a held key (its constraints checked, `-c` confirmed), else
     /// a source's (its presence confirmed); SSH_AGENT_FAILURE otherwise.
     private func sign(key blob: [UInt8], data: [UInt8], flags: UInt32, session: ConnectionSession) -> [UInt8] {
-        let fingerprint = SignatureConfirmation.fingerprint(blob)
+        let fingerprint = SSHPublicKey.fingerprint(blob)
         if let key = held.find(blob) {
             guard session.bindings.permitsSignature(data, key: blob, keyType: key.key.type, constraints: key.constraints.destinations) else {
                 return [SSHAgentMessage.failure]

@@ -1,5 +1,4 @@
 import POSIXSupport
-internal import CSodium
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,15 +60,5 @@ public struct SignatureConfirmation: Sendable {
             }
             usleep(50_000)
         }
-    }
-
-    /// `SHA256:…` as `ssh-add -l` prints it (unpadded base64 of the blob's SHA-256).
-    public static func fingerprint(_ blob: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        crypto_hash_sha256(&digest, blob, UInt64(blob.count))
-        let variant = sodium_base64_VARIANT_ORIGINAL_NO_PADDING
-        var text = [CChar](repeating: 0, count: sodium_base64_encoded_len(32, variant))
-        _ = sodium_bin2base64(&text, text.count, digest, digest.count, variant)
-        return "SHA256:" + String(cString: text)
     }
 }
