@@ -1,3 +1,4 @@
+import KeychainCore
 /// One identity the agent can sign with now: a key `ssh-add` gave it, or one of a source.
 struct ServedIdentity {
     var blob: [UInt8]
@@ -19,7 +20,7 @@ extension SSHAgentServer {
         if lockState.isLocked {
             switch request {
             case .unlock(var passphrase):
-                defer { SecretBytes.wipe(&passphrase) }
+                defer { Sodium.wipe(&passphrase) }
                 return status(lockState.unlock(passphrase))
             case .requestIdentities:
                 return identitiesAnswer([])
@@ -47,10 +48,10 @@ extension SSHAgentServer {
             held.removeAll()
             return status(true)
         case .lock(var passphrase):
-            defer { SecretBytes.wipe(&passphrase) }
+            defer { Sodium.wipe(&passphrase) }
             return status(lockState.lock(passphrase))
         case .unlock(var passphrase):
-            SecretBytes.wipe(&passphrase)
+            Sodium.wipe(&passphrase)
             return [SSHAgentMessage.failure]   // not locked
         case .query:
             var reply = SSHWireWriter()
@@ -117,7 +118,7 @@ extension SSHAgentServer {
                 return [SSHAgentMessage.failure]
             }
             guard var wire = try? source.privateKey(for: blob) else { return [SSHAgentMessage.failure] }
-            defer { SecretBytes.wipe(&wire) }
+            defer { Sodium.wipe(&wire) }
             // The source checked the halves when the key was stored; every field is checked here.
             guard let key = try? SigningKey(wire: wire, checkingHalves: false), key.publicBlob == blob else { return [SSHAgentMessage.failure] }
             return signatureReply { try key.sign(data, flags: flags) }

@@ -1,3 +1,4 @@
+import KeychainCore
 internal import COpenSSL
 internal import CSodium
 
@@ -25,7 +26,7 @@ extension SigningKey {
             return try withFields { reader in
                 _ = try reader.string()
                 var sk = try reader.string()
-                defer { SecretBytes.wipe(&sk) }
+                defer { Sodium.wipe(&sk) }
                 var signature = [UInt8](repeating: 0, count: 64)
                 guard crypto_sign_detached(&signature, nil, data, UInt64(data.count), sk) == 0 else {
                     throw SSHSigningError("Ed25519 signing failed")
@@ -99,16 +100,16 @@ final class OpenSSLKey {
             _ = try reader.string()   // the curve, checked when the key was read
             let q = try reader.string()
             var d = try reader.mpint()
-            defer { SecretBytes.wipe(&d) }
+            defer { Sodium.wipe(&d) }
             return try make(type: "EC", selection: selectKeyPair) { builder in
                 builder.text("group", type.groupName ?? "") && builder.octets("pub", q) && builder.number("priv", d)
             }
         case .rsa:
             let n = try reader.mpint(), e = try reader.mpint()
             var d = try reader.mpint(), iqmp = try reader.mpint(), p = try reader.mpint(), q = try reader.mpint()
-            defer { SecretBytes.wipe(&d); SecretBytes.wipe(&iqmp); SecretBytes.wipe(&p); SecretBytes.wipe(&q) }
+            defer { Sodium.wipe(&d); Sodium.wipe(&iqmp); Sodium.wipe(&p); Sodium.wipe(&q) }
             var (dp, dq) = try crtExponents(d: d, p: p, q: q)
-            defer { SecretBytes.wipe(&dp); SecretBytes.wipe(&dq) }
+            defer { Sodium.wipe(&dp); Sodium.wipe(&dq) }
             return try make(type: "RSA", selection: selectKeyPair) { builder in
                 builder.number("n", n) && builder.number("e", e) && builder.number("d", d)
                     && builder.number("rsa-factor1", p) && builder.number("rsa-factor2", q)

@@ -2,19 +2,21 @@ import KeychainCore
 
 /// A private key as the agent holds it: the SSH wire form of its private part (as in
 /// `SSH2_AGENTC_ADD_IDENTITY`, draft-miller-ssh-agent §4.2.3, without the comment) in
-/// guarded memory (`SecretBytes`), and its public blob. The wire form is what
+/// guarded memory (`SecureBytes`, libsodium's guarded heap), and its public blob. The wire form is what
 /// `SSHIdentitySource.privateKey(for:)` gives too, and what kc stores (`SSHPrivateKey`,
 /// whose reader checks it here: one decoder, one set of rules for every key kc signs with).
 ///
 ///     let key = try SigningKey(wire: bytes)   // checks every field
 ///     let signature = try key.sign(data, flags: 0)
-public final class SigningKey: Sendable {
+///
+/// Sendable: the guarded buffer is written once, in `init`, and only read afterwards.
+public final class SigningKey: @unchecked Sendable {
     /// The key's type.
     public let type: SSHKeyType
     /// The public key blob (`string type`, then the public fields).
     public let publicBlob: [UInt8]
     /// The private wire form, wiped when the key goes.
-    let secret: SecretBytes
+    let secret: SecureBytes
 
     /// Decodes a whole private wire form (nothing may follow it).
     /// - Parameter checkingHalves: false skips libcrypto's check that an ECDSA or RSA key's
@@ -34,14 +36,13 @@ public final class SigningKey: Sendable {
         defer { key.wipe() }
         type = key.type
         publicBlob = key.publicBlob
-        secret = SecretBytes(key.wire)
-        guard secret.isValid else { throw KeychainError(errSecAllocate, "no memory for the key") }
+        secret = try SecureBytes(copying: key.wire, guarded: true)
     }
 
     /// Calls `body` with a reader over the private wire form, wiping the copy afterwards.
     func withFields<R>(_ body: (inout SSHWireReader) throws -> R) throws -> R {
-        var copy = secret.withBytes { Array($0) }
-        defer { SecretBytes.wipe(&copy) }
+        var copy = secret.withUnsafeBytes { Array($0) }
+        defer { Sodium.wipe(&copy) }
         // The reader ends inside the closure, so `copy` is the buffer's only owner again
         // when it is wiped (a shared buffer would be copied, not wiped).
         return try { () throws -> R in
