@@ -21,7 +21,7 @@ public enum SSHKeyType: String, Sendable, CaseIterable {
         guard let type = SSHKeyType(rawValue: wireName) else {
             throw KeychainError(
                 errSecParam, "kc does not keep SSH keys of type \("\(TerminalSafe.escaped(wireName))")",
-                hint: "kc keeps ssh-ed25519, ecdsa-sha2-nistp256/384/521 and ssh-rsa (2048 bits or more)")
+                hint: "kc keeps ssh-ed25519, ecdsa-sha2-nistp256/384/521 and ssh-rsa (2048 to 16384 bits)")
         }
         self = type
     }
