@@ -68,7 +68,7 @@ build: deps
 	$(SWIFT) build
 
 ## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), the
-## Secret Service provider, kc-team and kc-ssh (static Swift runtime; libsystemd, libcrypto and libpq are shared)
+## Secret Service provider, kc-team, kc-tpm and kc-ssh (static Swift runtime; libsystemd, libcrypto, libpq and tpm2-tss are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-tpm

@@ -16,17 +16,17 @@ public struct ConstraintHop: Sendable, Equatable {
 
     /// Decodes `string user, string hostname, string reserved, (string key, bool is_ca)*`.
     init(decoding bytes: [UInt8]) throws {
-        var reader = SSHReader(bytes)
+        var reader = SSHWireReader(bytes, context: "the destination constraint")
         let user = try reader.text()
         let hostname = try reader.text()
-        guard try reader.string().isEmpty else { throw SSHWireError("a destination hop with extensions") }
+        guard try reader.string().isEmpty else { throw reader.malformed("a destination hop with extensions") }
         self.user = user.isEmpty ? nil : user
         self.hostname = hostname.isEmpty ? nil : hostname
         keys = []
         while !reader.isAtEnd {
             let blob = try reader.string()
             let isCA = try reader.bool()
-            guard keys.count < 64 else { throw SSHWireError("too many keys in a destination hop") }
+            guard keys.count < 64 else { throw reader.malformed("too many keys in a destination hop") }
             keys.append((blob, isCA))
         }
     }
@@ -51,19 +51,19 @@ public struct DestinationConstraint: Sendable, Equatable {
 
     /// Decodes the body of the `restrict-destination-v00@openssh.com` constraint: a string
     /// holding a sequence of `string (string from, string to, string reserved)`.
-    public static func decodeList(_ reader: inout SSHReader) throws -> [DestinationConstraint] {
-        var list = SSHReader(try reader.string())
+    public static func decodeList(_ reader: inout SSHWireReader) throws -> [DestinationConstraint] {
+        var list = SSHWireReader(try reader.string())
         var constraints: [DestinationConstraint] = []
         while !list.isAtEnd {
-            guard constraints.count < maximum else { throw SSHWireError("too many destination constraints") }
-            var one = SSHReader(try list.string())
+            guard constraints.count < maximum else { throw reader.malformed("too many destination constraints") }
+            var one = SSHWireReader(try list.string())
             let from = try ConstraintHop(decoding: try one.string())
             let to = try ConstraintHop(decoding: try one.string())
-            guard try one.string().isEmpty, one.isAtEnd else { throw SSHWireError("a destination constraint with extensions") }
+            guard try one.string().isEmpty, one.isAtEnd else { throw reader.malformed("a destination constraint with extensions") }
             guard (from.hostname == nil) == from.keys.isEmpty, from.user == nil else {
-                throw SSHWireError("an inconsistent \"from\" in a destination constraint")
+                throw reader.malformed("an inconsistent \"from\" in a destination constraint")
             }
-            guard to.hostname != nil, !to.keys.isEmpty else { throw SSHWireError("an incomplete \"to\" in a destination constraint") }
+            guard to.hostname != nil, !to.keys.isEmpty else { throw reader.malformed("an incomplete \"to\" in a destination constraint") }
             constraints.append(DestinationConstraint(from: from, to: to))
         }
         return constraints

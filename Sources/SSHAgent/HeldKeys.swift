@@ -1,8 +1,9 @@
+import KeychainCore
 import POSIXSupport
 import Synchronization
 
 /// A key `ssh-add` gave the agent for this session, with its constraints. It lives in
-/// this process's memory only (`SecretBytes`), wiped when it is removed, expires, or the
+/// this process's memory only (`SecureBytes`, guarded), wiped when it is removed, expires, or the
 /// agent stops.
 public final class HeldKey: Sendable {
     /// The key.

@@ -13,32 +13,32 @@ public struct KeyConstraints: Sendable, Equatable {
 
     /// Decodes constraints until the end of the message. A repeated or unknown constraint
     /// is an error, so the key is not added (OpenSSH does the same).
-    init(reading reader: inout SSHReader) throws {
+    init(reading reader: inout SSHWireReader) throws {
         var seenDestinations = false
         while !reader.isAtEnd {
             switch try reader.byte() {
             case SSHAgentMessage.constrainLifetime:
-                guard lifetime == nil else { throw SSHWireError("lifetime given twice") }
+                guard lifetime == nil else { throw reader.malformed("lifetime given twice") }
                 lifetime = try reader.uint32()
             case SSHAgentMessage.constrainConfirm:
-                guard !confirm else { throw SSHWireError("confirm given twice") }
+                guard !confirm else { throw reader.malformed("confirm given twice") }
                 confirm = true
             case SSHAgentMessage.constrainExtension:
                 let name = try reader.text()
                 guard name == SSHAgentMessage.restrictDestination, !seenDestinations else {
-                    throw SSHWireError("an unsupported or repeated constraint extension")
+                    throw reader.malformed("an unsupported or repeated constraint extension")
                 }
                 seenDestinations = true
                 destinations = try DestinationConstraint.decodeList(&reader)
             default:
-                throw SSHWireError("an unknown constraint")
+                throw reader.malformed("an unknown constraint")
             }
         }
     }
 }
 
 /// One request from an agent client, decoded and checked (draft-miller-ssh-agent §4).
-/// Decoding never traps: a malformed message throws `SSHWireError` and is answered
+/// Decoding never traps: a malformed message throws (errSecDecode, `SSHWireReader.malformed`) and is answered
 /// SSH_AGENT_FAILURE; a type the agent does not serve decodes as `unsupported`.
 public enum SSHAgentRequest {
     /// SSH2_AGENTC_REQUEST_IDENTITIES.
@@ -66,9 +66,9 @@ public enum SSHAgentRequest {
     case unsupported(UInt8)
 
     /// Decodes one message (its payload, without the length).
-    /// - Throws: `SSHWireError` when it is empty, truncated or malformed.
+    /// - Throws: errSecDecode when it is empty, truncated or malformed.
     public static func decode(_ payload: [UInt8]) throws -> SSHAgentRequest {
-        var reader = SSHReader(payload)
+        var reader = SSHWireReader(payload, context: "the agent request")
         let type = try reader.byte()
         let request: SSHAgentRequest
         switch type {
@@ -103,7 +103,7 @@ public enum SSHAgentRequest {
         default:
             return .unsupported(type)
         }
-        guard reader.isAtEnd else { throw SSHWireError("bytes after the request") }
+        guard reader.isAtEnd else { throw reader.malformed("bytes after the request") }
         return request
     }
 }

@@ -1,3 +1,4 @@
+import KeychainCore
 /// One identity the agent can sign with now: a key `ssh-add` gave it, or one of a source.
 struct ServedIdentity {
     var blob: [UInt8]
@@ -19,7 +20,7 @@ extension SSHAgentServer {
         if lockState.isLocked {
             switch request {
             case .unlock(var passphrase):
-                defer { SecretBytes.wipe(&passphrase) }
+                defer { Sodium.wipe(&passphrase) }
                 return status(lockState.unlock(passphrase))
             case .requestIdentities:
                 return identitiesAnswer([])
@@ -36,8 +37,7 @@ extension SSHAgentServer {
             if let existing = held.find(key.publicBlob), !session.bindings.permits(existing.constraints.destinations, user: nil) {
                 return [SSHAgentMessage.failure]
             }
-            // A key whose halves do not belong together is refused (AddedKeyCheck.swift).
-            guard (try? key.validate()) != nil else { return [SSHAgentMessage.failure] }
+            // A key whose halves do not belong together was refused as it was decoded.
             return status(held.add(key, comment: comment, constraints: constraints, limit: SigningKey.maximumHeld))
         case .remove(let key):
             guard let existing = held.find(key), session.bindings.permits(existing.constraints.destinations, user: nil) else {
@@ -48,16 +48,16 @@ extension SSHAgentServer {
             held.removeAll()
             return status(true)
         case .lock(var passphrase):
-            defer { SecretBytes.wipe(&passphrase) }
+            defer { Sodium.wipe(&passphrase) }
             return status(lockState.lock(passphrase))
         case .unlock(var passphrase):
-            SecretBytes.wipe(&passphrase)
+            Sodium.wipe(&passphrase)
             return [SSHAgentMessage.failure]   // not locked
         case .query:
-            var reply = SSHWriter()
+            var reply = SSHWireWriter()
             reply.byte(SSHAgentMessage.extensionResponse)
-            reply.text("query")
-            for name in SSHAgentMessage.extensions { reply.text(name) }
+            reply.string("query")
+            for name in SSHAgentMessage.extensions { reply.string(name) }
             return reply.bytes
         case .sessionBind(let hostKey, let sessionID, let signature, let forwarding):
             return status(session.bindings.bind(hostKey: hostKey, sessionID: sessionID, signature: signature, forwarding: forwarding))
@@ -74,7 +74,7 @@ extension SSHAgentServer {
     /// which its clients enforce on the whole answer: a key that does not fit is left out
     /// (listed no more, as if absent), so the others stay usable.
     private func identitiesAnswer(_ list: [([UInt8], String)]) -> [UInt8] {
-        var entries = SSHWriter()
+        var entries = SSHWireWriter()
         var count: UInt32 = 0
         var size = 5   // the type byte and the count
         for (blob, comment) in list {
@@ -83,9 +83,9 @@ extension SSHAgentServer {
             size += entrySize
             count += 1
             entries.string(blob)
-            entries.text(comment)
+            entries.string(comment)
         }
-        var reply = SSHWriter()
+        var reply = SSHWireWriter()
         reply.byte(SSHAgentMessage.identitiesAnswer)
         reply.uint32(count)
         return reply.bytes + entries.bytes
@@ -111,7 +111,7 @@ extension SSHAgentServer {
     /// SSH2_AGENTC_SIGN_REQUEST: a held key (its constraints checked, `-c` confirmed), else
     /// a source's (its presence confirmed); SSH_AGENT_FAILURE otherwise.
     private func sign(key blob: [UInt8], data: [UInt8], flags: UInt32, session: ConnectionSession) -> [UInt8] {
-        let fingerprint = SignatureConfirmation.fingerprint(blob)
+        let fingerprint = SSHPublicKey.fingerprint(blob)
         if let key = held.find(blob) {
             guard session.bindings.permitsSignature(data, key: blob, keyType: key.key.type, constraints: key.constraints.destinations) else {
                 return [SSHAgentMessage.failure]
@@ -136,8 +136,9 @@ extension SSHAgentServer {
                 return [SSHAgentMessage.failure]
             }
             guard var wire = try? source.privateKey(for: blob) else { return [SSHAgentMessage.failure] }
-            defer { SecretBytes.wipe(&wire) }
-            guard let key = try? SigningKey(wire: wire), key.publicBlob == blob else { return [SSHAgentMessage.failure] }
+            defer { Sodium.wipe(&wire) }
+            // The source checked the halves when the key was stored; every field is checked here.
+            guard let key = try? SigningKey(wire: wire, checkingHalves: false), key.publicBlob == blob else { return [SSHAgentMessage.failure] }
             return signatureReply { try key.sign(data, flags: flags) }
         }
         return [SSHAgentMessage.failure]
@@ -145,7 +146,7 @@ extension SSHAgentServer {
 
     private func signatureReply(_ make: () throws -> [UInt8]) -> [UInt8] {
         guard let signature = try? make() else { return [SSHAgentMessage.failure] }
-        var reply = SSHWriter()
+        var reply = SSHWireWriter()
         reply.byte(SSHAgentMessage.signResponse)
         reply.string(signature)
         return reply.bytes

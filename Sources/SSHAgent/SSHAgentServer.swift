@@ -127,14 +127,14 @@ public final class SSHAgentServer: Sendable {
             do {
                 try payload.withUnsafeMutableBytes { try connection.readExactly(length, into: $0, until: .after(seconds: Self.messageSeconds)) }
             } catch {
-                SecretBytes.wipe(&payload)
+                Sodium.wipe(&payload)
                 return
             }
             var reply = handle(payload, session: &session)
-            SecretBytes.wipe(&payload)
-            var frame = SSHWriter()
+            Sodium.wipe(&payload)
+            var frame = SSHWireWriter()
             frame.string(reply)
-            SecretBytes.wipe(&reply)
+            Sodium.wipe(&reply)
             do { try connection.writeAll(frame.bytes, until: .after(seconds: Self.messageSeconds)) } catch { return }
         }
     }

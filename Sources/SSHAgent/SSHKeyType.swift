@@ -10,8 +10,10 @@ public enum SSHKeyType: String, Sendable, CaseIterable {
     case ecdsaP521 = "ecdsa-sha2-nistp521"
     case rsa = "ssh-rsa"
 
-    /// The smallest RSA modulus kc accepts, in bits.
+    /// The smallest RSA modulus kc accepts (keeps, and signs with from `ssh-add`), in bits.
     public static let minimumRSABits = 2048
+    /// The largest (OpenSSH's own bound), in bits.
+    public static let maximumRSABits = 16384
 
     /// The type a wire name names. - Throws: errSecParam for any other (DSA, certificates,
     /// security keys), naming it.
@@ -19,7 +21,7 @@ public enum SSHKeyType: String, Sendable, CaseIterable {
         guard let type = SSHKeyType(rawValue: wireName) else {
             throw KeychainError(
                 errSecParam, "kc does not keep SSH keys of type \("\(TerminalSafe.escaped(wireName))")",
-                hint: "kc keeps ssh-ed25519, ecdsa-sha2-nistp256/384/521 and ssh-rsa (2048 bits or more)")
+                hint: "kc keeps ssh-ed25519, ecdsa-sha2-nistp256/384/521 and ssh-rsa (2048 to 16384 bits)")
         }
         self = type
     }

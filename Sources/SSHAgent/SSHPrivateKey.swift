@@ -81,6 +81,9 @@ public struct SSHPrivateKey {
                     errSecParam, "this RSA key has \(bits) bits: kc keeps RSA keys of \(SSHKeyType.minimumRSABits) bits or more",
                     hint: "make a new key: `kc ssh generate NAME` (Ed25519), or --type rsa (3072 bits)")
             }
+            guard bits <= SSHKeyType.maximumRSABits else {
+                throw KeychainError(errSecParam, "this RSA key has \(bits) bits: kc keeps RSA keys of \(SSHKeyType.maximumRSABits) bits or fewer")
+            }
             blob.mpint(magnitude: e)
             blob.mpint(magnitude: n)
         }

@@ -1,3 +1,4 @@
+import KeychainCore
 internal import COpenSSL
 internal import CSodium
 
@@ -25,32 +26,26 @@ extension SigningKey {
             return try withFields { reader in
                 _ = try reader.string()
                 var sk = try reader.string()
-                defer { SecretBytes.wipe(&sk) }
+                defer { Sodium.wipe(&sk) }
                 var signature = [UInt8](repeating: 0, count: 64)
                 guard crypto_sign_detached(&signature, nil, data, UInt64(data.count), sk) == 0 else {
                     throw SSHSigningError("Ed25519 signing failed")
                 }
-                var blob = SSHWriter()
-                blob.text(type.rawValue)
+                var blob = SSHWireWriter()
+                blob.string(type.rawValue)
                 blob.string(signature)
                 return blob.bytes
             }
-        case .ecdsaP256, .ecdsaP384:
+        case .ecdsaP256, .ecdsaP384, .ecdsaP521:
             return try withFields { reader in
-                _ = try reader.string()
-                let q = try reader.string()
-                var d = try reader.mpint()
-                defer { SecretBytes.wipe(&d) }
-                let key = try OpenSSLKey.make(type: "EC", selection: selectKeyPair) { builder in
-                    builder.text("group", type.openSSLGroup ?? "") && builder.octets("pub", q) && builder.number("priv", d)
-                }
-                let der = try key.sign(data, digest: type == .ecdsaP256 ? EVP_sha256() : EVP_sha384())
+                guard let key = try OpenSSLKey.keyPair(type, reading: &reader) else { throw SSHSigningError("not an ECDSA key") }
+                let der = try key.sign(data, digest: ECDSASignature.digest(type))
                 let (r, s) = try ECDSASignature.decode(der)
-                var inner = SSHWriter()
-                inner.mpint(r)
-                inner.mpint(s)
-                var blob = SSHWriter()
-                blob.text(type.rawValue)
+                var inner = SSHWireWriter()
+                inner.mpint(magnitude: r)
+                inner.mpint(magnitude: s)
+                var blob = SSHWireWriter()
+                blob.string(type.rawValue)
                 blob.string(inner.bytes)
                 return blob.bytes
             }
@@ -60,20 +55,10 @@ extension SigningKey {
                 throw SSHSigningError("an RSA signature with SHA-1 (ssh-rsa) was asked for; kc signs only rsa-sha2-256 and rsa-sha2-512")
             }
             return try withFields { reader in
-                let n = try reader.mpint(), e = try reader.mpint()
-                var d = try reader.mpint(), iqmp = try reader.mpint(), p = try reader.mpint(), q = try reader.mpint()
-                defer { SecretBytes.wipe(&d); SecretBytes.wipe(&iqmp); SecretBytes.wipe(&p); SecretBytes.wipe(&q) }
-                var (dp, dq) = try OpenSSLKey.crtExponents(d: d, p: p, q: q)
-                defer { SecretBytes.wipe(&dp); SecretBytes.wipe(&dq) }
-                let key = try OpenSSLKey.make(type: "RSA", selection: selectKeyPair) { builder in
-                    builder.number("n", n) && builder.number("e", e) && builder.number("d", d)
-                        && builder.number("rsa-factor1", p) && builder.number("rsa-factor2", q)
-                        && builder.number("rsa-exponent1", dp) && builder.number("rsa-exponent2", dq)
-                        && builder.number("rsa-coefficient1", iqmp)
-                }
+                guard let key = try OpenSSLKey.keyPair(type, reading: &reader) else { throw SSHSigningError("not an RSA key") }
                 let signature = try key.sign(data, digest: sha512 ? EVP_sha512() : EVP_sha256())
-                var blob = SSHWriter()
-                blob.text(sha512 ? "rsa-sha2-512" : "rsa-sha2-256")
+                var blob = SSHWireWriter()
+                blob.string(sha512 ? "rsa-sha2-512" : "rsa-sha2-256")
                 // As long as the modulus (RFC 8332 §3): OpenSSL's output already is.
                 blob.string(signature)
                 return blob.bytes
@@ -101,6 +86,37 @@ final class OpenSSLKey {
             throw SSHSigningError("libcrypto refused the \(type) key")
         }
         return OpenSSLKey(key)
+    }
+
+    /// The key pair (both halves) of an ECDSA or RSA private wire form, its fields read
+    /// from `reader` (just after the type name); nil for Ed25519, which libsodium signs.
+    /// The one way kc makes a libcrypto key of a private key: to sign, and to check that a
+    /// key read from outside has halves that belong together (`SSHKeyCheck`).
+    static func keyPair(_ type: SSHKeyType, reading reader: inout SSHWireReader) throws -> OpenSSLKey? {
+        switch type {
+        case .ed25519:
+            return nil
+        case .ecdsaP256, .ecdsaP384, .ecdsaP521:
+            _ = try reader.string()   // the curve, checked when the key was read
+            let q = try reader.string()
+            var d = try reader.mpint()
+            defer { Sodium.wipe(&d) }
+            return try make(type: "EC", selection: selectKeyPair) { builder in
+                builder.text("group", type.groupName ?? "") && builder.octets("pub", q) && builder.number("priv", d)
+            }
+        case .rsa:
+            let n = try reader.mpint(), e = try reader.mpint()
+            var d = try reader.mpint(), iqmp = try reader.mpint(), p = try reader.mpint(), q = try reader.mpint()
+            defer { Sodium.wipe(&d); Sodium.wipe(&iqmp); Sodium.wipe(&p); Sodium.wipe(&q) }
+            var (dp, dq) = try crtExponents(d: d, p: p, q: q)
+            defer { Sodium.wipe(&dp); Sodium.wipe(&dq) }
+            return try make(type: "RSA", selection: selectKeyPair) { builder in
+                builder.number("n", n) && builder.number("e", e) && builder.number("d", d)
+                    && builder.number("rsa-factor1", p) && builder.number("rsa-factor2", q)
+                    && builder.number("rsa-exponent1", dp) && builder.number("rsa-exponent2", dq)
+                    && builder.number("rsa-coefficient1", iqmp)
+            }
+        }
     }
 
     /// d mod (p-1) and d mod (q-1), the CRT exponents an OpenSSH key does not carry.
@@ -143,16 +159,17 @@ final class OpenSSLKey {
     }
 
     /// A public key from a key blob's fields.
-    static func publicKey(type: AgentKeyType, reader: inout SSHReader) throws -> OpenSSLKey {
+    static func publicKey(type: SSHKeyType, reader: inout SSHWireReader) throws -> OpenSSLKey {
         switch type {
-        case .ecdsaP256, .ecdsaP384:
-            guard try reader.text() == type.curveName else { throw SSHSigningError("curve mismatch") }
+        case .ecdsaP256, .ecdsaP384, .ecdsaP521:
+            guard try reader.text() == type.curve else { throw SSHSigningError("curve mismatch") }
             let q = try reader.string()
             return try make(type: "EC", selection: selectPublicKey) { builder in
-                builder.text("group", type.openSSLGroup ?? "") && builder.octets("pub", q)
+                builder.text("group", type.groupName ?? "") && builder.octets("pub", q)
             }
         case .rsa:
             let e = try reader.mpint(), n = try reader.mpint()
+            // A host key: OpenSSH's own lower bound (kc keeps and signs with 2048 bits or more).
             guard n.count * 8 >= 1024 else { throw SSHSigningError("RSA key too small") }
             return try make(type: "RSA", selection: selectPublicKey) { builder in
                 builder.number("n", n) && builder.number("e", e)
@@ -239,6 +256,16 @@ final class ParamBuilder {
 
 /// ECDSA signatures between DER (libcrypto) and SSH's `mpint r, mpint s` (RFC 5656 §3.1.2).
 enum ECDSASignature {
+    /// The digest of an ECDSA key type (RFC 5656 §6.2.1): SHA-256, -384, -512 for P-256,
+    /// P-384, P-521.
+    static func digest(_ type: SSHKeyType) -> OpaquePointer? {
+        switch type {
+        case .ecdsaP384: EVP_sha384()
+        case .ecdsaP521: EVP_sha512()
+        default: EVP_sha256()
+        }
+    }
+
     /// r and s from a DER ECDSA-Sig-Value.
     static func decode(_ der: [UInt8]) throws -> ([UInt8], [UInt8]) {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
@@ -283,9 +310,9 @@ public enum SSHSignatureCheck {
     /// signature of `data`. RSA only with rsa-sha2-256 or -512.
     public static func verify(publicBlob: [UInt8], signature: [UInt8], data: [UInt8]) -> Bool {
         do {
-            var key = SSHReader(publicBlob)
-            guard let type = AgentKeyType(name: try key.string()) else { return false }
-            var sig = SSHReader(signature)
+            var key = SSHWireReader(publicBlob)
+            guard let type = SSHKeyType(rawValue: try key.text()) else { return false }
+            var sig = SSHWireReader(signature)
             let algorithm = try sig.text()
             let value = try sig.string()
             guard sig.isAtEnd else { return false }
@@ -294,14 +321,14 @@ public enum SSHSignatureCheck {
                 let a = try key.string()
                 guard key.isAtEnd, algorithm == type.rawValue, a.count == 32, value.count == 64 else { return false }
                 return crypto_sign_verify_detached(value, data, UInt64(data.count), a) == 0
-            case .ecdsaP256, .ecdsaP384:
+            case .ecdsaP256, .ecdsaP384, .ecdsaP521:
                 guard algorithm == type.rawValue else { return false }
                 let evp = try OpenSSLKey.publicKey(type: type, reader: &key)
                 guard key.isAtEnd else { return false }
-                var inner = SSHReader(value)
+                var inner = SSHWireReader(value)
                 let r = try inner.mpint(), s = try inner.mpint()
                 guard inner.isAtEnd, let der = ECDSASignature.encode(r: r, s: s) else { return false }
-                return evp.verify(der, of: data, digest: type == .ecdsaP256 ? EVP_sha256() : EVP_sha384())
+                return evp.verify(der, of: data, digest: ECDSASignature.digest(type))
             case .rsa:
                 let digest: OpaquePointer?
                 switch algorithm {

@@ -1,15 +1,15 @@
 import KeychainCore
 
-/// Reads the SSH wire encoding (RFC 4251 §5: `uint32`, `string`, `mpint`) from untrusted
-/// bytes, every length checked against what is left, so a crafted key file or message
-/// gives an error and never a crash.
+/// Reads the SSH wire encoding (RFC 4251 §5: `byte`, `boolean`, `uint32`, `string`,
+/// `mpint`) from untrusted bytes (a key file, an agent client's message), every length
+/// checked against what is left, so a crafted input gives an error and never a crash.
 ///
 ///     var reader = SSHWireReader(blob)
 ///     let type = try reader.text()        // "ssh-ed25519"
 ///     let key = try reader.string()       // 32 bytes
 ///
 /// - Throws: errSecDecode (`SSHWireReader.malformed`) when a field runs past the end.
-public struct SSHWireReader {
+public struct SSHWireReader: Sendable {
     /// The bytes read.
     public let bytes: [UInt8]
     /// Where the next field starts.
@@ -22,6 +22,11 @@ public struct SSHWireReader {
         self.bytes = bytes
         self.offset = 0
         self.context = context
+    }
+
+    /// A reader over part of a message.
+    public init<S: Sequence>(_ bytes: S, context: String = "the SSH key") where S.Element == UInt8 {
+        self.init(Array(bytes), context: context)
     }
 
     /// Whether every byte has been read.
@@ -42,6 +47,16 @@ public struct SSHWireReader {
         offset += count
         return out
     }
+
+    /// One byte.
+    public mutating func byte() throws -> UInt8 {
+        guard remaining >= 1 else { throw malformed("a byte runs past the end") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    /// A `boolean` (any non-zero byte is true).
+    public mutating func bool() throws -> Bool { try byte() != 0 }
 
     /// A big-endian `uint32`.
     public mutating func uint32() throws -> UInt32 {
@@ -78,5 +93,22 @@ public struct SSHWireReader {
             return Array(raw.dropFirst())
         }
         return raw
+    }
+
+    /// An `mpint` that must not be negative, as its magnitude without leading zeros (empty
+    /// for zero), leniently: a needless leading zero is passed over. For the numbers of a
+    /// signature or a public key met in a message; a private key's fields are read with
+    /// `positiveMPInt`.
+    public mutating func mpint() throws -> [UInt8] {
+        let raw = try string()
+        guard let first = raw.first else { return [] }
+        guard first & 0x80 == 0 else { throw malformed("a number is negative") }
+        return Array(raw.drop(while: { $0 == 0 }))
+    }
+
+    /// The rest of the bytes.
+    public mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return Array(bytes[offset...])
     }
 }

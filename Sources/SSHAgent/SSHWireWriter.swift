@@ -6,12 +6,18 @@ import KeychainCore
 ///     var writer = SSHWireWriter()
 ///     writer.string("ssh-ed25519")
 ///     writer.string(publicKey)
-public struct SSHWireWriter {
+public struct SSHWireWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8] = []
 
     /// An empty writer.
     public init() {}
+
+    /// One byte.
+    public mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    /// A `boolean`.
+    public mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 
     /// A big-endian `uint32`.
     public mutating func uint32(_ value: UInt32) {
@@ -19,7 +25,7 @@ public struct SSHWireWriter {
     }
 
     /// A `string` of bytes.
-    public mutating func string(_ value: [UInt8]) {
+    public mutating func string<C: Collection>(_ value: C) where C.Element == UInt8 {
         uint32(UInt32(value.count))
         bytes += value
     }
@@ -30,9 +36,7 @@ public struct SSHWireWriter {
     /// An `mpint` from a non-negative big-endian magnitude: leading zeros dropped, a zero
     /// byte added when the high bit is set.
     public mutating func mpint(magnitude: [UInt8]) {
-        var start = 0
-        while start < magnitude.count && magnitude[start] == 0 { start += 1 }
-        let digits = magnitude[start...]
+        let digits = magnitude.drop(while: { $0 == 0 })
         if let first = digits.first, first & 0x80 != 0 {
             uint32(UInt32(digits.count + 1))
             bytes.append(0)
@@ -43,7 +47,7 @@ public struct SSHWireWriter {
     }
 
     /// Raw bytes, unframed.
-    public mutating func raw(_ value: [UInt8]) { bytes += value }
+    public mutating func raw<C: Collection>(_ value: C) where C.Element == UInt8 { bytes += value }
 
     /// Overwrites the buffer with zeros and empties it.
     public mutating func wipe() { Sodium.wipe(&bytes) }

@@ -68,7 +68,7 @@ public struct ConnectionBindings: Sendable {
     /// Whether a destination-constrained key may sign `data` on this connection: a bound
     /// connection, and data that is an SSH user authentication request (RFC 4252 §7) for
     /// this key, in the last bound session, to a permitted host and user.
-    public func permitsSignature(_ data: [UInt8], key: [UInt8], keyType: AgentKeyType, constraints: [DestinationConstraint]) -> Bool {
+    public func permitsSignature(_ data: [UInt8], key: [UInt8], keyType: SSHKeyType, constraints: [DestinationConstraint]) -> Bool {
         guard !constraints.isEmpty else { return true }
         guard let last = bindings.last else { return false }   // unbound: refused, as OpenSSH does
         guard let request = UserAuthRequest(data), request.key == key, request.algorithmMatches(keyType) else { return false }
@@ -90,7 +90,7 @@ struct UserAuthRequest {
     var hostKey: [UInt8]?
 
     init?(_ data: [UInt8]) {
-        var reader = SSHReader(data)
+        var reader = SSHWireReader(data)
         guard let sessionID = try? reader.string(), !sessionID.isEmpty,
             (try? reader.byte()) == 50,   // SSH_MSG_USERAUTH_REQUEST
             let user = try? reader.text(), (try? reader.text()) == "ssh-connection",
@@ -112,7 +112,7 @@ struct UserAuthRequest {
     }
 
     /// Whether the signature algorithm named is one of the key's type.
-    func algorithmMatches(_ type: AgentKeyType) -> Bool {
+    func algorithmMatches(_ type: SSHKeyType) -> Bool {
         type == .rsa ? ["ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"].contains(algorithm) : algorithm == type.rawValue
     }
 }

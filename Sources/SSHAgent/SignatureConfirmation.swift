@@ -1,5 +1,4 @@
 import POSIXSupport
-internal import CSodium
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +12,8 @@ import Glibc
 public struct SignatureConfirmation: Sendable {
     /// The askpass program, nil when there is none or no display.
     public let program: String?
-    /// The environment it runs with (display variables, XAUTHORITY, HOME).
+    /// The environment it runs with (display variables, XAUTHORITY, HOME); a confirmation
+    /// adds `SSH_ASKPASS_PROMPT=confirm`, a password question does not.
     let environment: [String]
     /// How long a question waits for an answer.
     let timeout: Double
@@ -27,7 +27,7 @@ public struct SignatureConfirmation: Sendable {
         let kept = ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "HOME", "PATH", "XDG_RUNTIME_DIR"].compactMap { name in
             env(name).map { "\(name)=\($0)" }
         }
-        return SignatureConfirmation(program: program, environment: kept + ["SSH_ASKPASS_PROMPT=confirm"], timeout: timeout)
+        return SignatureConfirmation(program: program, environment: kept, timeout: timeout)
     }
 
     /// Nobody to ask: every question is refused.
@@ -44,6 +44,7 @@ public struct SignatureConfirmation: Sendable {
     public func confirm(comment: String, fingerprint: String) -> Bool {
         guard let program else { return false }
         let question = "Allow use of key \(TerminalSafe.escaped(comment))?\nKey fingerprint \(fingerprint)."
+        let environment = environment + ["SSH_ASKPASS_PROMPT=confirm"]
         guard let fds = CloseOnExec.pipe() else { return false }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         defer { close(fds[0]) }
@@ -68,16 +69,6 @@ public struct SignatureConfirmation: Sendable {
             }
             usleep(50_000)
         }
-    }
-
-    /// `SHA256:…` as `ssh-add -l` prints it (unpadded base64 of the blob's SHA-256).
-    public static func fingerprint(_ blob: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        crypto_hash_sha256(&digest, blob, UInt64(blob.count))
-        let variant = sodium_base64_VARIANT_ORIGINAL_NO_PADDING
-        var text = [CChar](repeating: 0, count: sodium_base64_encoded_len(32, variant))
-        _ = sodium_bin2base64(&text, text.count, digest, digest.count, variant)
-        return "SHA256:" + String(cString: text)
     }
 }
 

@@ -61,8 +61,12 @@ enum AgentMain {
             case "stop": return try stop(socket)
             case "foreground", "detach":
                 if mode == "detach" { Detach.fromCaller() }
+                // A `--user-presence` keychain key asks for its keychain's password through
+                // askpass (that is its confirmation); other keys are confirmed as `ssh-add -c`.
+                let confirmation = SignatureConfirmation.fromEnvironment()
+                let presence = KeySources.askpass(confirmation)
                 let server = SSHAgentServer(
-                    directory: paths.directory, sources: { KeySources.all() }, confirmation: .fromEnvironment())
+                    directory: paths.directory, sources: { KeySources.all(presence: presence) }, confirmation: confirmation)
                 guard try server.run() else {
                     if mode == "foreground" { complain("kc: another kc SSH agent already serves \(socket)\n") }
                     return mode == "foreground" ? 1 : 0

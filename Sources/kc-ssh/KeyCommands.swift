@@ -15,10 +15,11 @@ enum KeyCommands {
         "add": """
         usage: kc ssh add FILE [--name NAME] [--passphrase-file FILE] [--user-presence] [-k KEYCHAIN]
           Imports an OpenSSH or PEM private key (Ed25519, ECDSA P-256/384/521, RSA of 2048
-          bits or more) as a key item. An encrypted key asks for its passphrase on the
+          to 16384 bits) as a key item. An encrypted key asks for its passphrase on the
           terminal, or reads it from --passphrase-file (one line). NAME defaults to the
           key's comment, else the file's name; it is the comment `kc ssh list` shows.
-          --user-presence: the SSH agent asks before every signature with the key.
+          --user-presence: the SSH agent asks for the keychain's password before every
+          signature with the key.
         """,
         "generate": """
         usage: kc ssh generate NAME [--type ed25519|ecdsa|rsa] [--bits N] [--user-presence] [-k KEYCHAIN]

@@ -45,8 +45,8 @@ import Testing
             try FileManager.default.removeItem(atPath: h.directory + "/" + name)
         }
         var lines: [String: String] = [:]
-        for (name, type) in [("made", "ed25519"), ("made-ecdsa", "ecdsa")] {
-            let out = try h.ssh(["generate", name, "--type", type])
+        for (name, type, bits) in [("made", "ed25519", "256"), ("made-ecdsa", "ecdsa", "256"), ("made-p521", "ecdsa", "521")] {
+            let out = try h.ssh(["generate", name, "--type", type, "--bits", bits])
             #expect(out.status == 0, "\(out.stderr)")
             lines[name] = out.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }

@@ -59,27 +59,11 @@ final class InProcessSSHAgent {
 /// confirm. The source here holds a real key file's private wire form, as a keychain's
 /// key item gives it; the server, socket and clients (Debian's ssh-add, ssh-keygen) are real.
 @Suite struct KeychainSourceTests {
-    /// The private wire form of an unencrypted Ed25519 key file (openssh-key-v1: the
-    /// private section after its two check words, up to the comment).
+    /// The private wire form of an unencrypted key file, read by kc's key file reader (as
+    /// `kc ssh add` reads it).
     static func wireForm(ofKeyFile path: String) throws -> [UInt8] {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
-        let data = try #require(Data(base64Encoded: body))
-        let magic = Array("openssh-key-v1\0".utf8)
-        var reader = SSHReader(Array(data.dropFirst(magic.count)))
-        #expect(try reader.text() == "none")
-        _ = try reader.string()   // kdf
-        _ = try reader.string()   // kdf options
-        #expect(try reader.uint32() == 1)
-        _ = try reader.string()   // public key
-        var section = SSHReader(try reader.string())
-        _ = try section.uint32()
-        _ = try section.uint32()
-        let start = section.offset
-        _ = try section.string()   // type
-        _ = try section.string()   // A
-        _ = try section.string()   // k || A
-        return Array(section.bytes[start..<section.offset])
+        let (key, _) = try SSHKeyFile(Array(try Data(contentsOf: URL(fileURLWithPath: path)))).privateKey(passphrase: nil)
+        return key.wire
     }
 
     func setUp(presence: Bool) throws -> (SSHAgentFixture, SourceOfOneKey, InProcessSSHAgent, String) {

@@ -12,7 +12,7 @@ import Testing
         #expect(out.stdout.contains("The agent has no identities."))
     }
 
-    @Test(arguments: [("ed25519", nil), ("ecdsa", 256), ("ecdsa", 384), ("rsa", 3072)] as [(String, Int?)])
+    @Test(arguments: [("ed25519", nil), ("ecdsa", 256), ("ecdsa", 384), ("ecdsa", 521), ("rsa", 3072)] as [(String, Int?)])
     func aFileKeyOfEachTypeIsAddedListedAndSigns(type: String, bits: Int?) throws {
         let f = try SSHAgentFixture()
         let key = try f.makeKey("id_\(type)\(bits ?? 0)", type: type, bits: bits)
@@ -35,6 +35,15 @@ import Testing
         } else {
             #expect(test.status == 0, "\(test.stderr)")
         }
+    }
+
+    /// The agent takes keys by the rules `kc ssh add` keeps them by (one decoder): an RSA key
+    /// under 2048 bits is refused, as it is refused into a keychain.
+    @Test func anRSAKeyUnder2048BitsIsRefused() throws {
+        let f = try SSHAgentFixture()
+        let key = try f.makeKey("small", type: "rsa", bits: 1024)
+        #expect(try f.sshAdd([key]).status != 0)
+        #expect(try f.sshAdd(["-l"]).stdout.contains("The agent has no identities."))
     }
 
     @Test func dRemovesOneKeyAndDRemovesAll() throws {

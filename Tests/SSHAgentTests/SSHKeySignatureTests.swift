@@ -1,4 +1,3 @@
-import COpenSSL
 import CSodium
 import Foundation
 import KCTestSupport
@@ -8,8 +7,8 @@ import Testing
 @testable import SSHAgent
 
 /// The private wire form kc keeps is a working key: a key `kc ssh generate` made is read
-/// back through the agent (`KeychainIdentities`, as the SSH agent reads it), signs here
-/// (Ed25519 with libsodium, ECDSA and RSA with libcrypto) in OpenSSH's SSHSIG format, and
+/// back through the agent (`KeychainIdentities`, as the SSH agent reads it), signs with the
+/// SSH agent's signer (`SigningKey`) in OpenSSH's SSHSIG format, and
 /// `ssh-keygen -Y verify` accepts the signature against the exported public key; a
 /// signature of other bytes is refused, so the check can fail.
 @Suite struct SSHKeySignatureTests {
@@ -60,73 +59,8 @@ import Testing
         blob.string(namespace)
         blob.string("")
         blob.string("sha512")
-        blob.string(try sign(key, signed.bytes))
+        // kc's one signer, the SSH agent's (RSA: rsa-sha2-512).
+        blob.string(try SigningKey(wire: key.wire).sign(signed.bytes, flags: SSHAgentMessage.rsaSHA512))
         return "-----BEGIN SSH SIGNATURE-----\n" + Data(blob.bytes).base64EncodedString(options: .lineLength64Characters) + "\n-----END SSH SIGNATURE-----\n"
-    }
-
-    /// An SSH signature blob (`string algorithm, string signature`) of `data`.
-    static func sign(_ key: SSHPrivateKey, _ data: [UInt8]) throws -> [UInt8] {
-        var out = SSHWireWriter()
-        var r = SSHWireReader(key.wire)
-        _ = try r.string()
-        switch key.type {
-        case .ed25519:
-            _ = try r.string()
-            let secret = try r.string()
-            var signature = [UInt8](repeating: 0, count: 64)
-            #expect(crypto_sign_detached(&signature, nil, data, UInt64(data.count), secret) == 0)
-            out.string("ssh-ed25519")
-            out.string(signature)
-        case .ecdsaP256, .ecdsaP384, .ecdsaP521:
-            let digest = key.type == .ecdsaP256 ? "SHA256" : key.type == .ecdsaP384 ? "SHA384" : "SHA512"
-            let der = try evpSign(key, data, digest: digest)
-            var rs = SSHWireWriter()
-            for integer in try Self.derIntegers(der) { rs.mpint(magnitude: integer) }
-            out.string(key.type.rawValue)
-            out.string(rs.bytes)
-        case .rsa:
-            out.string("rsa-sha2-512")
-            out.string(try evpSign(key, data, digest: "SHA512"))
-        }
-        return out.bytes
-    }
-
-    static func evpSign(_ key: SSHPrivateKey, _ data: [UInt8], digest: String) throws -> [UInt8] {
-        guard let pkey = try LibcryptoKey.evpKey(key), let context = EVP_MD_CTX_new() else { throw KeychainError(errSecInternalError) }
-        defer {
-            EVP_MD_CTX_free(context)
-            EVP_PKEY_free(pkey)
-        }
-        var length = 0
-        guard EVP_DigestSignInit_ex(context, nil, digest, nil, nil, pkey, nil) == 1,
-            EVP_DigestSign(context, nil, &length, data, data.count) == 1
-        else { throw KeychainError(errSecInternalError, "sign init") }
-        var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, data, data.count) == 1 else { throw KeychainError(errSecInternalError, "sign") }
-        return Array(signature[..<length])
-    }
-
-    /// The two INTEGERs of a DER `SEQUENCE { r, s }` (an ECDSA signature).
-    static func derIntegers(_ der: [UInt8]) throws -> [[UInt8]] {
-        var i = 0
-        func length() throws -> Int {
-            let first = Int(der[i]); i += 1
-            if first < 0x80 { return first }
-            var n = 0
-            for _ in 0..<(first & 0x7F) { n = n << 8 | Int(der[i]); i += 1 }
-            return n
-        }
-        guard der.first == 0x30 else { throw KeychainError(errSecDecode) }
-        i = 1
-        _ = try length()
-        var integers: [[UInt8]] = []
-        for _ in 0..<2 {
-            guard der[i] == 0x02 else { throw KeychainError(errSecDecode) }
-            i += 1
-            let n = try length()
-            integers.append(Array(der[i..<(i + n)]))
-            i += n
-        }
-        return integers
     }
 }

@@ -5,7 +5,7 @@ import Testing
 /// `ssh-keygen -Y sign` with a key held only by kc's SSH agent, verified by
 /// `ssh-keygen -Y verify` with an allowed signers file.
 @Suite struct SSHKeygenSignTests {
-    @Test(arguments: [("ed25519", nil), ("ecdsa", 384), ("rsa", 2048)] as [(String, Int?)])
+    @Test(arguments: [("ed25519", nil), ("ecdsa", 384), ("ecdsa", 521), ("rsa", 2048)] as [(String, Int?)])
     func aSignatureMadeThroughTheAgentVerifies(type: String, bits: Int?) throws {
         let f = try SSHAgentFixture()
         let key = try f.makeKey("signer", type: type, bits: bits)

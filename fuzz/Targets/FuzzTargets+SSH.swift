@@ -14,7 +14,11 @@ extension FuzzTargets {
         func string(_ b: [UInt8]) -> [UInt8] { u32(UInt32(b.count)) + b }
         func text(_ t: String) -> [UInt8] { string(Array(t.utf8)) }
         func u32(_ n: UInt32) -> [UInt8] { [UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] }
-        let a = [UInt8](repeating: 7, count: 32)
+        // A real Ed25519 key (the decoder checks that the seed, 32 bytes of 1, gives A).
+        let a: [UInt8] = [
+            0x8a, 0x88, 0xe3, 0xdd, 0x74, 0x09, 0xf1, 0x95, 0xfd, 0x52, 0xdb, 0x2d, 0x3c, 0xba, 0x5d, 0x72,
+            0xca, 0x67, 0x09, 0xbf, 0x1d, 0x94, 0x12, 0x1b, 0xf3, 0x74, 0x88, 0x01, 0xb4, 0x0f, 0x6f, 0x5c
+        ]
         let publicBlob = text("ssh-ed25519") + string(a)
         let privateKey = text("ssh-ed25519") + string(a) + string([UInt8](repeating: 1, count: 32) + a)
         let hop = { (user: String, host: String, keys: [[UInt8]]) -> [UInt8] in

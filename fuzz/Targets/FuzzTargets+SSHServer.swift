@@ -31,7 +31,7 @@ extension FuzzTargets {
         }
         let listing = server.handle([11], session: &session)
         precondition(listing.count <= 256 * 1024, "the listing is over OpenSSH's limit")
-        var reader = SSHReader(listing)
+        var reader = SSHWireReader(listing, context: "the listing")
         guard (try? reader.byte()) == 12, let n = try? reader.uint32() else { preconditionFailure("the listing does not parse") }
         for _ in 0..<n {
             guard (try? reader.string()) != nil, (try? reader.string()) != nil else { preconditionFailure("a listed key does not parse") }
