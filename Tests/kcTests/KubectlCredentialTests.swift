@@ -264,12 +264,15 @@ import KCTestSupport
     /// kubeconfig left the rewritten file root's. It keeps its owner, group and mode now.
     @Test func importKeepsTheFilesOwner() throws {
         let h = try home()
-        let path = h.directory + "/kube-owned"
+        let folder = h.directory + "/owned"
+        #expect(mkdir(folder, 0o700) == 0 && chown(folder, OtherUser.uid, OtherUser.uid) == 0)
+        let path = folder + "/kube-owned"
         try Data("users:\n- name: dev\n  user:\n    token: OWNEDTOKEN\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(chmod(path, 0o640) == 0 && chown(path, OtherUser.uid, OtherUser.uid) == 0)
         let out = try h.kc(["kube-credential", "--import", path, "dev"])
         #expect(out.status == 0, "\(out.stderr)")
-        #expect(!read(h, "kube-owned").contains("OWNEDTOKEN") && read(h, "kube-owned").contains("kube-credential"), "\(read(h, "kube-owned"))")
+        #expect(
+            !read(h, "owned/kube-owned").contains("OWNEDTOKEN") && read(h, "owned/kube-owned").contains("kube-credential"), "\(read(h, "owned/kube-owned"))")
         var st = stat()
         #expect(
             stat(path, &st) == 0 && st.st_uid == OtherUser.uid && st.st_gid == OtherUser.uid && st.st_mode & 0o7777 == 0o640,

@@ -14,12 +14,10 @@ struct AWSSharedFile {
     let path: String
     /// The lines, each with its line break (the last may have none).
     var lines: [String]
-    /// Whether the file existed when read.
-    let existed: Bool
-    /// Its mode when read (0600 for a new file).
-    let mode: mode_t
-    /// Its owner when read (nil for a new file): root rewriting a user's file keeps it theirs.
-    let owner: (uid: uid_t, gid: gid_t)?
+    /// Its folder, held open from the read to the write.
+    let folder: HeldFolder
+    /// The file as read (nil: there was none): its mode, group and identity.
+    let read: (mode: mode_t, gid: gid_t, identity: (dev: UInt, ino: UInt))?
 
     /// `~/.aws/credentials`, or `AWS_SHARED_CREDENTIALS_FILE` (`~` expanded, as botocore does).
     static var credentialsPath: String { location("AWS_SHARED_CREDENTIALS_FILE", default: "credentials") }
@@ -34,50 +32,18 @@ struct AWSSharedFile {
         return value
     }
 
-    /// Reads `path`; a missing file is an empty one.
+    /// Reads `path`; a missing file is an empty one. The folder is held (`HeldFolder`): a
+    /// link, another user's file or folder, a file with other names is refused.
     init(path: String) throws {
         self.path = path
-        var st = stat()
-        guard lstat(path, &st) == 0 else {
-            guard errno == ENOENT else { throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
-            (lines, existed, mode, owner) = ([], false, 0o600, nil)
+        folder = try HeldFolder(file: path)
+        guard var content = try folder.read(limit: 1 << 24) else {
+            (lines, read) = ([], nil)
             return
         }
-        // The rewrite renames a new file over the path: through a link (a dotfile manager's)
-        // or beside another hard link, the old text, keys included, would live on there.
-        if st.st_mode & S_IFMT == S_IFLNK {
-            throw KeychainError(
-                errSecParam, "\(path) is a link: rewriting it would leave the keys in the file it points to",
-                hint: "point AWS_SHARED_CREDENTIALS_FILE or AWS_CONFIG_FILE at the file itself and run again")
-        }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw KeychainError(errSecParam, "\(path) is not a regular file") }
-        guard st.st_nlink == 1 else {
-            throw KeychainError(errSecParam, "\(path) has \(st.st_nlink) hard links: the other names would keep the keys")
-        }
-        // Root (sudo keeping HOME) may rewrite a user's file: the new one keeps its owner.
-        guard st.st_uid == geteuid() || geteuid() == 0 else {
-            throw KeychainError(errSecParam, "\(path) belongs to uid \(st.st_uid), not to you: kc does not rewrite it")
-        }
-        mode = st.st_mode & 0o7777
-        owner = (st.st_uid, st.st_gid)
-        existed = true
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            let e = errno
-            throw KeychainError(e == EACCES ? errSecReadOnly : errSecIO, "cannot read \(path): \(String(cString: strerror(e)))")
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-            guard bytes.count <= 1 << 24 else { throw KeychainError(errSecDataTooLarge, "\(path) is larger than 16 MiB") }
-        }
-        for i in chunk.indices { chunk[i] = 0 }
+        read = (content.mode, content.gid, content.identity)
+        var bytes = content.bytes
+        content.bytes = []
         guard let text = String(validating: bytes, as: UTF8.self) else { throw KeychainError(errSecParam, "\(path) is not UTF-8 text") }
         for i in bytes.indices { bytes[i] = 0 }
         lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0 + "\n" }
@@ -171,7 +137,6 @@ struct AWSSharedFile {
     /// old mode and owner, flushed, then renamed over `path`): a reader sees the old file or
     /// the new one, and no copy of the old text is left behind, even by a killed run.
     func write() throws {
-        if !existed, let slash = path.lastIndex(of: "/"), slash != path.startIndex { _ = mkdir(String(path[..<slash]), 0o700) }
-        try FileReplacement.replace(path, with: Array(lines.joined().utf8), mode: mode, owner: owner)
+        try folder.replace(with: Array(lines.joined().utf8), mode: read?.mode ?? 0o600, gid: read?.gid, expected: read?.identity)
     }
 }

@@ -26,7 +26,10 @@ enum KubeconfigImport {
     }
 
     static func run(path: String, user: String, backup: Bool, choice: KeychainChoice) throws {
-        var original = try read(path)
+        let folder = try HeldFolder(file: path)
+        guard var content = try folder.read(limit: 1 << 20) else { throw Failure(message: "cannot open \(path): \(String(cString: strerror(ENOENT)))") }
+        var original = content.bytes
+        content.bytes = []
         defer { for i in original.indices { original[i] = 0 } }
         let text = String(decoding: original, as: UTF8.self)
         guard !text.contains("\r"), !text.contains("\t") else { throw refuse(path, "it has carriage returns or tabs") }
@@ -73,12 +76,11 @@ enum KubeconfigImport {
         // file changes: a locked keychain leaves nothing behind.
         let keychain = try Session.open(choice, lockedHint: HelperInput.unlockHint(choice))
         try KubeCredentialHelper.store(user, account: account, secret: secret, expires: nil, keychain)
-        if backup { try PrivateFile.write(original, to: path + ".kc-backup", force: false) }
-        var st = stat()
-        guard stat(path, &st) == 0 else { throw KeychainError(errSecIO, "cannot read \(path)'s mode") }
-        // The old mode and owner (root importing into a user's file keeps it theirs), given
-        // before the new file has a name; no named copy exists while it is written.
-        try FileReplacement.replace(path, with: output, mode: st.st_mode & 0o7777, owner: (st.st_uid, st.st_gid))
+        if backup { try folder.createBeside(suffix: ".kc-backup", original) }
+        // In the folder held since the read, as its owner (root importing a user's file
+        // writes with the user's rights), with the old mode and group, given before the new
+        // file has a name; no named copy exists while it is written.
+        try folder.replace(with: output, mode: content.mode, gid: content.gid, expected: content.identity)
         Report.line(
             "kc: moved user `\(user)`'s \(account == "token" ? "token" : "client key") into the keychain as kube:\(user); \(path) now runs `kc kube-credential`"
                 + (backup ? " (the old file, with the secret, is \(path).kc-backup, 0600)" : ""))
@@ -86,28 +88,6 @@ enum KubeconfigImport {
 
     static func refuse(_ path: String, _ why: String) -> Failure {
         Failure(message: "cannot rewrite \(path) safely: \(why); move the credential by hand (`kc kube-credential NAME --store`)")
-    }
-
-    /// The file's bytes: a regular file of at most 1 MiB.
-    static func read(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw Failure(message: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size <= 1 << 20 else {
-            throw Failure(message: "\(path) is not a regular file of at most 1 MiB")
-        }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw Failure(message: "cannot read \(path)") }
-            if n == 0 { break }
-            out.append(contentsOf: chunk[0..<n])
-        }
-        for i in chunk.indices { chunk[i] = 0 }
-        return out
     }
 
     /// The line range of USER's settings under `user:` and those settings (key: raw value).
