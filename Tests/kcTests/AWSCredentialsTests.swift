@@ -218,7 +218,7 @@ import KCTestSupport
             "[ind]\n  aws_access_key_id = AKIAIND\n  aws_secret_access_key = SECRETIND\naws_access_key_id = AKIAIND\naws_secret_access_key = SECRETIND\n"
         try write(indented, aws + "/credentials")
         let kept = try h.kc(["aws-credentials", "--import", "ind"])
-        #expect(kept.status == 206 && kept.stderr.contains("form kc does not rewrite"), "\(kept.stderr)")
+        #expect(kept.status == 206 && kept.stderr.contains("given twice"), "\(kept.stderr)")
         #expect(read(aws + "/credentials") == indented)
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: aws)) ?? []
         #expect(Set(leftovers).isSubset(of: ["credentials", "config"]), "\(leftovers)")

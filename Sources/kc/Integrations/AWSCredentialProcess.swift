@@ -142,8 +142,8 @@ enum AWSCredentialProcess {
     /// ~/.aws/config. - Returns: whether the file changed.
     @discardableResult
     static func configure(_ profile: String, _ choice: KeychainChoice) throws -> Bool {
-        var config = try AWSSharedFile(path: AWSSharedFile.configPath)
-        guard config.set("credential_process", command(profile, choice), in: configSection(profile)) else { return false }
+        var config = try AWSSharedFile(path: AWSSharedFile.configPath, config: true)
+        guard try config.set("credential_process", command(profile, choice), of: profile, header: configSection(profile)) else { return false }
         try config.write()
         Report.note("\(config.path): credential_process for the profile \(profile) is kc")
         return true
@@ -160,10 +160,10 @@ enum AWSCredentialProcess {
     /// keys for the profile and they differ, kc does not guess which the user meant: it
     /// refuses (errSecDuplicateItem) and changes nothing.
     static func importKeys(_ profile: String, _ choice: KeychainChoice) throws {
-        var credentials = try AWSSharedFile(path: AWSSharedFile.credentialsPath)
-        var config = try AWSSharedFile(path: AWSSharedFile.configPath)
-        let inCredentials = credentials.credentials(in: profile)
-        let inConfig = config.credentials(in: configSection(profile))
+        var credentials = try AWSSharedFile(path: AWSSharedFile.credentialsPath, config: false)
+        var config = try AWSSharedFile(path: AWSSharedFile.configPath, config: true)
+        let inCredentials = try credentials.credentials(of: profile)
+        let inConfig = try config.credentials(of: profile)
         guard inCredentials.isEmpty || inConfig.isEmpty || inCredentials == inConfig else {
             throw KeychainError(
                 errSecDuplicateItem,
@@ -184,17 +184,17 @@ enum AWSCredentialProcess {
         }
         let token = found["aws_session_token"] ?? found["aws_security_token"]
         try save(AWSKeys(accessKeyId: id, secretAccessKey: secret, sessionToken: token?.isEmpty == false ? token : nil), profile, keychain)
-        let rewriteCredentials = credentials.removeCredentials(in: profile)
-        _ = config.removeCredentials(in: configSection(profile))
+        let rewriteCredentials = try credentials.removeCredentials(of: profile)
+        _ = try config.removeCredentials(of: profile)
         // A key left in a form kc did not rewrite (indented, say) would stay in plaintext,
         // and AWS prefers it to credential_process: nothing is written then.
-        for (file, section) in [(credentials, profile), (config, configSection(profile))] where file.mentionsCredentials(in: section) {
+        for (file, section) in [(credentials, profile), (config, configSection(profile))] where try file.mentionsCredentials(of: profile) {
             throw KeychainError(
                 errSecParam, "\(file.path) keeps a credential key of [\(section)] in a form kc does not rewrite; nothing changed in the files",
                 hint: "move it by hand, or write it as `key = value` at the start of its line and run again")
         }
         if rewriteCredentials { try credentials.write() }
-        _ = config.set("credential_process", command(profile, choice), in: configSection(profile))
+        _ = try config.set("credential_process", command(profile, choice), of: profile, header: configSection(profile))
         try config.write()
         Report.note("moved the keys of the profile \(profile) (\(id)) into kc, service aws:\(profile)")
     }
