@@ -78,4 +78,26 @@ extension AWSCredentialsTests {
             #expect(try h.kc(["find", "-s", "aws:nb"]).status != 0, "nothing stored")
         }
     }
+
+    /// `KC_KEYCHAIN=work kc aws-credentials --store P` wrote `credential_process = kc
+    /// aws-credentials P`, which AWS runs without KC_KEYCHAIN: the default keychain, not
+    /// the one the keys went into. The keychain named by the environment is written with
+    /// `-k`, for AWS and in kubectl's exec stanza, and each client reaches the keys.
+    @Test func aKeychainFromTheEnvironmentIsWrittenIntoTheClientsFile() throws {
+        let h = try home()
+        #expect(try h.kc(["create", "-k", "work", "--kdf", "interactive"], password: "work pw").status == 0)
+        #expect(try h.kc(["unlock", "-k", "work"], password: "work pw").status == 0)
+        let json = #"{"Version":1,"AccessKeyId":"AKIAWORK","SecretAccessKey":"work-secret-1"}"#
+        var out = try h.kc(["aws-credentials", "--store", "wk"], stdin: Data(json.utf8), extra: ["KC_KEYCHAIN": "work"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(
+            read(h.directory + "/.aws/config") == "[profile wk]\ncredential_process = kc aws-credentials -k work wk\n", "\(read(h.directory + "/.aws/config"))")
+        #expect(try resolved(h, "wk") == "AKIAWORK work-secret-1 -")
+        let kube = h.directory + "/kube/config"
+        try write("users:\n- name: dev\n  user:\n    token: WORKTOKEN\n", kube)
+        out = try h.kc(["kube-credential", "--import", kube, "dev"], extra: ["KC_KEYCHAIN": "work"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(read(kube).contains("- \"--keychain\"\n      - \"work\"") && !read(kube).contains("WORKTOKEN"), "\(read(kube))")
+        #expect(try h.kc(["find", "-k", "work", "-s", "kube:dev", "-w"]).stdout == "WORKTOKEN")
+    }
 }

@@ -38,7 +38,7 @@ enum AWSCredentialProcess {
                 throw KeychainError(errSecParam, "aws-credentials needs one profile name", hint: "kc aws-credentials [-k KEYCHAIN] [--import|--store] PROFILE")
             }
             try checkName(profile, "profile name")
-            if let keychain = choice.keychain { try checkName(keychain, "keychain") }
+            if let keychain = choice.named { try checkName(keychain, "keychain") }
             return try run(mode, choice, profile)
         }
     }
@@ -132,9 +132,10 @@ enum AWSCredentialProcess {
     /// The profile's section in ~/.aws/config: `[default]`, else `[profile NAME]`.
     static func configSection(_ profile: String) -> String { profile == "default" ? "default" : "profile " + profile }
 
-    /// The `credential_process` line's value: this command, with the keychain it was given.
+    /// The `credential_process` line's value: this command, with the keychain it was given
+    /// (by -k, KC_KEYCHAIN or the configuration file: AWS runs it without them).
     static func command(_ profile: String, _ choice: KeychainChoice) -> String {
-        (["kc", "aws-credentials"] + (choice.keychain.map { ["-k", ShellWord.quoted($0)] } ?? []) + [ShellWord.quoted(profile)])
+        (["kc", "aws-credentials"] + (choice.named.map { ["-k", ShellWord.quoted($0)] } ?? []) + [ShellWord.quoted(profile)])
             .joined(separator: " ")
     }
 

@@ -55,7 +55,8 @@ enum KubeconfigImport {
         // The stanza in the settings' place, at their indentation.
         let pad = String(repeating: " ", count: lines[block.lowerBound].indent)
         var args = [KubeCredentialHelper.word]
-        if let keychain = choice.keychain { args += ["--keychain", keychain] }
+        // -k, KC_KEYCHAIN or the configuration file's: kubectl runs the plugin without them.
+        if let keychain = choice.named { args += ["--keychain", keychain] }
         args.append(user)
         let stanza =
             ["\(pad)exec:", "\(pad)  apiVersion: \(KubeCredentialHelper.defaultAPIVersion)", "\(pad)  command: kc", "\(pad)  args:"]
