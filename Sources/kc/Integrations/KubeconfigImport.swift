@@ -68,8 +68,13 @@ enum KubeconfigImport {
         rewritten.removeAll()
         // No value moved may be left anywhere in the new text (a second `users:` list, a
         // second user of that name): kubectl would go on reading it.
-        let moved = settings.values.map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+        // Compared decoded: a quoted copy of a plain value, or a plain copy of a quoted one,
+        // is the same secret. A double-quoted value with escapes elsewhere could hide one.
+        let moved = try settings.values.map { try scalar($0, path) }.filter { !$0.isEmpty }
         let newText = String(decoding: output, as: UTF8.self)
+        guard !newText.split(separator: "\n").contains(where: { $0.contains("\"") && $0.contains("\\") }) else {
+            throw refuse(path, "it has a double-quoted value with escapes, which kc cannot compare with the value it moves")
+        }
         guard !moved.contains(where: { newText.contains($0) }) else {
             throw refuse(path, "the value kc would move appears in it more than once")
         }
@@ -110,9 +115,11 @@ enum KubeconfigImport {
         let listIndent = lines[head].indent
         let items = (head..<end).filter { lines[$0].indent == listIndent && lines[$0].body.hasPrefix("- ") }
         let keyIndent = listIndent + 2
+        // Each item's name and `user:` line, found once (the keys on the dash line, then at
+        // keyIndent): a list of 20,000 users is read in one pass.
+        var found: [(start: Int, stop: Int, userLine: Int?)] = []
         for (n, start) in items.enumerated() {
             let stop = n + 1 < items.count ? items[n + 1] : end
-            // The item's keys: on the dash line, then at keyIndent.
             var name: String?
             var userLine: Int?
             for i in start..<stop where !lines[i].isBlank {
@@ -122,13 +129,10 @@ enum KubeconfigImport {
                 if body.hasPrefix("name:") { name = try scalar(body.dropFirst(5), path) }
                 if body.hasPrefix("user:") { userLine = i }
             }
-            guard name == user else { continue }
-            let sameName = items.filter { item in
-                (item..<end).first { lines[$0].body.dropFirst(item == $0 ? 2 : 0).hasPrefix("name:") }.map { i in
-                    (try? scalar(lines[i].body.dropFirst(item == i ? 2 : 0).dropFirst(5), path)) == user
-                } ?? false
-            }
-            guard sameName.count == 1 else { throw refuse(path, "it has more than one user `\(user)`") }
+            if name == user { found.append((start, stop, userLine)) }
+        }
+        guard found.count <= 1 else { throw refuse(path, "it has more than one user `\(user)`") }
+        for (_, stop, userLine) in found {
             guard let userLine else { throw refuse(path, "user `\(user)` has no `user:` settings") }
             guard lines[userLine].body.dropFirst(5).allSatisfy({ $0 == " " }) else {
                 throw refuse(path, "user `\(user)`'s settings are not block `key: value` lines")
