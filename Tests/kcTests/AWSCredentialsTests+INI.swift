@@ -100,4 +100,24 @@ extension AWSCredentialsTests {
         #expect(read(kube).contains("- \"--keychain\"\n      - \"work\"") && !read(kube).contains("WORKTOKEN"), "\(read(kube))")
         #expect(try h.kc(["find", "-k", "work", "-s", "kube:dev", "-w"]).stdout == "WORKTOKEN")
     }
+
+    /// Found by attacking the helper: with stdout closed it wrote nothing and exited 0 (AWS
+    /// or a script went on without keys); `--store` on a locked keychain suggested
+    /// --password-stdin, though stdin is the JSON; a key given twice in the JSON was read
+    /// as its first value, where AWS's Python and Go read the last. Now: exit 220 with one
+    /// line; the hint is `kc unlock`; a key given twice is refused (exit 206), nothing stored.
+    @Test func closedStdoutLockedStoreAndDuplicateKeysAreRefused() throws {
+        let h = try home()
+        let json = #"{"Version":1,"AccessKeyId":"AKIAOUT","SecretAccessKey":"out-secret-1"}"#
+        #expect(try h.kc(["aws-credentials", "--store", "out"], stdin: Data(json.utf8)).status == 0)
+        var out = try Spawn.run(["/bin/sh", "-c", "exec \"$0\" aws-credentials out >&-", KCBinary.path], environment: h.environment, timeout: 20)
+        #expect(out.status == 220 && out.stderr.split(separator: "\n").count == 1 && !out.stderr.contains("out-secret-1"), "\(out.status) \(out.stderr)")
+        let twice = #"{"Version":1,"AccessKeyId":"AKIAFIRST","SecretAccessKey":"dup-secret","\u0041ccessKeyId":"AKIALAST"}"#
+        out = try h.kc(["aws-credentials", "--store", "dup"], stdin: Data(twice.utf8))
+        #expect(out.status == 206 && out.stderr.contains("twice"), "\(out.status) \(out.stderr)")
+        #expect(try h.kc(["find", "-s", "aws:dup"]).status != 0, "nothing stored")
+        #expect(try h.kc(["lock"]).status == 0)
+        out = try h.kc(["aws-credentials", "--store", "out"], stdin: Data(json.utf8))
+        #expect(out.status == 36 && out.stderr.contains("kc unlock") && !out.stderr.contains("password-stdin"), "\(out.status) \(out.stderr)")
+    }
 }

@@ -240,4 +240,20 @@ import KCTestSupport
         #expect(out.status == 206 && out.stderr.contains("not to you"), "\(out.status) \(out.stdout) \(out.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: other).isEmpty)
     }
+
+    /// Found by attacking the helper: `get` with stdout closed wrote nothing and exited 0
+    /// (Terraform would go on without the token), and a key given twice in `store`'s object
+    /// was read as its first value where Terraform's Go reads the last. Now exit 220 with
+    /// one line, and a key given twice is refused (exit 206), nothing stored.
+    @Test func closedStdoutAndDuplicateKeysAreRefused() throws {
+        let h = try home()
+        #expect(try helper(h, ["store", "app.example.com"], stdin: #"{"token":"first-token"}"#).status == 0)
+        let path = h.directory + "/.terraform.d/plugins/terraform-credentials-kc"
+        var out = try Spawn.run(["/bin/sh", "-c", "exec \"$0\" get app.example.com >&-", path], environment: h.environment, timeout: 20)
+        #expect(out.status == 220 && out.stderr.split(separator: "\n").count == 1 && !out.stderr.contains("first-token"), "\(out.status) \(out.stderr)")
+        out = try helper(h, ["store", "app.example.com"], stdin: #"{"token":"a-token","token":"b-token"}"#)
+        #expect(out.status == 206 && out.stderr.contains("twice"), "\(out.status) \(out.stderr)")
+        out = try helper(h, ["get", "app.example.com"])
+        #expect(out.stdout == #"{"token":"first-token"}"# + "\n", "\(out.stdout)")
+    }
 }

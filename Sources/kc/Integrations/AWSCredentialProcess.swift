@@ -5,6 +5,9 @@ import KeychainFormats
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `kc aws-credentials PROFILE`: AWS's `credential_process` (`credential_process = kc
 /// aws-credentials PROFILE` in ~/.aws/config). A profile's keys are a generic password with
@@ -76,15 +79,21 @@ enum AWSCredentialProcess {
                     errSecItemNotFound, "no AWS keys for the profile \(profile) in kc (service aws:\(profile))",
                     hint: "kc aws-credentials --import \(ShellWord.quoted(profile))")
             }
-            Report.out(keys.json + "\n")
+            // A closed or broken stdout is an error, as Vault's helper says: AWS would read
+            // nothing and a script would go on.
+            var out = Array((keys.json + "\n").utf8)
+            defer { for i in out.indices { out[i] = 0 } }
+            guard Report.writeAll(1, out) else { throw KeychainError(errSecIO, "cannot write the keys to stdout: \(String(cString: strerror(errno)))") }
         case .store:
             var input = try HelperInput.readStdin(stopAtEmptyLine: false)
             defer { for i in input.indices { input[i] = 0 } }
+            try HelperInput.refuseDuplicateKeys(input, "aws-credentials --store")
             let document = try input.withUnsafeBytes { try JSONValue.parse($0) }
             guard let keys = AWSKeys(document) else {
                 throw KeychainError(errSecParam, "aws-credentials --store: stdin is not AWS's JSON with AccessKeyId and SecretAccessKey")
             }
-            try save(keys, profile, Session.open(choice))
+            // stdin was the JSON: the locked hint says `kc unlock`, not --password-stdin.
+            try save(keys, profile, Session.open(choice, lockedHint: HelperInput.unlockHint(choice)))
             try configure(profile, choice)
         case .importKeys:
             try importKeys(profile, choice)
