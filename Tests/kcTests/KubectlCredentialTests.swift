@@ -264,12 +264,15 @@ import KCTestSupport
     /// kubeconfig left the rewritten file root's. It keeps its owner, group and mode now.
     @Test func importKeepsTheFilesOwner() throws {
         let h = try home()
-        let path = h.directory + "/kube-owned"
+        let folder = h.directory + "/owned"
+        #expect(mkdir(folder, 0o700) == 0 && chown(folder, OtherUser.uid, OtherUser.uid) == 0)
+        let path = folder + "/kube-owned"
         try Data("users:\n- name: dev\n  user:\n    token: OWNEDTOKEN\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(chmod(path, 0o640) == 0 && chown(path, OtherUser.uid, OtherUser.uid) == 0)
         let out = try h.kc(["kube-credential", "--import", path, "dev"])
         #expect(out.status == 0, "\(out.stderr)")
-        #expect(!read(h, "kube-owned").contains("OWNEDTOKEN") && read(h, "kube-owned").contains("kube-credential"), "\(read(h, "kube-owned"))")
+        #expect(
+            !read(h, "owned/kube-owned").contains("OWNEDTOKEN") && read(h, "owned/kube-owned").contains("kube-credential"), "\(read(h, "owned/kube-owned"))")
         var st = stat()
         #expect(
             stat(path, &st) == 0 && st.st_uid == OtherUser.uid && st.st_gid == OtherUser.uid && st.st_mode & 0o7777 == 0o640,
@@ -290,5 +293,31 @@ import KCTestSupport
         let manual = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/man/kc.1").standardized.path
         let page = (try? String(contentsOfFile: manual, encoding: .utf8)) ?? ""
         #expect(page.contains(".Ss kc kube-credential") && page.contains(".Ss kc aws-credentials"), "\(manual)")
+    }
+
+    /// Found by attacking the import: its same-name scan went over the rest of the list for
+    /// every item (20,000 users without a name took more than 120 s). Names are read once
+    /// (the child has 30 s).
+    @Test func aLongListIsReadOnce() throws {
+        let h = try home()
+        let path = h.directory + "/kube-long"
+        var text = "users:\n"
+        for n in 0..<20_000 { text += "- user:\n    token: filler\(n)\n" }
+        text += "- name: dev\n  user:\n    token: LONGLISTTOKEN\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let out = try Spawn.run([KCBinary.path, "kube-credential", "--import", path, "dev"], environment: h.environment, timeout: 30)
+        #expect(out.status == 0 && !read(h, "kube-long").contains("LONGLISTTOKEN"), "\(out.stderr)")
+    }
+
+    /// Found by attacking the import: its "appears more than once" check compared raw text,
+    /// so a plain copy of a quoted token stayed behind. The values are compared decoded.
+    @Test func copiesAreComparedDecoded() throws {
+        let h = try home()
+        let path = h.directory + "/kube-long"
+        let copies = "users:\n- name: dev\n  user:\n    token: \"COPIEDTOKEN\"\n- name: other\n  user:\n    token: COPIEDTOKEN\n"
+        try Data(copies.utf8).write(to: URL(fileURLWithPath: path))
+        let out = try h.kc(["kube-credential", "--import", path, "dev"])
+        #expect(out.status != 0 && out.stderr.contains("more than once"), "\(out.stderr)")
+        #expect(read(h, "kube-long") == copies)
     }
 }

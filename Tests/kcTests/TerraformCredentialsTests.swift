@@ -212,4 +212,48 @@ import KCTestSupport
         #expect(try String(contentsOfFile: terraform, encoding: .utf8) == "#!/bin/sh\n")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: tofu) == "/bin/true")
     }
+
+    /// Found by attacking the plugin link commands: a plugin folder that is a link was
+    /// followed (`--install` wrote, `--uninstall` removed the install's own
+    /// bin/terraform-credentials-kc, through it), and root (sudo keeping HOME) made
+    /// root-owned folders in a user's home. Both are refused now (exit 206), nothing made
+    /// or removed.
+    @Test func linkedPluginFoldersAndOtherUsersHomesAreRefused() throws {
+        let h = try KCHome()
+        let elsewhere = h.directory + "/bin"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        let installed = elsewhere + "/terraform-credentials-kc"
+        try FileManager.default.createSymbolicLink(atPath: installed, withDestinationPath: KCBinary.path)
+        try FileManager.default.createDirectory(atPath: h.directory + "/.terraform.d", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: h.directory + "/.terraform.d/plugins", withDestinationPath: elsewhere)
+        var out = try h.kc(["terraform-credentials", "--uninstall"])
+        #expect(out.status == 206 && out.stderr.contains("is a link"), "\(out.status) \(out.stdout) \(out.stderr)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: installed)) == KCBinary.path, "the install's own link is kept")
+        try FileManager.default.removeItem(atPath: installed)
+        out = try h.kc(["terraform-credentials", "--install"])
+        #expect(out.status == 206 && out.stderr.contains("is a link"), "\(out.status) \(out.stdout) \(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+        // A home of another user's: no folder made in it.
+        let other = h.directory + "/other"
+        #expect(mkdir(other, 0o700) == 0 && chown(other, OtherUser.uid, OtherUser.uid) == 0)
+        out = try h.kc(["terraform-credentials", "--install"], extra: ["HOME": other, "XDG_DATA_HOME": other + "/.local/share"])
+        #expect(out.status == 206 && out.stderr.contains("not to you"), "\(out.status) \(out.stdout) \(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other).isEmpty)
+    }
+
+    /// Found by attacking the helper: `get` with stdout closed wrote nothing and exited 0
+    /// (Terraform would go on without the token), and a key given twice in `store`'s object
+    /// was read as its first value where Terraform's Go reads the last. Now exit 220 with
+    /// one line, and a key given twice is refused (exit 206), nothing stored.
+    @Test func closedStdoutAndDuplicateKeysAreRefused() throws {
+        let h = try home()
+        #expect(try helper(h, ["store", "app.example.com"], stdin: #"{"token":"first-token"}"#).status == 0)
+        let path = h.directory + "/.terraform.d/plugins/terraform-credentials-kc"
+        var out = try Spawn.run(["/bin/sh", "-c", "exec \"$0\" get app.example.com >&-", path], environment: h.environment, timeout: 20)
+        #expect(out.status == 220 && out.stderr.split(separator: "\n").count == 1 && !out.stderr.contains("first-token"), "\(out.status) \(out.stderr)")
+        out = try helper(h, ["store", "app.example.com"], stdin: #"{"token":"a-token","token":"b-token"}"#)
+        #expect(out.status == 206 && out.stderr.contains("twice"), "\(out.status) \(out.stderr)")
+        out = try helper(h, ["get", "app.example.com"])
+        #expect(out.stdout == #"{"token":"first-token"}"# + "\n", "\(out.stdout)")
+    }
 }

@@ -169,4 +169,17 @@ import KCTestSupport
         let help = try vault(h, helper, "--help")
         #expect(help.status == 0 && help.stderr.isEmpty && help.stdout.hasPrefix("usage: kc-vault-token-helper"), "\(help.stdout) \(help.stderr)")
     }
+
+    /// Found by attacking the helper: a token stored with a line break (by `kc add`, which
+    /// allows it) was printed as it was, and Vault sends what it reads. `get` refuses it
+    /// with one line and exit 93 (errSecDecode), printing nothing.
+    @Test func aStoredTokenWithAControlCharacterIsNotPrinted() throws {
+        let (h, helper) = try home()
+        for token in ["hvs.first\nX-Injected: 1", "hvs.with\u{1B}]52;c;AAAA\u{07}"] {
+            #expect(try h.kc(["add", "-U", "-s", "vault:https://127.0.0.1:8200", "-a", "token", "-w", token]).status == 0)
+            let out = try vault(h, helper, "get")
+            #expect(out.status == 93 && out.stdoutBytes.isEmpty, "\(out.status) \(out.stdout)")
+            #expect(out.stderr.split(separator: "\n").count == 1 && out.stderr.contains("control character") && !out.stderr.contains("hvs."), "\(out.stderr)")
+        }
+    }
 }

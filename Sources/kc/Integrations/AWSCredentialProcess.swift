@@ -5,6 +5,9 @@ import KeychainFormats
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `kc aws-credentials PROFILE`: AWS's `credential_process` (`credential_process = kc
 /// aws-credentials PROFILE` in ~/.aws/config). A profile's keys are a generic password with
@@ -38,7 +41,7 @@ enum AWSCredentialProcess {
                 throw KeychainError(errSecParam, "aws-credentials needs one profile name", hint: "kc aws-credentials [-k KEYCHAIN] [--import|--store] PROFILE")
             }
             try checkName(profile, "profile name")
-            if let keychain = choice.keychain { try checkName(keychain, "keychain") }
+            if let keychain = choice.named { try checkName(keychain, "keychain") }
             return try run(mode, choice, profile)
         }
     }
@@ -76,15 +79,21 @@ enum AWSCredentialProcess {
                     errSecItemNotFound, "no AWS keys for the profile \(profile) in kc (service aws:\(profile))",
                     hint: "kc aws-credentials --import \(ShellWord.quoted(profile))")
             }
-            Report.out(keys.json + "\n")
+            // A closed or broken stdout is an error, as Vault's helper says: AWS would read
+            // nothing and a script would go on.
+            var out = Array((keys.json + "\n").utf8)
+            defer { for i in out.indices { out[i] = 0 } }
+            guard Report.writeAll(1, out) else { throw KeychainError(errSecIO, "cannot write the keys to stdout: \(String(cString: strerror(errno)))") }
         case .store:
             var input = try HelperInput.readStdin(stopAtEmptyLine: false)
             defer { for i in input.indices { input[i] = 0 } }
+            try HelperInput.refuseDuplicateKeys(input, "aws-credentials --store")
             let document = try input.withUnsafeBytes { try JSONValue.parse($0) }
             guard let keys = AWSKeys(document) else {
                 throw KeychainError(errSecParam, "aws-credentials --store: stdin is not AWS's JSON with AccessKeyId and SecretAccessKey")
             }
-            try save(keys, profile, Session.open(choice))
+            // stdin was the JSON: the locked hint says `kc unlock`, not --password-stdin.
+            try save(keys, profile, Session.open(choice, lockedHint: HelperInput.unlockHint(choice)))
             try configure(profile, choice)
         case .importKeys:
             try importKeys(profile, choice)
@@ -132,9 +141,10 @@ enum AWSCredentialProcess {
     /// The profile's section in ~/.aws/config: `[default]`, else `[profile NAME]`.
     static func configSection(_ profile: String) -> String { profile == "default" ? "default" : "profile " + profile }
 
-    /// The `credential_process` line's value: this command, with the keychain it was given.
+    /// The `credential_process` line's value: this command, with the keychain it was given
+    /// (by -k, KC_KEYCHAIN or the configuration file: AWS runs it without them).
     static func command(_ profile: String, _ choice: KeychainChoice) -> String {
-        (["kc", "aws-credentials"] + (choice.keychain.map { ["-k", ShellWord.quoted($0)] } ?? []) + [ShellWord.quoted(profile)])
+        (["kc", "aws-credentials"] + (choice.named.map { ["-k", ShellWord.quoted($0)] } ?? []) + [ShellWord.quoted(profile)])
             .joined(separator: " ")
     }
 
@@ -142,8 +152,8 @@ enum AWSCredentialProcess {
     /// ~/.aws/config. - Returns: whether the file changed.
     @discardableResult
     static func configure(_ profile: String, _ choice: KeychainChoice) throws -> Bool {
-        var config = try AWSSharedFile(path: AWSSharedFile.configPath)
-        guard config.set("credential_process", command(profile, choice), in: configSection(profile)) else { return false }
+        var config = try AWSSharedFile(path: AWSSharedFile.configPath, config: true)
+        guard try config.set("credential_process", command(profile, choice), of: profile, header: configSection(profile)) else { return false }
         try config.write()
         Report.note("\(config.path): credential_process for the profile \(profile) is kc")
         return true
@@ -160,10 +170,10 @@ enum AWSCredentialProcess {
     /// keys for the profile and they differ, kc does not guess which the user meant: it
     /// refuses (errSecDuplicateItem) and changes nothing.
     static func importKeys(_ profile: String, _ choice: KeychainChoice) throws {
-        var credentials = try AWSSharedFile(path: AWSSharedFile.credentialsPath)
-        var config = try AWSSharedFile(path: AWSSharedFile.configPath)
-        let inCredentials = credentials.credentials(in: profile)
-        let inConfig = config.credentials(in: configSection(profile))
+        var credentials = try AWSSharedFile(path: AWSSharedFile.credentialsPath, config: false)
+        var config = try AWSSharedFile(path: AWSSharedFile.configPath, config: true)
+        let inCredentials = try credentials.credentials(of: profile)
+        let inConfig = try config.credentials(of: profile)
         guard inCredentials.isEmpty || inConfig.isEmpty || inCredentials == inConfig else {
             throw KeychainError(
                 errSecDuplicateItem,
@@ -184,17 +194,17 @@ enum AWSCredentialProcess {
         }
         let token = found["aws_session_token"] ?? found["aws_security_token"]
         try save(AWSKeys(accessKeyId: id, secretAccessKey: secret, sessionToken: token?.isEmpty == false ? token : nil), profile, keychain)
-        let rewriteCredentials = credentials.removeCredentials(in: profile)
-        _ = config.removeCredentials(in: configSection(profile))
+        let rewriteCredentials = try credentials.removeCredentials(of: profile)
+        _ = try config.removeCredentials(of: profile)
         // A key left in a form kc did not rewrite (indented, say) would stay in plaintext,
         // and AWS prefers it to credential_process: nothing is written then.
-        for (file, section) in [(credentials, profile), (config, configSection(profile))] where file.mentionsCredentials(in: section) {
+        for (file, section) in [(credentials, profile), (config, configSection(profile))] where try file.mentionsCredentials(of: profile) {
             throw KeychainError(
                 errSecParam, "\(file.path) keeps a credential key of [\(section)] in a form kc does not rewrite; nothing changed in the files",
                 hint: "move it by hand, or write it as `key = value` at the start of its line and run again")
         }
         if rewriteCredentials { try credentials.write() }
-        _ = config.set("credential_process", command(profile, choice), in: configSection(profile))
+        _ = try config.set("credential_process", command(profile, choice), of: profile, header: configSection(profile))
         try config.write()
         Report.note("moved the keys of the profile \(profile) (\(id)) into kc, service aws:\(profile)")
     }

@@ -12,14 +12,15 @@ struct AWSSharedFile {
     static let credentialKeys = ["aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_security_token"]
 
     let path: String
-    /// The lines, each with its line break (the last may have none).
+    /// Whether it is ~/.aws/config (`[profile NAME]` sections) rather than the credentials
+    /// file (`[NAME]`).
+    let isConfig: Bool
+    /// The lines, each with its line break (`\r\n`, `\r` or `\n`; the last may have none).
     var lines: [String]
-    /// Whether the file existed when read.
-    let existed: Bool
-    /// Its mode when read (0600 for a new file).
-    let mode: mode_t
-    /// Its owner when read (nil for a new file): root rewriting a user's file keeps it theirs.
-    let owner: (uid: uid_t, gid: gid_t)?
+    /// Its folder, held open from the read to the write.
+    let folder: HeldFolder
+    /// The file as read (nil: there was none): its mode, group and identity.
+    let read: (mode: mode_t, gid: gid_t, identity: (dev: UInt, ino: UInt))?
 
     /// `~/.aws/credentials`, or `AWS_SHARED_CREDENTIALS_FILE` (`~` expanded, as botocore does).
     static var credentialsPath: String { location("AWS_SHARED_CREDENTIALS_FILE", default: "credentials") }
@@ -34,144 +35,161 @@ struct AWSSharedFile {
         return value
     }
 
-    /// Reads `path`; a missing file is an empty one.
-    init(path: String) throws {
+    /// Reads `path`; a missing file is an empty one. The folder is held (`HeldFolder`): a
+    /// link, another user's file or folder, a file with other names is refused; so is a
+    /// file botocore would not read (`AWSINI`).
+    init(path: String, config: Bool) throws {
         self.path = path
-        var st = stat()
-        guard lstat(path, &st) == 0 else {
-            guard errno == ENOENT else { throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
-            (lines, existed, mode, owner) = ([], false, 0o600, nil)
+        isConfig = config
+        folder = try HeldFolder(file: path)
+        guard var content = try folder.read(limit: 1 << 24) else {
+            (lines, read) = ([], nil)
             return
         }
-        // The rewrite renames a new file over the path: through a link (a dotfile manager's)
-        // or beside another hard link, the old text, keys included, would live on there.
-        if st.st_mode & S_IFMT == S_IFLNK {
-            throw KeychainError(
-                errSecParam, "\(path) is a link: rewriting it would leave the keys in the file it points to",
-                hint: "point AWS_SHARED_CREDENTIALS_FILE or AWS_CONFIG_FILE at the file itself and run again")
-        }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw KeychainError(errSecParam, "\(path) is not a regular file") }
-        guard st.st_nlink == 1 else {
-            throw KeychainError(errSecParam, "\(path) has \(st.st_nlink) hard links: the other names would keep the keys")
-        }
-        // Root (sudo keeping HOME) may rewrite a user's file: the new one keeps its owner.
-        guard st.st_uid == geteuid() || geteuid() == 0 else {
-            throw KeychainError(errSecParam, "\(path) belongs to uid \(st.st_uid), not to you: kc does not rewrite it")
-        }
-        mode = st.st_mode & 0o7777
-        owner = (st.st_uid, st.st_gid)
-        existed = true
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            let e = errno
-            throw KeychainError(e == EACCES ? errSecReadOnly : errSecIO, "cannot read \(path): \(String(cString: strerror(e)))")
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-            guard bytes.count <= 1 << 24 else { throw KeychainError(errSecDataTooLarge, "\(path) is larger than 16 MiB") }
-        }
-        for i in chunk.indices { chunk[i] = 0 }
+        read = (content.mode, content.gid, content.identity)
+        var bytes = content.bytes
+        content.bytes = []
         guard let text = String(validating: bytes, as: UTF8.self) else { throw KeychainError(errSecParam, "\(path) is not UTF-8 text") }
         for i in bytes.indices { bytes[i] = 0 }
-        lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0 + "\n" }
-        // The split's last piece follows the last line break: empty, or a line without one.
-        if let last = lines.last {
-            lines.removeLast()
-            if last != "\n" { lines.append(String(last.dropLast())) }
+        lines = AWSINI.lines(text)
+        _ = try kinds()
+    }
+
+    /// Each line's kind, as botocore reads it. - Throws: errSecParam naming the line it
+    /// would not read; nothing is changed then.
+    func kinds() throws -> [AWSINI.Kind] {
+        do {
+            return try AWSINI.classify(lines)
+        } catch {
+            throw KeychainError(
+                errSecParam, "\(path), line \(error.line): \(error.why), which AWS's own reader refuses or kc cannot place; nothing changed",
+                hint: "fix the file and run again")
         }
     }
 
-    /// The section's name when `line` is a section header (`[NAME]`, `[profile NAME]`).
-    static func header(_ line: String) -> String? {
-        let t = line.trimmingSpaces
-        guard t.hasPrefix("["), t.hasSuffix("]"), t.count >= 2 else { return nil }
-        return String(t.dropFirst().dropLast()).trimmingSpaces
-    }
-
-    /// The key of a top-level `key = value` line (lower case), and its value; nil for a
-    /// comment, a blank line, a header or an indented (nested) line.
-    static func setting(_ line: String) -> (key: String, value: String)? {
-        guard let first = line.first, first != " ", first != "\t", first != "#", first != ";", first != "[" else { return nil }
-        // configparser (botocore's reader) splits at the first `=` or `:`.
-        guard let equals = line.firstIndex(where: { $0 == "=" || $0 == ":" }) else { return nil }
-        return (String(line[..<equals]).trimmingSpaces.lowercased(), String(line[line.index(after: equals)...]).trimmingSpaces)
-    }
-
-    /// Whether `section` still names a credential key on any line, in any form kc does not
-    /// rewrite (indented, say): checked before a rewrite is trusted to have moved them all.
-    func mentionsCredentials(in section: String) -> Bool {
-        guard let (_, body) = range(of: section) else { return false }
-        return lines[body].contains { line in
-            let t = line.trimmingSpaces.lowercased()
-            return Self.credentialKeys.contains { t.hasPrefix($0) }
+    /// The sections botocore reads as `profile`, in the file's order (the last one wins in
+    /// the config: `[profile default]` after `[default]`), each as its header's line and
+    /// its body's range; and the `[DEFAULT]` sections, whose keys configparser gives every
+    /// section.
+    func sections(of profile: String) throws -> (profile: [(header: Int, body: Range<Int>)], defaults: [Range<Int>]) {
+        let kinds = try kinds()
+        var found: [(header: Int, body: Range<Int>)] = []
+        var defaults: [Range<Int>] = []
+        for (i, kind) in kinds.enumerated() {
+            guard case .header(let name) = kind else { continue }
+            let end = kinds[(i + 1)...].firstIndex { if case .header = $0 { return true } else { return false } } ?? kinds.count
+            if name == "DEFAULT" {
+                defaults.append((i + 1)..<end)
+            } else if (isConfig ? AWSINI.profile(ofConfigSection: name) : name) == profile {
+                found.append((i, (i + 1)..<end))
+            }
         }
+        return (found, defaults)
     }
 
-    /// The line range of the section named `section` (after its header), or nil.
-    func range(of section: String) -> (header: Int, body: Range<Int>)? {
-        guard let start = lines.firstIndex(where: { Self.header($0) == section }) else { return nil }
-        let end = lines[(start + 1)...].firstIndex(where: { Self.header($0) != nil }) ?? lines.count
-        return (start, (start + 1)..<end)
-    }
-
-    /// The credential keys' values in `section`, by key.
-    func credentials(in section: String) -> [String: String] {
-        guard let (_, body) = range(of: section) else { return [:] }
+    /// The credential keys' values in the section botocore reads for `profile`, by key.
+    /// - Throws: errSecParam when a credential key's value goes on over more lines, or the
+    ///   `[DEFAULT]` section holds one: kc would not know what AWS reads.
+    func credentials(of profile: String) throws -> [String: String] {
+        let kinds = try kinds()
+        let (found, defaults) = try sections(of: profile)
+        for body in defaults where body.contains(where: { Self.isCredential(kinds[$0]) }) {
+            throw KeychainError(
+                errSecParam, "\(path) has credential keys in [DEFAULT], which AWS gives every profile; nothing changed", hint: "move them by hand")
+        }
         var out: [String: String] = [:]
-        for line in lines[body] {
-            if let (key, value) = Self.setting(line), Self.credentialKeys.contains(key) { out[key] = value }
+        guard let last = found.last else { return out }
+        for i in last.body {
+            guard case .option(let key, let value) = kinds[i], Self.credentialKeys.contains(key) else { continue }
+            if i + 1 < kinds.count, kinds[i + 1] == .continuation {
+                throw KeychainError(
+                    errSecParam, "\(path), line \(i + 2): the value of \(key) goes on over more lines; nothing changed", hint: "write it on one line")
+            }
+            out[key] = value
         }
         return out
     }
 
-    /// Removes the credential keys from `section`, and the section itself when nothing but
-    /// blank lines is left in it. - Returns: whether anything was removed.
-    mutating func removeCredentials(in section: String) -> Bool {
-        guard let (header, body) = range(of: section) else { return false }
-        let kept = lines[body].filter { line in Self.setting(line).map { !Self.credentialKeys.contains($0.key) } ?? true }
-        guard kept.count < body.count else { return false }
-        if kept.allSatisfy({ $0.trimmingSpaces.isEmpty }) {
-            lines.replaceSubrange(header..<body.upperBound, with: [])
-        } else {
-            lines.replaceSubrange(body, with: kept)
-        }
-        return true
+    static func isCredential(_ kind: AWSINI.Kind) -> Bool {
+        if case .option(let key, _) = kind { return credentialKeys.contains(key) }
+        return false
     }
 
-    /// Sets `key = value` in `section` (replacing the key's line, or after the section's last
-    /// setting, or in a new section at the end). - Returns: whether the text changed.
-    mutating func set(_ key: String, _ value: String, in section: String) -> Bool {
+    /// Whether a line of `profile`'s sections (or `[DEFAULT]`) still names a credential key
+    /// once stripped as botocore strips it, in any form: checked before a rewrite is trusted
+    /// to have moved them all.
+    func mentionsCredentials(of profile: String) throws -> Bool {
+        let (found, defaults) = try sections(of: profile)
+        return (found.map(\.body) + defaults).contains { body in
+            lines[body].contains { line in
+                let t = AWSINI.strip(AWSINI.content(line)).lowercased()
+                return Self.credentialKeys.contains { t.hasPrefix($0) }
+            }
+        }
+    }
+
+    /// Removes the credential keys from every section botocore reads as `profile`, and a
+    /// section itself when nothing but blank lines is left in it. - Returns: whether
+    /// anything was removed.
+    mutating func removeCredentials(of profile: String) throws -> Bool {
+        let kinds = try kinds()
+        var removed = false
+        for (header, body) in try sections(of: profile).profile.reversed() {
+            for i in body where Self.isCredential(kinds[i]) && i + 1 < kinds.count && kinds[i + 1] == .continuation {
+                throw KeychainError(
+                    errSecParam, "\(path), line \(i + 2): a credential key's value goes on over more lines; nothing changed", hint: "write it on one line")
+            }
+            let kept = body.filter { !Self.isCredential(kinds[$0]) }
+            guard kept.count < body.count else { continue }
+            removed = true
+            if kept.allSatisfy({ AWSINI.strip(AWSINI.content(lines[$0])).isEmpty }) {
+                lines.replaceSubrange(header..<body.upperBound, with: [])
+            } else {
+                lines.replaceSubrange(body, with: kept.map { lines[$0] })
+            }
+        }
+        return removed
+    }
+
+    /// Sets `key = value` in the section botocore reads as `profile` (replacing the key's
+    /// line, or after the section's last non-blank line, or in a new section `[header]` at
+    /// the end). - Returns: whether the text changed.
+    mutating func set(_ key: String, _ value: String, of profile: String, header newHeader: String) throws -> Bool {
+        let kinds = try kinds()
         let line = "\(key) = \(value)\n"
-        guard let (header, body) = range(of: section) else {
-            if let last = lines.indices.last, !lines[last].hasSuffix("\n") { lines[last] += "\n" }
-            if let last = lines.last, !last.trimmingSpaces.isEmpty { lines.append("\n") }
-            lines += ["[\(section)]\n", line]
+        guard let (header, body) = try sections(of: profile).profile.last else {
+            if let last = lines.indices.last, !Self.hasBreak(lines[last]) { lines[last] += "\n" }
+            if let last = lines.last, !AWSINI.strip(AWSINI.content(last)).isEmpty { lines.append("\n") }
+            lines += ["[\(newHeader)]\n", line]
             return true
         }
-        if let at = lines[body].firstIndex(where: { Self.setting($0)?.key == key }) {
-            guard Self.setting(lines[at])?.value != value else { return false }
-            lines[at] = line
+        if let at = body.first(where: { if case .option(key, _) = kinds[$0] { return true } else { return false } }) {
+            // The old value with the lines that continue it (blank lines between them too).
+            var end = at + 1
+            var j = at + 1
+            while j < body.upperBound, kinds[j] == .continuation || kinds[j] == .blank {
+                if kinds[j] == .continuation { end = j + 1 }
+                j += 1
+            }
+            guard case .option(_, let old) = kinds[at], old != value || end > at + 1 else { return false }
+            lines.replaceSubrange(at..<end, with: [line])
             return true
         }
         var at = body.upperBound
-        while at > header + 1, lines[at - 1].trimmingSpaces.isEmpty { at -= 1 }
-        if at > 0, !lines[at - 1].hasSuffix("\n") { lines[at - 1] += "\n" }
+        while at > header + 1, AWSINI.strip(AWSINI.content(lines[at - 1])).isEmpty { at -= 1 }
+        if !Self.hasBreak(lines[at - 1]) { lines[at - 1] += "\n" }
         lines.insert(line, at: at)
         return true
     }
+
+    /// Whether `line` ends with a line break.
+    static func hasBreak(_ line: String) -> Bool { line.unicodeScalars.last == "\n" || line.unicodeScalars.last == "\r" }
 
     /// Writes the lines in the file's place (`FileReplacement`: an unnamed file given the
     /// old mode and owner, flushed, then renamed over `path`): a reader sees the old file or
     /// the new one, and no copy of the old text is left behind, even by a killed run.
     func write() throws {
-        if !existed, let slash = path.lastIndex(of: "/"), slash != path.startIndex { _ = mkdir(String(path[..<slash]), 0o700) }
-        try FileReplacement.replace(path, with: Array(lines.joined().utf8), mode: mode, owner: owner)
+        _ = try kinds()
+        try folder.replace(with: Array(lines.joined().utf8), mode: read?.mode ?? 0o600, gid: read?.gid, expected: read?.identity)
     }
 }

@@ -1,5 +1,6 @@
 import KeychainCore
 import POSIXSupport
+import KeychainFormats
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -79,5 +80,71 @@ enum HelperInput {
         }
         if choice.keychain?.isEmpty == true { throw KeychainError(errSecParam, "-k/--keychain is empty") }
         return (choice, rest)
+    }
+
+    /// Refuses JSON input in which an object names a key twice: Go's and Python's decoders
+    /// (Terraform's, AWS's) take the last value, kc's the first, so the two would disagree
+    /// on which key or token was meant. Keys are compared with their escapes decoded
+    /// (`"\u0041ccessKeyId"` is `"AccessKeyId"`). Malformed JSON is left to the parser.
+    /// - Throws: errSecParam naming the key.
+    static func refuseDuplicateKeys(_ bytes: [UInt8], _ what: String) throws {
+        var objects: [Set<[UInt16]>] = []
+        var stack: [UInt8] = []
+        var i = 0
+        var lastString: [UInt16]?
+        while i < bytes.count {
+            let b = bytes[i]
+            switch b {
+            case UInt8(ascii: "{"):
+                stack.append(b)
+                objects.append([])
+            case UInt8(ascii: "}"):
+                if stack.last == UInt8(ascii: "{") { stack.removeLast(); objects.removeLast() }
+            case UInt8(ascii: "["):
+                stack.append(b)
+            case UInt8(ascii: "]"):
+                if stack.last == UInt8(ascii: "[") { stack.removeLast() }
+            case UInt8(ascii: ":"):
+                if let key = lastString, stack.last == UInt8(ascii: "{"), !objects.isEmpty {
+                    guard objects[objects.count - 1].insert(key).inserted else {
+                        throw KeychainError(
+                            errSecParam, "\(what): the JSON on stdin gives the key \(JSON.string(String(decoding: key, as: UTF16.self))) twice; nothing stored",
+                            hint: "give each key once")
+                    }
+                }
+            case UInt8(ascii: "\""):
+                var units: [UInt16] = []
+                var utf8: [UInt8] = []
+                i += 1
+                while i < bytes.count, bytes[i] != UInt8(ascii: "\"") {
+                    if bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count {
+                        units += String(decoding: utf8, as: UTF8.self).utf16
+                        utf8 = []
+                        let e = bytes[i + 1]
+                        i += 2
+                        if e == UInt8(ascii: "u"), i + 4 <= bytes.count, let v = UInt16(String(decoding: bytes[i..<i + 4], as: UTF8.self), radix: 16) {
+                            units.append(v)
+                            i += 4
+                        } else {
+                            let map: [UInt8: UInt16] = [0x62: 8, 0x66: 12, 0x6E: 10, 0x72: 13, 0x74: 9]
+                            units.append(map[e] ?? UInt16(e))
+                        }
+                        continue
+                    }
+                    utf8.append(bytes[i])
+                    i += 1
+                }
+                units += String(decoding: utf8, as: UTF8.self).utf16
+                lastString = units
+                i += 1
+                continue
+            default:
+                break
+            }
+            if b != UInt8(ascii: " ") && b != UInt8(ascii: "\n") && b != UInt8(ascii: "\t") && b != UInt8(ascii: "\r") && b != UInt8(ascii: ":") {
+                lastString = nil
+            }
+            i += 1
+        }
     }
 }

@@ -26,7 +26,10 @@ enum KubeconfigImport {
     }
 
     static func run(path: String, user: String, backup: Bool, choice: KeychainChoice) throws {
-        var original = try read(path)
+        let folder = try HeldFolder(file: path)
+        guard var content = try folder.read(limit: 1 << 20) else { throw Failure(message: "cannot open \(path): \(String(cString: strerror(ENOENT)))") }
+        var original = content.bytes
+        content.bytes = []
         defer { for i in original.indices { original[i] = 0 } }
         let text = String(decoding: original, as: UTF8.self)
         guard !text.contains("\r"), !text.contains("\t") else { throw refuse(path, "it has carriage returns or tabs") }
@@ -52,7 +55,8 @@ enum KubeconfigImport {
         // The stanza in the settings' place, at their indentation.
         let pad = String(repeating: " ", count: lines[block.lowerBound].indent)
         var args = [KubeCredentialHelper.word]
-        if let keychain = choice.keychain { args += ["--keychain", keychain] }
+        // -k, KC_KEYCHAIN or the configuration file's: kubectl runs the plugin without them.
+        if let keychain = choice.named { args += ["--keychain", keychain] }
         args.append(user)
         let stanza =
             ["\(pad)exec:", "\(pad)  apiVersion: \(KubeCredentialHelper.defaultAPIVersion)", "\(pad)  command: kc", "\(pad)  args:"]
@@ -64,8 +68,13 @@ enum KubeconfigImport {
         rewritten.removeAll()
         // No value moved may be left anywhere in the new text (a second `users:` list, a
         // second user of that name): kubectl would go on reading it.
-        let moved = settings.values.map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+        // Compared decoded: a quoted copy of a plain value, or a plain copy of a quoted one,
+        // is the same secret. A double-quoted value with escapes elsewhere could hide one.
+        let moved = try settings.values.map { try scalar($0, path) }.filter { !$0.isEmpty }
         let newText = String(decoding: output, as: UTF8.self)
+        guard !newText.split(separator: "\n").contains(where: { $0.contains("\"") && $0.contains("\\") }) else {
+            throw refuse(path, "it has a double-quoted value with escapes, which kc cannot compare with the value it moves")
+        }
         guard !moved.contains(where: { newText.contains($0) }) else {
             throw refuse(path, "the value kc would move appears in it more than once")
         }
@@ -73,12 +82,11 @@ enum KubeconfigImport {
         // file changes: a locked keychain leaves nothing behind.
         let keychain = try Session.open(choice, lockedHint: HelperInput.unlockHint(choice))
         try KubeCredentialHelper.store(user, account: account, secret: secret, expires: nil, keychain)
-        if backup { try PrivateFile.write(original, to: path + ".kc-backup", force: false) }
-        var st = stat()
-        guard stat(path, &st) == 0 else { throw KeychainError(errSecIO, "cannot read \(path)'s mode") }
-        // The old mode and owner (root importing into a user's file keeps it theirs), given
-        // before the new file has a name; no named copy exists while it is written.
-        try FileReplacement.replace(path, with: output, mode: st.st_mode & 0o7777, owner: (st.st_uid, st.st_gid))
+        if backup { try folder.createBeside(suffix: ".kc-backup", original) }
+        // In the folder held since the read, as its owner (root importing a user's file
+        // writes with the user's rights), with the old mode and group, given before the new
+        // file has a name; no named copy exists while it is written.
+        try folder.replace(with: output, mode: content.mode, gid: content.gid, expected: content.identity)
         Report.line(
             "kc: moved user `\(user)`'s \(account == "token" ? "token" : "client key") into the keychain as kube:\(user); \(path) now runs `kc kube-credential`"
                 + (backup ? " (the old file, with the secret, is \(path).kc-backup, 0600)" : ""))
@@ -86,28 +94,6 @@ enum KubeconfigImport {
 
     static func refuse(_ path: String, _ why: String) -> Failure {
         Failure(message: "cannot rewrite \(path) safely: \(why); move the credential by hand (`kc kube-credential NAME --store`)")
-    }
-
-    /// The file's bytes: a regular file of at most 1 MiB.
-    static func read(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw Failure(message: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size <= 1 << 20 else {
-            throw Failure(message: "\(path) is not a regular file of at most 1 MiB")
-        }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw Failure(message: "cannot read \(path)") }
-            if n == 0 { break }
-            out.append(contentsOf: chunk[0..<n])
-        }
-        for i in chunk.indices { chunk[i] = 0 }
-        return out
     }
 
     /// The line range of USER's settings under `user:` and those settings (key: raw value).
@@ -129,9 +115,11 @@ enum KubeconfigImport {
         let listIndent = lines[head].indent
         let items = (head..<end).filter { lines[$0].indent == listIndent && lines[$0].body.hasPrefix("- ") }
         let keyIndent = listIndent + 2
+        // Each item's name and `user:` line, found once (the keys on the dash line, then at
+        // keyIndent): a list of 20,000 users is read in one pass.
+        var found: [(start: Int, stop: Int, userLine: Int?)] = []
         for (n, start) in items.enumerated() {
             let stop = n + 1 < items.count ? items[n + 1] : end
-            // The item's keys: on the dash line, then at keyIndent.
             var name: String?
             var userLine: Int?
             for i in start..<stop where !lines[i].isBlank {
@@ -141,13 +129,10 @@ enum KubeconfigImport {
                 if body.hasPrefix("name:") { name = try scalar(body.dropFirst(5), path) }
                 if body.hasPrefix("user:") { userLine = i }
             }
-            guard name == user else { continue }
-            let sameName = items.filter { item in
-                (item..<end).first { lines[$0].body.dropFirst(item == $0 ? 2 : 0).hasPrefix("name:") }.map { i in
-                    (try? scalar(lines[i].body.dropFirst(item == i ? 2 : 0).dropFirst(5), path)) == user
-                } ?? false
-            }
-            guard sameName.count == 1 else { throw refuse(path, "it has more than one user `\(user)`") }
+            if name == user { found.append((start, stop, userLine)) }
+        }
+        guard found.count <= 1 else { throw refuse(path, "it has more than one user `\(user)`") }
+        for (_, stop, userLine) in found {
             guard let userLine else { throw refuse(path, "user `\(user)` has no `user:` settings") }
             guard lines[userLine].body.dropFirst(5).allSatisfy({ $0 == " " }) else {
                 throw refuse(path, "user `\(user)`'s settings are not block `key: value` lines")

@@ -75,6 +75,7 @@ enum TerraformCredentialsHelper {
     /// `{"token": "…"}` (so `kc find -w` and `kc read` give the token), else the object's
     /// bytes as they came. - Throws: errSecParam when it is not a JSON object with a string token.
     static func secret(of input: [UInt8]) throws -> [UInt8] {
+        try HelperInput.refuseDuplicateKeys(input, "store")
         let document = try input.withUnsafeBytes { try JSONValue.parse($0) }
         guard let object = document.object else { throw KeychainError(errSecParam, "the credentials are not a JSON object") }
         guard let token = object["token"]?.string else { throw KeychainError(errSecParam, "the credentials object has no \"token\" string") }
@@ -102,14 +103,14 @@ enum TerraformCredentialsHelper {
                 kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecReturnData: true, kSecMatchLimit: kSecMatchLimitOne
             ])
         } catch let e as KeychainError where e.status == errSecItemNotFound {
-            Report.out("{}\n")
+            guard Report.writeAll(1, Array("{}\n".utf8)) else { throw KeychainError(errSecIO, "cannot write to stdout: \(String(cString: strerror(errno)))") }
             return
         }
         var data = Array(found as? Data ?? Data())
         defer { for i in data.indices { data[i] = 0 } }
         var out = Array(object(of: data).utf8) + [0x0A]
         defer { for i in out.indices { out[i] = 0 } }
-        Report.writeAll(1, out)
+        guard Report.writeAll(1, out) else { throw KeychainError(errSecIO, "cannot write the credentials to stdout: \(String(cString: strerror(errno)))") }
     }
 
     /// Replaces what is stored for the host (every item of its service), or adds it.

@@ -57,20 +57,32 @@ enum TerraformPluginLink {
         var removed = 0
         for folder in places {
             let path = folder + "/" + TerraformCredentialsHelper.programName
+            let directory: Int32
+            do {
+                guard let fd = try checkedFolder(folder, create: false) else { continue }
+                directory = fd
+            } catch let error as KeychainError {
+                Report.note(error.message)
+                return exitCode(for: error.status)
+            } catch {
+                return 1
+            }
+            defer { close(directory) }
+            let name = TerraformCredentialsHelper.programName
             var st = stat()
-            guard lstat(path, &st) == 0 else { continue }
+            guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
             guard st.st_mode & S_IFMT == S_IFLNK else {
                 Report.note("left \(path): it is not a link")
                 continue
             }
-            guard let own, resolved(path) == own else {
+            guard let own, resolved("/proc/self/fd/\(directory)/\(name)") == own else {
                 var buffer = [CChar](repeating: 0, count: 4096)
-                let n = readlink(path, &buffer, buffer.count - 1)
+                let n = readlinkat(directory, name, &buffer, buffer.count - 1)
                 let target = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
                 Report.note("left \(path): it leads to \(target), not to this kc (\(own ?? AgentClient.ownExecutable))")
                 continue
             }
-            guard unlink(path) == 0 else {
+            guard unlinkat(directory, name, 0) == 0 else {
                 Report.note("cannot remove \(path): \(String(cString: strerror(errno)))")
                 return exitCode(for: errSecReadOnly)
             }
@@ -89,34 +101,71 @@ enum TerraformPluginLink {
     }
 
     /// `folder/terraform-credentials-kc` → `target`, the folder made as `mkdir -p` makes it,
-    /// the link put in place by rename (never a moment without one).
+    /// the link put in place by rename (never a moment without one), both relative to the
+    /// checked folder (`checkedFolder`).
     static func link(in folder: String, to target: String) throws {
-        try makeFolders(folder)
-        let path = folder + "/" + TerraformCredentialsHelper.programName
+        guard let directory = try checkedFolder(folder, create: true) else { throw KeychainError(errSecIO, "cannot open \(folder)") }
+        defer { close(directory) }
+        let name = TerraformCredentialsHelper.programName
+        let path = folder + "/" + name
         var st = stat()
-        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFLNK {
+        if fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) != S_IFLNK {
             throw KeychainError(errSecDuplicateItem, "\(path) exists and is not a link; move it away first")
         }
-        let temporary = folder + "/.\(TerraformCredentialsHelper.programName).\(getpid())"
-        unlink(temporary)
-        guard symlink(target, temporary) == 0 else {
+        let temporary = ".\(name).\(getpid())"
+        unlinkat(directory, temporary, 0)
+        guard symlinkat(target, directory, temporary) == 0 else {
             throw KeychainError(errSecReadOnly, "cannot make a link in \(folder): \(String(cString: strerror(errno)))")
         }
-        guard rename(temporary, path) == 0 else {
+        guard renameat(directory, temporary, directory, name) == 0 else {
             let why = String(cString: strerror(errno))
-            unlink(temporary)
+            unlinkat(directory, temporary, 0)
             throw KeychainError(errSecReadOnly, "cannot put the link at \(path): \(why)")
         }
     }
 
-    /// Creates `folder` and its missing parents (0755 less the umask).
-    static func makeFolders(_ folder: String) throws {
+    /// Opens `folder` (never through a link: `O_NOFOLLOW`) after checking the way to it,
+    /// making what is missing (0755 less the umask) when `create`: no part of it may be a
+    /// link unless root's and outside HOME, and HOME and every folder under it on the way,
+    /// and the folder itself, must be this user's. So root (sudo keeping HOME) makes no
+    /// root-owned folder in a user's home, and no link leads kc into another folder.
+    /// - Returns: the folder's descriptor, nil when it does not exist and `create` is false.
+    /// - Throws: errSecParam naming the link or the other account's folder; errSecReadOnly.
+    static func checkedFolder(_ folder: String, create: Bool) throws -> Int32? {
+        let home = Environment.get("HOME") ?? "/"
         var made = ""
         for part in folder.split(separator: "/") {
             made += "/" + part
-            if mkdir(made, 0o755) != 0 && errno != EEXIST {
-                throw KeychainError(errSecReadOnly, "cannot create \(made): \(String(cString: strerror(errno)))")
+            var st = stat()
+            if lstat(made, &st) != 0 {
+                guard errno == ENOENT else { throw KeychainError(errSecReadOnly, "cannot reach \(made): \(String(cString: strerror(errno)))") }
+                guard create else { return nil }
+                guard mkdir(made, 0o755) == 0 || errno == EEXIST, lstat(made, &st) == 0 else {
+                    throw KeychainError(errSecReadOnly, "cannot create \(made): \(String(cString: strerror(errno)))")
+                }
+            }
+            let underHome = made == home || made.hasPrefix(home + "/")
+            if st.st_mode & S_IFMT == S_IFLNK {
+                guard st.st_uid == 0 && !underHome else {
+                    throw KeychainError(
+                        errSecParam, "\(made) is a link: kc does not follow it to put or remove its plugin link",
+                        hint: "link into the real folder, or remove the link")
+                }
+                continue
+            }
+            if (underHome || made == folder) && st.st_uid != geteuid() {
+                throw KeychainError(
+                    errSecParam, "\(made) belongs to uid \(st.st_uid), not to you: kc does not put or remove its plugin link there",
+                    hint: "run the command as that user")
             }
         }
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw KeychainError(errSecParam, "cannot open \(folder) without following a link: \(String(cString: strerror(errno)))") }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_uid == geteuid() else {
+            close(fd)
+            throw KeychainError(errSecParam, "\(folder) changed while kc checked it; nothing done")
+        }
+        return fd
     }
 }

@@ -142,7 +142,14 @@ enum VaultTokenHelper {
         guard let data = found as? Data else { return }
         var bytes = [UInt8](data)
         defer { for i in bytes.indices { bytes[i] = 0 } }
-        // As it is: Vault sends whatever it reads as the token.
+        // As it is: Vault sends whatever it reads as the token. So a token with a line break
+        // or another control character (put there by `kc add`, or an import) would reach the
+        // server, and a terminal, as it is: refused instead, one line, exit 93.
+        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw KeychainError(
+                errSecDecode, "the stored token has a line break or another control character; not printed",
+                hint: "store it again with `\(program) store`")
+        }
         guard Report.writeAll(1, bytes) else { throw KeychainError(errSecIO, "cannot write the token to stdout") }
     }
 

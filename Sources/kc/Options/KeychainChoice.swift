@@ -34,6 +34,11 @@ struct KeychainChoice: Equatable {
     /// -k, else KC_KEYCHAIN, else the configuration file's `keychain`; nil for the default.
     private var word: String? { keychain ?? Configuration.keychain }
 
+    /// The keychain as -k, KC_KEYCHAIN or the configuration file named it; nil for the
+    /// default. What a helper writes into a client's file (`kc aws-credentials -k NAME`),
+    /// so the client, run without that environment, reaches the same keychain.
+    var named: String? { word }
+
     func validate() throws {
         // Most often `-k "$UNSET"` in a script: never fall back to the default keychain.
         if let keychain, keychain.isEmpty {

@@ -36,6 +36,17 @@ enum FileReplacement {
         let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { throw failure(errno, "cannot open the folder of \(path)") }
         defer { close(directory) }
+        try replace(name, in: directory, path: path, with: bytes, mode: mode, owner: owner, expected: nil)
+    }
+
+    /// Replaces the file `name` in the folder open at `directory` (`HeldFolder`'s: every
+    /// step relative to it, nothing by path), as `replace(_:with:mode:owner:)` does; with
+    /// `expected`, the name must still be that file (device, inode) just before the rename
+    /// (`(0, 0)`: still no file). `group` alone is given when `owner.uid` is `uid_t.max`.
+    static func replace(
+        _ name: String, in directory: Int32, path: String, with bytes: [UInt8], mode: mode_t, owner: (uid: uid_t, gid: gid_t)?,
+        expected: (dev: UInt, ino: UInt)?
+    ) throws {
         removeStale(name, in: directory)
         let temporary = "." + name + infix + ItemPrinter.hex((0..<suffixLength / 2).map { _ in UInt8.random(in: 0...255) })
         var named = false
@@ -58,7 +69,7 @@ enum FileReplacement {
         // mode: both before the file has a name.
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw failure(errno, "cannot write beside \(path)") }
-        if let owner, st.st_uid != owner.uid || st.st_gid != owner.gid {
+        if let owner, (st.st_uid != owner.uid && owner.uid != uid_t.max) || st.st_gid != owner.gid {
             guard fchown(fd, owner.uid, owner.gid) == 0 else {
                 throw KeychainError(
                     errSecParam,
@@ -69,6 +80,12 @@ enum FileReplacement {
         if !named {
             guard link(fd, directory, temporary) else { throw failure(errno, "cannot write beside \(path)") }
             linked = true
+        }
+        if let expected {
+            // What was read is what is replaced: a file swapped in meanwhile is left alone.
+            var now = stat()
+            let found = fstatat(directory, name, &now, AT_SYMLINK_NOFOLLOW) == 0 ? (UInt(now.st_dev), UInt(now.st_ino)) : (0, 0)
+            guard found == expected else { throw KeychainError(errSecParam, "\(path) changed while kc rewrote it; nothing changed") }
         }
         guard renameat(directory, temporary, directory, name) == 0 else { throw failure(errno, "cannot replace \(path)") }
         done = true
