@@ -52,7 +52,11 @@ extension Keychain {
     /// data key re-wrapped and all metadata and indexes re-sealed in one transaction,
     /// under a new password. Secrets' ciphertexts are kept. Old copies of the file still
     /// open with the old password, but say nothing about items added afterwards.
-    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
+    /// Every key slot but the password slot is removed: none can be re-wrapped without what
+    /// opens it (a recovery key is kept nowhere, a TPM2 slot's secret is in the TPM).
+    /// - Returns: the slots removed.
+    @discardableResult
+    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws -> [KeySlotInfo] {
         try requireFileKeychain("re-keying with a password")
         let oldKeys = try allKeys()
         let before = try authenticatedRecord()
@@ -68,6 +72,8 @@ extension Keychain {
         record.kdfMemlimit = kdf.memlimit
         record.kdfSalt = kdf.salt
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
+        let removed = before.slots.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
+        record.slots = []
         let newKeys = try KeyHierarchy(
             master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
             blindKeyIDs: Schema.blindKeyIDs)
@@ -118,5 +124,6 @@ extension Keychain {
         rowLedger.invalidate()
         verifiedStamp = nil
         try store.compactLog()
+        return removed
     }
 }
