@@ -58,7 +58,7 @@ struct KC: ParsableCommand {
             Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self,
             Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self,
             TeamCommand.self, ConfigCommand.self, ErrorCommand.self, Agent.self,
-            AWSCredentials.self
+            AWSCredentials.self, KeySlotCommand.self
         ]
     )
 

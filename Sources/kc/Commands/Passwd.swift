@@ -21,6 +21,12 @@ struct Passwd: ParsableCommand {
             password, but gives only what that copy held. With --keep-master-key
             (instant at any size) such a copy gives the master key, and with it
             every item added later.
+
+            Key slots (kc keyslot): --keep-master-key changes the password slot
+            only, and a recovery key still opens the keychain. A new master key
+            cannot be wrapped for a recovery key kc does not have: such slots are
+            removed, each named on stderr; add a new one with
+            `kc keyslot add --recovery`.
             """
     )
 
@@ -59,7 +65,12 @@ struct Passwd: ParsableCommand {
             // (docs/security.md, "What an old password still opens").
             let agent = AgentClient()
             _ = try? agent.lock(path: opened.path)
-            try opened.rekey(newPassword: newPassword, profile: kdf)
+            let removed = try opened.rekey(newPassword: newPassword, profile: kdf)
+            for slot in removed {
+                Report.note(
+                    "removed key slot \(slot.id) (\(slot.kind)) of \(opened.path): the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret"); add a new one with `kc keyslot add --\(slot.kind)`"
+                )
+            }
             _ = try? agent.perform(path: opened.path, .count([kSecClass: kSecClassGenericPassword]))
         }
         Report.note(keepMasterKey ? "changed the password of \(opened.path) (the master key is kept)" : "changed the password and master key of \(opened.path)")

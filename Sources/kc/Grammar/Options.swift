@@ -108,7 +108,7 @@ enum Options {
         "add", "find", "list", "generate", "update", "delete", "move", "unlock", "lock", "status",
         "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
         "run", "inject", "secret-service", "team", "config", "error", "agent",
-        "aws-credentials"
+        "aws-credentials", "keyslot"
     ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
@@ -140,6 +140,7 @@ enum Options {
         case "config": return [keychain, configJSON]
         case "agent": return [stop]
         case "aws-credentials": return [keychain, passwordFile, awsImport, awsStore]
+        case "keyslot": return Grammar.keyslot
         default: return []
         }
     }
@@ -159,11 +160,12 @@ enum Options {
             + [updateAll, newLabel, newKind, newComment, newAccount, newService, newAccessible, updateUserPresence]
         static let delete = keychainGroup + itemGroup + matchGroup + [deleteAll, yes]
         static let move = keychainGroup + itemGroup + matchGroup + [to, moveAll]
-        static let unlock = [teamTokenFile] + keychainGroup + [unlockTimeout, unlockMax]
+        static let unlock = [teamTokenFile] + keychainGroup + [unlockTimeout, unlockMax, unlockRecovery]
         static let lock = keychainGroup + [lockAll]
         static let status = [statusKeychain, statusJSON]
         static let create = keychainGroup + [createKDF]
         static let passwd = keychainGroup + [newPasswordFile, passwdKDF, rekey, keepMasterKey]
+        static let keyslot = keychainGroup + [keyslotRecovery, keyslotJSON]
         static let settings = keychainGroup + [settingsTimeout, settingsMax]
         static let backup = keychainGroup + [backupForce]
         static let export = keychainGroup + [exportClass, exportService, exportAccount, exportLabel, output, exportFormat, exportForce]
