@@ -91,6 +91,19 @@ enum Session {
         }
     }
 
+    /// Opens a keychain file in this process with its recovery key (`kc passwd --recovery`:
+    /// the password is lost). - Throws: errSecParam for a team keychain.
+    static func openWithRecoveryKey(_ options: KeychainChoice) throws -> Keychain {
+        let address = try options.address()
+        guard case .file = address else {
+            throw KeychainError(errSecParam, "\(address) is a team keychain: it has no recovery key", hint: "team keychains are managed with `kc team`")
+        }
+        try checkExists(address)
+        try Keychain.checkFile(at: address.agentPath)
+        let key = try RecoveryKeySource.read(options, path: address.agentPath)
+        return try Keychain.open(at: address.agentPath, recoveryKey: key)
+    }
+
     /// A clear message for a missing keychain before any password is asked for. A team
     /// keychain (`team:NAME`) exists when this device has its team file or the team agent
     /// holds it (a CI runner has no team file). - Throws: errSecNoSuchKeychain.

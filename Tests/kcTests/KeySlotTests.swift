@@ -130,6 +130,35 @@ import KCTestSupport
         #expect(out.stdout == "1\tpassword\t-\n", "\(out.stdout) \(out.stderr)")
     }
 
+    /// The password is lost: `kc passwd --recovery` opens with the recovery key (on stdin)
+    /// and sets a new password; with --keep-master-key the recovery key keeps working, and
+    /// the re-key removes it, saying so. A wrong recovery key changes nothing (exit 51).
+    @Test func theRecoveryKeySetsANewPasswordWhenItIsLost() throws {
+        let (h, path) = try Self.keychain()
+        let key = try Self.addRecovery(h, path)
+        func passwd(_ extra: [String], key: String, new: String) throws -> KCBinary.Output {
+            try h.kc(
+                ["passwd", "--recovery", "--password-stdin", "-k", path] + extra, stdin: Data(key.utf8),
+                extra: Self.noAgent(h).merging(["KC_NEW_PASSWORD": new]) { _, b in b })
+        }
+        let wrong = String(Self.modhex.first { $0 != key.first! }!) + key.dropFirst()
+        var out = try passwd(["--keep-master-key"], key: wrong, new: "stolen")
+        #expect(out.status == 51, "\(out.status) \(out.stderr)")
+        out = try passwd(["--keep-master-key"], key: key, new: "found again")
+        #expect(out.status == 0, "\(out.stderr)")
+        let find = ["find", "-k", path, "-s", "deploy", "-a", "prod", "-w"]
+        out = try h.kc(find, password: "found again", extra: Self.noAgent(h))
+        #expect(out.status == 0 && out.stdout == "prod-token", "the new password: \(out.stderr)")
+        out = try h.kc(find, password: KCHome.password, extra: Self.noAgent(h))
+        #expect(out.status == 51, "the old password: \(out.status)")
+        out = try passwd([], key: key, new: "third")
+        #expect(out.status == 0 && out.stderr.contains("removed key slot 2 (recovery)"), "\(out.stderr)")
+        out = try h.kc(find, password: "third", extra: Self.noAgent(h))
+        #expect(out.status == 0 && out.stdout == "prod-token", "\(out.stderr)")
+        let (status, _) = try Self.unlockAndFind(h, path, key: key)
+        #expect(status == 51)
+    }
+
     /// A slot added, the file copied, the slot removed: the old row spliced back into the
     /// live file is refused, the live file opens no more with that key, and the old copy still
     /// does (a removed slot stays removed only in the file it was removed from).

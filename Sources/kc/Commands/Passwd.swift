@@ -27,6 +27,11 @@ struct Passwd: ParsableCommand {
             cannot be wrapped for a recovery key kc does not have: such slots are
             removed, each named on stderr; add a new one with
             `kc keyslot add --recovery`.
+
+            The password is lost: --recovery opens the keychain with its recovery
+            key instead (a prompt, or --password-stdin / --password-file) and
+            sets the new password. Without --keep-master-key the recovery slot is
+            removed too, as above: add a new one.
             """
     )
 
@@ -44,6 +49,9 @@ struct Passwd: ParsableCommand {
     @Flag(name: Options.keepMasterKey.names, help: Options.keepMasterKey.help)
     var keepMasterKey = false
 
+    @Flag(name: Options.passwdRecovery.names, help: Options.passwdRecovery.help)
+    var recovery = false
+
     func validate() throws {
         if rekey && keepMasterKey {
             throw ValidationError("--rekey replaces the master key and --keep-master-key keeps it; use one of them")
@@ -51,7 +59,7 @@ struct Passwd: ParsableCommand {
     }
 
     func run() throws {
-        let opened = try Session.openWithPassword(keychain.choice)
+        let opened = try recovery ? Session.openWithRecoveryKey(keychain.choice) : Session.openWithPassword(keychain.choice)
         let newPassword = try PasswordSource.replacement(file: newPasswordFile, path: opened.path)
         if keepMasterKey {
             try opened.changePassword(to: newPassword, profile: kdf)

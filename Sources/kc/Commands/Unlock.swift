@@ -96,21 +96,7 @@ struct Unlock: ParsableCommand {
         try Session.checkExists(address)
         let path = address.agentPath
         try Keychain.checkFile(at: path)
-        let choice = keychain.choice
-        let typed: SecureBytes
-        if choice.passwordStdin {
-            typed = try Readers.readAll(0, limit: Terminal.maxLine, what: "the recovery key on stdin")
-        } else if let file = choice.passwordFile {
-            typed = try Readers.readFile(file, limit: Terminal.maxLine, what: "recovery key file", warnIfShared: true)
-        } else {
-            guard Terminal.isAvailable else {
-                throw KeychainError(
-                    errSecInteractionNotAllowed, "there is no terminal to ask for the recovery key of \(path)",
-                    hint: "give it with --password-stdin or --password-file")
-            }
-            typed = try Terminal.readSecret(prompt: "Recovery key for keychain \(path): ")
-        }
-        let key = try RecoveryKeyText.parse(typed)
+        let key = try RecoveryKeySource.read(keychain.choice, path: path)
         try AgentClient().unlock(path: path, slot: .recovery, secret: key, idle: idle, maximum: maximum)
     }
 

@@ -164,7 +164,7 @@ enum Options {
         static let lock = keychainGroup + [lockAll]
         static let status = [statusKeychain, statusJSON]
         static let create = keychainGroup + [createKDF]
-        static let passwd = keychainGroup + [newPasswordFile, passwdKDF, rekey, keepMasterKey]
+        static let passwd = keychainGroup + [newPasswordFile, passwdKDF, rekey, keepMasterKey, passwdRecovery]
         static let keyslot = keychainGroup + [keyslotRecovery, keyslotJSON]
         static let settings = keychainGroup + [settingsTimeout, settingsMax]
         static let backup = keychainGroup + [backupForce]
