@@ -73,6 +73,48 @@ import KCTestSupport
         #expect(status == 206, "\(status) \(found)")
     }
 
+    /// On a terminal the recovery key is asked for with echo off, and its text never shows.
+    @Test func theRecoveryKeyIsTypedAtAPromptWithEchoOff() throws {
+        let (h, path) = try Self.keychain()
+        let key = try Self.addRecovery(h, path)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty_session.py").path
+        let spec: [String: Any] = [
+            "argv": [KCBinary.path, "unlock", "--recovery", "-k", path], "env": h.environment.merging(["TERM": "dumb", "PATH": "/usr/bin:/bin"]) { a, _ in a },
+            "steps": [["expect", "Recovery key for keychain \(path): "], ["send", key + "\n"]], "answers": [], "timeout": 30
+        ]
+        let file = h.directory + "/session.json"
+        try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
+        let out = try Spawn.run(["/usr/bin/python3", script, file], environment: ["PATH": "/usr/bin:/bin"], timeout: 40)
+        let session = try JSONSerialization.jsonObject(with: Data(out.stdoutBytes)) as? [String: Any] ?? [:]
+        let screen = session["screen"] as? String ?? ""
+        #expect(session["status"] as? Int == 0, "\(screen) \(out.stderr)")
+        #expect(session["echo_off"] as? [Bool] == [true], "\(session)")
+        #expect(!screen.contains(String(key.prefix(8))), "the key is not echoed: \(screen)")
+        let find = try h.kc(["find", "-k", path, "-s", "deploy", "-a", "prod", "-w"])
+        #expect(find.status == 0 && find.stdout == "prod-token", "\(find.stderr)")
+    }
+
+    /// An agent that keeps the keychain locked with an after-first-unlock item (so it holds
+    /// the file open) is unlocked again with the recovery key through its own connection.
+    @Test func aRecoveryKeyUnlocksAKeychainTheAgentKeepsLocked() throws {
+        let (h, path) = try Self.keychain()
+        var out = try h.kc(
+            ["add", "-k", path, "-s", "cron", "-a", "job", "--accessible", "after-first-unlock", "-w", "cron-token"], password: KCHome.password,
+            extra: Self.noAgent(h))
+        try #require(out.status == 0, "\(out.stderr)")
+        let key = try Self.addRecovery(h, path)
+        out = try h.kc(["unlock", "-k", path], password: KCHome.password)
+        try #require(out.status == 0, "\(out.stderr)")
+        out = try h.kc(["lock", "-k", path])
+        #expect(out.status == 0)
+        out = try h.kc(["find", "-k", path, "-s", "cron", "-w"])
+        #expect(out.status == 0 && out.stdout == "cron-token", "kept for after-first-unlock: \(out.stderr)")
+        out = try h.kc(["unlock", "--recovery", "--password-stdin", "-k", path], stdin: Data(key.utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        out = try h.kc(["find", "-k", path, "-s", "deploy", "-a", "prod", "-w"])
+        #expect(out.status == 0 && out.stdout == "prod-token", "\(out.stderr)")
+    }
+
     @Test func theListShowsNoSecretAndTheFileHoldsNone() throws {
         let (h, path) = try Self.keychain()
         let key = try Self.addRecovery(h, path)
