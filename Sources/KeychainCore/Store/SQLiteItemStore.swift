@@ -145,6 +145,11 @@ package final class SQLiteItemStore: ItemStore {
                     errSecDecode, "\(database.path) has a key slot of a kind this kc does not know (\(name.prefix(32))): it cannot check it",
                     hint: "upgrade kc, or restore the keychain from a backup")
             }
+            // Each kind's layout, checked before anything reads it (the MAC is checked later).
+            switch kind {
+            case .recovery: _ = try RecoverySlot(fields: fields)
+            case .tpm2: try TPM2SlotLayout.check(fields)
+            }
             slots.append(KeySlotRow(id: s.int(0), kind: kind, created: created, fields: fields))
         }
         return slots
