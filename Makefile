@@ -2,7 +2,9 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 # libpq-dev: the PostgreSQL client of team keychains, linked into kc-team only (never kc).
-APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev libpq-dev
+# libtss2-dev: tpm2-tss (ESAPI), linked into kc-tpm only (never kc); kc-tpm is built as the
+# provider is (PROVIDER_FLAGS): tpm2-tss is shared, and loads its TCTI with dlopen.
+APT_PACKAGES := libsodium-dev libsqlite3-dev pkg-config libsystemd-dev libssl-dev libpq-dev libtss2-dev
 # The tests also drive sqlite3 (as an attacker editing the file), python3 (a pty), and
 # gpg and pass (a real pass store to import), git (the credential helper over HTTP),
 # oathtool (one-time codes to compare kc totp with).
@@ -26,12 +28,22 @@ TEST_DEBS := dbus-daemon libsecret-tools python3-secretstorage python3-keyring p
 	gcc libc6-dev make libsecret-1-dev \
 	xvfb xclip xsel tmux sway wl-clipboard \
 	postgresql pgbouncer
+# kc-tpm's TPM (TPMTests): swtpm on a socket with a throwaway state folder; tpm2-tools only in
+# the tests, to inspect it (the lockout counter, the SRK) and change its state (extend a PCR,
+# clear it), never by kc-tpm itself.
+TEST_DEBS += swtpm swtpm-tools tpm2-tools
 # AWS's credential_process through Debian's awscli (v2) and boto3 (AWSCredentialsTests).
 TEST_DEBS += awscli python3-boto3
+# strace kills kc in the middle of a rewrite (AWSCredentialsTests.aKilledRewriteLeavesNoCopyBehind).
+TEST_DEBS += strace
+# The SSH agent's tests log in to Debian's sshd, started by the tests on 127.0.0.1 (its own
+# service is not needed: where a service manager started it on installing, stop it).
+TEST_DEBS += openssh-client openssh-server
 # A fully static kc: start-up is most of a `kc find` through the agent (docs/performance.md).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-executable
 # The provider links libsystemd, which Debian ships only as a shared library: its own build folder.
-# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian.
+# kc-team (team keychains) is built the same way: libpq too is shared-only in Debian; so is
+# kc-ssh (the SSH agent), which links libcrypto.
 PROVIDER_FLAGS := -c release --static-swift-stdlib --scratch-path .build/provider
 
 .PHONY: all deps build release test test-release test-deps install fuzz stress uninstall clean man bench format format-check
@@ -47,7 +59,7 @@ apt_install = missing=""; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-## deps: install the build's libraries (libsodium, SQLite, libsystemd, libcrypto, libpq) and pkg-config with apt-get when missing
+## deps: install the build's libraries (libsodium, SQLite, libsystemd, libcrypto, libpq, tpm2-tss) and pkg-config with apt-get when missing
 deps:
 	@$(call apt_install,dpkg -s,$(APT_PACKAGES))
 
@@ -56,11 +68,13 @@ build: deps
 	$(SWIFT) build
 
 ## release: an optimised, fully static kc (Swift runtime, libsodium and SQLite linked in), the
-## Secret Service provider and kc-team (static Swift runtime; libsystemd, libcrypto and libpq are shared)
+## Secret Service provider, kc-team, kc-tpm and kc-ssh (static Swift runtime; libsystemd, libcrypto, libpq and tpm2-tss are shared)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product kc
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-tpm
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-secret-service
 	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-team
+	$(SWIFT) build $(PROVIDER_FLAGS) --product kc-ssh
 
 ## test-deps: what the tests run besides kc
 test-deps: deps
@@ -99,11 +113,14 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/kc" "$(DESTDIR)$(PREFIX)/bin/kc"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-tpm" "$(DESTDIR)$(PREFIX)/bin/kc-tpm"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-secret-service"
 	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-team" "$(DESTDIR)$(PREFIX)/bin/kc-team"
+	install -m 0755 "$$($(SWIFT) build $(PROVIDER_FLAGS) --show-bin-path)/kc-ssh" "$(DESTDIR)$(PREFIX)/bin/kc-ssh"
 	install -d "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/lib/systemd/user"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/org.freedesktop.secrets.service > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"
+	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/ssh-agent/kc-ssh-agent.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-ssh-agent.service"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper"
@@ -120,15 +137,16 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/kc" "$(DESTDIR)$(PREFIX)/bin/git-credential-kc" "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-secret-service" "$(DESTDIR)$(PREFIX)/bin/kc-team" "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service" \
 	  "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service" \
+	  "$(DESTDIR)$(PREFIX)/bin/kc-ssh" "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-ssh-agent.service" \
 	  "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
-	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc" "$(DESTDIR)$(PREFIX)/bin/kc-tpm"
 
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
-## against gnome-keyring, the credential helpers beside kc find -w (bench/helpers.sh), and team keychains on a
-## throwaway PostgreSQL (bench/bench.sh, bench/team.sh)
+## against gnome-keyring, the credential helpers beside kc find -w (bench/helpers.sh), team keychains on a
+## throwaway PostgreSQL, and the SSH agent against OpenSSH's (bench/bench.sh, bench/team.sh, bench/ssh.sh)
 bench: deps
 	bash bench/bench.sh
 
@@ -136,7 +154,7 @@ bench: deps
 stress: test-deps
 	bash stress/stress.sh
 
-## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol, row and DER (names, keys) decoders (FUZZ_SECONDS per target, default 60)
+## fuzz: libFuzzer + AddressSanitizer on the query, agent-protocol, row, DER (names, keys) and SSH agent decoders (FUZZ_SECONDS per target, default 60)
 fuzz: deps
 	bash fuzz/fuzz.sh
 

@@ -6,15 +6,15 @@ import PackageDescription
 // (LayerMapTests, when docs/design.md's table and this file disagree). A target imports only
 // targets on rows below its own:
 //
-//   kc (links TeamCore: runner tokens)   kc-team   kc-secret-service   kc-ssh   kc-bench   kc-team-bench   kc-loadgen
-//   Security   SecretService ─► CSystemd (sd-bus), COpenSSL (libcrypto)   SSHAgent ─► COpenSSL
+//   kc (links TeamCore: runner tokens)   kc-team   kc-secret-service   kc-ssh   kc-tpm   kc-bench   kc-team-bench   kc-loadgen
+//   Security   SecretService ─► CSystemd (sd-bus), COpenSSL (libcrypto)   SSHAgent ─► COpenSSL   TPMSeal ─► CTSS2 (tpm2-tss)
 //   KeychainClient   KeychainAgent   TeamStore ─► CPostgres (libpq)   KeychainFuzz   KCTestSupport
 //   AgentWire   KeychainFormats   TeamCore ─► CSodium
 //   KeychainCore ─► CSodium, CSQLite   POSIXSupport   BenchSupport
 //   KeychainStatus (KeychainError) ─► SecurityVocabulary (OSStatus, errSec…, kSec…)     the floor
 //
-// kc links neither libpq nor D-Bus nor OpenSSL: `kc team`, `kc secret-service` and `kc ssh`
-// exec kc-team, kc-secret-service and kc-ssh. KeychainCore re-exports the floor; Security re-exports
+// kc links neither libpq nor D-Bus nor OpenSSL nor tpm2-tss: `kc team`, `kc secret-service` and
+// `kc ssh` exec kc-team, kc-secret-service and kc-ssh; the TPM is kc-tpm's. KeychainCore re-exports the floor; Security re-exports
 // SecurityVocabulary only.
 let package = Package(
     name: "kc",
@@ -33,7 +33,10 @@ let package = Package(
         .executable(name: "kc-team", targets: ["kc-team"]),
         // The SSH agent and `kc ssh …` (docs/ssh.md), installed beside kc; `kc ssh` and
         // `kc ssh-agent` exec it, so kc itself links no libcrypto.
-        .executable(name: "kc-ssh", targets: ["kc-ssh"])
+        .executable(name: "kc-ssh", targets: ["kc-ssh"]),
+        // Sealing a key to the machine's TPM through tpm2-tss (docs/tpm.md), installed
+        // beside kc, so kc itself links no tpm2-tss.
+        .executable(name: "kc-tpm", targets: ["kc-tpm"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -64,6 +67,12 @@ let package = Package(
             name: "COpenSSL",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
+        ),
+        // tpm2-tss's ESAPI, TCTI loader and marshalling: linked only into kc-tpm, never kc.
+        .systemLibrary(
+            name: "CTSS2",
+            pkgConfig: "tss2-esys",
+            providers: [.apt(["libtss2-dev"])]
         ),
         // The floor, part one: Apple's vocabulary (OSStatus, the errSec… codes and their
         // messages, SecCopyErrorMessageString, the kSec… keys and values, kc's kcAttr… keys).
@@ -145,6 +154,17 @@ let package = Package(
             name: "TeamStore",
             dependencies: ["KeychainCore", "POSIXSupport", "KeychainFormats", "TeamCore", "CPostgres"]
         ),
+        // A 32-byte key sealed to the TPM (docs/tpm.md): the storage primary, the sealed
+        // object, its PIN and PCR policy, parameter-encrypted sessions, the blob. kc-tpm only.
+        .target(
+            name: "TPMSeal",
+            dependencies: ["KeychainStatus", "CSodium", "CTSS2"]
+        ),
+        // `kc-tpm seal` / `unseal`, installed beside kc.
+        .executableTarget(
+            name: "kc-tpm",
+            dependencies: ["KeychainCore", "POSIXSupport", "TPMSeal"]
+        ),
         // The team agent and the team commands; `kc team …` execs it.
         .executableTarget(
             name: "kc-team",
@@ -156,10 +176,9 @@ let package = Package(
         // The SSH agent and the `kc ssh …` commands; `kc ssh` and `kc ssh-agent` exec it.
         .executableTarget(
             name: "kc-ssh",
-            dependencies: [
-                "KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent",
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
-            ]
+            // No ArgumentParser: swift-argument-parser's manual plugin (`make man`) runs every
+            // executable that links it with --experimental-dump-help, and kc's man page is kc's.
+            dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "SSHAgent"]
         ),
         .executableTarget(
             name: "kc-secret-service",
@@ -197,7 +216,7 @@ let package = Package(
         // them through `package` access, so nothing of it is in the production library.
         .target(
             name: "KeychainFuzz",
-            dependencies: ["KeychainCore", "AgentWire"],
+            dependencies: ["KeychainCore", "AgentWire", "SSHAgent"],
             path: "fuzz/Targets"
         ),
         // Test helpers: running the real kc binary with a deadline, a seeded generator.
@@ -238,6 +257,13 @@ let package = Package(
         .testTarget(
             name: "SSHAgentTests",
             dependencies: ["KeychainCore", "POSIXSupport", "AgentWire", "KeychainClient", "CSodium", "COpenSSL", "SSHAgent", "kc", "kc-ssh", "KCTestSupport"]
+        ),
+        // kc-tpm against swtpm, started by each test on a throwaway state folder; tpm2-tools
+        // only to inspect it (the lockout counter, the SRK) and change its state (extend a
+        // PCR, clear it), never to seal.
+        .testTarget(
+            name: "TPMTests",
+            dependencies: ["KeychainCore", "POSIXSupport", "TPMSeal", "kc", "kc-tpm", "KCTestSupport"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(

@@ -277,3 +277,7 @@ KC="$KC" bash bench/helpers.sh
 # Team keychains on PostgreSQL (issue 20): its own cluster, agents and table.
 echo
 bash bench/team.sh
+
+# The SSH agent (issue 34): kc's agent beside OpenSSH's ssh-agent; its own table.
+echo
+bash bench/ssh.sh

@@ -1,7 +1,7 @@
 // libFuzzer's entry points for `make fuzz` (fuzz/fuzz.sh), linked with KeychainCore,
 // POSIXSupport, AgentWire and the KeychainFuzz targets, all built with
 // -sanitize=fuzzer,address; KeychainFuzz reaches the decoders through `package` access.
-// KC_FUZZ_TARGET chooses the decoder: query, agent, row or der (FuzzTargets.swift).
+// KC_FUZZ_TARGET chooses the decoder: query, agent, row, der or ssh (FuzzTargets.swift).
 import KeychainFuzz
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +13,7 @@ nonisolated(unsafe) private var fuzzTarget = FuzzTargets.Target.query
 public func kcFuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
     let name = getenv("KC_FUZZ_TARGET").map { String(cString: $0) } ?? "query"
     guard let target = FuzzTargets.Target(rawValue: name) else {
-        fputs("kc-fuzz: KC_FUZZ_TARGET must be query, agent, row or der\n", stderr)
+        fputs("kc-fuzz: KC_FUZZ_TARGET must be query, agent, row, der or ssh\n", stderr)
         exit(2)
     }
     fuzzTarget = target

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make fuzz: libFuzzer with AddressSanitizer on the decoders of untrusted bytes
 # (fuzz/Targets/FuzzTargets.swift): the query dictionary decoder, the agent protocol decoder, the
-# database row decoder and the DER readers of items (distinguished names, key blobs). FUZZ_SECONDS per target (default 60). The corpus in fuzz/corpus/
+# database row decoder, the DER readers of items (distinguished names, key blobs) and the SSH
+# agent's message decoder (SSHAgentRequest). FUZZ_SECONDS per target (default 60). The corpus in fuzz/corpus/
 # starts from FuzzTargets.seeds and keeps, after a merge, only inputs that add coverage.
 # Exits non-zero on any crash, hang (-timeout) or sanitizer report; the reproducer is left
 # in fuzz/crashes/.
@@ -10,10 +11,10 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 out=.build-fuzz
 mkdir -p "$out" fuzz/crashes
-echo "fuzz: building the harness (SecurityVocabulary, KeychainStatus, KeychainCore, POSIXSupport, AgentWire, KeychainFuzz + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
+echo "fuzz: building the harness (SecurityVocabulary, KeychainStatus, KeychainCore, POSIXSupport, AgentWire, SSHAgent, KeychainFuzz + fuzz/Harness.swift, -sanitize=fuzzer,address)" >&2
 # Each module as SwiftPM builds it (one package name, so `package` access reaches the
 # decoders), instrumented for libFuzzer and AddressSanitizer, then linked with the harness.
-common=(-sanitize=fuzzer,address -parse-as-library -O -package-name kc -I Sources/CSodium -I Sources/CSQLite -I "$out")
+common=(-sanitize=fuzzer,address -parse-as-library -O -package-name kc -I Sources/CSodium -I Sources/CSQLite -I Sources/COpenSSL -I "$out")
 : > "$out/build.log"
 module() {   # module NAME SOURCE-DIR
   # shellcheck disable=SC2046
@@ -26,14 +27,15 @@ module KeychainStatus Sources/KeychainStatus
 module KeychainCore Sources/KeychainCore
 module POSIXSupport Sources/POSIXSupport
 module AgentWire Sources/AgentWire
+module SSHAgent Sources/SSHAgent
 module KeychainFuzz fuzz/Targets
 swiftc "${common[@]}" -module-name KCFuzzHarness fuzz/Harness.swift "$out"/SecurityVocabulary.o "$out"/KeychainStatus.o "$out"/KeychainCore.o "$out"/POSIXSupport.o \
-  "$out"/AgentWire.o "$out"/KeychainFuzz.o -lsodium -lsqlite3 -o "$out/kc-fuzz" >> "$out/build.log" 2>&1 \
+  "$out"/AgentWire.o "$out"/SSHAgent.o "$out"/KeychainFuzz.o -lsodium -lsqlite3 -lcrypto -o "$out/kc-fuzz" >> "$out/build.log" 2>&1 \
   || { cat "$out/build.log" >&2; exit 1; }
 
 printf '| fuzz target | inputs run | corpus before | corpus after | crashes, hangs or sanitizer reports |\n|---|---:|---:|---:|---:|\n' > "$out/summary.md"
 status=0
-for target in query agent row der; do
+for target in query agent row der ssh; do
   corpus=fuzz/corpus/$target
   mkdir -p "$corpus"
   if [ -z "$(ls -A "$corpus" | grep -v '^\.keep$' || true)" ]; then

@@ -8,3 +8,6 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
+#include <openssl/ecdsa.h>
+#include <openssl/param_build.h>
+#include <openssl/params.h>

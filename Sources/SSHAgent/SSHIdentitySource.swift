@@ -27,7 +27,8 @@ public protocol SSHIdentitySource: Sendable {
     /// The caller wipes the bytes when it has signed.
     func privateKey(for blob: [UInt8]) throws -> [UInt8]?
 
-    /// Whether the identity whose public blob is `blob` was stored with `--user-presence`:
-    /// the agent then asks before every signature with it, as for `ssh-add -c`.
+    /// Whether the agent must ask the user before every signature with the identity whose
+    /// public blob is `blob`, as for `ssh-add -c`: a key stored with `--user-presence`
+    /// whose source does not ask for its own proof when `privateKey(for:)` reads it.
     func requiresPresence(for blob: [UInt8]) throws -> Bool
 }

@@ -1,5 +1,6 @@
 import KeychainCore
 import KeychainClient
+import POSIXSupport
 import SSHAgent
 
 /// Where the SSH agent finds keys beyond those `ssh-add` gives it: the SSH key items of
@@ -12,6 +13,21 @@ enum KeySources {
     static func all(presence: (@Sendable (PresencePrompt) throws -> SecureBytes)? = nil) -> [any SSHIdentitySource] {
         [KeychainIdentities(presence: presence)]
     }
+
+    /// The proof of presence the SSH agent gets for a `--user-presence` key: the keychain's
+    /// password typed into the askpass program on the user's display (`asker`), the prompt
+    /// naming the key and the keychain. Where nobody can be asked it fails at once
+    /// (errSecInteractionNotAllowed), so the signature is refused at once.
+    static func askpass(_ asker: SignatureConfirmation) -> @Sendable (PresencePrompt) throws -> SecureBytes {
+        { prompt in
+            // Each name comes quoted (`"laptop"`).
+            let names = prompt.distinctItems.prefix(3).map { TerminalSafe.escaped(String($0.prefix(200))) }.joined(separator: ", ")
+            let text =
+                "kc's SSH agent: sign with the SSH key \(names) of the keychain \(TerminalSafe.escaped(prompt.path))?\n"
+                + "Type the keychain's password to allow it (the key requires your presence)."
+            return try asker.password(prompt: text)
+        }
+    }
 }
 
 /// The SSH keys (`SSHKeyItems`) of every keychain the kc agent and the team agent hold
@@ -19,7 +35,9 @@ enum KeySources {
 /// agent which keychains it holds (the `status` request, docs/protocol.md), then lists or
 /// reads through that agent only, so a keychain that locks stops serving its keys at once
 /// and a locked one serves none. One `status` round trip per agent, and one listing per
-/// held keychain: cheap enough for every SSH agent request.
+/// held keychain: cheap enough for every SSH agent request. Safe from several threads at
+/// once (the SSH agent asks from each client's thread): it holds nothing mutable, and each
+/// call makes its own sessions; askpass questions are shown one at a time.
 struct KeychainIdentities: SSHIdentitySource {
     /// The kc agent's client (the team agent's is derived from it).
     let agent: AgentClient
@@ -93,7 +111,12 @@ struct KeychainIdentities: SSHIdentitySource {
         return nil
     }
 
+    /// Whether the agent must confirm before signing: for a `--user-presence` key only when
+    /// this source has no `presence` provider. With one, reading the private half asks for
+    /// the keychain's password, and that question is the confirmation: the agent does not
+    /// ask a second one.
     func requiresPresence(for blob: [UInt8]) throws -> Bool {
-        try stored().first { $0.publicBlob == blob }?.requiresPresence ?? false
+        guard presence == nil else { return false }
+        return try stored().first { $0.publicBlob == blob }?.requiresPresence ?? false
     }
 }

@@ -58,7 +58,8 @@ struct KC: ParsableCommand {
             Add.self, Find.self, List.self, Generate.self, Update.self, Delete.self, Move.self, Unlock.self, Lock.self, Status.self, Create.self, Passwd.self,
             Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self,
             TeamCommand.self, ConfigCommand.self, ErrorCommand.self, Agent.self,
-            AWSCredentials.self, KeySlotCommand.self
+            AWSCredentials.self,
+            KubeCredential.self, SSHAgentCommand.self, SSHCommand.self, KeySlotCommand.self
         ]
     )
 
@@ -74,22 +75,24 @@ struct KC: ParsableCommand {
         if all.count > 2, all[1] == TeamCommand.word, !["--help", "-h"].contains(all[2]) {
             do { try TeamCommand.exec(all.dropFirst(2)) } catch let error as KeychainError { Report.fail(error) } catch { Startup.exit(1) }
         }
+        // `kc ssh-agent …` and `kc ssh …` are kc-ssh's, exec'd the same way (docs/ssh.md).
+        if let argv = SSHCommand.passedOn(all) {
+            do { try SSHCommand.exec(argv) } catch let error as KeychainError { Report.fail(error) } catch { Startup.exit(1) }
+        }
         Startup.prepare()
         // `kc` alone: a short usage on stderr, exit 2 (git's and pass's way), not the full help.
-        if all.count == 1 { ShortUsage.fail() }
+        // A credential helper that prints its own usage alone (Vault's) prints that.
+        let name = all.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
+        let helper = CredentialHelpers.program(name)
+        if all.count == 1 && helper?.ownUsageWhenAlone != true { ShortUsage.fail() }
         do {
             try Startup.checkArgumentsAreUTF8()
             var arguments = CommandLine.arguments
-            // The credential helpers: by the name kc was started under, or a hidden subcommand.
-            let name = arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "kc"
-            if name == VaultTokenHelper.program { VaultTokenHelper.recoverEnvironment() }
-            if name == "git-credential-kc" || name == "docker-credential-kc" || name == VaultTokenHelper.program { try Configuration.check() }
-            if name == "git-credential-kc" { Startup.exit(GitCredentialHelper.run(arguments.dropFirst())) }
-            if name == "docker-credential-kc" { Startup.exit(DockerCredentialHelper.run(arguments.dropFirst())) }
-            if name == VaultTokenHelper.program { Startup.exit(VaultTokenHelper.run(arguments.dropFirst())) }
-            if name == TerraformCredentialsHelper.programName {
-                try Configuration.check()
-                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst()))
+            // A credential helper started by the name kc was started under (`CredentialHelpers`).
+            if let helper {
+                helper.prepare?()
+                if helper.checksConfiguration { try Configuration.check() }
+                Startup.exit(helper.run(arguments.dropFirst()))
             }
             // The process that clears a copied secret (`kc find -w --clip`), started by kc itself.
             if arguments.count > 1, arguments[1] == ClipboardKeeper.subcommand { Startup.exit(ClipboardKeeper.run(arguments.dropFirst(2))) }
@@ -106,25 +109,13 @@ struct KC: ParsableCommand {
             if !ignoresConfiguration && !asksForHelp { try Configuration.check() }
             // A fast path below prints no help: it runs, so it meets the file's check first.
             func checkIfDeferred() throws { if asksForHelp && !ignoresConfiguration { try Configuration.check() } }
-            // The credential helpers print no help either: `get --help` runs (and `store` writes).
-            if arguments.count > 1, arguments[1] == "git-credential" {
-                try checkIfDeferred()
-                Startup.exit(GitCredentialHelper.run(arguments.dropFirst(2)))
+            // A credential helper started as `kc [-k KEYCHAIN] WORD …` (`CredentialHelpers`),
+            // the keychain option moved after the word. Most print no help: `get --help`
+            // runs (and `store` writes).
+            if let helper = CredentialHelpers.subcommand(arguments, asksForHelp: asksForHelp) {
+                if helper.checksConfiguration { try checkIfDeferred() }
+                Startup.exit(helper.run(arguments.dropFirst(2)))
             }
-            if arguments.count > 1, arguments[1] == "docker-credential" {
-                try checkIfDeferred()
-                Startup.exit(DockerCredentialHelper.run(arguments.dropFirst(2)))
-            }
-            if arguments.count > 1, arguments[1] == KubeCredentialHelper.word {
-                try checkIfDeferred()
-                Startup.exit(KubeCredentialHelper.run(arguments.dropFirst(2)))
-            }
-            // `kc [-k KEYCHAIN] terraform-credentials …`, the keychain option moved after it.
-            if arguments.count > 1, arguments[1] == TerraformCredentialsHelper.subcommand {
-                try checkIfDeferred()
-                Startup.exit(TerraformCredentialsHelper.run(arguments.dropFirst(2)))
-            }
-            if arguments.count > 2, arguments[1] == "aws-credentials", !asksForHelp { Startup.exit(AWSCredentialProcess.run(arguments.dropFirst(2))) }
             // The commands scripts repeat skip ArgumentParser's start-up cost: `kc read REF`
             // alone, `kc run`'s and `kc find`'s plain forms.
             if arguments.count == 3, arguments[1] == "read", !arguments[2].hasPrefix("-") {

@@ -70,6 +70,7 @@ import Testing
         }
         source = Self.source(h) { _ in try SecureBytes(copying: Array(KCHome.password.utf8)) }
         #expect(try source.privateKey(for: blob) == wire)
+        #expect(try source.requiresPresence(for: blob) == false, "the password question is the confirmation: the agent asks no other")
     }
 
     /// An item tagged as one key that holds another key's private half (another program,

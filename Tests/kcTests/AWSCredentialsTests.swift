@@ -223,4 +223,112 @@ import KCTestSupport
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: aws)) ?? []
         #expect(Set(leftovers).isSubset(of: ["credentials", "config"]), "\(leftovers)")
     }
+
+    /// Found by attacking the import: keys for the profile in both ~/.aws/credentials and
+    /// `[profile P]` of ~/.aws/config were mixed (the config's session token joined the
+    /// credentials file's pair, which AWS never sends together). botocore takes all of a
+    /// profile's keys from the credentials file when it names an aws_access_key_id (as boto3
+    /// shows here); kc refuses when the two files differ, changing nothing, and moves the
+    /// keys out of both when they agree.
+    @Test func importRefusesKeysThatDifferBetweenTheFiles() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let credentials = "[mix]\naws_access_key_id = AKIAFROMCREDENTIALS1\naws_secret_access_key = secret-from-credentials\n"
+        let config =
+            "[profile mix]\naws_access_key_id = AKIAFROMCONFIG000001\naws_secret_access_key = secret-from-config\naws_session_token = token-from-config\n"
+        try write(credentials, aws + "/credentials")
+        try write(config, aws + "/config")
+        let before = try client(h, "boto3", "mix")
+        #expect(
+            before["key"] as? String == "AKIAFROMCREDENTIALS1" && before["secret"] as? String == "secret-from-credentials" && before["token"] is NSNull,
+            "\(before)")
+        var out = try h.kc(["aws-credentials", "--import", "mix"])
+        #expect(out.status == 45 && out.stderr.contains("different keys") && out.stderr.split(separator: "\n").count == 1, "\(out.status) \(out.stderr)")
+        #expect(!out.stderr.contains("secret-from") && !out.stderr.contains("token-from"), "\(out.stderr)")
+        #expect(read(aws + "/credentials") == credentials && read(aws + "/config") == config)
+        #expect(try h.kc(["find", "-s", "aws:mix"]).status == 44)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+
+        let same = "aws_access_key_id = AKIASAMEINBOTH000001\naws_secret_access_key = secret-in-both\n"
+        try write("[both]\n" + same, aws + "/credentials")
+        try write("[profile both]\n" + same + "region = eu-west-1\n", aws + "/config")
+        out = try h.kc(["aws-credentials", "--import", "both"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let files = read(aws + "/credentials") + read(aws + "/config")
+        #expect(!files.contains("secret-in-both") && !files.contains("AKIASAMEINBOTH000001"), "\(files)")
+        #expect(read(aws + "/config") == "[profile both]\nregion = eu-west-1\ncredential_process = kc aws-credentials both\n", "\(read(aws + "/config"))")
+        let boto = try client(h, "boto3", "both")
+        #expect(
+            boto["method"] as? String == "custom-process" && boto["key"] as? String == "AKIASAMEINBOTH000001" && boto["secret"] as? String == "secret-in-both",
+            "\(boto)")
+        let cli = try client(h, "cli", "both")
+        #expect((cli["exported"] as? [String: Any])?["SecretAccessKey"] as? String == "secret-in-both", "\(cli)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+    }
+
+    /// Found by attacking the import: a SIGKILL in the middle of the rewrite left a 0600
+    /// `.credentials.kc-…` beside the file, holding the rest of it (the other profiles'
+    /// keys). strace kills kc at the syscall that gives the written file its mode: the file
+    /// is unnamed then, and nothing is left. Killed at the rename, the only instant the new
+    /// file has a name, the next run removes what was left.
+    @Test func aKilledRewriteLeavesNoCopyBehind() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let text =
+            "[other]\naws_access_key_id = AKIAOTHER00000000001\naws_secret_access_key = other-secret\n\n[prod]\naws_access_key_id = \(Self.keyID)\naws_secret_access_key = \(Self.secret)\n"
+        try write(text, aws + "/credentials")
+        func killed(at calls: String) throws -> KCBinary.Output {
+            try Spawn.run(
+                [
+                    "/usr/bin/strace", "-f", "-o", "/dev/null", "-e", "trace=\(calls)", "-e", "inject=\(calls):signal=KILL", KCBinary.path, "aws-credentials",
+                    "--import", "prod"
+                ],
+                environment: h.environment, timeout: 30)
+        }
+        var out = try killed(at: "fchmod")
+        #expect(out.status == 137, "\(out.status) \(out.stderr)")
+        let listing = try FileManager.default.contentsOfDirectory(atPath: aws)
+        #expect(listing == ["credentials"], "\(listing)")
+        #expect(read(aws + "/credentials") == text)
+        out = try killed(at: "rename,renameat,renameat2")
+        #expect(out.status == 137, "\(out.status) \(out.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: aws).filter { $0 != "credentials" }
+        #expect(left.count == 1 && left.allSatisfy { $0.hasPrefix(".credentials.kc-") }, "\(left)")
+        out = try h.kc(["aws-credentials", "--import", "prod"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+        #expect(read(aws + "/credentials") == "[other]\naws_access_key_id = AKIAOTHER00000000001\naws_secret_access_key = other-secret\n\n")
+    }
+
+    /// Found by attacking the import: root (sudo keeping HOME) importing into a user's
+    /// files was refused, and a rewrite would have made them root's. The new files keep
+    /// their owner and group (uid 65534 here) as well as their mode.
+    @Test func rootKeepsTheOwnerOfAUsersFiles() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        try write("[prod]\naws_access_key_id = \(Self.keyID)\naws_secret_access_key = \(Self.secret)\n", aws + "/credentials", mode: 0o640)
+        try write("[profile prod]\nregion = eu-west-1\n", aws + "/config", mode: 0o644)
+        for name in ["credentials", "config"] { #expect(chown(aws + "/" + name, OtherUser.uid, OtherUser.uid) == 0) }
+        // Killed at the rename: the new file already had its owner when it got a name, and
+        // the next run (root's) removes it.
+        let killed = try Spawn.run(
+            [
+                "/usr/bin/strace", "-f", "-o", "/dev/null", "-e", "inject=rename,renameat,renameat2:signal=KILL", KCBinary.path, "aws-credentials", "--import",
+                "prod"
+            ],
+            environment: h.environment, timeout: 30)
+        #expect(killed.status == 137, "\(killed.status) \(killed.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: aws).filter { $0.hasPrefix(".credentials.kc-") }
+        var leftover = stat()
+        #expect(left.count == 1 && stat(aws + "/" + (left.first ?? "-"), &leftover) == 0 && leftover.st_uid == OtherUser.uid, "\(left)")
+        let out = try h.kc(["aws-credentials", "--import", "prod"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aws).sorted() == ["config", "credentials"])
+        #expect(!read(aws + "/credentials").contains(Self.secret) && read(aws + "/config").contains("credential_process"))
+        for (name, mode) in [("credentials", 0o640), ("config", 0o644)] {
+            var st = stat()
+            #expect(stat(aws + "/" + name, &st) == 0 && st.st_uid == OtherUser.uid && st.st_gid == OtherUser.uid, "\(name): \(st.st_uid):\(st.st_gid)")
+            #expect(self.mode(aws + "/" + name) == mode, "\(name)")
+        }
+    }
 }

@@ -259,4 +259,36 @@ import KCTestSupport
         #expect(try h.kc(["find", "-s", "kube:dev"]).status != 0, "not in the default keychain")
         #expect(try h.kc(["find", "-k", "work", "-s", "kube:dev", "-w"]).stdout == "w0rk-Token-52")
     }
+
+    /// Found by attacking the import: root (sudo keeping HOME) importing from a user's
+    /// kubeconfig left the rewritten file root's. It keeps its owner, group and mode now.
+    @Test func importKeepsTheFilesOwner() throws {
+        let h = try home()
+        let path = h.directory + "/kube-owned"
+        try Data("users:\n- name: dev\n  user:\n    token: OWNEDTOKEN\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chmod(path, 0o640) == 0 && chown(path, OtherUser.uid, OtherUser.uid) == 0)
+        let out = try h.kc(["kube-credential", "--import", path, "dev"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(!read(h, "kube-owned").contains("OWNEDTOKEN") && read(h, "kube-owned").contains("kube-credential"), "\(read(h, "kube-owned"))")
+        var st = stat()
+        #expect(
+            stat(path, &st) == 0 && st.st_uid == OtherUser.uid && st.st_gid == OtherUser.uid && st.st_mode & 0o7777 == 0o640,
+            "\(st.st_uid):\(st.st_gid) \(st.st_mode)")
+    }
+
+    /// `kc kube-credential` was missing from `kc --help` and the man page (KC.main runs it
+    /// before ArgumentParser): both list it beside aws-credentials now, and `kc help
+    /// kube-credential` and `kc kube-credential --help` give its options and discussion.
+    @Test func helpAndTheManPageListIt() throws {
+        let h = try KCHome()
+        var out = try h.kc(["--help"])
+        #expect(out.status == 0 && out.stdout.contains("\n  aws-credentials ") && out.stdout.contains("\n  kube-credential "), "\(out.stdout)")
+        out = try h.kc(["help", "kube-credential"])
+        #expect(out.status == 0 && out.stdout.contains("USAGE: kc kube-credential") && out.stdout.contains("--expires <time>"), "\(out.stdout) \(out.stderr)")
+        let help = try h.kc(["kube-credential", "--help"])
+        #expect(help.status == 0 && help.stdout == out.stdout, "\(help.stdout) \(help.stderr)")
+        let manual = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/man/kc.1").standardized.path
+        let page = (try? String(contentsOfFile: manual, encoding: .utf8)) ?? ""
+        #expect(page.contains(".Ss kc kube-credential") && page.contains(".Ss kc aws-credentials"), "\(manual)")
+    }
 }

@@ -184,4 +184,32 @@ import KCTestSupport
             h, ["terraform-credentials", "get", "app.terraform.io"], UnlockOnPromptTests.typeThePassword + [["expect", "typed-then-given"]])
         #expect(s.status == 0 && s.screen.contains(#"{"token":"typed-then-given"}"#), "\(s.screen)")
     }
+
+    /// `--uninstall` removes the links `--install` made, and a link that leads to this kc
+    /// through another (as `make install`'s does), and nothing else: a regular file and a
+    /// link to another program are left and named on stderr; nothing removed is exit 0.
+    @Test func uninstallRemovesOnlyThisKcsLinks() throws {
+        let h = try home()
+        let terraform = h.directory + "/.terraform.d/plugins/terraform-credentials-kc"
+        let tofu = h.directory + "/data/opentofu/plugins/terraform-credentials-kc"
+        func exists(_ path: String) -> Bool { (try? FileManager.default.attributesOfItem(atPath: path)) != nil }
+        var out = try h.kc(["terraform-credentials", "--uninstall"])
+        #expect(out.status == 0 && out.stderr.isEmpty, "\(out.stdout) \(out.stderr)")
+        #expect(out.stdout.contains("removed \(terraform)\n") && out.stdout.contains("removed \(tofu)\n"), "\(out.stdout)")
+        #expect(!exists(terraform) && !exists(tofu))
+        // Through another link, as make install's terraform-credentials-kc beside kc.
+        let beside = h.directory + "/terraform-credentials-kc"
+        try FileManager.default.createSymbolicLink(atPath: beside, withDestinationPath: KCBinary.path)
+        try FileManager.default.createSymbolicLink(atPath: terraform, withDestinationPath: beside)
+        out = try Spawn.run([beside, "--uninstall"], environment: h.environment, timeout: 20)
+        #expect(out.status == 0 && out.stdout.contains("removed \(terraform)\n") && !exists(terraform), "\(out.stdout) \(out.stderr)")
+        // Not this kc's: left, and named.
+        try Data("#!/bin/sh\n".utf8).write(to: URL(fileURLWithPath: terraform))
+        try FileManager.default.createSymbolicLink(atPath: tofu, withDestinationPath: "/bin/true")
+        out = try h.kc(["terraform-credentials", "--uninstall"])
+        #expect(out.status == 0 && !out.stdout.contains("removed"), "\(out.stdout)")
+        #expect(out.stderr.contains("left \(terraform): it is not a link") && out.stderr.contains("left \(tofu): it leads to /bin/true"), "\(out.stderr)")
+        #expect(try String(contentsOfFile: terraform, encoding: .utf8) == "#!/bin/sh\n")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: tofu) == "/bin/true")
+    }
 }

@@ -154,4 +154,19 @@ import KCTestSupport
         #expect(screen.hasSuffix(token), "the token last, with no line break: \(screen)")
         #expect((session["echo_off"] as? [Bool]) == [true], "\(screen)")
     }
+
+    /// Found by attacking the helpers: run with no operation, the helper printed kc's own
+    /// short usage (`kc add …`). It prints its own, naming the operations Vault runs it
+    /// with: on stderr with exit 2 for none or an unknown one, on stdout for `--help`.
+    @Test func itsOwnUsage() throws {
+        let (h, helper) = try home()
+        for op in ["", "list", "get extra"] {
+            let out = try vault(h, helper, op)
+            #expect(out.status == 2 && out.stdoutBytes.isEmpty, "\(op): \(out.status) \(out.stdout)")
+            #expect(out.stderr.hasPrefix("usage: kc-vault-token-helper [-k KEYCHAIN] get|store|erase\n"), "\(op): \(out.stderr)")
+            #expect(out.stderr.contains("VAULT_ADDR") && !out.stderr.contains("kc add"), "\(op): \(out.stderr)")
+        }
+        let help = try vault(h, helper, "--help")
+        #expect(help.status == 0 && help.stderr.isEmpty && help.stdout.hasPrefix("usage: kc-vault-token-helper"), "\(help.stdout) \(help.stderr)")
+    }
 }

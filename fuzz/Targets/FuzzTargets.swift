@@ -1,5 +1,6 @@
 import KeychainCore
 import AgentWire
+import SSHAgent
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -11,14 +12,15 @@ import Foundation
 /// protocol decoder (`AgentProtocol.parse`, `AgentRequest.decode`) and the database row
 /// decoder (`RowCodec.open` on a row built from the bytes, and the metadata codec), and the
 /// DER readers of what an item holds (`DistinguishedName` for a certificate's issuer and
-/// subject as `kc find` prints them, `KeyBlob` for a key's size). Each
+/// subject as `kc find` prints them, `KeyBlob` for a key's size), and the SSH agent's message
+/// decoder (`SSHAgentRequest.decode`: what any client of `ssh-agent.sock` sends). Each
 /// takes any bytes and must return: no crash, no hang, no sanitizer report.
 /// `make fuzz` runs them under libFuzzer with AddressSanitizer (`fuzz/`); FuzzTests in
 /// `make test` replays the kept corpus, the seeds and a seeded random run through them.
 public enum FuzzTargets {
     /// The decoders that can be fuzzed.
     public enum Target: String, CaseIterable, Sendable {
-        case query, agent, row, der
+        case query, agent, row, der, ssh
     }
 
     /// Feeds `bytes` to one decoder. - Returns: whether the decoder accepted them (every
@@ -30,6 +32,7 @@ public enum FuzzTargets {
         case .agent: return agent(bytes)
         case .row: return row(bytes)
         case .der: return der(bytes)
+        case .ssh: return ssh(bytes)
         }
     }
 
@@ -58,6 +61,8 @@ public enum FuzzTargets {
         switch target {
         case .der:
             return derSeeds
+        case .ssh:
+            return sshSeeds
         case .query:
             return queries.enumerated().compactMap { i, q in
                 var w = ByteWriter(capacity: 256)

@@ -18,8 +18,9 @@ struct AWSCredentials: ParsableCommand {
               kc aws-credentials prod              # what AWS runs
 
             AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE name the files, as for AWS.
-            Exit 44 when kc has no keys for the profile, 36 when the keychain is locked
-            and no password can be asked for (run `kc unlock`).
+            Exit 44 when kc has no keys for the profile, 45 when --import finds
+            different keys for it in the two files (nothing changed), 36 when the
+            keychain is locked and no password can be asked for (run `kc unlock`).
             """
     )
 

@@ -35,6 +35,10 @@ import ArgumentParser
 /// The credential helpers (`kc git-credential`, `kc docker-credential`) get only the first
 /// rewrite: they read their own few options (`HelperInput.options`).
 enum ArgumentNormaliser {
+    /// The credential helpers' subcommands, which read their own few options
+    /// (`HelperInput.options`, `-kNAME` included): only the first rewrite is made for them.
+    static let helpers: Set<String> = ["git-credential", "docker-credential", KubeCredentialHelper.word]
+
     /// - Parameter arguments: the whole command line, the program's name first.
     /// - Returns: the command line with the four rewrites made.
     /// - Throws: a usage error when keychain options lead and no subcommand follows them,
@@ -48,9 +52,7 @@ enum ArgumentNormaliser {
         }
         guard arguments.count > 2 else { return arguments }
         let command = arguments[1]
-        if command == "git-credential" || command == "docker-credential"
-            || command == KubeCredentialHelper.word
-        {
+        if helpers.contains(command) {
             try refusingASecondKeychain(arguments, of: command)
             return arguments
         }

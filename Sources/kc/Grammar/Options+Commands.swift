@@ -177,4 +177,13 @@ extension Options {
     static let awsImport = OptionSpec(
         nil, "--import", .none, "Move the profile's keys out of ~/.aws/credentials into kc and point ~/.aws/config at kc.")
     static let awsStore = OptionSpec(nil, "--store", .none, "Store the keys given on stdin as AWS's credential_process JSON.")
+
+    // MARK: kube-credential
+
+    static let kubeStore = OptionSpec(nil, "--store", .none, "Store the token given on stdin as NAME's credential.")
+    static let kubeExpires = OptionSpec(
+        nil, "--expires", .text, "With --store: when the token expires (RFC 3339 in UTC, e.g. 2030-01-31T12:00:00Z).", valueName: "time")
+    static let kubeImport = OptionSpec(
+        nil, "--import", .none, "Move USER's token or client key out of the kubeconfig KUBECONFIG into kc, an exec stanza in its place.")
+    static let kubeBackup = OptionSpec(nil, "--backup", .none, "With --import: keep the old kubeconfig as KUBECONFIG.kc-backup (0600).")
 }

@@ -108,7 +108,8 @@ enum Options {
         "add", "find", "list", "generate", "update", "delete", "move", "unlock", "lock", "status",
         "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
         "run", "inject", "secret-service", "team", "config", "error", "agent",
-        "aws-credentials", "keyslot"
+        "aws-credentials",
+        "kube-credential", "ssh-agent", "ssh", "keyslot"
     ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
@@ -140,6 +141,7 @@ enum Options {
         case "config": return [keychain, configJSON]
         case "agent": return [stop]
         case "aws-credentials": return [keychain, passwordFile, awsImport, awsStore]
+        case "kube-credential": return [keychain, passwordFile, kubeStore, kubeExpires, kubeImport, kubeBackup]
         case "keyslot": return Grammar.keyslot
         default: return []
         }

@@ -153,11 +153,24 @@ enum AWSCredentialProcess {
     /// ~/.aws/config) into kc, then both files rewritten without them and with the
     /// `credential_process` line. Run again, it finds no keys there and the item in kc, and
     /// changes nothing.
+    ///
+    /// botocore tries the credentials file, then `credential_process`, then the config
+    /// file, and takes all of a profile's keys from the first that names an
+    /// `aws_access_key_id`: keys are never mixed across the files. When both files hold
+    /// keys for the profile and they differ, kc does not guess which the user meant: it
+    /// refuses (errSecDuplicateItem) and changes nothing.
     static func importKeys(_ profile: String, _ choice: KeychainChoice) throws {
         var credentials = try AWSSharedFile(path: AWSSharedFile.credentialsPath)
         var config = try AWSSharedFile(path: AWSSharedFile.configPath)
-        var found = credentials.credentials(in: profile)
-        for (key, value) in config.credentials(in: configSection(profile)) where found[key] == nil { found[key] = value }
+        let inCredentials = credentials.credentials(in: profile)
+        let inConfig = config.credentials(in: configSection(profile))
+        guard inCredentials.isEmpty || inConfig.isEmpty || inCredentials == inConfig else {
+            throw KeychainError(
+                errSecDuplicateItem,
+                "\(credentials.path) [\(profile)] and \(config.path) [\(configSection(profile))] hold different keys for the profile; nothing imported, nothing changed",
+                hint: "AWS takes them from \(inCredentials["aws_access_key_id"] != nil ? credentials.path : config.path): delete the other set and run again")
+        }
+        let found = inCredentials.isEmpty ? inConfig : inCredentials
         let keychain = try Session.open(choice)
         if found.isEmpty {
             guard try find(profile, keychain) != nil else {

@@ -5,7 +5,7 @@ import Glibc
 
 /// One of AWS's shared files (`~/.aws/credentials`, `~/.aws/config`): INI text read as
 /// lines, edited in place line by line (everything not edited stays byte for byte), and
-/// written back atomically with the file's own mode.
+/// written back atomically with the file's own mode and owner (`FileReplacement`).
 struct AWSSharedFile {
     /// The keys that hold a profile's credentials (botocore's names, the legacy
     /// `aws_security_token` among them).
@@ -18,6 +18,8 @@ struct AWSSharedFile {
     let existed: Bool
     /// Its mode when read (0600 for a new file).
     let mode: mode_t
+    /// Its owner when read (nil for a new file): root rewriting a user's file keeps it theirs.
+    let owner: (uid: uid_t, gid: gid_t)?
 
     /// `~/.aws/credentials`, or `AWS_SHARED_CREDENTIALS_FILE` (`~` expanded, as botocore does).
     static var credentialsPath: String { location("AWS_SHARED_CREDENTIALS_FILE", default: "credentials") }
@@ -38,7 +40,7 @@ struct AWSSharedFile {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             guard errno == ENOENT else { throw KeychainError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
-            (lines, existed, mode) = ([], false, 0o600)
+            (lines, existed, mode, owner) = ([], false, 0o600, nil)
             return
         }
         // The rewrite renames a new file over the path: through a link (a dotfile manager's)
@@ -52,10 +54,12 @@ struct AWSSharedFile {
         guard st.st_nlink == 1 else {
             throw KeychainError(errSecParam, "\(path) has \(st.st_nlink) hard links: the other names would keep the keys")
         }
-        guard st.st_uid == geteuid() else {
+        // Root (sudo keeping HOME) may rewrite a user's file: the new one keeps its owner.
+        guard st.st_uid == geteuid() || geteuid() == 0 else {
             throw KeychainError(errSecParam, "\(path) belongs to uid \(st.st_uid), not to you: kc does not rewrite it")
         }
         mode = st.st_mode & 0o7777
+        owner = (st.st_uid, st.st_gid)
         existed = true
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
@@ -163,34 +167,11 @@ struct AWSSharedFile {
         return true
     }
 
-    /// Writes the lines to a new file beside `path` (same mode, O_EXCL, never a link), flushes
-    /// it and renames it over `path`: a reader sees the old file or the new one, and no copy
-    /// of the old text is left behind.
+    /// Writes the lines in the file's place (`FileReplacement`: an unnamed file given the
+    /// old mode and owner, flushed, then renamed over `path`): a reader sees the old file or
+    /// the new one, and no copy of the old text is left behind, even by a killed run.
     func write() throws {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[..<$0]) } ?? "."
-        if !folder.isEmpty, !existed { _ = mkdir(folder, 0o700) }
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).kc-" + ItemPrinter.hex((0..<6).map { _ in UInt8.random(in: 0...255) })
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let e = errno
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot write beside \(path): \(String(cString: strerror(e)))")
-        }
-        var ok = false
-        defer {
-            close(fd)
-            if !ok { unlink(temporary) }
-        }
-        // 0600 while it is written (it holds the other profiles' keys); the file's own mode
-        // only just before it takes the file's place.
-        guard Report.writeAll(fd, Array(lines.joined().utf8)), fsync(fd) == 0, fchmod(fd, mode) == 0 else {
-            throw KeychainError(errSecIO, "cannot write \(temporary): \(String(cString: strerror(errno)))")
-        }
-        guard rename(temporary, path) == 0 else {
-            let e = errno
-            throw KeychainError(e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot replace \(path): \(String(cString: strerror(e)))")
-        }
-        ok = true
+        if !existed, let slash = path.lastIndex(of: "/"), slash != path.startIndex { _ = mkdir(String(path[..<slash]), 0o700) }
+        try FileReplacement.replace(path, with: Array(lines.joined().utf8), mode: mode, owner: owner)
     }
 }

@@ -76,8 +76,9 @@ enum KubeconfigImport {
         if backup { try PrivateFile.write(original, to: path + ".kc-backup", force: false) }
         var st = stat()
         guard stat(path, &st) == 0 else { throw KeychainError(errSecIO, "cannot read \(path)'s mode") }
-        try PrivateFile.write(output, to: path, force: true)
-        chmod(path, st.st_mode & 0o7777)
+        // The old mode and owner (root importing into a user's file keeps it theirs), given
+        // before the new file has a name; no named copy exists while it is written.
+        try FileReplacement.replace(path, with: output, mode: st.st_mode & 0o7777, owner: (st.st_uid, st.st_gid))
         Report.line(
             "kc: moved user `\(user)`'s \(account == "token" ? "token" : "client key") into the keychain as kube:\(user); \(path) now runs `kc kube-credential`"
                 + (backup ? " (the old file, with the secret, is \(path).kc-backup, 0600)" : ""))

@@ -23,7 +23,7 @@ enum TerraformCredentialsHelper {
     static let subcommand = "terraform-credentials"
     /// The service of a host's item is this prefix and the host.
     static let servicePrefix = "terraform:"
-    static let usage = "usage: terraform-credentials-kc [-k KEYCHAIN] get|store|forget HOST, or --install"
+    static let usage = "usage: terraform-credentials-kc [-k KEYCHAIN] get|store|forget HOST, or --install, or --uninstall"
 
     /// Runs one verb; returns the exit status.
     static func run(_ arguments: ArraySlice<String>) -> Int32 {
@@ -32,6 +32,7 @@ enum TerraformCredentialsHelper {
             let (choice, rest) = try HelperInput.options(arguments)
             verb = rest.first
             if rest == ["--install"] { return TerraformPluginLink.install() }
+            if rest == ["--uninstall"] { return TerraformPluginLink.uninstall() }
             if rest == ["--help"] || rest == ["-h"] {
                 Report.out(usage + "\n")
                 return 0

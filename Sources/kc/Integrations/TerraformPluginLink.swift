@@ -8,7 +8,8 @@ import Glibc
 /// plugin folders Terraform and OpenTofu search for credentials helpers (never the PATH):
 /// `~/.terraform.d/plugins` (both tools), and OpenTofu's `$XDG_DATA_HOME/opentofu/plugins`
 /// (`~/.local/share/opentofu/plugins` without the variable). A link already there is
-/// replaced; a file that is not a link is left alone and named.
+/// replaced; a file that is not a link is left alone and named. `--uninstall` removes the
+/// links that lead to this kc, and leaves (and names) anything else there.
 enum TerraformPluginLink {
     /// The folders, in the order they are linked.
     static func folders() -> [String] {
@@ -40,6 +41,51 @@ enum TerraformPluginLink {
         }
         if status == 0 { Report.out("now add `credentials_helper \"kc\" {}` to ~/.terraformrc (OpenTofu: ~/.tofurc)\n") }
         return status
+    }
+
+    /// Removes each folder's `terraform-credentials-kc` when it is a link that leads to this
+    /// kc (its target, resolved, is this program); prints one line for each removed, names
+    /// on stderr what it leaves (a file, a link elsewhere or leading nowhere). Exit 0 then
+    /// too: what is left is not kc's. - Returns: the exit status.
+    static func uninstall() -> Int32 {
+        let places = folders()
+        guard !places.isEmpty else {
+            Report.note("HOME is not set to an absolute path; no plugin folder to look in")
+            return exitCode(for: errSecParam)
+        }
+        let own = resolved(AgentClient.ownExecutable)
+        var removed = 0
+        for folder in places {
+            let path = folder + "/" + TerraformCredentialsHelper.programName
+            var st = stat()
+            guard lstat(path, &st) == 0 else { continue }
+            guard st.st_mode & S_IFMT == S_IFLNK else {
+                Report.note("left \(path): it is not a link")
+                continue
+            }
+            guard let own, resolved(path) == own else {
+                var buffer = [CChar](repeating: 0, count: 4096)
+                let n = readlink(path, &buffer, buffer.count - 1)
+                let target = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+                Report.note("left \(path): it leads to \(target), not to this kc (\(own ?? AgentClient.ownExecutable))")
+                continue
+            }
+            guard unlink(path) == 0 else {
+                Report.note("cannot remove \(path): \(String(cString: strerror(errno)))")
+                return exitCode(for: errSecReadOnly)
+            }
+            Report.out("removed \(path)\n")
+            removed += 1
+        }
+        if removed > 0 { Report.out("remove `credentials_helper \"kc\" {}` from ~/.terraformrc (OpenTofu: ~/.tofurc) too\n") }
+        return 0
+    }
+
+    /// `path` with every link resolved; nil when it leads nowhere.
+    static func resolved(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// `folder/terraform-credentials-kc` → `target`, the folder made as `mkdir -p` makes it,

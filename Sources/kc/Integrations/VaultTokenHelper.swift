@@ -37,12 +37,32 @@ enum VaultTokenHelper {
         }
     }
 
+    /// The helper's own usage: what Vault runs it with. On stdout for `--help` (exit 0), on
+    /// stderr with exit 2 when the operation is missing or unknown.
+    static let usage = """
+        usage: \(program) [-k KEYCHAIN] get|store|erase
+
+        Vault's and OpenBao's token helper (token_helper = "/usr/local/bin/\(program)"
+        in ~/.vault or ~/.bao). Vault runs it with one operation, for the server
+        VAULT_ADDR (else BAO_ADDR, else https://127.0.0.1:8200) names:
+          get    print the token on stdout, as stored (nothing when there is none)
+          store  keep the token read on stdin
+          erase  remove the token
+        Tokens are generic passwords, service vault:ADDRESS, account token.
+        Exit 2 for a missing or unknown operation; docs/integrations.md, "Vault and OpenBao".
+
+        """
+
     /// Runs one operation; returns the exit status (nonzero with one line on stderr).
     static func run(_ arguments: ArraySlice<String>) -> Int32 {
         do {
             let (choice, rest) = try HelperInput.options(arguments)
+            if rest == ["--help"] || rest == ["-h"] {
+                Report.out(usage)
+                return 0
+            }
             guard rest.count == 1, let operation = rest.first, ["get", "store", "erase"].contains(operation) else {
-                Report.err("usage: \(program) [-k KEYCHAIN] get|store|erase\n")
+                Report.err(usage)
                 return 2
             }
             let service = "vault:" + (try address())

@@ -5,7 +5,8 @@ import Glibc
 
 /// Files that hold secrets in plaintext (`kc export -o`, `kc inject -o`): created 0600 and
 /// written whole, then flushed to disk. Never over an existing file unless `force`; then
-/// the new content goes to a new private file beside it, which is renamed over the old one,
+/// the new content goes to a new private file beside it (`FileReplacement`: unnamed while
+/// it is written), which is renamed over the old one,
 /// so a file someone else owns or holds open never receives a secret.
 enum PrivateFile {
     static func write(_ bytes: [UInt8], to path: String, force: Bool) throws {
@@ -17,17 +18,7 @@ enum PrivateFile {
         if lstat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG {
             throw KeychainError(errSecParam, "\(path) is not a regular file; not replaced")
         }
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).kc-" + ItemPrinter.hex((0..<6).map { _ in UInt8.random(in: 0...255) })
-        try writeNew(bytes, to: temporary)
-        guard rename(temporary, path) == 0 else {
-            let e = errno
-            unlink(temporary)
-            throw KeychainError(
-                e == EACCES || e == EROFS ? errSecReadOnly : errSecIO, "cannot replace \(path): \(String(cString: strerror(e)))", cause: .errno(e))
-        }
+        try FileReplacement.replace(path, with: bytes, mode: 0o600, owner: nil)
     }
 
     /// Creates `path` (O_EXCL, 0600, no link followed) and writes it whole.

@@ -14,16 +14,9 @@ final class SSHKeyHome {
         try home.createKeychain()
     }
 
-    /// The kc-ssh built beside the tested kc.
-    static var program: String {
-        URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().appendingPathComponent("kc-ssh").path
-    }
-
-    /// The command line of `kc ssh ARGUMENTS`. Until kc execs kc-ssh for `kc ssh` (the agent
-    /// half of issue 34), it is the kc-ssh binary beside kc with the same arguments; every
-    /// key test runs through it, so switching them to `kc ssh` is this one line
-    /// (`[KCBinary.path, "ssh"] + arguments`).
-    static func command(_ arguments: [String]) -> [String] { [program] + arguments }
+    /// The command line of `kc ssh ARGUMENTS`, as a user types it: kc execs kc-ssh beside
+    /// it. Every key test runs through it.
+    static func command(_ arguments: [String]) -> [String] { [KCBinary.path, "ssh"] + arguments }
 
     /// Runs `kc ssh ARGUMENTS` in the home's folder.
     func ssh(_ arguments: [String], password: String? = KCHome.password, extra: [String: String] = [:]) throws -> KCBinary.Output {
