@@ -100,9 +100,10 @@ import Testing
         try Self.expectTheFormatThreeItems(k)
         #expect(try k.keySlots() == [KeySlotInfo(id: 1, kind: "password", created: nil)])
         expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v4-password")) }
-        let added = try k.addRecoverySlot()
-        #expect(added.id == 2)
-        let again = try Keychain.open(at: path, recoveryKey: added.key)
+        var shown: [UInt8] = []
+        let added = try k.addRecoverySlot { key in shown = key.withUnsafeBytes { Array($0) } }
+        #expect(added == 2 && shown.count == 32)
+        let again = try Keychain.open(at: path, recoveryKey: try SecureBytes(copying: shown))
         #expect(try Self.secret(again, genp([kSecAttrService: "v5", kSecAttrAccount: "added"])) == Array("v5-token".utf8))
         try Self.expectSecretServiceItems(k, path: path, password: "fixture-v5-password", count: 10)
     }

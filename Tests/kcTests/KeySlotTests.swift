@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KCTestSupport
+@testable import KeychainCore
 
 /// Key slots (issue 35) through the real `kc`: a recovery key added with `kc keyslot add
 /// --recovery` opens the keychain in the agent (`kc unlock --recovery`), typed with or
@@ -178,6 +179,7 @@ import KCTestSupport
     @Test func theRecoveryKeySetsANewPasswordWhenItIsLost() throws {
         let (h, path) = try Self.keychain()
         let key = try Self.addRecovery(h, path)
+        let second = try Self.addRecovery(h, path)
         func passwd(_ extra: [String], key: String, new: String) throws -> KCBinary.Output {
             try h.kc(
                 ["passwd", "--recovery", "--password-stdin", "-k", path] + extra, stdin: Data(key.utf8),
@@ -193,12 +195,25 @@ import KCTestSupport
         #expect(out.status == 0 && out.stdout == "prod-token", "the new password: \(out.stderr)")
         out = try h.kc(find, password: KCHome.password, extra: Self.noAgent(h))
         #expect(out.status == 51, "the old password: \(out.status)")
+        let old = h.directory + "/old.keychain-db"
+        _ = try FileSplicer.sqlite(path, "VACUUM INTO '\(old)';")
+        chmod(old, 0o600)
         out = try passwd([], key: key, new: "third")
-        #expect(out.status == 0 && out.stderr.contains("removed key slot 2 (recovery)"), "\(out.stderr)")
+        #expect(out.status == 0 && out.stderr.contains("removed key slot 3 (recovery)"), "\(out.stderr)")
+        #expect(!out.stderr.contains("removed key slot 2"), "the slot typed is kept: \(out.stderr)")
         out = try h.kc(find, password: "third", extra: Self.noAgent(h))
         #expect(out.status == 0 && out.stdout == "prod-token", "\(out.stderr)")
-        let (status, _) = try Self.unlockAndFind(h, path, key: key)
-        #expect(status == 51)
+        var (status, found) = try Self.unlockAndFind(h, path, key: key)
+        #expect(status == 0 && found == "prod-token", "the recovery key typed keeps working: \(status) \(found)")
+        (status, _) = try Self.unlockAndFind(h, path, key: second)
+        #expect(status == 51, "the other recovery slot is removed")
+        // The master key was replaced: the old copy's wrap gives a key that verifies nothing live.
+        let stale = try Keychain.open(at: old, recoveryKey: try RecoveryKeyText.parse(try SecureBytes(copying: Array(key.utf8))))
+        let live = try SQLiteItemStore(openingExisting: path)
+        let record = try live.transaction(write: false) { try live.readKeychainRecord() }
+        let keys = try KeyHierarchy(
+            master: try stale.allKeys().master(), keychainID: record.keychainID, keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+        #expect(throws: KeychainError.self) { try Keychain(path: path, store: live, keys: keys).verify() }
     }
 
     /// A slot added, the file copied, the slot removed: the old row spliced back into the
@@ -219,6 +234,63 @@ import KCTestSupport
         _ = try h.kc(["lock", "--all"])
         _ = try FileSplicer.sqlite(path, "ATTACH '\(old)' AS o; INSERT INTO main.kc_keyslots SELECT * FROM o.kc_keyslots;")
         try Self.expectRefused(h, path, key: key, "the old slot spliced back")
+    }
+
+    /// `kc keyslot remove` revokes: a recovery slot added (and a second one), the file
+    /// copied, slot 2 removed, an item added. The removed key opens the old copy's wrap (as
+    /// anyone holding both would, here through KeychainCore's libsodium calls): the master
+    /// key it gives verifies neither the live header nor opens any live row, the new item's
+    /// included; the second recovery slot is removed too, and named; the old slot row spliced
+    /// back into the live file is refused.
+    @Test func aRemovedRecoveryKeyWithAnOldCopyOpensNothingWrittenSince() throws {
+        let (h, path) = try Self.keychain()
+        let key = try Self.addRecovery(h, path)
+        let second = try Self.addRecovery(h, path)
+        let old = h.directory + "/old.keychain-db"
+        _ = try FileSplicer.sqlite(path, "VACUUM INTO '\(old)';")
+        chmod(old, 0o600)
+        var out = try h.kc(["keyslot", "remove", "2", "-k", path], password: KCHome.password, extra: Self.noAgent(h))
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("removed key slot 3 (recovery)") && out.stderr.contains("replaced its master key"), "\(out.stderr)")
+        out = try h.kc(["keyslot", "list", "-k", path], password: KCHome.password, extra: Self.noAgent(h))
+        #expect(out.stdout == "1\tpassword\t-\n", "\(out.stdout) \(out.stderr)")
+        out = try h.kc(["add", "-k", path, "-s", "new", "-a", "later", "-w", "NEWSECRET"], password: KCHome.password, extra: Self.noAgent(h))
+        try #require(out.status == 0, "\(out.stderr)")
+
+        let stale = try Keychain.open(at: old, recoveryKey: try RecoveryKeyText.parse(try SecureBytes(copying: Array(key.utf8))))
+        let oldMaster = try stale.allKeys().master()
+        let live = try SQLiteItemStore(openingExisting: path)
+        let record = try live.transaction(write: false) { try live.readKeychainRecord() }
+        let keys = try KeyHierarchy(master: oldMaster, keychainID: record.keychainID, keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+        let probe = Keychain(path: path, store: live, keys: keys)
+        #expect(throws: KeychainError.self, "the old master key verifies the live header") { try probe.verify() }
+        var rows = 0, opened = 0
+        try live.transaction(write: false) {
+            try live.forEachRow(.all, includeData: true) { row in
+                rows += 1
+                if (try? RowCodec(keys: keys).open(row, checkingProtection: false)) != nil { opened += 1 }
+                return true
+            }
+        }
+        #expect(rows == 2 && opened == 0, "live rows opened with the old master key: \(opened) of \(rows)")
+
+        for k in [key, second] {
+            let (status, found) = try Self.unlockAndFind(h, path, key: k)
+            #expect(status == 51, "a removed slot: \(status) \(found)")
+        }
+        _ = try h.kc(["lock", "--all"])
+        _ = try FileSplicer.sqlite(path, "ATTACH '\(old)' AS o; INSERT INTO main.kc_keyslots SELECT * FROM o.kc_keyslots WHERE id = 2;")
+        try Self.expectRefused(h, path, key: key, "the removed slot spliced back")
+    }
+
+    /// A recovery key that cannot be written (stdout is /dev/full) is never a slot: kc exits
+    /// 220 (errSecIO) and the keychain keeps the password slot only.
+    @Test func aRecoveryKeyThatCannotBeWrittenAddsNoSlot() throws {
+        let (h, path) = try Self.keychain()
+        var out = try h.sh("KC_AGENT_DIR='\(h.directory)/no-agent' exec kc keyslot add --recovery -k '\(path)' > /dev/full")
+        #expect(out.status == 220 && out.stderr.contains("no slot was added"), "\(out.status) \(out.stderr)")
+        out = try h.kc(["keyslot", "list", "-k", path], password: KCHome.password, extra: Self.noAgent(h))
+        #expect(out.status == 0 && out.stdout == "1\tpassword\t-\n", "\(out.stdout) \(out.stderr)")
     }
 
     /// A slot row written with sqlite3 (a well-formed recovery slot of another keychain, and

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSodium
 
 /// One way into a keychain, as `kc keyslot list` shows it: never a secret.
 public struct KeySlotInfo: Equatable, Sendable {
@@ -13,12 +14,12 @@ public struct KeySlotInfo: Equatable, Sendable {
     public let created: UInt64?
 }
 
-/// A recovery slot just added: its id and the recovery key's 32 bytes, shown once.
-public struct AddedRecoverySlot: ~Copyable {
-    /// The slot's number.
-    public let id: Int64
-    /// The recovery key (`RecoveryKeyText.format` makes it readable).
-    public let key: SecureBytes
+/// A recovery slot kept through a re-key: its id and the slot key its recovery key gives
+/// under a fresh salt (`Keychain.rekey(newPassword:profile:keepingRecoveryKey:)`).
+struct RecoveryRewrap {
+    let slotID: Int64
+    let salt: [UInt8]
+    let key: SymmetricKey
 }
 
 extension Keychain {
@@ -31,16 +32,26 @@ extension Keychain {
             + record.slots.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
     }
 
-    /// Adds a recovery slot: 32 random bytes (the recovery key, answered once and kept
-    /// nowhere), the master key wrapped under the key `SlotWrap` derives from them. One
-    /// write transaction: the generation moves and the header MAC covers the new record.
-    /// - Returns: the slot's id and the recovery key's 32 bytes.
-    public func addRecoverySlot() throws -> AddedRecoverySlot {
+    /// Adds a recovery slot: 32 random bytes (the recovery key, made in guarded memory
+    /// and wiped when this returns, kept nowhere), the master key wrapped under the key
+    /// `SlotWrap` derives from them. `publish` is given the key first (it prints it): only
+    /// when it returns is the slot written, in one write transaction (the generation moves
+    /// and the header MAC covers the new record), so a key that could not be shown is never
+    /// a way in.
+    /// - Returns: the slot's id.
+    /// - Throws: what `publish` throws (nothing is written).
+    public func addRecoverySlot(publish: (borrowing SecureBytes) throws -> Void) throws -> Int64 {
         try requireFileKeychain("adding a key slot")
+        try Sodium.ensureReady()
         let secret = try SecureBytes(count: 32, guarded: true)
-        secret.withUnsafeMutableBytes { $0.copyBytes(from: Sodium.randomBytes(32)) }
+        secret.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, 32) }
         let salt = Sodium.randomBytes(SlotWrap.saltBytes)
         let created = UInt64(max(0, time(nil)))
+        let slots = try read { _, _ in try store.readKeychainRecord() }.slots.count
+        guard slots < Self.maxSlots else {
+            throw KeychainError(errSecParam, "\(self.path) has \(slots + 1) key slots already, the most kc keeps")
+        }
+        try publish(secret)
         var written: KeychainRecord?
         try write(replacingRecord: { current in
             guard current.slots.count < Self.maxSlots else {
@@ -60,34 +71,52 @@ extension Keychain {
         guard let written, let slot = written.slots.last else { throw KeychainError(errSecInternalError, "no slot was written") }
         openedRecord = written
         try store.compactLog()
-        return AddedRecoverySlot(id: slot.id, key: try secret.copy(prefix: secret.count))
+        return slot.id
     }
 
-    /// Removes key slot `id` in one write transaction (the generation moves, the MAC covers
-    /// the record without it). The password slot (1) is never removed: it is the way every
-    /// command that asks for a password opens the keychain, and it keeps a way in whatever
-    /// else is removed. A copy of the file made before still opens with the removed slot.
+    /// Removes key slot `id` and revokes it: the master key is replaced (`rekey`, under
+    /// `password`, the one this keychain was just opened with), so the removed slot's wrap
+    /// in a copy of the file made before opens only that copy's old master key, which
+    /// opens nothing written since. No other slot can be wrapped for the new key without
+    /// its secret (a recovery key is kept nowhere, a TPM2 slot's is in the TPM): each is
+    /// removed too, and answered. The password slot (1) is never removed: it is the way
+    /// every command that asks for a password opens the keychain.
+    /// - Returns: every slot removed, `id` first.
     /// - Throws: errSecParam for the password slot; errSecItemNotFound for no such slot.
-    public func removeKeySlot(_ id: Int64) throws {
+    public func removeKeySlot(_ id: Int64, password: borrowing SecureBytes) throws -> [KeySlotInfo] {
         try requireFileKeychain("removing a key slot")
         guard id != KeySlotRow.passwordSlotID else {
             throw KeychainError(
                 errSecParam, "slot 1 is the password slot of \(path): it is never removed (it is the way in every other command uses)",
                 hint: "change the password with `kc passwd`")
         }
-        var written: KeychainRecord?
-        try write(replacingRecord: { current in
-            guard current.slots.contains(where: { $0.id == id }) else {
-                throw KeychainError(errSecItemNotFound, "\(self.path) has no key slot \(id)", hint: "see `kc keyslot list`")
+        guard try authenticatedRecord().slots.contains(where: { $0.id == id }) else {
+            throw KeychainError(errSecItemNotFound, "\(path) has no key slot \(id)", hint: "see `kc keyslot list`")
+        }
+        let removed = try rekey(newPassword: password, profile: nil, rewrapping: nil)
+        return removed.filter { $0.id == id } + removed.filter { $0.id != id }
+    }
+
+    /// `rekey(newPassword:profile:)` on a keychain opened with `recoveryKey`
+    /// (`kc passwd --recovery`): the recovery slot it opened is wrapped again for the new
+    /// master key, so the key just typed keeps working; every other slot is removed.
+    /// - Returns: the slots removed.
+    /// - Throws: errSecAuthFailed when no recovery slot of the opened record opens with it.
+    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil, keepingRecoveryKey recoveryKey: borrowing SecureBytes) throws
+        -> [KeySlotInfo]
+    {
+        let before = try authenticatedRecord()
+        var opened: KeySlotRow?
+        for slot in before.slots where slot.kind == .recovery {
+            if try Self.openRecoverySlot(slot, of: before, recoveryKey: recoveryKey) != nil {
+                opened = slot
+                break
             }
-            var record = current
-            record.slots.removeAll { $0.id == id }
-            written = record
-            return record
-        }) { _, _ in }
-        if let written { openedRecord = written }
-        // The removed wrap must not linger in the -wal file.
-        try store.compactLog()
+        }
+        guard let opened else { throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path)") }
+        let salt = Sodium.randomBytes(SlotWrap.saltBytes)
+        let key = try SlotWrap.key(secret: recoveryKey, kind: .recovery, keychainID: before.keychainID, slotID: opened.id, salt: salt)
+        return try rekey(newPassword: newPassword, profile: profile, rewrapping: RecoveryRewrap(slotID: opened.id, salt: salt, key: key))
     }
 
     /// The most slots beyond the password slot a keychain keeps.
@@ -146,18 +175,20 @@ extension Keychain {
         -> SecureBytes
     {
         for slot in slots {
-            let fields = try RecoverySlot(fields: slot.fields)
-            let key = try SlotWrap.key(secret: recoveryKey, kind: .recovery, keychainID: record.keychainID, slotID: slot.id, salt: fields.salt)
-            let ad = SlotWrap.associatedData(
-                kind: .recovery, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: slot.id, created: slot.created,
-                salt: fields.salt)
-            do {
-                let mk = try AEAD.open(fields.wrappedMasterKey, key: key, ad: ad, what: "the master key")
-                if mk.count == 32 { return mk }
-            } catch {
-                continue
-            }
+            if let mk = try openRecoverySlot(slot, of: record, recoveryKey: recoveryKey) { return mk }
         }
         throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path) (or its slot was tampered with)")
+    }
+
+    /// The master key `slot`'s wrap gives under the key derived from `recoveryKey` for it,
+    /// or nil when it does not open.
+    private static func openRecoverySlot(_ slot: KeySlotRow, of record: KeychainRecord, recoveryKey: borrowing SecureBytes) throws -> SecureBytes? {
+        let fields = try RecoverySlot(fields: slot.fields)
+        let key = try SlotWrap.key(secret: recoveryKey, kind: .recovery, keychainID: record.keychainID, slotID: slot.id, salt: fields.salt)
+        let ad = SlotWrap.associatedData(
+            kind: .recovery, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: slot.id, created: slot.created,
+            salt: fields.salt)
+        guard let mk = try? AEAD.open(fields.wrappedMasterKey, key: key, ad: ad, what: "the master key"), mk.count == 32 else { return nil }
+        return mk
     }
 }

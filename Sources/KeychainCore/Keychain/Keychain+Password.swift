@@ -57,6 +57,13 @@ extension Keychain {
     /// - Returns: the slots removed.
     @discardableResult
     public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws -> [KeySlotInfo] {
+        try rekey(newPassword: newPassword, profile: profile, rewrapping: nil)
+    }
+
+    /// `rekey(newPassword:profile:)`, keeping the recovery slot `rewrap` names: the new
+    /// master key is wrapped for it under its recovery key's slot key (a fresh salt), at
+    /// the new key generation; every other slot is removed.
+    func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile?, rewrapping rewrap: RecoveryRewrap?) throws -> [KeySlotInfo] {
         try requireFileKeychain("re-keying with a password")
         let oldKeys = try allKeys()
         let before = try authenticatedRecord()
@@ -72,8 +79,18 @@ extension Keychain {
         record.kdfMemlimit = kdf.memlimit
         record.kdfSalt = kdf.salt
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
-        let removed = before.slots.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
+        let kept = rewrap.flatMap { r in before.slots.first { $0.id == r.slotID && $0.kind == .recovery } }
+        let removed = before.slots.filter { $0.id != kept?.id }.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
         record.slots = []
+        if let rewrap, let kept {
+            let ad = SlotWrap.associatedData(
+                kind: .recovery, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: kept.id, created: kept.created,
+                salt: rewrap.salt)
+            let wrap = AEAD.seal(master.bytes, key: rewrap.key, ad: ad)
+            record.slots = [
+                KeySlotRow(id: kept.id, kind: .recovery, created: kept.created, fields: RecoverySlot(salt: rewrap.salt, wrappedMasterKey: wrap).fields)
+            ]
+        }
         let newKeys = try KeyHierarchy(
             master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
             blindKeyIDs: Schema.blindKeyIDs)

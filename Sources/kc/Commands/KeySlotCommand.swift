@@ -2,6 +2,9 @@ import ArgumentParser
 import KeychainClient
 import KeychainCore
 import KeychainFormats
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `kc keyslot`: the ways into a keychain beside its password (`docs/design.md`, "Key
 /// slots"): add a recovery key, list the slots, remove one.
@@ -22,8 +25,15 @@ struct KeySlotCommand: ParsableCommand {
 
             Every subcommand opens the keychain with its password. The recovery key
             goes to stdout, once, and is kept nowhere: write it down and keep it
-            apart from the password. A removed slot no longer opens this file, but
-            a copy of the file made before still opens with it (docs/security.md).
+            apart from the password; if it cannot be written (a full disk, a closed
+            pipe), no slot is added (exit 220).
+
+            remove replaces the master key, as `kc passwd` does (under the same
+            password, asked anyway), so the removed slot opens nothing written
+            since, even with a copy of the file made before; the other slots cannot
+            be wrapped for the new key without their secrets: they are removed too,
+            each named on stderr. Such a copy still opens with the slot, but gives
+            only what it held (docs/security.md).
             `kc passwd` (which replaces the master key) removes every slot but the
             password's and says so; `kc passwd --keep-master-key` keeps them.
             """
@@ -59,18 +69,31 @@ struct KeySlotCommand: ParsableCommand {
     }
 
     func run() throws {
+        if action == "remove", let slot {
+            try Session.withPassword(keychain.choice) { opened, password in
+                let agent = Passwd.releaseAgent(opened.path)
+                let removed = try opened.removeKeySlot(slot, password: password)
+                Passwd.rekeyed(opened.path, agent: agent, removed: removed, except: slot)
+                Report.note(
+                    "removed key slot \(slot) of \(opened.path) and replaced its master key: a copy of the file made before still opens with the slot, but gives only what that copy held"
+                )
+            }
+            return
+        }
         let opened = try Session.openWithPassword(keychain.choice)
         switch action {
         case "add":
-            let added = try opened.addRecoverySlot()
-            let text = try RecoveryKeyText.format(added.key)
-            Report.note("the recovery key of \(opened.path) (slot \(added.id)) is shown once, here: write it down and keep it apart from the password")
-            text.withUnsafeBytes { _ = Report.writeAll(1, $0) }
-            Report.out("\n")
-        case "remove":
-            guard let slot else { return }
-            try opened.removeKeySlot(slot)
-            Report.note("removed key slot \(slot) of \(opened.path) (a copy of the file made before still opens with it)")
+            let id = try opened.addRecoverySlot { key in
+                let text = try RecoveryKeyText.format(key)
+                // The key is shown before the slot is written: one that could not be shown
+                // (a full disk, a closed pipe) is never a way in.
+                var shown = text.withUnsafeBytes { Report.writeAll(1, $0) } && Report.writeAll(1, [0x0A])
+                if shown, Self.stdoutIsRegularFile { shown = fsync(1) == 0 }
+                guard shown else {
+                    throw KeychainError(errSecIO, "cannot write the recovery key to stdout: no slot was added to \(opened.path)")
+                }
+            }
+            Report.note("the recovery key of \(opened.path) (slot \(id)) is shown once, above: write it down and keep it apart from the password")
         default:
             let slots = try opened.keySlots()
             if json {
@@ -81,6 +104,13 @@ struct KeySlotCommand: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// Whether stdout is a regular file (the key is then synced to disk before the slot is
+    /// written).
+    static var stdoutIsRegularFile: Bool {
+        var st = stat()
+        return fstat(1, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
     }
 
     /// `{"id", "kind", "created"}`: created is null for the password slot.
