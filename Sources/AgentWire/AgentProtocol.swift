@@ -17,7 +17,9 @@ public enum AgentProtocol {
     /// password to whatever answered "presence required".
     /// 6: `copyPage` (operation 10, issue 31): listings go page by page, so no reply has to
     /// hold a whole keychain. An agent of version 5 would refuse the operation as malformed.
-    public static let version: UInt16 = 6
+    /// 7: `unlockWithSlot` (type 8, issue 35): unlock with a key slot's secret (a recovery
+    /// key). An agent of version 6 would refuse the type as unknown.
+    public static let version: UInt16 = 7
     /// The largest frame either side accepts: the largest secret plus room for a query.
     package static let maxFrame = (16 << 20) + (1 << 20)
 
@@ -29,6 +31,8 @@ public enum AgentProtocol {
         case unlockWithKept = 6
         // 7 was `operationWithProof` (version 4: the keychain's password as a proof of
         // presence). Never reused: an agent refuses it as an unknown request.
+        /// Unlock a keychain with the secret of one of its key slots (a recovery key).
+        case unlockWithSlot = 8
     }
 
     /// Operations on an unlocked keychain. `backup` takes `["destination": String,

@@ -10,6 +10,8 @@ package enum AgentRequest: ~Copyable {
     case stop
     case operation(path: String, KeychainRequest)
     case unlockWithKept(KeptPassword)
+    /// Unlock with the secret of a key slot of `kind` (`recovery`) instead of the password.
+    case unlockWithSlot(path: String, kind: KeySlotKind, secret: SecureBytes, idle: UInt64, maximum: UInt64)
 
     /// - Throws: errSecParam for an unknown type or a malformed body.
     package static func decode(type: UInt8, body: [UInt8]) throws -> AgentRequest {
@@ -44,6 +46,14 @@ package enum AgentRequest: ~Copyable {
             let service = try text(max: 4096), account = try text(max: 4096)
             guard let create = r.u8(), create <= 1, r.isAtEnd else { throw bad }
             return .unlockWithKept(KeptPassword(path: path, holder: holder, service: service, account: account, create: create == 1))
+        case .unlockWithSlot:
+            guard let pathBytes = r.lengthPrefixed(max: 4096), let path = String(validating: pathBytes, as: UTF8.self),
+                let kindBytes = r.lengthPrefixed(max: 64), let name = String(validating: kindBytes, as: UTF8.self),
+                let kind = KeySlotKind(rawValue: name), var secretBytes = r.lengthPrefixed(max: 1 << 10)
+            else { throw bad }
+            defer { Sodium.wipe(&secretBytes) }
+            guard let idle = r.u64(), let maximum = r.u64(), r.isAtEnd else { throw bad }
+            return .unlockWithSlot(path: path, kind: kind, secret: try SecureBytes(copying: secretBytes), idle: idle, maximum: maximum)
         }
     }
 
@@ -78,6 +88,20 @@ package enum AgentRequest: ~Copyable {
         w.lengthPrefixed(pathBytes)
         w.u32(UInt32(password.count))
         password.withUnsafeBytes { w.raw($0) }
+        w.u64(idle)
+        w.u64(maximum)
+        return w
+    }
+
+    /// An `unlockWithSlot` body: `lp(path) ‖ lp(kind) ‖ lp(secret) ‖ u64 idle ‖ u64 maximum`.
+    /// Wipe it after use.
+    package static func unlockWithSlotBody(path: String, kind: KeySlotKind, secret: borrowing SecureBytes, idle: UInt64, maximum: UInt64) -> ByteWriter {
+        let pathBytes = Array(path.utf8), kindBytes = Array(kind.rawValue.utf8)
+        var w = ByteWriter(capacity: 4 + pathBytes.count + 4 + kindBytes.count + 4 + secret.count + 16)
+        w.lengthPrefixed(pathBytes)
+        w.lengthPrefixed(kindBytes)
+        w.u32(UInt32(secret.count))
+        secret.withUnsafeBytes { w.raw($0) }
         w.u64(idle)
         w.u64(maximum)
         return w

@@ -283,6 +283,12 @@ public final class AgentServer {
             holder.idleDeadline = .after(seconds: Double(holder.idleTimeout))
             try unlock(kept, keptIn: holder.keychain)
             return AgentReply.ok(nil).frame()
+        case .unlockWithSlot(let path, let kind, let secret, let idle, let maximum):
+            guard servesFiles, kind == .recovery else {
+                throw KeychainError(errSecParam, servesFiles ? "kc unlocks with a \(kind.rawValue) slot not yet" : "team keychains have no key slots")
+            }
+            try unlock(path: path, password: secret, idle: idle, maximum: maximum, slot: kind)
+            return AgentReply.ok(nil).frame()
         }
     }
 
@@ -381,7 +387,9 @@ public final class AgentServer {
         entries[kept.path] = Entry(keychain: keychain, idle: stored.idle, maximum: stored.maximum)
     }
 
-    private func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
+    /// Unlocks `path` with its password or, with `slot`, the secret of a key slot of that
+    /// kind (a recovery key: the file agent only), under the same back-off and checks.
+    private func unlock(path: String, password: borrowing SecureBytes, idle: UInt64, maximum: UInt64, slot: KeySlotKind? = nil) throws {
         guard path.hasPrefix("/") || !servesFiles else { throw KeychainError(errSecParam, "the agent takes absolute keychain paths") }
         guard idle <= Keychain.maxTimeout, maximum <= Keychain.maxTimeout else {
             throw KeychainError(errSecParam, "timeouts are at most \(Keychain.maxTimeout) seconds (one year)")
@@ -398,7 +406,13 @@ public final class AgentServer {
             // check's own descriptor, whose close would drop the locks of the connection it
             // holds: the client's close then took itself for the last, unlinked the -shm, and
             // this agent never saw another process's write again (found by ReadmeTests).
-            if servesFiles, let previous, let again = try previous.reopened(password: password, minimumGeneration: known) {
+            if slot == .recovery {
+                if let previous, let again = try previous.reopened(recoveryKey: password, minimumGeneration: known) {
+                    keychain = again
+                } else {
+                    keychain = try Keychain.open(at: path, recoveryKey: password, minimumGeneration: known)
+                }
+            } else if servesFiles, let previous, let again = try previous.reopened(password: password, minimumGeneration: known) {
                 keychain = again
             } else {
                 keychain = try opener(path, password, known, revocation)

@@ -211,6 +211,15 @@ public struct AgentClient: Sendable {
         _ = try exchange(on: socket, .unlock, w.bytes)
     }
 
+    /// Unlocks `path` in the agent with the secret of one of its key slots (a recovery key),
+    /// sent only to an agent established as the real one, as a password is.
+    public func unlock(path: String, slot kind: KeySlotKind, secret: borrowing SecureBytes, idle: UInt64, maximum: UInt64) throws {
+        let socket = try trustedConnection(executable: Self.ownExecutable, environment: Self.agentEnvironment)
+        var w = AgentRequest.unlockWithSlotBody(path: path, kind: kind, secret: secret, idle: idle, maximum: maximum)
+        defer { w.wipe() }
+        _ = try exchange(on: socket, .unlockWithSlot, w.bytes)
+    }
+
     /// Unlocks, or creates and unlocks, a keychain whose password a held keychain keeps
     /// (`KeptPassword`). No password crosses the socket, so the agent need not be one this
     /// process can establish (as a normal user, only one it started).

@@ -2,7 +2,8 @@ import CTSS2
 import KeychainStatus
 
 /// One conversation with the TPM through ESAPI: the TCTI (KC_TPM_TCTI's configuration,
-/// else tpm2-tss's default: the kernel's resource manager, /dev/tpmrm0), the storage
+/// else the kernel's TPM device, /dev/tpmrm0 then /dev/tpm0, never tpm2-tss's default
+/// search, which ends at a simulator's TCP port any local user can bind), the storage
 /// primary made for this call, and the sessions started on it. Every transient object and
 /// session is flushed when the connection ends, so a call leaves the TPM as it found it.
 final class TPMConnection {
@@ -11,17 +12,21 @@ final class TPMConnection {
     private var transients: [ESYS_TR] = []
 
     /// Connects to the TPM that `configuration` names (`swtpm:host=127.0.0.1,port=2321`),
-    /// or the default one when nil.
+    /// or, when nil, the kernel's device (`defaultTCTIs`, in order).
     /// - Throws: errSecNotAvailable when no TPM answers there.
     init(tcti configuration: String?) throws(KeychainError) {
         try Self.check(configuration)
         var tctiContext: OpaquePointer?
-        let rc = Tss2_TctiLdr_Initialize(configuration, &tctiContext)
+        var rc: TSS2_RC = 1
+        for candidate in configuration.map({ [$0] }) ?? Self.defaultTCTIs {
+            rc = Tss2_TctiLdr_Initialize(candidate, &tctiContext)
+            if rc == 0, tctiContext != nil { break }
+        }
         guard rc == 0, let tctiContext else {
-            let where_ = configuration.map { " at \($0)" } ?? " (no /dev/tpmrm0 or /dev/tpm0, no swtpm on the default port)"
+            let where_ = configuration.map { " at \($0)" } ?? " (no /dev/tpmrm0 or /dev/tpm0 can be opened)"
             throw KeychainError(
                 errSecNotAvailable, "no TPM is reachable\(where_)",
-                hint: "kc-tpm talks to the TPM named by KC_TPM_TCTI, else to the kernel's TPM device")
+                hint: "kc-tpm talks to the TPM named by KC_TPM_TCTI, else to the kernel's TPM device (never to a simulator it was not told of)")
         }
         tcti = tctiContext
         var context: OpaquePointer?
@@ -32,6 +37,13 @@ final class TPMConnection {
         }
         esys = context
     }
+
+    /// The TPMs tried, in order, when KC_TPM_TCTI is unset: the kernel's devices only.
+    /// tpm2-tss's own default search would go on to swtpm and mssim on 127.0.0.1:2321, a
+    /// port any local user can listen on, and that user's simulator would then receive the
+    /// seal (and own the lockout counter and the PCRs); a socket TCTI is used only when
+    /// KC_TPM_TCTI names it.
+    static let defaultTCTIs = ["device:/dev/tpmrm0", "device:/dev/tpm0"]
 
     /// The TCTIs kc-tpm loads. tpm2-tss's loader also takes a library's file name and
     /// dlopens it: a configuration that names anything else is refused rather than loaded.

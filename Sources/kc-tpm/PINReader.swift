@@ -45,6 +45,14 @@ enum PINReader {
         return pin
     }
 
+    /// The terminal settings to restore if a signal ends the process mid-prompt.
+    nonisolated(unsafe) static var saved = termios()
+    nonisolated(unsafe) static var savedFD: Int32 = -1
+
+    /// Signals that would leave echo off if they ended the process mid-prompt (those kc's
+    /// TerminalPrompt handles).
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
+
     /// One line from the terminal with echo off; end of input is a cancel.
     static func prompt(_ tty: Int32, _ text: String) throws(KeychainError) -> [UInt8] {
         _ = text.withCString { write(tty, $0, strlen($0)) }
@@ -53,10 +61,19 @@ enum PINReader {
         if isTerminal {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
+            // Ctrl-C (or a kill) mid-prompt must not leave echo off: as kc's TerminalPrompt,
+            // the handler restores the settings, then the process dies of the signal.
+            PINReader.saved = saved
+            PINReader.savedFD = tty
+            for s in signals { signal(s, restorePINTerminalAndExit) }
             _ = tcsetattr(tty, TCSAFLUSH, &quiet)
         }
         defer {
-            if isTerminal { _ = tcsetattr(tty, TCSAFLUSH, &saved) }
+            if isTerminal {
+                _ = tcsetattr(tty, TCSAFLUSH, &saved)
+                PINReader.savedFD = -1
+                for s in signals { signal(s, SIG_DFL) }
+            }
             _ = "\n".withCString { write(tty, $0, 1) }
         }
         var line: [UInt8] = []
@@ -79,4 +96,14 @@ enum PINReader {
         byte = 0
         return line
     }
+}
+
+/// Restores the terminal after a signal at the PIN prompt, then dies of the signal.
+private func restorePINTerminalAndExit(_ signal: Int32) {
+    if PINReader.savedFD >= 0 {
+        tcsetattr(PINReader.savedFD, TCSAFLUSH, &PINReader.saved)
+        _ = write(PINReader.savedFD, "\n", 1)
+    }
+    Glibc.signal(signal, SIG_DFL)
+    raise(signal)
 }

@@ -27,7 +27,8 @@ let usage = """
                      only while they hold the values they hold now
       --timeout S    give up when the TPM has not answered in S seconds (default 30)
     The TPM: KC_TPM_TCTI (a tpm2-tss TCTI, e.g. swtpm:host=127.0.0.1,port=2321), else the
-    kernel's TPM device.
+    kernel's TPM device (/dev/tpmrm0, /dev/tpm0), never a simulator it was not named. A
+    socket TCTI trusts whoever owns the port: nothing authenticates the TPM.
     Exit codes: 0 done; 2 usage, or stdout on a terminal; 51 wrong PIN or the TPM in
     lockout; 53 no TPM reachable, or it stopped answering; 93 a sealed key that is damaged
     or from another TPM; 22 PCRs no longer as sealed; 36 a PIN needed and no way to ask;

@@ -59,7 +59,7 @@ struct KC: ParsableCommand {
             Settings.self, Backup.self, Verify.self, Export.self, Import.self, Read.self, Totp.self, Run.self, Inject.self, SecretServiceCommand.self,
             TeamCommand.self, ConfigCommand.self, ErrorCommand.self, Agent.self,
             AWSCredentials.self,
-            KubeCredential.self, SSHAgentCommand.self, SSHCommand.self
+            KubeCredential.self, SSHAgentCommand.self, SSHCommand.self, KeySlotCommand.self
         ]
     )
 

@@ -77,6 +77,12 @@ enum Session {
     /// the password itself: passwd, settings). - Throws: errSecParam for a team keychain,
     /// which is never opened in kc.
     static func openWithPassword(_ options: KeychainChoice) throws -> Keychain {
+        try withPassword(options) { keychain, _ in keychain }
+    }
+
+    /// `openWithPassword`, and `body` given the keychain and the password it opened with
+    /// (`kc keyslot remove`, which re-keys under the same password).
+    static func withPassword<R>(_ options: KeychainChoice, _ body: (Keychain, borrowing SecureBytes) throws -> R) throws -> R {
         let address = try options.address()
         switch address {
         case .team:
@@ -87,8 +93,21 @@ enum Session {
             try checkExists(address)
             try Keychain.checkFile(at: address.agentPath)   // "not a kc keychain" before any "locked"
             let password = try PasswordSource.current(options, path: path)
-            return try Keychain.open(at: address.agentPath, password: password)
+            return try body(try Keychain.open(at: address.agentPath, password: password), password)
         }
+    }
+
+    /// Opens a keychain file in this process with its recovery key (`kc passwd --recovery`:
+    /// the password is lost) and gives `body` the keychain and the key. - Throws: errSecParam for a team keychain.
+    static func withRecoveryKey<R>(_ options: KeychainChoice, _ body: (Keychain, borrowing SecureBytes) throws -> R) throws -> R {
+        let address = try options.address()
+        guard case .file = address else {
+            throw KeychainError(errSecParam, "\(address) is a team keychain: it has no recovery key", hint: "team keychains are managed with `kc team`")
+        }
+        try checkExists(address)
+        try Keychain.checkFile(at: address.agentPath)
+        let key = try RecoveryKeySource.read(options, path: address.agentPath)
+        return try body(try Keychain.open(at: address.agentPath, recoveryKey: key), key)
     }
 
     /// A clear message for a missing keychain before any password is asked for. A team

@@ -33,7 +33,7 @@ import AgentWire
     }
 
     @Test func everyMessageHasAVector() {
-        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 16)
+        #expect(Self.names.filter { $0.hasPrefix("request-") }.count == 17)
         #expect(Self.names.filter { $0.hasPrefix("reply-") }.count == 13)
     }
 
@@ -70,6 +70,10 @@ import AgentWire
                         path: "/home/alice/.local/share/kc/awsvault.keychain-db", holder: Self.path,
                         service: "kc-secret-service", account: "awsvault", create: true))
             encoded = AgentRequest.unlockWithKeptBody(kept)
+        case .unlockWithSlot(let path, let kind, let secret, let idle, let maximum):
+            #expect(name == "request-unlock-with-slot" && path == Self.path && kind == .recovery && idle == 0 && maximum == 0)
+            #expect(secret.withUnsafeBytes { Array($0) } == Array(0..<32))
+            encoded = AgentRequest.unlockWithSlotBody(path: path, kind: kind, secret: secret, idle: idle, maximum: maximum).bytes
         }
         #expect(AgentProtocol.frame(type: type, body: encoded) == frame, "\(name) re-encodes to other bytes")
     }

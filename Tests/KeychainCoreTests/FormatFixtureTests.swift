@@ -77,6 +77,73 @@ import Testing
         #expect(cert[kSecAttrAccessible] as? String == "dk")
     }
 
+    /// Format 5 → 6: no row changes; the key-slot table is created (empty) by the schema
+    /// step and the record re-wrapped and re-authenticated in format 6. The migrated file
+    /// then takes a recovery key slot, which opens it.
+    @Test func formatFiveOpensMigratesAndKeepsEveryItem() throws {
+        let (directory, path) = try Self.copy("v5.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try Self.versions(path) == "5\n4\n5\n")
+        let select = "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"
+        let rows = try TempKeychain.run("/usr/bin/sqlite3", [path, select])
+        let k = try Keychain.open(at: path, password: try secure("fixture-v5-password"))
+        #expect(try Self.versions(path) == "6\n5\n6\n")
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, select]) == rows, "the migration to format 6 changes no row")
+        #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT count(*) FROM kc_keyslots"]) == "0\n")
+        #expect(try Self.protectionClasses(path) == "0|8\n1|2\n")
+        #expect(try k.itemCount() == 10)
+        #expect(try k.check() == 10)
+        #expect(try Self.secret(k, genp([kSecAttrService: "deploy", kSecAttrAccount: "prod"])) == Array("prod-token-2".utf8))
+        #expect(try Self.secret(k, genp([kSecAttrService: "v5", kSecAttrAccount: "added"])) == Array("v5-token".utf8))
+        #expect(try Self.secret(k, [kSecClass: kSecClassInternetPassword, kSecAttrServer: "example.com", kSecAttrAccount: "bob"]) == Array("hunter2".utf8))
+        expectStatus(errSecItemNotFound) { _ = try k.copyMatching(genp([kSecAttrService: "gone"])) }
+        try Self.expectTheFormatThreeItems(k)
+        #expect(try k.keySlots() == [KeySlotInfo(id: 1, kind: "password", created: nil)])
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v4-password")) }
+        var shown: [UInt8] = []
+        let added = try k.addRecoverySlot { key in shown = key.withUnsafeBytes { Array($0) } }
+        #expect(added == 2 && shown.count == 32)
+        let again = try Keychain.open(at: path, recoveryKey: try SecureBytes(copying: shown))
+        #expect(try Self.secret(again, genp([kSecAttrService: "v5", kSecAttrAccount: "added"])) == Array("v5-token".utf8))
+        try Self.expectSecretServiceItems(k, path: path, password: "fixture-v5-password", count: 10)
+    }
+
+    /// Every fixture, format 1 to 5, opens with its password and ends at format 6 with an
+    /// empty key-slot table and schema 5.
+    @Test(arguments: [1, 2, 3, 4, 5])
+    func everyOlderFormatMigratesToFormatSix(version: Int) throws {
+        let (directory, path) = try Self.copy("v\(version).keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let k = try Keychain.open(at: path, password: try secure("fixture-v\(version)-password"))
+        #expect(try Self.versions(path) == "6\n5\n6\n")
+        #expect(try k.keySlots().map(\.kind) == ["password"])
+        #expect(try k.check() == (version < 3 ? 4 : version == 3 ? 8 : version == 4 ? 9 : 10))
+    }
+
+    /// A key-slot row written into a format-5 file before its migration (the schema step ran
+    /// at a first open whose password was wrong, so the table exists) is not migrated: format
+    /// 5's MAC covers the record with no slot, and the record read with the row differs.
+    @Test func aSlotPutIntoAFormatFiveFileIsNotMigrated() throws {
+        let (directory, path) = try Self.copy("v5.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("not the password")) }
+        #expect(try Self.versions(path) == "5\n5\n5\n", "the schema step ran, the format did not move")
+        let fields = "X'00000010" + String(repeating: "11", count: 16) + "00000048" + String(repeating: "22", count: 72) + "'"
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "INSERT INTO kc_keyslots VALUES (2, 'recovery', 1, \(fields))"])
+        expectStatus(errSecDecode) { _ = try Keychain.open(at: path, password: try secure("fixture-v5-password")) }
+        #expect(try Self.versions(path) == "5\n5\n5\n", "nothing was migrated")
+    }
+
+    /// A migrated file set back to format 5 does not open: the format is in the master key's
+    /// associated data.
+    @Test func aMigratedFileCannotBeSetBackToFormatFive() throws {
+        let (directory, path) = try Self.copy("v5.keychain-db")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try Keychain.open(at: path, password: try secure("fixture-v5-password"))
+        try TempKeychain.run("/usr/bin/sqlite3", [path, "UPDATE kc_keychain SET format_version = 5; UPDATE kc_state SET min_writer_version = 5"])
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: path, password: try secure("fixture-v5-password")) }
+    }
+
     /// Format 4 → 5: no row changes (the after-first-unlock items stay where format 4 put
     /// them); the header MAC is written anew over the whole password record.
     @Test func formatFourOpensMigratesAndKeepsEveryItem() throws {
@@ -86,7 +153,7 @@ import Testing
         let rows = try TempKeychain.run(
             "/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"])
         let k = try Keychain.open(at: path, password: try secure("fixture-v4-password"))
-        #expect(try Self.versions(path) == "5\n4\n5\n")
+        #expect(try Self.versions(path) == "6\n5\n6\n")
         #expect(
             try TempKeychain.run(
                 "/usr/bin/sqlite3", [path, "SELECT hex(item_id), row_version, hex(wrapped_key), hex(metadata), hex(data), pclass FROM kc_items ORDER BY seq"])
@@ -143,7 +210,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try Self.versions(path) == "3\n3\n3\n")
         let k = try Keychain.open(at: path, password: try secure("fixture-v3-password"))
-        #expect(try Self.versions(path) == "5\n4\n5\n")
+        #expect(try Self.versions(path) == "6\n5\n6\n")
         // The ck item and the certificate (dk) moved to the after-first-unlock class key.
         #expect(try Self.protectionClasses(path) == "0|6\n1|2\n")
         #expect(try k.itemCount() == 8)
@@ -210,7 +277,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try Self.versions(path) == "2\n2\n2\n")
         let k = try Keychain.open(at: path, password: try secure("fixture-v2-password"))
-        #expect(try Self.versions(path) == "5\n4\n5\n")
+        #expect(try Self.versions(path) == "6\n5\n6\n")
         #expect(try Self.protectionClasses(path) == "0|4\n")
         try Self.expectTheFixtureItems(k)
         try k.add(genp([kSecAttrService: "later", kSecValueData: Data("new".utf8)]))
@@ -263,7 +330,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(try TempKeychain.run("/usr/bin/sqlite3", [path, "SELECT format_version FROM kc_keychain"]).hasPrefix("1"))
         let k = try Keychain.open(at: path, password: try secure("fixture-v1-password"))
-        #expect(try Self.versions(path) == "5\n4\n5\n")
+        #expect(try Self.versions(path) == "6\n5\n6\n")
         #expect(try Self.protectionClasses(path) == "0|4\n")
         try Self.expectTheFixtureItems(k)
         // The migrated file is an ordinary current one: writes, a fresh open, the old password.

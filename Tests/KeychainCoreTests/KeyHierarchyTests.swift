@@ -152,6 +152,47 @@ import Testing
         }
         for r in edits { #expect(Header.mac(state, record: r, keys: keys) != v["header.v5.mac"], "\(r)") }
     }
+
+    /// Format 6 (`docs/format.md` §2.1, §2.2): the header MAC over a record with a recovery
+    /// slot after the password slot, the slot's key, its wrap's associated data and the
+    /// recovery key's text, as Python computes them; each field of the slot row changes the MAC.
+    @Test func theFormatSixSlotsMatchIndependentComputation() throws {
+        let v = try Self.vectors()
+        let keys = try hierarchy(v)
+        let fields = RecoverySlot(salt: Array(50..<66), wrappedMasterKey: Array(1..<73)).fields
+        let slot = KeySlotRow(id: 2, kind: .recovery, created: 1_764_201_600, fields: fields)
+        let record = KeychainRecord(
+            formatVersion: 6, keychainID: Array(repeating: 7, count: 16), keyGeneration: 1, kdfAlgorithm: 2,
+            kdfOpslimit: 2, kdfMemlimit: 67_108_864, kdfSalt: Array(0..<16), wrappedMasterKey: Array(100..<172), slots: [slot])
+        let state = StateRecord(
+            minWriterVersion: 6, generation: 7, itemCount: 3, accumulator: Array(repeating: 0xAA, count: 32),
+            idleTimeout: 900, maxTimeout: 43_200, mac: [])
+        #expect(Header.mac(state, record: record, keys: keys) == v["header.v6.recovery.mac"])
+        for edit in 0..<4 {
+            var r = record
+            switch edit {
+            case 0: r.slots[0].id = 3
+            case 1: r.slots[0].created += 1
+            case 2: r.slots[0].fields[5] ^= 1
+            default: r.slots = []
+            }
+            #expect(Header.mac(state, record: r, keys: keys) != v["header.v6.recovery.mac"], "\(edit)")
+        }
+        let secret = try SecureBytes(copying: try #require(v["slot.recovery.secret"]))
+        let key = try SlotWrap.key(secret: secret, kind: .recovery, keychainID: Array(repeating: 7, count: 16), slotID: 2, salt: Array(50..<66))
+        #expect(key.withBytes { Array($0) } == v["slot.recovery.key"])
+        #expect(
+            SlotWrap.associatedData(
+                kind: .recovery, keychainID: Array(repeating: 7, count: 16), keyGeneration: 1, slotID: 2, created: 1_764_201_600, salt: Array(50..<66))
+                == v["slot.recovery.ad"])
+        let text = try RecoveryKeyText.format(secret)
+        #expect(text.withUnsafeBytes { Array($0) } == v["slot.recovery.text"])
+        let back = try RecoveryKeyText.parse(
+            try SecureBytes(
+                copying: Array(
+                    String(decoding: try #require(v["slot.recovery.text"]), as: UTF8.self).uppercased().replacingOccurrences(of: "-", with: " ").utf8)))
+        #expect(back.withUnsafeBytes { Array($0) } == v["slot.recovery.secret"])
+    }
 }
 
 /// Argon2id parameters and the sealing primitives.

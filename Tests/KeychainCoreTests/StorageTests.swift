@@ -64,7 +64,7 @@ import Testing
     @Test func walAndSettings() throws {
         let t = try TempKeychain()
         #expect(try t.sql("PRAGMA journal_mode").trimmingCharacters(in: .whitespacesAndNewlines) == "wal")
-        #expect(try t.sql("PRAGMA user_version").trimmingCharacters(in: .whitespacesAndNewlines) == "4")
+        #expect(try t.sql("PRAGMA user_version").trimmingCharacters(in: .whitespacesAndNewlines) == "5")
         #expect(try t.sql("PRAGMA application_id").trimmingCharacters(in: .whitespacesAndNewlines) == String(0x6B63_0001))
         #expect(try t.keychain.timeouts() == (900, 43200))
         try t.keychain.setTimeouts(idle: 60, maximum: 3600)

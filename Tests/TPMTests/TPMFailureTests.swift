@@ -79,6 +79,27 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 10)
     }
 
+    /// With KC_TPM_TCTI unset, kc-tpm tries the kernel's TPM devices only, never tpm2-tss's
+    /// default search, which ends at swtpm / mssim on 127.0.0.1:2321, a port any local user
+    /// can bind: a simulator listening there (one that seals when named) gets nothing, and
+    /// kc-tpm says no TPM is reachable. Runs where the machine has no /dev/tpm* and 2321-2322
+    /// are free (else the real device, or someone else's listener, would answer).
+    @Test(
+        .enabled(if: access("/dev/tpmrm0", F_OK) != 0 && access("/dev/tpm0", F_OK) != 0, "this machine has a TPM device"),
+        .enabled(if: TestSWTPM.portPairFree(2321), "127.0.0.1:2321 or 2322 is taken: no swtpm of this test can listen there"))
+    func withNoTCTINamedASimulatorOnTheDefaultPortIsNeverUsed() throws {
+        let tpm = try TestSWTPM(port: 2321)
+        let named = try KCTPM.run(["seal"], tcti: tpm.tcti, stdin: KCTPM.secret())
+        try #require(named.status == 0, "the simulator on 2321 seals when named: \(named.stderr)")
+        for command in ["seal", "unseal"] {
+            let input = command == "seal" ? KCTPM.secret() : named.stdoutBytes
+            let out = try Spawn.run([KCTPM.path, command], environment: ["PATH": "/usr/bin:/bin"], stdin: Data(input), timeout: 20)
+            #expect(out.status == exitCode(for: errSecNotAvailable), "\(command), KC_TPM_TCTI unset: \(out.status) \(out.stderr)")
+            #expect(out.stderr.contains("kc: no TPM is reachable (no /dev/tpmrm0 or /dev/tpm0"), "\(out.stderr)")
+            #expect(out.stdoutBytes.isEmpty, "\(command) answered \(out.stdoutBytes.count) bytes")
+        }
+    }
+
     /// tpm2-tss's loader would dlopen a library named by file: KC_TPM_TCTI names one of
     /// the TCTIs kc-tpm loads, or nothing is loaded.
     @Test func aTCTIOtherThanTheKnownOnesIsNotLoaded() throws {

@@ -10,17 +10,18 @@ import Testing
         var status: Int
         var screen: String
         var echo_off: [Bool]
+        var echo_at_exit: Bool?
     }
 
     static let ptyScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("kcTests/pty_session.py").path
 
     /// Runs `kc-tpm ARGUMENTS < input > output` with the pty as its terminal, typing `answers`.
-    static func onTerminal(_ arguments: String, in folder: String, tcti: String, answers: [[String]]) throws -> PtySession {
+    static func onTerminal(_ arguments: String, in folder: String, tcti: String, answers: [[String]], steps: [[String]] = []) throws -> PtySession {
         let spec: [String: Any] = [
             "argv": ["/bin/sh", "-c", "exec \"$0\" \(arguments) < \"$1/input\" > \"$1/output\"", KCTPM.path, folder],
             "env": ["PATH": "/usr/bin:/bin", "TERM": "dumb", "KC_TPM_TCTI": tcti],
-            "steps": [[String]](), "answers": answers, "timeout": 30
+            "steps": steps, "answers": answers, "timeout": 30
         ]
         let file = folder + "/session.json"
         try JSONSerialization.data(withJSONObject: spec).write(to: URL(fileURLWithPath: file))
@@ -49,6 +50,21 @@ import Testing
         #expect(opened.status == 0, "\(opened.screen)")
         #expect(opened.echo_off == [true])
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/output"))) == secret)
+    }
+
+    /// Ctrl-C at the PIN prompt (the pty sends ^C, the kernel SIGINT): kc-tpm dies of the
+    /// signal and the terminal has echo on again, as kc's own prompts leave it.
+    @Test func ctrlCAtThePINPromptRestoresEcho() throws {
+        let tpm = try TestSWTPM()
+        let folder = tpm.folder + "-session"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data(KCTPM.secret()).write(to: URL(fileURLWithPath: folder + "/input"))
+        let out = try Self.onTerminal("seal --pin", in: folder, tcti: tpm.tcti, answers: [], steps: [["expect", "TPM PIN: "], ["send", "\u{3}"]])
+        #expect(out.echo_off == [true], "echo was off at the prompt: \(out.echo_off)")
+        #expect(out.status == -Int(SIGINT), "died of SIGINT: \(out.status) \(out.screen)")
+        #expect(out.echo_at_exit == true, "echo after Ctrl-C: \(String(describing: out.echo_at_exit))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/output")).isEmpty)
     }
 
     /// `--no-prompt` (for `kc unlock --tpm2-only`): a PIN key fails at once, exit 36,

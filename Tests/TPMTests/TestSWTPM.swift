@@ -13,15 +13,17 @@ final class TestSWTPM {
     /// The TCTI configuration that reaches it (KC_TPM_TCTI, tpm2-tools' -T).
     var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
-    init() throws {
+    /// - Parameter fixed: the command port to use (its control channel on the next), tried
+    ///   once; nil for two free ports.
+    init(port fixed: Int? = nil) throws {
         var template = Array((NSTemporaryDirectory() + "/kc-swtpm-XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw KeychainError(errSecIO, "mkdtemp failed")
         }
         folder = String(cString: template.map { UInt8(bitPattern: $0) }.map { CChar(bitPattern: $0) })
         var failures: [String] = []
-        for _ in 0..<5 {
-            let p = try Self.freePortPair()
+        for _ in 0..<(fixed == nil ? 5 : 1) {
+            let p = try fixed ?? Self.freePortPair()
             let started = try Spawn.start(
                 [
                     "/usr/bin/swtpm", "socket", "--tpm2", "--tpmstate", "dir=\(folder)",
@@ -46,6 +48,15 @@ final class TestSWTPM {
     deinit {
         child = nil   // SpawnedChild kills its process group and reaps it
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Whether 127.0.0.1:`port` and `port + 1` are both free now.
+    static func portPairFree(_ port: Int) -> Bool {
+        guard let (a, _) = try? listener(port) else { return false }
+        close(a)
+        guard let (b, _) = try? listener(port + 1) else { return false }
+        close(b)
+        return true
     }
 
     /// A port P of 127.0.0.1 such that P and P + 1 are both free now.

@@ -74,3 +74,27 @@ record = label("kc/v5/record") + u32(5) + lp(b"\x07" * 16) + u32(1) + u32(1) + l
 header = (label("kc/v5/header") + lp(record) + u32(5) + u64(7) + u64(3) + lp(b"\xaa" * 32)
           + u64(900) + u64(43200))
 print("header.v5.mac =", hashlib.blake2b(header, key=subs["header"], digest_size=32).hexdigest())
+# Format 6: a recovery slot (docs/format.md §2.1, §2.2). In the record it follows the password
+# slot as lp(label("kc/v6/slot/recovery") || u64 id || u64 created || fields), fields =
+# lp(salt) || lp(wrapped_master_key). Its key is BLAKE2b-256 keyed with the recovery key over
+# label("kc/v6/slot-key") || label(kind label) || lp(keychain_id) || u64 id || lp(salt); the
+# wrap's associated data is label("kc/v6/slot-wrap") || label(kind label) || lp(keychain_id)
+# || u32 key_generation || u64 id || u64 created || lp(salt).
+recovery = bytes(range(200, 232))
+slot_salt, slot_wrap = bytes(range(50, 66)), bytes(range(1, 73))
+kind = "kc/v6/slot/recovery"
+fields = lp(slot_salt) + lp(slot_wrap)
+recovery_slot = label(kind) + u64(2) + u64(1764201600) + fields
+record6 = label("kc/v5/record") + u32(6) + lp(b"\x07" * 16) + u32(1) + u32(2) + lp(slot) + lp(recovery_slot)
+header6 = (label("kc/v5/header") + lp(record6) + u32(6) + u64(7) + u64(3) + lp(b"\xaa" * 32)
+           + u64(900) + u64(43200))
+print("header.v6.recovery.mac =", hashlib.blake2b(header6, key=subs["header"], digest_size=32).hexdigest())
+slot_key_input = label("kc/v6/slot-key") + label(kind) + lp(b"\x07" * 16) + u64(2) + lp(slot_salt)
+print("slot.recovery.secret =", recovery.hex())
+print("slot.recovery.key =", hashlib.blake2b(slot_key_input, key=recovery, digest_size=32).hexdigest())
+print("slot.recovery.ad =", (label("kc/v6/slot-wrap") + label(kind) + lp(b"\x07" * 16) + u32(1) + u64(2)
+                             + u64(1764201600) + lp(slot_salt)).hex())
+# The recovery key as printed: modhex (cbdefghijklnrtuv), high nibble first, 8 groups of 8.
+modhex = "cbdefghijklnrtuv"
+text = "".join(modhex[b >> 4] + modhex[b & 15] for b in recovery)
+print("slot.recovery.text =", "-".join(text[i:i + 8] for i in range(0, 64, 8)).encode().hex())

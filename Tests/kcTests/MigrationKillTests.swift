@@ -2,14 +2,14 @@ import Foundation
 import Testing
 import KCTestSupport
 
-/// The migration to format 5 (issue 29) is one write transaction, like every migration
-/// before it: `kc` killed with SIGKILL at any moment while it opens, checks and migrates a
-/// copy of the format-4 fixture leaves either the format-4 file as it was or the migrated
-/// one, every item intact and the file opening with its password.
+/// The migration to format 6 (issue 35: the key-slot table) is one write transaction, like
+/// every migration before it: `kc` killed with SIGKILL at any moment while it opens, checks
+/// and migrates a copy of the format-5 fixture leaves either the format-5 file as it was or
+/// the migrated one, every item intact and the file opening with its password.
 @Suite struct MigrationKillTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/format/v4.keychain-db").path
-    static let password = "fixture-v4-password"
+        .appendingPathComponent("Fixtures/format/v5.keychain-db").path
+    static let password = "fixture-v5-password"
 
     /// Starts `kc find` on a fresh copy of the fixture (it migrates the file first).
     static func start(_ h: KCHome, _ path: String) throws -> SpawnedChild {
@@ -31,13 +31,13 @@ import KCTestSupport
         return !stat[close...].hasPrefix(") Z")
     }
 
-    /// What the file holds after the kill: its format (4 or 5), checked whole by `kc verify`
-    /// and read back (the verify migrates a format-4 file it finds).
+    /// What the file holds after the kill: its format (5 or 6), checked whole by `kc verify`
+    /// and read back (the verify migrates a format-5 file it finds).
     static func expectIntact(_ h: KCHome, _ path: String, _ what: String) throws -> String {
         let format = try FileSplicer.sqlite(path, "SELECT format_version FROM kc_keychain;").trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(format == "4" || format == "5", "\(what): format \(format)")
+        #expect(format == "5" || format == "6", "\(what): format \(format)")
         let verify = try h.kc(["verify", "-k", path], password: password, extra: ["KC_AGENT_DIR": h.directory + "/no-agent"])
-        #expect(verify.status == 0 && verify.stderr.contains(": 9 items"), "\(what): \(verify.stderr)")
+        #expect(verify.status == 0 && verify.stderr.contains(": 10 items"), "\(what): \(verify.stderr)")
         let read = try h.kc(["find", "-k", path, "-s", "backup", "-a", "cron", "-w"], password: password, extra: ["KC_AGENT_DIR": h.directory + "/no-agent"])
         #expect(read.stdout == "cron-token", "\(what): \(read.stderr)")
         return format
@@ -45,7 +45,7 @@ import KCTestSupport
 
     @Test func killingKcDuringTheMigrationLosesNothing() throws {
         let h = try KCHome()
-        let path = h.directory + "/v4.keychain-db"
+        let path = h.directory + "/v5.keychain-db"
         // How long the whole command takes here, unkilled (the kills are spread over it).
         let began = Date()
         let whole = try Self.start(h, path).finish()
@@ -71,6 +71,6 @@ import KCTestSupport
             formats.append(try Self.expectIntact(h, path, "killed at the commit, round \(round)"))
         }
         // Both outcomes were met: kills before the commit and after it.
-        #expect(formats.contains("4") && formats.contains("5"), "\(formats)")
+        #expect(formats.contains("5") && formats.contains("6"), "\(formats)")
     }
 }

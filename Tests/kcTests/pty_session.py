@@ -7,7 +7,8 @@ SCRIPT = {"argv": [...], "env": {...}, "steps": [["expect", "Password"], ["send"
 "steps" run in order; then, until the program exits, every new occurrence of an
 "answers" prompt on the screen is answered with its reply.
 Prints JSON: {"status": exit code, "screen": everything the terminal showed, "echo_off": [bool per send]}
-"echo_off" records whether the terminal had ECHO switched off at the moment each line was sent.
+"echo_off" records whether the terminal had ECHO switched off at the moment each line was sent;
+"echo_at_exit" whether ECHO was on once the program had exited (null if it cannot be read).
 """
 import json, os, pty, select, sys, termios, time
 
@@ -68,7 +69,11 @@ def main():
         if not alive:
             break
     _, status = os.waitpid(pid, 0)
+    try:
+        echo_at_exit = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+    except termios.error:
+        echo_at_exit = None
     print(json.dumps({"status": os.waitstatus_to_exitcode(status), "screen": screen.decode(errors="replace"),
-                      "echo_off": echo_off}))
+                      "echo_off": echo_off, "echo_at_exit": echo_at_exit}))
 
 main()

@@ -24,6 +24,16 @@ package struct KeySlot: Equatable, Sendable {
         return KeySlot(kind: passwordKind, body: w.bytes)
     }
 
+    /// A slot of `kc_keyslots` (format 6): u64 id ‖ u64 created ‖ the kind's fields, under
+    /// the kind's own label (`docs/format.md` §2.1).
+    static func stored(_ row: KeySlotRow) -> KeySlot {
+        var w = ByteWriter(capacity: 16 + row.fields.count)
+        w.u64(UInt64(bitPattern: row.id))
+        w.u64(row.created)
+        w.raw(row.fields)
+        return KeySlot(kind: row.kind.label, body: w.bytes)
+    }
+
     /// The slot as the header MAC reads it: lp(label(kind) ‖ body). The kind's label makes
     /// slots of different kinds distinct whatever their bodies; the length prefix ends one
     /// slot where the next begins.
@@ -39,9 +49,9 @@ package struct KeySlot: Equatable, Sendable {
 
 extension KeychainRecord {
     /// Every wrap of the master key the record holds, in their fixed order: the password
-    /// slot first. A slot added later is appended here, so the header MAC covers it by the
-    /// same rule (`Header.mac`).
-    var keySlots: [KeySlot] { [KeySlot.password(self)] }
+    /// slot first, then those of `kc_keyslots` in id order (format 6), so the header MAC
+    /// covers every one by the same rule (`Header.mac`).
+    var keySlots: [KeySlot] { [KeySlot.password(self)] + slots.map(KeySlot.stored) }
 
     /// The whole password record as format 5's header MAC covers it (`docs/format.md` §6):
     /// label("kc/v5/record") ‖ u32 format ‖ lp(keychain_id) ‖ u32 key_generation ‖

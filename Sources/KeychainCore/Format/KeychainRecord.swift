@@ -10,11 +10,13 @@ package struct KeychainRecord: Equatable, Sendable {
     package var kdfMemlimit: UInt64
     package var kdfSalt: [UInt8]
     package var wrappedMasterKey: [UInt8]
+    /// The key slots beyond the password slot (format 6, `kc_keyslots`), in id order.
+    package var slots: [KeySlotRow]
 
     /// A record of these values.
     package init(
         formatVersion: UInt32, keychainID: [UInt8], keyGeneration: UInt32, kdfAlgorithm: UInt32, kdfOpslimit: UInt64, kdfMemlimit: UInt64, kdfSalt: [UInt8],
-        wrappedMasterKey: [UInt8]
+        wrappedMasterKey: [UInt8], slots: [KeySlotRow] = []
     ) {
         self.formatVersion = formatVersion
         self.keychainID = keychainID
@@ -24,5 +26,6 @@ package struct KeychainRecord: Equatable, Sendable {
         self.kdfMemlimit = kdfMemlimit
         self.kdfSalt = kdfSalt
         self.wrappedMasterKey = wrappedMasterKey
+        self.slots = slots
     }
 }

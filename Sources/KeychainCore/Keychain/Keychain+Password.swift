@@ -52,7 +52,18 @@ extension Keychain {
     /// data key re-wrapped and all metadata and indexes re-sealed in one transaction,
     /// under a new password. Secrets' ciphertexts are kept. Old copies of the file still
     /// open with the old password, but say nothing about items added afterwards.
-    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws {
+    /// Every key slot but the password slot is removed: none can be re-wrapped without what
+    /// opens it (a recovery key is kept nowhere, a TPM2 slot's secret is in the TPM).
+    /// - Returns: the slots removed.
+    @discardableResult
+    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws -> [KeySlotInfo] {
+        try rekey(newPassword: newPassword, profile: profile, rewrapping: nil)
+    }
+
+    /// `rekey(newPassword:profile:)`, keeping the recovery slot `rewrap` names: the new
+    /// master key is wrapped for it under its recovery key's slot key (a fresh salt), at
+    /// the new key generation; every other slot is removed.
+    func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile?, rewrapping rewrap: RecoveryRewrap?) throws -> [KeySlotInfo] {
         try requireFileKeychain("re-keying with a password")
         let oldKeys = try allKeys()
         let before = try authenticatedRecord()
@@ -68,6 +79,18 @@ extension Keychain {
         record.kdfMemlimit = kdf.memlimit
         record.kdfSalt = kdf.salt
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
+        let kept = rewrap.flatMap { r in before.slots.first { $0.id == r.slotID && $0.kind == .recovery } }
+        let removed = before.slots.filter { $0.id != kept?.id }.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
+        record.slots = []
+        if let rewrap, let kept {
+            let ad = SlotWrap.associatedData(
+                kind: .recovery, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: kept.id, created: kept.created,
+                salt: rewrap.salt)
+            let wrap = AEAD.seal(master.bytes, key: rewrap.key, ad: ad)
+            record.slots = [
+                KeySlotRow(id: kept.id, kind: .recovery, created: kept.created, fields: RecoverySlot(salt: rewrap.salt, wrappedMasterKey: wrap).fields)
+            ]
+        }
         let newKeys = try KeyHierarchy(
             master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,
             blindKeyIDs: Schema.blindKeyIDs)
@@ -118,5 +141,6 @@ extension Keychain {
         rowLedger.invalidate()
         verifiedStamp = nil
         try store.compactLog()
+        return removed
     }
 }

@@ -19,13 +19,16 @@ public final class Keychain {
     /// 4: class keys: after-first-unlock items are sealed under their own class key (issue 18).
     /// 5: the header MAC covers the whole password record, every wrap of the master key and
     ///    every KDF field (issue 29).
-    static let formatVersion: UInt32 = 5
+    /// 6: key slots beyond the password slot (`kc_keyslots`: a recovery key; a TPM2 slot's
+    ///    layout), every one inside the record the header MAC covers (issue 35).
+    static let formatVersion: UInt32 = 6
     /// The lowest kc format version that may write files this build writes: a format-1 kc
     /// would fold rows into the accumulator the old way, a format-2 kc would not keep the
     /// pair index (`kc_pairs`) of the rows it writes, a format-3 kc would seal every item
     /// under the when-unlocked class key, a format-4 kc would write a header MAC that leaves
-    /// the password record out.
-    static let writerVersion: UInt32 = 5
+    /// the password record out, a format-5 kc would not know the key slots it must keep
+    /// in the record it rewrites.
+    static let writerVersion: UInt32 = 6
     /// Default idle and absolute auto-lock timeouts stored in a new keychain (seconds).
     static let defaultIdleTimeout: UInt64 = 15 * 60
     static let defaultMaxTimeout: UInt64 = 12 * 60 * 60

@@ -4,7 +4,7 @@ import Synchronization
 /// version N-1 file into a version N file inside one transaction.
 enum Migrations {
     /// The schema version this build writes.
-    static let currentVersion: Int64 = 4
+    static let currentVersion: Int64 = 5
     /// `PRAGMA application_id` of a kc keychain: "kc" 0x00 0x01.
     static let applicationID: Int64 = 0x6B63_0001
 
@@ -74,7 +74,18 @@ enum Migrations {
         // class key that wraps its data key and seals its metadata (docs/format.md §1–3).
         // Every existing row starts at 0, as formats 1–3 sealed it; the password-time
         // migration moves after-first-unlock items (Keychain+Migration.swift).
-        4: "ALTER TABLE kc_items ADD COLUMN pclass INTEGER NOT NULL DEFAULT 0;"
+        4: "ALTER TABLE kc_items ADD COLUMN pclass INTEGER NOT NULL DEFAULT 0;",
+        // Format 6: the key slots beyond the password slot (a recovery key; a TPM2 slot),
+        // each one more wrap of the master key, every one inside the password record the
+        // header MAC covers (docs/format.md §2.1, §2.2). Empty until a slot is added.
+        5: """
+        CREATE TABLE kc_keyslots(
+            id INTEGER PRIMARY KEY CHECK (id > 1),
+            kind TEXT NOT NULL,
+            created INTEGER NOT NULL,
+            fields BLOB NOT NULL
+        );
+        """
     ]
 
     /// The `sqlite_schema` entries a file of `version` has: the steps up to it, applied to an

@@ -120,7 +120,39 @@ package final class SQLiteItemStore: ItemStore {
             formatVersion: format, keychainID: id, keyGeneration: gen, kdfAlgorithm: alg,
             kdfOpslimit: ops, kdfMemlimit: mem, kdfSalt: salt, wrappedMasterKey: wrap)
         try requireOnlyRow(s, idColumn: 8, of: "password record")
-        return record
+        var withSlots = record
+        withSlots.slots = try readKeySlots()
+        return withSlots
+    }
+
+    /// The rows of `kc_keyslots` in id order, each checked for its storage classes and a
+    /// kind this kc knows (an unknown kind is a file it cannot check: errSecDecode).
+    private func readKeySlots() throws -> [KeySlotRow] {
+        let s = try database.statement("SELECT id, kind, created, fields FROM kc_keyslots ORDER BY id")
+        defer { s.reset() }
+        var slots: [KeySlotRow] = []
+        while try s.step() {
+            guard s.storageClass(0) == .integer, s.storageClass(1) == .text, s.storageClass(2) == .integer,
+                s.storageClass(3) == .blob, let name = s.text(1), let fields = s.blob(3),
+                let created = UInt64(exactly: s.int(2)), s.int(0) > KeySlotRow.passwordSlotID
+            else {
+                throw KeychainError(
+                    errSecDecode, "a key slot of \(database.path) has a column of a type kc never writes: the file was tampered with",
+                    hint: "restore the keychain from a backup")
+            }
+            guard let kind = KeySlotKind(rawValue: name) else {
+                throw KeychainError(
+                    errSecDecode, "\(database.path) has a key slot of a kind this kc does not know (\(name.prefix(32))): it cannot check it",
+                    hint: "upgrade kc, or restore the keychain from a backup")
+            }
+            // Each kind's layout, checked before anything reads it (the MAC is checked later).
+            switch kind {
+            case .recovery: _ = try RecoverySlot(fields: fields)
+            case .tpm2: try TPM2SlotLayout.check(fields)
+            }
+            slots.append(KeySlotRow(id: s.int(0), kind: kind, created: created, fields: fields))
+        }
+        return slots
     }
 
     /// The header's tables hold one row, id 1 (`CHECK (id = 1)`): a second one, which only
@@ -152,6 +184,15 @@ package final class SQLiteItemStore: ItemStore {
         s.bind(7, r.kdfSalt)
         s.bind(8, r.wrappedMasterKey)
         try s.run()
+        try database.exec("DELETE FROM kc_keyslots")
+        for slot in r.slots {
+            let insert = try database.statement("INSERT INTO kc_keyslots(id, kind, created, fields) VALUES (?, ?, ?, ?)")
+            insert.bind(1, slot.id)
+            insert.bind(2, slot.kind.rawValue)
+            insert.bind(3, Int64(bitPattern: slot.created))
+            insert.bind(4, slot.fields)
+            try insert.run()
+        }
     }
 
     package func readState() throws -> StateRecord {

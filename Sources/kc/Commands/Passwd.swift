@@ -21,6 +21,18 @@ struct Passwd: ParsableCommand {
             password, but gives only what that copy held. With --keep-master-key
             (instant at any size) such a copy gives the master key, and with it
             every item added later.
+
+            Key slots (kc keyslot): --keep-master-key changes the password slot
+            only, and a recovery key still opens the keychain. A new master key
+            cannot be wrapped for a recovery key kc does not have: such slots are
+            removed, each named on stderr; add a new one with
+            `kc keyslot add --recovery`.
+
+            The password is lost: --recovery opens the keychain with its recovery
+            key instead (a prompt, or --password-stdin / --password-file) and
+            sets the new password. The master key is replaced and the recovery
+            slot that opened it is wrapped for the new one, so the same recovery
+            key keeps working; every other slot is removed, as above.
             """
     )
 
@@ -38,6 +50,9 @@ struct Passwd: ParsableCommand {
     @Flag(name: Options.keepMasterKey.names, help: Options.keepMasterKey.help)
     var keepMasterKey = false
 
+    @Flag(name: Options.passwdRecovery.names, help: Options.passwdRecovery.help)
+    var recovery = false
+
     func validate() throws {
         if rekey && keepMasterKey {
             throw ValidationError("--rekey replaces the master key and --keep-master-key keeps it; use one of them")
@@ -45,23 +60,58 @@ struct Passwd: ParsableCommand {
     }
 
     func run() throws {
+        if recovery {
+            try Session.withRecoveryKey(keychain.choice) { opened, key in
+                let newPassword = try PasswordSource.replacement(file: newPasswordFile, path: opened.path)
+                if keepMasterKey {
+                    try opened.changePassword(to: newPassword, profile: kdf)
+                } else {
+                    // The recovery key just typed is kept: the slot it opened is wrapped for
+                    // the new master key (a lost password must not also cost the recovery key).
+                    let agent = Self.releaseAgent(opened.path)
+                    let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keepingRecoveryKey: key)
+                    Self.rekeyed(opened.path, agent: agent, removed: removed)
+                }
+                report(opened.path)
+            }
+            return
+        }
         let opened = try Session.openWithPassword(keychain.choice)
         let newPassword = try PasswordSource.replacement(file: newPasswordFile, path: opened.path)
         if keepMasterKey {
             try opened.changePassword(to: newPassword, profile: kdf)
         } else {
-            // An agent that holds this keychain holds the old master key, and anyone with a
-            // copy from before and the old password holds it too: they could put a file
-            // under that key in place, at a higher generation, and the agent, which never
-            // saw the new one, would serve it and seal new secrets under the old key. So the
-            // agent lets go of the old key first, and after the re-key reads the file once,
-            // which makes it forget what it kept for after-first-unlock items
-            // (docs/security.md, "What an old password still opens").
-            let agent = AgentClient()
-            _ = try? agent.lock(path: opened.path)
-            try opened.rekey(newPassword: newPassword, profile: kdf)
-            _ = try? agent.perform(path: opened.path, .count([kSecClass: kSecClassGenericPassword]))
+            let agent = Self.releaseAgent(opened.path)
+            let removed = try opened.rekey(newPassword: newPassword, profile: kdf)
+            Self.rekeyed(opened.path, agent: agent, removed: removed)
         }
-        Report.note(keepMasterKey ? "changed the password of \(opened.path) (the master key is kept)" : "changed the password and master key of \(opened.path)")
+        report(opened.path)
+    }
+
+    func report(_ path: String) {
+        Report.note(keepMasterKey ? "changed the password of \(path) (the master key is kept)" : "changed the password and master key of \(path)")
+    }
+
+    /// Before a re-key: an agent that holds this keychain holds the old master key, and
+    /// anyone with a copy from before and the old password holds it too: they could put a
+    /// file under that key in place, at a higher generation, and the agent, which never saw
+    /// the new one, would serve it and seal new secrets under the old key. So the agent lets
+    /// go of the old key first (docs/security.md, "What an old password still opens").
+    static func releaseAgent(_ path: String) -> AgentClient {
+        let agent = AgentClient()
+        _ = try? agent.lock(path: path)
+        return agent
+    }
+
+    /// After a re-key: names each slot removed (`removed`, beyond the one the command
+    /// removed itself when `except` names it), and has the agent read the file once, which
+    /// makes it forget what it kept for after-first-unlock items.
+    static func rekeyed(_ path: String, agent: AgentClient, removed: [KeySlotInfo], except: Int64? = nil) {
+        for slot in removed where slot.id != except {
+            Report.note(
+                "removed key slot \(slot.id) (\(slot.kind)) of \(path): the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret"); add a new one with `kc keyslot add --\(slot.kind)`"
+            )
+        }
+        _ = try? agent.perform(path: path, .count([kSecClass: kSecClassGenericPassword]))
     }
 }

@@ -24,6 +24,12 @@ struct Unlock: ParsableCommand {
             kc, not traced, run by you; otherwise kc sends nothing and exits 22
             (errSecCSReqFailed).
 
+            With --recovery, the recovery key (kc keyslot add --recovery) opens the
+            keychain instead of its password: typed at a prompt (echo off), or
+            given with --password-stdin or --password-file; with or without its
+            dashes, in either case. It goes to the agent as a password does. Exit
+            51 on a wrong recovery key.
+
             A team keychain (-k team:NAME) goes to the team agent, kc-team agent
             (started when none runs), with this device's team password. A CI
             runner gives its token instead: --team-token-file FILE, or the variable
@@ -45,16 +51,21 @@ struct Unlock: ParsableCommand {
     @Option(name: Options.unlockMax.names, parsing: .unconditional, help: Options.unlockMax.help, completion: Options.unlockMax.completion)
     var max: Int64?
 
+    @Flag(name: Options.unlockRecovery.names, help: Options.unlockRecovery.help)
+    var recovery = false
+
     func validate() throws {
         try validateTimeouts(("--timeout", timeout), ("--max", max))
         if teamTokenFile != nil && (keychain.passwordStdin || keychain.passwordFile != nil) {
             throw ValidationError("--team-token-file is the team keychain's secret: give no password with it")
         }
         if teamTokenFile?.isEmpty == true { throw ValidationError("--team-token-file is empty: give the token's file") }
+        if recovery && teamTokenFile != nil { throw ValidationError("--recovery opens a keychain file: give no team token with it") }
     }
 
     func run() throws {
         let address = try keychain.choice.address()
+        if recovery { return try unlockWithRecoveryKey(address) }
         if let token = try runnerToken(address) {
             return try unlockTeam(token: token, chosen: address)
         }
@@ -73,6 +84,20 @@ struct Unlock: ParsableCommand {
         try Keychain.checkFile(at: path)   // "not a kc keychain" before any "locked"
         let password = try PasswordSource.current(keychain.choice, path: path)
         try AgentClient().unlock(path: path, password: password, idle: idle, maximum: maximum)
+    }
+
+    /// `--recovery`: reads the recovery key (from --password-stdin or --password-file as a
+    /// password would come, else a prompt with echo off), and hands its 32 bytes to the
+    /// agent, established as the real one first, as `unlock` hands a password.
+    private func unlockWithRecoveryKey(_ address: KeychainAddress) throws {
+        guard case .file = address else {
+            throw KeychainError(errSecParam, "\(address) is a team keychain: it has no recovery key", hint: "unlock it with its team password")
+        }
+        try Session.checkExists(address)
+        let path = address.agentPath
+        try Keychain.checkFile(at: path)
+        let key = try RecoveryKeySource.read(keychain.choice, path: path)
+        try AgentClient().unlock(path: path, slot: .recovery, secret: key, idle: idle, maximum: maximum)
     }
 
     /// The idle timeout asked of the agent: --timeout, else the configuration file's

@@ -128,6 +128,14 @@ extension Options {
     static let keepMasterKey = OptionSpec(
         nil, "--keep-master-key", .none,
         "Only re-wrap the master key under the new password: old copies of the file then still give it with the old password.")
+    static let passwdRecovery = OptionSpec(
+        nil, "--recovery", .none,
+        "The password is lost: open with the recovery key (a prompt, or --password-stdin / --password-file) and set a new password.")
+    static let keyslotRecovery = OptionSpec(nil, "--recovery", .none, "With add: add a recovery key slot (the key is printed once, on stdout).")
+    static let keyslotJSON = OptionSpec(nil, "--json", .none, "With list: print the slots as a JSON array of {\"id\", \"kind\", \"created\"}.")
+    static let unlockRecovery = OptionSpec(
+        nil, "--recovery", .none,
+        "Unlock with a recovery key instead of the password (typed at a prompt, or from --password-stdin / --password-file).")
     static let backupForce = OptionSpec(nil, "--force", .none, "Replace DEST if it exists (a regular file only).")
     static let stop = OptionSpec(nil, "--stop", .none, "Stop the running agents (the team agent too); every key is wiped.")
 

@@ -109,7 +109,7 @@ enum Options {
         "create", "passwd", "settings", "backup", "verify", "export", "import", "read", "totp",
         "run", "inject", "secret-service", "team", "config", "error", "agent",
         "aws-credentials",
-        "kube-credential", "ssh-agent", "ssh"
+        "kube-credential", "ssh-agent", "ssh", "keyslot"
     ]
 
     /// The options of `kc COMMAND` (`kc` itself for the options before any subcommand), in
@@ -142,6 +142,7 @@ enum Options {
         case "agent": return [stop]
         case "aws-credentials": return [keychain, passwordFile, awsImport, awsStore]
         case "kube-credential": return [keychain, passwordFile, kubeStore, kubeExpires, kubeImport, kubeBackup]
+        case "keyslot": return Grammar.keyslot
         default: return []
         }
     }
@@ -161,11 +162,12 @@ enum Options {
             + [updateAll, newLabel, newKind, newComment, newAccount, newService, newAccessible, updateUserPresence]
         static let delete = keychainGroup + itemGroup + matchGroup + [deleteAll, yes]
         static let move = keychainGroup + itemGroup + matchGroup + [to, moveAll]
-        static let unlock = [teamTokenFile] + keychainGroup + [unlockTimeout, unlockMax]
+        static let unlock = [teamTokenFile] + keychainGroup + [unlockTimeout, unlockMax, unlockRecovery]
         static let lock = keychainGroup + [lockAll]
         static let status = [statusKeychain, statusJSON]
         static let create = keychainGroup + [createKDF]
-        static let passwd = keychainGroup + [newPasswordFile, passwdKDF, rekey, keepMasterKey]
+        static let passwd = keychainGroup + [newPasswordFile, passwdKDF, rekey, keepMasterKey, passwdRecovery]
+        static let keyslot = keychainGroup + [keyslotRecovery, keyslotJSON]
         static let settings = keychainGroup + [settingsTimeout, settingsMax]
         static let backup = keychainGroup + [backupForce]
         static let export = keychainGroup + [exportClass, exportService, exportAccount, exportLabel, output, exportFormat, exportForce]

@@ -8,10 +8,10 @@ Run: python3 make_agent_vectors.py   (writes the .hex files beside this script)
 """
 import os, struct
 
-VERSION = 6
+VERSION = 7
 # 7 was operationWithProof (version 4); version 5 refuses it as an unknown request.
-# Version 6 adds operation 10, copyPage.
-REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5, "unlockWithKept": 6}
+# Version 6 adds operation 10, copyPage. Version 7 adds request 8, unlockWithSlot.
+REQ = {"unlock": 1, "lock": 2, "status": 3, "operation": 4, "stop": 5, "unlockWithKept": 6, "unlockWithSlot": 8}
 RESP = {"ok": 0x80, "error": 0x81, "notHeld": 0x82, "presenceRequired": 0x83}
 OP = {"add": 1, "copyMatching": 2, "update": 3, "delete": 4, "count": 5,
       "backup": 6, "importItems": 7, "copyMany": 8, "verify": 9, "copyPage": 10}
@@ -58,6 +58,8 @@ def op(name, query, attributes=None):
 
 vectors = {
     "request-unlock": frame(REQ["unlock"], lp(PATH) + lp(b"hunter2") + struct.pack(">QQ", 900, 43200)),
+    # A recovery key's 32 bytes: lp(path) lp(kind) lp(secret) u64 idle u64 maximum.
+    "request-unlock-with-slot": frame(REQ["unlockWithSlot"], lp(PATH) + lp("recovery") + lp(bytes(range(32))) + struct.pack(">QQ", 0, 0)),
     "request-lock-one": frame(REQ["lock"], b"\x00" + lp(PATH)),
     "request-lock-all": frame(REQ["lock"], b"\x01" + lp("")),
     "request-status": frame(REQ["status"], b""),

@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CSodium
+
+/// One way into a keychain, as `kc keyslot list` shows it: never a secret.
+public struct KeySlotInfo: Equatable, Sendable {
+    /// The slot's number (the password slot is 1).
+    public let id: Int64
+    /// `password`, `recovery` or `tpm2`.
+    public let kind: String
+    /// When it was added (seconds since 1970); nil for the password slot, whose record
+    /// keeps no date.
+    public let created: UInt64?
+}
+
+/// A recovery slot kept through a re-key: its id and the slot key its recovery key gives
+/// under a fresh salt (`Keychain.rekey(newPassword:profile:keepingRecoveryKey:)`).
+struct RecoveryRewrap {
+    let slotID: Int64
+    let salt: [UInt8]
+    let key: SymmetricKey
+}
+
+extension Keychain {
+    /// The keychain's key slots: the password slot first, then the others in id order,
+    /// read from the authenticated record.
+    public func keySlots() throws -> [KeySlotInfo] {
+        try requireFileKeychain("key slots")
+        let record = try read { _, _ in try store.readKeychainRecord() }
+        return [KeySlotInfo(id: KeySlotRow.passwordSlotID, kind: "password", created: nil)]
+            + record.slots.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
+    }
+
+    /// Adds a recovery slot: 32 random bytes (the recovery key, made in guarded memory
+    /// and wiped when this returns, kept nowhere), the master key wrapped under the key
+    /// `SlotWrap` derives from them. `publish` is given the key first (it prints it): only
+    /// when it returns is the slot written, in one write transaction (the generation moves
+    /// and the header MAC covers the new record), so a key that could not be shown is never
+    /// a way in.
+    /// - Returns: the slot's id.
+    /// - Throws: what `publish` throws (nothing is written).
+    public func addRecoverySlot(publish: (borrowing SecureBytes) throws -> Void) throws -> Int64 {
+        try requireFileKeychain("adding a key slot")
+        try Sodium.ensureReady()
+        let secret = try SecureBytes(count: 32, guarded: true)
+        secret.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, 32) }
+        let salt = Sodium.randomBytes(SlotWrap.saltBytes)
+        let created = UInt64(max(0, time(nil)))
+        let slots = try read { _, _ in try store.readKeychainRecord() }.slots.count
+        guard slots < Self.maxSlots else {
+            throw KeychainError(errSecParam, "\(self.path) has \(slots + 1) key slots already, the most kc keeps")
+        }
+        try publish(secret)
+        var written: KeychainRecord?
+        try write(replacingRecord: { current in
+            guard current.slots.count < Self.maxSlots else {
+                throw KeychainError(errSecParam, "\(self.path) has \(current.slots.count + 1) key slots already, the most kc keeps")
+            }
+            let keys = try self.allKeys()
+            let id = (current.slots.map(\.id).max() ?? KeySlotRow.passwordSlotID) + 1
+            let key = try SlotWrap.key(secret: secret, kind: .recovery, keychainID: current.keychainID, slotID: id, salt: salt)
+            let ad = SlotWrap.associatedData(
+                kind: .recovery, keychainID: current.keychainID, keyGeneration: current.keyGeneration, slotID: id, created: created, salt: salt)
+            let wrap = AEAD.seal(try keys.master().bytes, key: key, ad: ad)
+            var record = current
+            record.slots.append(KeySlotRow(id: id, kind: .recovery, created: created, fields: RecoverySlot(salt: salt, wrappedMasterKey: wrap).fields))
+            written = record
+            return record
+        }) { _, _ in }
+        guard let written, let slot = written.slots.last else { throw KeychainError(errSecInternalError, "no slot was written") }
+        openedRecord = written
+        try store.compactLog()
+        return slot.id
+    }
+
+    /// Removes key slot `id` and revokes it: the master key is replaced (`rekey`, under
+    /// `password`, the one this keychain was just opened with), so the removed slot's wrap
+    /// in a copy of the file made before opens only that copy's old master key, which
+    /// opens nothing written since. No other slot can be wrapped for the new key without
+    /// its secret (a recovery key is kept nowhere, a TPM2 slot's is in the TPM): each is
+    /// removed too, and answered. The password slot (1) is never removed: it is the way
+    /// every command that asks for a password opens the keychain.
+    /// - Returns: every slot removed, `id` first.
+    /// - Throws: errSecParam for the password slot; errSecItemNotFound for no such slot.
+    public func removeKeySlot(_ id: Int64, password: borrowing SecureBytes) throws -> [KeySlotInfo] {
+        try requireFileKeychain("removing a key slot")
+        guard id != KeySlotRow.passwordSlotID else {
+            throw KeychainError(
+                errSecParam, "slot 1 is the password slot of \(path): it is never removed (it is the way in every other command uses)",
+                hint: "change the password with `kc passwd`")
+        }
+        guard try authenticatedRecord().slots.contains(where: { $0.id == id }) else {
+            throw KeychainError(errSecItemNotFound, "\(path) has no key slot \(id)", hint: "see `kc keyslot list`")
+        }
+        let removed = try rekey(newPassword: password, profile: nil, rewrapping: nil)
+        return removed.filter { $0.id == id } + removed.filter { $0.id != id }
+    }
+
+    /// `rekey(newPassword:profile:)` on a keychain opened with `recoveryKey`
+    /// (`kc passwd --recovery`): the recovery slot it opened is wrapped again for the new
+    /// master key, so the key just typed keeps working; every other slot is removed.
+    /// - Returns: the slots removed.
+    /// - Throws: errSecAuthFailed when no recovery slot of the opened record opens with it.
+    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil, keepingRecoveryKey recoveryKey: borrowing SecureBytes) throws
+        -> [KeySlotInfo]
+    {
+        let before = try authenticatedRecord()
+        var opened: KeySlotRow?
+        for slot in before.slots where slot.kind == .recovery {
+            if try Self.openRecoverySlot(slot, of: before, recoveryKey: recoveryKey) != nil {
+                opened = slot
+                break
+            }
+        }
+        guard let opened else { throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path)") }
+        let salt = Sodium.randomBytes(SlotWrap.saltBytes)
+        let key = try SlotWrap.key(secret: recoveryKey, kind: .recovery, keychainID: before.keychainID, slotID: opened.id, salt: salt)
+        return try rekey(newPassword: newPassword, profile: profile, rewrapping: RecoveryRewrap(slotID: opened.id, salt: salt, key: key))
+    }
+
+    /// The most slots beyond the password slot a keychain keeps.
+    static let maxSlots = 32
+
+    /// Opens a keychain with a recovery key (`addRecoverySlot`), as `open(at:password:)`
+    /// opens it with its password.
+    /// - Throws: errSecAuthFailed when no recovery slot opens with it (a wrong key, or none
+    ///   the file holds), and what `open(at:password:)` throws for the file.
+    public static func open(at path: String, recoveryKey: borrowing SecureBytes, minimumGeneration: UInt64 = 0) throws -> Keychain {
+        try Sodium.ensureReady()
+        return try open(SQLiteItemStore(openingExisting: path), path: path, recoveryKey: recoveryKey, minimumGeneration: minimumGeneration)
+    }
+
+    /// `reopened(password:…)` with a recovery key.
+    package func reopened(recoveryKey: borrowing SecureBytes, minimumGeneration: UInt64) throws -> Keychain? {
+        guard let fresh = try store.freshConnection() else { return nil }
+        return try Self.open(fresh, path: path, recoveryKey: recoveryKey, minimumGeneration: minimumGeneration)
+    }
+
+    /// Opens the keychain in `store` with a recovery key: each recovery slot's wrap is tried
+    /// with the key derived for it; the one that opens gives the master key, and the header
+    /// MAC under it then authenticates the whole record (`verify`). A file of an older
+    /// format has no slot and is not migrated here: its password opens it.
+    package static func open(_ store: any ItemStore, path: String, recoveryKey: borrowing SecureBytes, minimumGeneration: UInt64 = 0) throws -> Keychain {
+        let record = try store.transaction(write: false) { try store.readKeychainRecord() }
+        guard record.formatVersion == formatVersion else {
+            throw KeychainError(
+                record.formatVersion > formatVersion ? errSecWrongSecVersion : errSecAuthFailed,
+                "\(path) has format version \(record.formatVersion), which has no recovery key slot",
+                hint: record.formatVersion > formatVersion ? "upgrade kc to open this keychain" : "unlock it with its password")
+        }
+        guard record.keychainID.count == 16, recoveryKey.count == 32 else {
+            throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path)")
+        }
+        let recoverySlots = record.slots.filter { $0.kind == .recovery }
+        guard !recoverySlots.isEmpty else {
+            throw KeychainError(
+                errSecAuthFailed, "\(path) has no recovery key slot", hint: "unlock it with its password; `kc keyslot add --recovery` makes one")
+        }
+        let master = try openRecoverySlots(recoverySlots, of: record, recoveryKey: recoveryKey, path: path)
+        let mk = try SecureBytes(count: 32, guarded: true)
+        master.withUnsafeBytes { src in mk.withUnsafeMutableBytes { $0.copyMemory(from: src) } }
+        let keys = try KeyHierarchy(
+            master: SymmetricKey(mk), keychainID: record.keychainID, keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
+        let keychain = Keychain(path: path, store: store, keys: keys)
+        keychain.highestGeneration = minimumGeneration
+        keychain.openedRecord = record
+        try keychain.verify()
+        return keychain
+    }
+
+    /// The master key from the first of `slots` whose wrap opens under the key derived from
+    /// `recoveryKey` for it. - Throws: errSecAuthFailed when none does.
+    private static func openRecoverySlots(_ slots: [KeySlotRow], of record: KeychainRecord, recoveryKey: borrowing SecureBytes, path: String) throws
+        -> SecureBytes
+    {
+        for slot in slots {
+            if let mk = try openRecoverySlot(slot, of: record, recoveryKey: recoveryKey) { return mk }
+        }
+        throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path) (or its slot was tampered with)")
+    }
+
+    /// The master key `slot`'s wrap gives under the key derived from `recoveryKey` for it,
+    /// or nil when it does not open.
+    private static func openRecoverySlot(_ slot: KeySlotRow, of record: KeychainRecord, recoveryKey: borrowing SecureBytes) throws -> SecureBytes? {
+        let fields = try RecoverySlot(fields: slot.fields)
+        let key = try SlotWrap.key(secret: recoveryKey, kind: .recovery, keychainID: record.keychainID, slotID: slot.id, salt: fields.salt)
+        let ad = SlotWrap.associatedData(
+            kind: .recovery, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: slot.id, created: slot.created,
+            salt: fields.salt)
+        guard let mk = try? AEAD.open(fields.wrappedMasterKey, key: key, ad: ad, what: "the master key"), mk.count == 32 else { return nil }
+        return mk
+    }
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import KeychainClient
+import KeychainCore
+import KeychainFormats
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kc keyslot`: the ways into a keychain beside its password (`docs/design.md`, "Key
+/// slots"): add a recovery key, list the slots, remove one.
+struct KeySlotCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyslot",
+        abstract: "Add, list or remove a keychain's key slots (a recovery key beside the password).",
+        discussion: """
+            Each slot is one more way to the keychain's master key. Slot 1 is the
+            password slot (kc passwd changes it); it is never removed.
+
+            Examples:
+              kc keyslot add --recovery   # prints a new recovery key once
+              kc keyslot list             # id, kind, created: no secret
+              kc keyslot list --json
+              kc keyslot remove 2
+              kc unlock --recovery        # opens with the recovery key
+
+            Every subcommand opens the keychain with its password. The recovery key
+            goes to stdout, once, and is kept nowhere: write it down and keep it
+            apart from the password; if it cannot be written (a full disk, a closed
+            pipe), no slot is added (exit 220).
+
+            remove replaces the master key, as `kc passwd` does (under the same
+            password, asked anyway), so the removed slot opens nothing written
+            since, even with a copy of the file made before; the other slots cannot
+            be wrapped for the new key without their secrets: they are removed too,
+            each named on stderr. Such a copy still opens with the slot, but gives
+            only what it held (docs/security.md).
+            `kc passwd` (which replaces the master key) removes every slot but the
+            password's and says so; `kc passwd --keep-master-key` keeps them.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("add, list or remove.", valueName: "action"))
+    var action: String
+
+    @Argument(help: ArgumentHelp("With remove: the slot's number (kc keyslot list).", valueName: "slot"))
+    var slot: Int64?
+
+    @OptionGroup var keychain: KeychainOptions
+
+    @Flag(name: Options.keyslotRecovery.names, help: Options.keyslotRecovery.help)
+    var recovery = false
+
+    @Flag(name: Options.keyslotJSON.names, help: Options.keyslotJSON.help)
+    var json = false
+
+    func validate() throws {
+        switch action {
+        case "add":
+            guard recovery else { throw ValidationError("kc keyslot add needs the kind of slot: --recovery") }
+            guard slot == nil, !json else { throw ValidationError("kc keyslot add takes --recovery and nothing else") }
+        case "list":
+            guard slot == nil, !recovery else { throw ValidationError("kc keyslot list takes no slot and no --recovery") }
+        case "remove":
+            guard slot != nil else { throw ValidationError("kc keyslot remove needs the slot's number (kc keyslot list)") }
+            guard !recovery, !json else { throw ValidationError("kc keyslot remove takes the slot's number only") }
+        default:
+            throw ValidationError("unknown action '\(action)': add, list or remove")
+        }
+    }
+
+    func run() throws {
+        if action == "remove", let slot {
+            try Session.withPassword(keychain.choice) { opened, password in
+                let agent = Passwd.releaseAgent(opened.path)
+                let removed = try opened.removeKeySlot(slot, password: password)
+                Passwd.rekeyed(opened.path, agent: agent, removed: removed, except: slot)
+                Report.note(
+                    "removed key slot \(slot) of \(opened.path) and replaced its master key: a copy of the file made before still opens with the slot, but gives only what that copy held"
+                )
+            }
+            return
+        }
+        let opened = try Session.openWithPassword(keychain.choice)
+        switch action {
+        case "add":
+            let id = try opened.addRecoverySlot { key in
+                let text = try RecoveryKeyText.format(key)
+                // The key is shown before the slot is written: one that could not be shown
+                // (a full disk, a closed pipe) is never a way in.
+                var shown = text.withUnsafeBytes { Report.writeAll(1, $0) } && Report.writeAll(1, [0x0A])
+                if shown, Self.stdoutIsRegularFile { shown = fsync(1) == 0 }
+                guard shown else {
+                    throw KeychainError(errSecIO, "cannot write the recovery key to stdout: no slot was added to \(opened.path)")
+                }
+            }
+            Report.note("the recovery key of \(opened.path) (slot \(id)) is shown once, above: write it down and keep it apart from the password")
+        default:
+            let slots = try opened.keySlots()
+            if json {
+                Report.out(JSON.array(slots.map(Self.json)) + "\n")
+            } else {
+                for s in slots {
+                    Report.out("\(s.id)\t\(s.kind)\t\(s.created.map { ISO8601.string(secondsSince1970: $0) } ?? "-")\n")
+                }
+            }
+        }
+    }
+
+    /// Whether stdout is a regular file (the key is then synced to disk before the slot is
+    /// written).
+    static var stdoutIsRegularFile: Bool {
+        var st = stat()
+        return fstat(1, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// `{"id", "kind", "created"}`: created is null for the password slot.
+    static func json(_ s: KeySlotInfo) -> String {
+        JSON.object([
+            ("id", String(s.id)), ("kind", JSON.string(s.kind)),
+            ("created", s.created.map { JSON.string(ISO8601.string(secondsSince1970: $0)) } ?? "null")
+        ])
+    }
+}
