@@ -284,9 +284,7 @@ public final class AgentServer {
             try unlock(kept, keptIn: holder.keychain)
             return AgentReply.ok(nil).frame()
         case .unlockWithSlot(let path, let kind, let secret, let idle, let maximum):
-            guard servesFiles, kind == .recovery else {
-                throw KeychainError(errSecParam, servesFiles ? "kc unlocks with a \(kind.rawValue) slot not yet" : "team keychains have no key slots")
-            }
+            guard servesFiles else { throw KeychainError(errSecParam, "team keychains have no key slots") }
             try unlock(path: path, password: secret, idle: idle, maximum: maximum, slot: kind)
             return AgentReply.ok(nil).frame()
         }
@@ -411,6 +409,12 @@ public final class AgentServer {
                     keychain = again
                 } else {
                     keychain = try Keychain.open(at: path, recoveryKey: password, minimumGeneration: known)
+                }
+            } else if slot == .tpm2 {
+                if let previous, let again = try previous.reopened(tpm2Secret: password, minimumGeneration: known) {
+                    keychain = again
+                } else {
+                    keychain = try Keychain.open(at: path, tpm2Secret: password, minimumGeneration: known)
                 }
             } else if servesFiles, let previous, let again = try previous.reopened(password: password, minimumGeneration: known) {
                 keychain = again

@@ -41,6 +41,23 @@ import Testing
         expectStatus(errSecDecode, "the PIN flag flipped") { _ = try t.reopen() }
     }
 
+    @Test func aTPM2SlotOpensWithItsSecretOnlyAndKeepsItsSealing() throws {
+        let t = try TempKeychain()
+        let secret = try SecureBytes(copying: (0..<32).map { UInt8($0) })
+        let sealing = TPM2Sealing(
+            pcrBank: 0x000B, pcrMask: 1 << 7, hasPIN: true, sealedPublic: Array(repeating: 0x11, count: 90),
+            sealedPrivate: Array(repeating: 0x22, count: 160))
+        let id = try t.keychain.addTPM2Slot(secret: secret, sealing: sealing)
+        #expect(try Keychain.tpm2Slots(at: t.path) == [TPM2SlotInfo(id: id, sealing: sealing)])
+        let opened = try Keychain.open(at: t.path, tpm2Secret: secret)
+        #expect(try opened.keySlots().map(\.kind) == ["password", "tpm2"])
+        expectStatus(errSecAuthFailed, "another secret") {
+            _ = try Keychain.open(at: t.path, tpm2Secret: try SecureBytes(copying: Array(repeating: 1, count: 32)))
+        }
+        // The wrap is kind-separated: the same secret as a recovery key opens nothing.
+        expectStatus(errSecAuthFailed, "as a recovery key") { _ = try Keychain.open(at: t.path, recoveryKey: secret) }
+    }
+
     @Test func aSlotThatBreaksItsKindsLayoutIsRefusedEvenUnderAValidMAC() throws {
         for fields in [
             Self.tpm2Fields(pin: 2), Array(Self.tpm2Fields().dropLast()), RecoverySlot(salt: [1], wrappedMasterKey: Array(repeating: 0, count: 72)).fields

@@ -31,8 +31,7 @@ package struct KeySlotRow: Equatable, Sendable {
 public enum KeySlotKind: String, Sendable, CaseIterable {
     /// 256 random bits shown once (`RecoverySlot`).
     case recovery
-    /// The master key wrapped under a secret sealed in a TPM (layout defined, opening it
-    /// is not built yet: `docs/format.md` §2.2).
+    /// The master key wrapped under a secret sealed in a TPM (`TPM2Slot`).
     case tpm2
 
     /// The kind's domain-separation label in the header MAC and in its wrap's associated data.

@@ -34,22 +34,10 @@ struct RecoverySlot {
     }
 }
 
-/// The fields of a TPM2 slot, defined now so that the slot comes without another format
-/// change (`docs/format.md` §2.2): u16 pcr_bank (a TPM_ALG_ID, 0 when no PCR is bound) ‖
-/// u32 pcr_mask (bit i = PCR i) ‖ u8 pin (0 or 1) ‖ lp(sealed TPM2B_PUBLIC) ‖
-/// lp(sealed TPM2B_PRIVATE) ‖ lp(salt) ‖ lp(wrapped_master_key). This kc checks the layout
-/// (the header MAC covers it like any slot) and lists such a slot, but cannot open it.
+/// The layout check `SQLiteItemStore` makes of a TPM2 slot's fields (`TPM2Slot`).
 enum TPM2SlotLayout {
     /// Checks the layout. - Throws: errSecDecode.
     static func check(_ fields: [UInt8]) throws {
-        var r = ByteReader(fields)
-        guard r.raw(2) != nil, r.u32() != nil, let pin = r.u8(), pin <= 1,
-            let pub = r.lengthPrefixed(max: 4096), !pub.isEmpty,
-            let priv = r.lengthPrefixed(max: 4096), !priv.isEmpty,
-            let salt = r.lengthPrefixed(max: 64), salt.count == SlotWrap.saltBytes,
-            let wrap = r.lengthPrefixed(max: 256), wrap.count == RecoverySlot.wrapBytes, r.remaining == 0
-        else {
-            throw KeychainError(errSecDecode, "a TPM2 key slot is malformed: the file was tampered with", hint: "restore the keychain from a backup")
-        }
+        _ = try TPM2Slot(fields: fields)
     }
 }
