@@ -142,6 +142,27 @@ import KCTestSupport
         #expect(file.range(of: Data(raw)) == nil && file.range(of: Data(bare.utf8)) == nil, "the recovery key is not stored")
     }
 
+    @Test func theListShowsATPM2SlotsPINAndPCRsAndNoSecret() throws {
+        let (h, path) = try Self.keychain()
+        let secret = (0..<32).map { UInt8(0xA0 ^ $0) }
+        let sealing = TPM2Sealing(
+            pcrBank: 0x000B, pcrMask: 1 << 0 | 1 << 7, hasPIN: true, sealedPublic: Array(repeating: 0x11, count: 90),
+            sealedPrivate: Array(repeating: 0x22, count: 160))
+        let k = try Keychain.open(at: path, password: try SecureBytes(copying: Array(KCHome.password.utf8)))
+        #expect(try k.addTPM2Slot(secret: try SecureBytes(copying: secret), sealing: sealing) == 2)
+        var out = try h.kc(["keyslot", "list", "-k", path], password: KCHome.password, extra: Self.noAgent(h))
+        #expect(out.status == 0, "\(out.stderr)")
+        let lines = out.stdout.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        #expect(lines.count == 2 && lines[1].count == 4 && lines[1].prefix(2) == ["2", "tpm2"] && lines[1][3] == "pin: yes, pcrs: 0,7", "\(out.stdout)")
+        out = try h.kc(["keyslot", "list", "--json", "-k", path], password: KCHome.password, extra: Self.noAgent(h))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [[String: Any]])
+        #expect(json.count == 2 && json[1]["pin"] as? Bool == true && json[1]["pcrs"] as? [Int] == [0, 7], "\(out.stdout)")
+        #expect(json[0]["pin"] == nil, "no TPM2 fields on the password slot: \(out.stdout)")
+        _ = try FileSplicer.sqlite(path, "PRAGMA wal_checkpoint(TRUNCATE);")
+        let file = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(file.range(of: Data(secret)) == nil, "the TPM's secret is not stored")
+    }
+
     @Test func theLastWayInCannotBeRemoved() throws {
         let (h, path) = try Self.keychain()
         var out = try h.kc(["keyslot", "remove", "1", "-k", path], password: KCHome.password, extra: Self.noAgent(h))

@@ -12,6 +12,8 @@ public struct KeySlotInfo: Equatable, Sendable {
     /// When it was added (seconds since 1970); nil for the password slot, whose record
     /// keeps no date.
     public let created: UInt64?
+    /// For a TPM2 slot, how the TPM holds its secret (PIN, PCRs); nil for other kinds.
+    public var tpm2: TPM2Sealing? = nil
 }
 
 /// A recovery slot kept through a re-key: its id and the slot key its recovery key gives
@@ -28,8 +30,11 @@ extension Keychain {
     public func keySlots() throws -> [KeySlotInfo] {
         try requireFileKeychain("key slots")
         let record = try read { _, _ in try store.readKeychainRecord() }
-        return [KeySlotInfo(id: KeySlotRow.passwordSlotID, kind: "password", created: nil)]
-            + record.slots.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
+        let others = try record.slots.map { slot in
+            KeySlotInfo(
+                id: slot.id, kind: slot.kind.rawValue, created: slot.created, tpm2: slot.kind == .tpm2 ? try TPM2Slot(fields: slot.fields).sealing : nil)
+        }
+        return [KeySlotInfo(id: KeySlotRow.passwordSlotID, kind: "password", created: nil)] + others
     }
 
     /// Adds a recovery slot: 32 random bytes (the recovery key, made in guarded memory

@@ -100,7 +100,8 @@ struct KeySlotCommand: ParsableCommand {
                 Report.out(JSON.array(slots.map(Self.json)) + "\n")
             } else {
                 for s in slots {
-                    Report.out("\(s.id)\t\(s.kind)\t\(s.created.map { ISO8601.string(secondsSince1970: $0) } ?? "-")\n")
+                    let tpm2 = s.tpm2.map { "\tpin: \($0.hasPIN ? "yes" : "no"), pcrs: \(Self.pcrs($0))" } ?? ""
+                    Report.out("\(s.id)\t\(s.kind)\t\(s.created.map { ISO8601.string(secondsSince1970: $0) } ?? "-")\(tpm2)\n")
                 }
             }
         }
@@ -113,11 +114,21 @@ struct KeySlotCommand: ParsableCommand {
         return fstat(1, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// `{"id", "kind", "created"}`: created is null for the password slot.
+    /// A TPM2 slot's PCRs as kc-tpm's `--pcrs` takes them (`0,7`), or `none`.
+    static func pcrs(_ sealing: TPM2Sealing) -> String {
+        sealing.pcrs.isEmpty ? "none" : sealing.pcrs.map(String.init).joined(separator: ",")
+    }
+
+    /// `{"id", "kind", "created"}`: created is null for the password slot; a TPM2 slot adds
+    /// `"pin"` (a boolean) and `"pcrs"` (an array of numbers).
     static func json(_ s: KeySlotInfo) -> String {
-        JSON.object([
+        var fields = [
             ("id", String(s.id)), ("kind", JSON.string(s.kind)),
             ("created", s.created.map { JSON.string(ISO8601.string(secondsSince1970: $0)) } ?? "null")
-        ])
+        ]
+        if let t = s.tpm2 {
+            fields += [("pin", t.hasPIN ? "true" : "false"), ("pcrs", "[" + t.pcrs.map(String.init).joined(separator: ",") + "]")]
+        }
+        return JSON.object(fields)
     }
 }
