@@ -121,3 +121,53 @@ extension AWSCredentialsTests {
         #expect(out.status == 36 && out.stderr.contains("kc unlock") && !out.stderr.contains("password-stdin"), "\(out.status) \(out.stderr)")
     }
 }
+
+/// Found attacking the INI reader a second time: kc compared Swift characters where Python
+/// compares code points, let a backslash in double quotes escape `$` as a shell does (Python's
+/// shlex does not), and forgot the keys of one `[DEFAULT]` at the next.
+extension AWSCredentialsTests {
+    /// `[profile` + U+0301 + ` p2]` is profile p2 to botocore (shlex splits code points), and
+    /// the later section of a profile is the one it reads: kc moved the earlier section's
+    /// nothing, said "moved", and botocore kept the plaintext keys. Now kc either leaves
+    /// botocore reading the keys from kc, or refuses with the files unchanged.
+    @Test func profileNamesAreComparedAsCodePoints() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let config = "[profile p2]\nregion = us-east-1\n[profile\u{0301} p2]\naws_access_key_id = AKIAPLAIN\naws_secret_access_key = plainsecret\n"
+        try write(config, aws + "/config")
+        #expect(try resolved(h, "p2") == "AKIAPLAIN plainsecret -", "botocore reads the later section")
+        let out = try h.kc(["aws-credentials", "--import", "p2"])
+        if out.status == 0 {
+            #expect(!read(aws + "/config").contains("plainsecret"), "\(read(aws + "/config"))")
+            #expect(try resolved(h, "p2") == "AKIAPLAIN plainsecret -")
+        } else {
+            #expect(out.status == 206 && read(aws + "/config") == config, "\(out.status) \(out.stderr)")
+        }
+    }
+
+    /// `[profile "a\$b"]` is profile `a\$b` to botocore (Python's shlex keeps the backslash
+    /// before `$` in double quotes), not `a$b`: `--store 'a$b'` must write into `[profile
+    /// a$b]`, the section botocore reads for it.
+    @Test func aBackslashInDoubleQuotesEscapesOnlyQuotesAndBackslashes() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let config = "[profile a$b]\nregion = x\n[profile \"a\\$b\"]\nregion = y\n"
+        try write(config, aws + "/config")
+        let json = #"{"Version":1,"AccessKeyId":"AKIADOLLAR","SecretAccessKey":"dollar-secret"}"#
+        let out = try h.kc(["aws-credentials", "--store", "a$b"], stdin: Data(json.utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try resolved(h, "a$b") == "AKIADOLLAR dollar-secret -", "\(read(aws + "/config"))")
+    }
+
+    /// A key given in two `[DEFAULT]` sections: configparser refuses the file (one section),
+    /// so kc refuses it too, changing nothing (kc rewrote a file botocore then refused).
+    @Test func aKeyRepeatedAcrossDefaultSectionsIsRefused() throws {
+        let h = try home()
+        let aws = h.directory + "/.aws"
+        let config = "[DEFAULT]\nregion = a\n[profile x]\noutput = json\n[DEFAULT]\nregion = b\n"
+        try write(config, aws + "/config")
+        let json = #"{"Version":1,"AccessKeyId":"AKIAX","SecretAccessKey":"x-secret"}"#
+        let out = try h.kc(["aws-credentials", "--store", "x"], stdin: Data(json.utf8))
+        #expect(out.status == 206 && read(aws + "/config") == config, "\(out.status) \(out.stderr)")
+    }
+}

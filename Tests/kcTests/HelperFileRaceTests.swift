@@ -107,4 +107,20 @@ import KCTestSupport
         #expect((try? String(contentsOfFile: kube + "/config", encoding: .utf8))?.contains("RACETOKEN") == true)
         #expect(try h.kc(["find", "-s", "kube:dev"]).status != 0, "nothing stored")
     }
+
+    /// Root's `kc export -o PATH --force` in a shared sticky folder removed another
+    /// account's file named like kc's leftover of a killed rewrite (`.NAME.kc-…`): only kc's
+    /// own leftovers go (this user's, or, for root in a user's folder, the folder owner's).
+    @Test func rootRemovesNoOtherAccountsFileNamedLikeALeftover() throws {
+        let (h, _) = try setUp()
+        let shared = h.directory + "/shared"
+        #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o1777) == 0)
+        let planted = shared + "/.kcout.kc-0123456789ab"
+        let plant = try Spawn.run(
+            OtherUser.setpriv + ["/bin/sh", "-c", "echo victim > \"$0\"", planted], environment: ["PATH": "/usr/bin:/bin"], timeout: 10)
+        #expect(plant.status == 0, "\(plant.stderr)")
+        let out = try h.kc(["export", "-o", shared + "/kcout", "--force"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(FileManager.default.fileExists(atPath: planted), "root removed the other account's file")
+    }
 }

@@ -72,6 +72,8 @@ enum AWSINI {
         var inOption = false
         var indentLevel = 0
         var sections: Set<String> = []
+        // configparser counts a key per section name: two [DEFAULT] headers are one section.
+        var optionsBySection: [String: Set<String>] = [:]
         var options: Set<String> = []
         for (n, line) in lines.enumerated() {
             let text = content(line)
@@ -90,8 +92,9 @@ enum AWSINI {
             if scalars.first == "[", let close = scalars.lastIndex(of: "]"), scalars.distance(from: scalars.startIndex, to: close) >= 2 {
                 let name = String(Substring(scalars[scalars.index(after: scalars.startIndex)..<close]))
                 guard name == "DEFAULT" || sections.insert(name).inserted else { throw Refusal(line: n + 1, why: "the section [\(name)] is given twice") }
+                if let section { optionsBySection[section] = options }
                 section = name
-                options = []
+                options = optionsBySection[name] ?? []
                 inOption = false
                 kinds.append(.header(name))
                 continue
@@ -117,24 +120,32 @@ enum AWSINI {
 
     /// The profile a section of ~/.aws/config is (botocore's `build_profile_map`): `default`,
     /// or `profile NAME` split as `shlex.split` does (`[profile "prod"]`, `[profile  prod]`).
+    /// Compared code point by code point, as Python compares (Swift's `hasPrefix` and `==`
+    /// compare characters: `profile` + U+0301 was no `profile` prefix to kc, and botocore's).
     static func profile(ofConfigSection name: String) -> String? {
-        if name == "default" { return "default" }
-        guard name.hasPrefix("profile"), let parts = shlexSplit(name), parts.count == 2 else { return nil }
+        if sameText(name, "default") { return "default" }
+        guard name.unicodeScalars.starts(with: "profile".unicodeScalars), let parts = shlexSplit(name), parts.count == 2 else { return nil }
         return parts[1]
     }
+
+    /// Whether two names are the same code points (Python's `==`), not merely canonically
+    /// equivalent (Swift's).
+    static func sameText(_ a: String, _ b: String) -> Bool { a.unicodeScalars.elementsEqual(b.unicodeScalars) }
 
     /// Python's `shlex.split(text)` (POSIX mode, no comments); nil where it raises
     /// (an unclosed quote, a backslash at the end).
     static func shlexSplit(_ text: String) -> [String]? {
         var words: [String] = []
-        var word = ""
+        var word = String.UnicodeScalarView()
         var inWord = false
-        var quote: Character?
+        var quote: Unicode.Scalar?
         var escaped = false
-        for c in text {
+        // Code point by code point, as Python's shlex reads (a combining mark or a Prepend
+        // character merges with its neighbour into one Swift Character).
+        for c in text.unicodeScalars {
             if escaped {
-                // Inside double quotes, a backslash escapes only `\`, `"`, `$`, `` ` `` and a newline.
-                if quote == "\"" && !["\\", "\"", "$", "`", "\n"].contains(c) { word.append("\\") }
+                // Inside double quotes, Python's shlex lets a backslash escape only `\` and `"`.
+                if quote == "\"" && c != "\\" && c != "\"" { word.append("\\") }
                 word.append(c)
                 escaped = false
                 continue
@@ -150,8 +161,8 @@ enum AWSINI {
                 continue
             }
             if c == " " || c == "\t" || c == "\r" || c == "\n" {
-                if inWord { words.append(word) }
-                word = ""
+                if inWord { words.append(String(word)) }
+                word = String.UnicodeScalarView()
                 inWord = false
             } else if c == "'" || c == "\"" {
                 quote = c
@@ -165,7 +176,7 @@ enum AWSINI {
             }
         }
         guard quote == nil, !escaped else { return nil }
-        if inWord { words.append(word) }
+        if inWord { words.append(String(word)) }
         return words
     }
 }

@@ -80,7 +80,7 @@ struct AWSSharedFile {
             let end = kinds[(i + 1)...].firstIndex { if case .header = $0 { return true } else { return false } } ?? kinds.count
             if name == "DEFAULT" {
                 defaults.append((i + 1)..<end)
-            } else if (isConfig ? AWSINI.profile(ofConfigSection: name) : name) == profile {
+            } else if let named = isConfig ? AWSINI.profile(ofConfigSection: name) : name, AWSINI.sameText(named, profile) {
                 found.append((i, (i + 1)..<end))
             }
         }

@@ -121,10 +121,15 @@ enum FileReplacement {
             guard suffix.count == suffixLength, suffix.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { continue }
             stale.append(entryName)
         }
+        // Only kc's own leftovers: one name, and this user's, or (root rewriting a user's
+        // file in that user's folder) the folder owner's. Root in a shared folder (`kc
+        // export -o /tmp/x --force`) removed another account's file of that name.
+        var folder = stat()
+        let folderOwner: uid_t? = fstat(directory, &folder) == 0 ? folder.st_uid : nil
         for entryName in stale {
             var st = stat()
-            guard fstatat(directory, entryName, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
-            if st.st_uid == geteuid() || geteuid() == 0 { unlinkat(directory, entryName, 0) }
+            guard fstatat(directory, entryName, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_nlink == 1 else { continue }
+            if st.st_uid == geteuid() || (geteuid() == 0 && st.st_uid == folderOwner) { unlinkat(directory, entryName, 0) }
         }
     }
 
