@@ -105,7 +105,7 @@ enum FileReplacement {
     /// what a killed rewrite of NAME left.
     static func removeStale(_ name: String, in directory: Int32) {
         let prefix = "." + name + infix
-        let copy = dup(directory)
+        let copy = fcntl(directory, F_DUPFD_CLOEXEC, 0)   // close-on-exec from birth, as every descriptor here
         guard copy >= 0, let dir = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
             return
