@@ -54,6 +54,26 @@ import Testing
         #expect(frames.allSatisfy { $0.count <= 2 * 8 }, "only a bodiless status request reached it: \(frames)")
     }
 
+    /// A recovery key goes to the agent only as a password does (docs/security.md, "Key
+    /// slots"): a same-uid impostor at the socket gets neither the key's text nor its 32
+    /// bytes from `kc unlock --recovery`. Exit 22, nothing sent.
+    @Test func unlockWithARecoveryKeyRefusesAnImpostor() throws {
+        let h = try KCHome()
+        try h.createKeychain()
+        let added = try h.kc(["keyslot", "add", "--recovery"], password: KCHome.password, extra: KeySlotTests.noAgent(h))
+        try #require(added.status == 0, "\(added.stderr)")
+        let key = added.stdout.trimmingCharacters(in: .newlines)
+        // Modhex is hex spelt with other letters: the bytes on the wire, as hex.
+        let bytes = String(key.filter { $0 != "-" }.map { Array("0123456789abcdef")[Array("cbdefghijklnrtuv").firstIndex(of: $0) ?? 0] })
+        #expect(bytes.count == 64)
+        let log = try startImpostor(h)
+        let out = try h.kc(["unlock", "--recovery", "--password-stdin"], stdin: Data(key.utf8))
+        #expect(out.status == 22, "\(out.stderr)")
+        #expect(out.stderr.contains("was not sent"), "\(out.stderr)")
+        let frames = received(log)
+        #expect(!frames.contains { $0.contains(bytes) || $0.contains(hex(key)) }, "the impostor received the recovery key: \(frames)")
+    }
+
     /// An impostor that says it holds the keychain receives no secret from `kc add`: a
     /// request that carries one is checked as far as the kernel shows the peer.
     @Test func addRefusesAnImpostorThatSaysItHoldsTheKeychain() throws {
