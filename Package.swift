@@ -263,7 +263,7 @@ let package = Package(
         // PCR, clear it), never to seal.
         .testTarget(
             name: "TPMTests",
-            dependencies: ["KeychainCore", "POSIXSupport", "TPMSeal", "kc", "kc-tpm", "KCTestSupport"]
+            dependencies: ["KeychainCore", "POSIXSupport", "TPMSeal", "AgentWire", "kc", "kc-tpm", "KCTestSupport"]
         ),
         // Keychain code written for Apple platforms, built against the Security module.
         .testTarget(

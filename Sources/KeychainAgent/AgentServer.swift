@@ -404,17 +404,11 @@ public final class AgentServer {
             // check's own descriptor, whose close would drop the locks of the connection it
             // holds: the client's close then took itself for the last, unlinked the -shm, and
             // this agent never saw another process's write again (found by ReadmeTests).
-            if slot == .recovery {
-                if let previous, let again = try previous.reopened(recoveryKey: password, minimumGeneration: known) {
+            if let kind = slot {
+                if let previous, let again = try previous.reopened(slot: kind, secret: password, minimumGeneration: known) {
                     keychain = again
                 } else {
-                    keychain = try Keychain.open(at: path, recoveryKey: password, minimumGeneration: known)
-                }
-            } else if slot == .tpm2 {
-                if let previous, let again = try previous.reopened(tpm2Secret: password, minimumGeneration: known) {
-                    keychain = again
-                } else {
-                    keychain = try Keychain.open(at: path, tpm2Secret: password, minimumGeneration: known)
+                    keychain = try Keychain.open(at: path, slot: kind, secret: password, minimumGeneration: known)
                 }
             } else if servesFiles, let previous, let again = try previous.reopened(password: password, minimumGeneration: known) {
                 keychain = again

@@ -11,23 +11,26 @@ import Glibc
 public enum DetachedChild {
     /// Starts `arguments` (`arguments[0]` is the child's argv[0]) from `program`: a path,
     /// or with `searchPath` a name looked up on PATH. `environment`: "NAME=value" entries,
-    /// or nil for this process's own. Does not wait.
+    /// or nil for this process's own. `descriptor3`, when given, becomes the child's
+    /// descriptor 3 (a secret's pipe: kc-tpm's `--pin-fd 3`). Does not wait.
     /// - Returns: the child's pid, or the errno value posix_spawn gave.
     public static func spawn(
         _ program: String, arguments: [String], searchPath: Bool = false,
-        environment: [String]? = nil, stdin: Int32? = nil, stdout: Int32? = nil
+        environment: [String]? = nil, stdin: Int32? = nil, stdout: Int32? = nil, stderr: Int32? = nil, descriptor3: Int32? = nil
     ) -> Result<pid_t, SpawnFailure> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for (fd, given) in [(Int32(0), stdin), (1, stdout), (2, nil)] {
+        for (fd, given) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
             if let given {
                 posix_spawn_file_actions_adddup2(&actions, given, fd)
             } else {
                 posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
             }
         }
-        CloseOnExec.closeAll(from: 3, in: &actions)
+        // glibc's dup2 action onto the same number clears close-on-exec, as needed.
+        if let descriptor3 { posix_spawn_file_actions_adddup2(&actions, descriptor3, 3) }
+        CloseOnExec.closeAll(from: descriptor3 == nil ? 3 : 4, in: &actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -107,7 +107,7 @@ enum Session {
         try checkExists(address)
         try Keychain.checkFile(at: address.agentPath)
         let key = try RecoveryKeySource.read(options, path: address.agentPath)
-        return try body(try Keychain.open(at: address.agentPath, recoveryKey: key), key)
+        return try body(try Keychain.open(at: address.agentPath, slot: .recovery, secret: key), key)
     }
 
     /// A clear message for a missing keychain before any password is asked for. A team

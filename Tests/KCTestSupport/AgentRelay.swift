@@ -192,7 +192,8 @@ public final class AgentRelay {
         return false
     }
 
-    static func bytes<S: StringProtocol>(hex: S) -> [UInt8] {
+    /// The bytes a hex string spells (pairs of hex digits; a bad pair is 0).
+    public static func bytes<S: StringProtocol>(hex: S) -> [UInt8] {
         var out: [UInt8] = []
         var i = hex.startIndex
         while i < hex.endIndex, let j = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex) {

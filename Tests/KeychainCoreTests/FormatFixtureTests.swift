@@ -103,7 +103,7 @@ import Testing
         var shown: [UInt8] = []
         let added = try k.addRecoverySlot { key in shown = key.withUnsafeBytes { Array($0) } }
         #expect(added == 2 && shown.count == 32)
-        let again = try Keychain.open(at: path, recoveryKey: try SecureBytes(copying: shown))
+        let again = try Keychain.open(at: path, slot: .recovery, secret: try SecureBytes(copying: shown))
         #expect(try Self.secret(again, genp([kSecAttrService: "v5", kSecAttrAccount: "added"])) == Array("v5-token".utf8))
         try Self.expectSecretServiceItems(k, path: path, password: "fixture-v5-password", count: 10)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KCTestSupport
 import Testing
 @testable import KeychainCore
 
@@ -8,14 +9,13 @@ import Testing
 /// recovery key's text reads back in every form `kc unlock --recovery` accepts, and nothing
 /// else.
 @Suite struct KeySlotCoreTests {
-    /// A TPM2 slot's fields: SHA-256 bank, PCR 7, a PIN, sealed parts, salt and wrap.
-    static func tpm2Fields(pin: UInt8 = 1) -> [UInt8] {
+    /// A TPM2 slot's fields: SHA-256 bank, PCR 7, a PIN, kc-tpm's blob, salt and wrap.
+    static func tpm2Fields(pin: UInt8 = 1, blob: [UInt8] = TestTPMBlob.make(pin: true, pcrMask: 1 << 7)) -> [UInt8] {
         var w = ByteWriter()
         w.raw([0x00, 0x0B])
         w.u32(1 << 7)
         w.u8(pin)
-        w.lengthPrefixed(Array(repeating: 0x11, count: 90))
-        w.lengthPrefixed(Array(repeating: 0x22, count: 160))
+        w.lengthPrefixed(blob)
         w.lengthPrefixed(Array(repeating: 0x33, count: 16))
         w.lengthPrefixed(Array(repeating: 0x44, count: 72))
         return w.bytes
@@ -36,31 +36,35 @@ import Testing
         let again = try t.reopen()
         #expect(try again.keySlots().map(\.kind) == ["password", "tpm2"])
         // No recovery slot: a recovery key opens nothing.
-        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: t.path, recoveryKey: try SecureBytes(copying: Array(repeating: 1, count: 32))) }
+        expectStatus(errSecAuthFailed) { _ = try Keychain.open(at: t.path, slot: .recovery, secret: try SecureBytes(copying: Array(repeating: 1, count: 32))) }
         _ = try t.sql("UPDATE kc_keyslots SET fields = substr(fields, 1, 6) || X'00' || substr(fields, 8)")
         expectStatus(errSecDecode, "the PIN flag flipped") { _ = try t.reopen() }
     }
 
     @Test func aTPM2SlotOpensWithItsSecretOnlyAndKeepsItsSealing() throws {
         let t = try TempKeychain()
-        let secret = try SecureBytes(copying: (0..<32).map { UInt8($0) })
-        let sealing = TPM2Sealing(
-            pcrBank: 0x000B, pcrMask: 1 << 7, hasPIN: true, sealedPublic: Array(repeating: 0x11, count: 90),
-            sealedPrivate: Array(repeating: 0x22, count: 160))
-        let id = try t.keychain.addTPM2Slot(secret: secret, sealing: sealing)
+        let sealing = try TPM2Sealing(blob: TestTPMBlob.make(pin: true, pcrMask: 1 << 7))
+        var made: [UInt8] = []
+        let id = try t.keychain.addTPM2Slot { secret in
+            made = secret.withUnsafeBytes { Array($0) }
+            return sealing
+        }
+        let secret = try SecureBytes(copying: made)
         #expect(try Keychain.tpm2Slots(at: t.path) == [TPM2SlotInfo(id: id, sealing: sealing)])
-        let opened = try Keychain.open(at: t.path, tpm2Secret: secret)
+        let opened = try Keychain.open(at: t.path, slot: .tpm2, secret: secret)
         #expect(try opened.keySlots().map(\.kind) == ["password", "tpm2"])
         expectStatus(errSecAuthFailed, "another secret") {
-            _ = try Keychain.open(at: t.path, tpm2Secret: try SecureBytes(copying: Array(repeating: 1, count: 32)))
+            _ = try Keychain.open(at: t.path, slot: .tpm2, secret: try SecureBytes(copying: Array(repeating: 1, count: 32)))
         }
         // The wrap is kind-separated: the same secret as a recovery key opens nothing.
-        expectStatus(errSecAuthFailed, "as a recovery key") { _ = try Keychain.open(at: t.path, recoveryKey: secret) }
+        expectStatus(errSecAuthFailed, "as a recovery key") { _ = try Keychain.open(at: t.path, slot: .recovery, secret: secret) }
     }
 
     @Test func aSlotThatBreaksItsKindsLayoutIsRefusedEvenUnderAValidMAC() throws {
         for fields in [
-            Self.tpm2Fields(pin: 2), Array(Self.tpm2Fields().dropLast()), RecoverySlot(salt: [1], wrappedMasterKey: Array(repeating: 0, count: 72)).fields
+            Self.tpm2Fields(pin: 2), Array(Self.tpm2Fields().dropLast()), Self.tpm2Fields(pin: 0),
+            Self.tpm2Fields(blob: TestTPMBlob.make(pin: true, pcrMask: 1 << 0)), Self.tpm2Fields(blob: Array(repeating: 0x6B, count: 300)),
+            RecoverySlot(salt: [1], wrappedMasterKey: Array(repeating: 0, count: 72)).fields
         ] {
             let t = try TempKeychain()
             let kind: KeySlotKind = fields.count < 100 ? .recovery : .tpm2

@@ -144,12 +144,14 @@ import KCTestSupport
 
     @Test func theListShowsATPM2SlotsPINAndPCRsAndNoSecret() throws {
         let (h, path) = try Self.keychain()
-        let secret = (0..<32).map { UInt8(0xA0 ^ $0) }
-        let sealing = TPM2Sealing(
-            pcrBank: 0x000B, pcrMask: 1 << 0 | 1 << 7, hasPIN: true, sealedPublic: Array(repeating: 0x11, count: 90),
-            sealedPrivate: Array(repeating: 0x22, count: 160))
+        let sealing = try TPM2Sealing(blob: TestTPMBlob.make(pin: true, pcrMask: 1 << 0 | 1 << 7))
         let k = try Keychain.open(at: path, password: try SecureBytes(copying: Array(KCHome.password.utf8)))
-        #expect(try k.addTPM2Slot(secret: try SecureBytes(copying: secret), sealing: sealing) == 2)
+        var secret: [UInt8] = []
+        #expect(
+            try k.addTPM2Slot { made in
+                secret = made.withUnsafeBytes { Array($0) }
+                return sealing
+            } == 2)
         var out = try h.kc(["keyslot", "list", "-k", path], password: KCHome.password, extra: Self.noAgent(h))
         #expect(out.status == 0, "\(out.stderr)")
         let lines = out.stdout.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
@@ -229,7 +231,7 @@ import KCTestSupport
         (status, _) = try Self.unlockAndFind(h, path, key: second)
         #expect(status == 51, "the other recovery slot is removed")
         // The master key was replaced: the old copy's wrap gives a key that verifies nothing live.
-        let stale = try Keychain.open(at: old, recoveryKey: try RecoveryKeyText.parse(try SecureBytes(copying: Array(key.utf8))))
+        let stale = try Keychain.open(at: old, slot: .recovery, secret: try RecoveryKeyText.parse(try SecureBytes(copying: Array(key.utf8))))
         let live = try SQLiteItemStore(openingExisting: path)
         let record = try live.transaction(write: false) { try live.readKeychainRecord() }
         let keys = try KeyHierarchy(
@@ -278,7 +280,7 @@ import KCTestSupport
         out = try h.kc(["add", "-k", path, "-s", "new", "-a", "later", "-w", "NEWSECRET"], password: KCHome.password, extra: Self.noAgent(h))
         try #require(out.status == 0, "\(out.stderr)")
 
-        let stale = try Keychain.open(at: old, recoveryKey: try RecoveryKeyText.parse(try SecureBytes(copying: Array(key.utf8))))
+        let stale = try Keychain.open(at: old, slot: .recovery, secret: try RecoveryKeyText.parse(try SecureBytes(copying: Array(key.utf8))))
         let oldMaster = try stale.allKeys().master()
         let live = try SQLiteItemStore(openingExisting: path)
         let record = try live.transaction(write: false) { try live.readKeychainRecord() }

@@ -36,4 +36,20 @@ public enum KeySlotKind: String, Sendable, CaseIterable {
 
     /// The kind's domain-separation label in the header MAC and in its wrap's associated data.
     var label: String { "kc/v6/slot/" + rawValue }
+
+    /// The kind's name in messages: "recovery key" or "TPM2 key".
+    var name: String {
+        switch self {
+        case .recovery: "recovery key"
+        case .tpm2: "TPM2 key"
+        }
+    }
+
+    /// The failure of a secret that opens no slot of this kind in the keychain at `path`.
+    func wrongSecret(_ path: String) -> KeychainError {
+        switch self {
+        case .recovery: KeychainError(errSecAuthFailed, "wrong recovery key for \(path) (or its slot was tampered with)")
+        case .tpm2: KeychainError(errSecAuthFailed, "the TPM's secret does not open \(path) (or its slot was tampered with)")
+        }
+    }
 }

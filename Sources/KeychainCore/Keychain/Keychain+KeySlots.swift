@@ -113,7 +113,7 @@ extension Keychain {
         let before = try authenticatedRecord()
         var opened: KeySlotRow?
         for slot in before.slots where slot.kind == .recovery {
-            if try Self.openRecoverySlot(slot, of: before, recoveryKey: recoveryKey) != nil {
+            if try Self.openSlot(slot, of: before, secret: recoveryKey) != nil {
                 opened = slot
                 break
             }
@@ -127,44 +127,54 @@ extension Keychain {
     /// The most slots beyond the password slot a keychain keeps.
     static let maxSlots = 32
 
-    /// Opens a keychain with a recovery key (`addRecoverySlot`), as `open(at:password:)`
-    /// opens it with its password.
-    /// - Throws: errSecAuthFailed when no recovery slot opens with it (a wrong key, or none
-    ///   the file holds), and what `open(at:password:)` throws for the file.
-    public static func open(at path: String, recoveryKey: borrowing SecureBytes, minimumGeneration: UInt64 = 0) throws -> Keychain {
+    /// Opens a keychain with the secret of one of its slots of `kind`: a recovery key
+    /// (`addRecoverySlot`), or the 32 bytes a TPM unsealed (`addTPM2Slot`), as
+    /// `open(at:password:)` opens it with its password.
+    /// - Throws: errSecAuthFailed when no slot of that kind opens with it (a wrong secret,
+    ///   or none the file holds), and what `open(at:password:)` throws for the file.
+    public static func open(at path: String, slot kind: KeySlotKind, secret: borrowing SecureBytes, minimumGeneration: UInt64 = 0) throws
+        -> Keychain
+    {
         try Sodium.ensureReady()
-        return try open(SQLiteItemStore(openingExisting: path), path: path, recoveryKey: recoveryKey, minimumGeneration: minimumGeneration)
+        return try open(SQLiteItemStore(openingExisting: path), path: path, slot: kind, secret: secret, minimumGeneration: minimumGeneration)
     }
 
-    /// `reopened(password:…)` with a recovery key.
-    package func reopened(recoveryKey: borrowing SecureBytes, minimumGeneration: UInt64) throws -> Keychain? {
+    /// `reopened(password:…)` with a slot's secret.
+    package func reopened(slot kind: KeySlotKind, secret: borrowing SecureBytes, minimumGeneration: UInt64) throws -> Keychain? {
         guard let fresh = try store.freshConnection() else { return nil }
-        return try Self.open(fresh, path: path, recoveryKey: recoveryKey, minimumGeneration: minimumGeneration)
+        return try Self.open(fresh, path: path, slot: kind, secret: secret, minimumGeneration: minimumGeneration)
     }
 
-    /// Opens the keychain in `store` with a recovery key: each recovery slot's wrap is tried
-    /// with the key derived for it; the one that opens gives the master key, and the header
-    /// MAC under it then authenticates the whole record (`verify`). A file of an older
-    /// format has no slot and is not migrated here: its password opens it.
-    package static func open(_ store: any ItemStore, path: String, recoveryKey: borrowing SecureBytes, minimumGeneration: UInt64 = 0) throws -> Keychain {
+    /// Opens the keychain in `store` with a slot's secret: each slot of `kind` has its wrap
+    /// tried with the key derived for it; the one that opens gives the master key, and the
+    /// header MAC under it then authenticates the whole record (`verify`). A file of an
+    /// older format has no slot and is not migrated here: its password opens it.
+    package static func open(_ store: any ItemStore, path: String, slot kind: KeySlotKind, secret: borrowing SecureBytes, minimumGeneration: UInt64 = 0)
+        throws -> Keychain
+    {
         let record = try store.transaction(write: false) { try store.readKeychainRecord() }
         guard record.formatVersion == formatVersion else {
             throw KeychainError(
                 record.formatVersion > formatVersion ? errSecWrongSecVersion : errSecAuthFailed,
-                "\(path) has format version \(record.formatVersion), which has no recovery key slot",
+                "\(path) has format version \(record.formatVersion), which has no \(kind.name) slot",
                 hint: record.formatVersion > formatVersion ? "upgrade kc to open this keychain" : "unlock it with its password")
         }
-        guard record.keychainID.count == 16, recoveryKey.count == 32 else {
-            throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path)")
-        }
-        let recoverySlots = record.slots.filter { $0.kind == .recovery }
-        guard !recoverySlots.isEmpty else {
+        let slots = record.slots.filter { $0.kind == kind }
+        guard !slots.isEmpty else {
             throw KeychainError(
-                errSecAuthFailed, "\(path) has no recovery key slot", hint: "unlock it with its password; `kc keyslot add --recovery` makes one")
+                errSecAuthFailed, "\(path) has no \(kind.name) slot", hint: "unlock it with its password; `kc keyslot add --\(kind.rawValue)` makes one")
         }
-        let master = try openRecoverySlots(recoverySlots, of: record, recoveryKey: recoveryKey, path: path)
+        guard record.keychainID.count == 16, secret.count == 32 else { throw kind.wrongSecret(path) }
         let mk = try SecureBytes(count: 32, guarded: true)
-        master.withUnsafeBytes { src in mk.withUnsafeMutableBytes { $0.copyMemory(from: src) } }
+        var opened = false
+        for slot in slots {
+            if let master = try openSlot(slot, of: record, secret: secret) {
+                master.withUnsafeBytes { src in mk.withUnsafeMutableBytes { $0.copyMemory(from: src) } }
+                opened = true
+                break
+            }
+        }
+        guard opened else { throw kind.wrongSecret(path) }
         let keys = try KeyHierarchy(
             master: SymmetricKey(mk), keychainID: record.keychainID, keyGeneration: record.keyGeneration, blindKeyIDs: Schema.blindKeyIDs)
         let keychain = Keychain(path: path, store: store, keys: keys)
@@ -174,26 +184,22 @@ extension Keychain {
         return keychain
     }
 
-    /// The master key from the first of `slots` whose wrap opens under the key derived from
-    /// `recoveryKey` for it. - Throws: errSecAuthFailed when none does.
-    private static func openRecoverySlots(_ slots: [KeySlotRow], of record: KeychainRecord, recoveryKey: borrowing SecureBytes, path: String) throws
-        -> SecureBytes
-    {
-        for slot in slots {
-            if let mk = try openRecoverySlot(slot, of: record, recoveryKey: recoveryKey) { return mk }
+    /// The master key `slot`'s wrap gives under the key derived from `secret` for it, or nil
+    /// when it does not open.
+    private static func openSlot(_ slot: KeySlotRow, of record: KeychainRecord, secret: borrowing SecureBytes) throws -> SecureBytes? {
+        let (salt, wrap): ([UInt8], [UInt8])
+        switch slot.kind {
+        case .recovery:
+            let fields = try RecoverySlot(fields: slot.fields)
+            (salt, wrap) = (fields.salt, fields.wrappedMasterKey)
+        case .tpm2:
+            let fields = try TPM2Slot(fields: slot.fields)
+            (salt, wrap) = (fields.salt, fields.wrappedMasterKey)
         }
-        throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path) (or its slot was tampered with)")
-    }
-
-    /// The master key `slot`'s wrap gives under the key derived from `recoveryKey` for it,
-    /// or nil when it does not open.
-    private static func openRecoverySlot(_ slot: KeySlotRow, of record: KeychainRecord, recoveryKey: borrowing SecureBytes) throws -> SecureBytes? {
-        let fields = try RecoverySlot(fields: slot.fields)
-        let key = try SlotWrap.key(secret: recoveryKey, kind: .recovery, keychainID: record.keychainID, slotID: slot.id, salt: fields.salt)
+        let key = try SlotWrap.key(secret: secret, kind: slot.kind, keychainID: record.keychainID, slotID: slot.id, salt: salt)
         let ad = SlotWrap.associatedData(
-            kind: .recovery, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: slot.id, created: slot.created,
-            salt: fields.salt)
-        guard let mk = try? AEAD.open(fields.wrappedMasterKey, key: key, ad: ad, what: "the master key"), mk.count == 32 else { return nil }
+            kind: slot.kind, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: slot.id, created: slot.created, salt: salt)
+        guard let mk = try? AEAD.open(wrap, key: key, ad: ad, what: "the master key"), mk.count == 32 else { return nil }
         return mk
     }
 }

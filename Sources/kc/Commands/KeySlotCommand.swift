@@ -11,17 +11,28 @@ import Glibc
 struct KeySlotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyslot",
-        abstract: "Add, list or remove a keychain's key slots (a recovery key beside the password).",
+        abstract: "Add, list or remove a keychain's key slots (a recovery key, the TPM, beside the password).",
         discussion: """
             Each slot is one more way to the keychain's master key. Slot 1 is the
             password slot (kc passwd changes it); it is never removed.
 
             Examples:
               kc keyslot add --recovery   # prints a new recovery key once
+              kc keyslot add --tpm2       # sealed to this machine's TPM
+              kc keyslot add --tpm2 --pin --pcrs 7
               kc keyslot list             # id, kind, created: no secret
               kc keyslot list --json
               kc keyslot remove 2
               kc unlock --recovery        # opens with the recovery key
+
+            A TPM2 slot seals the keychain's key to this machine's TPM (kc-tpm,
+            beside kc, talks to it): `kc unlock` then opens the keychain with no
+            password on this machine (--pin: with the PIN, whose wrong tries the
+            TPM counts; --pcrs: only while those PCRs keep today's values), and
+            `kc unlock --tpm2-only` never prompts. A copy of the file on another
+            machine, or after the TPM is cleared, gets nothing from it. The TPM is
+            KC_TPM_TCTI when set (e.g. swtpm:host=127.0.0.1,port=2321), else
+            /dev/tpmrm0 (docs/tpm.md). The slot is tried once before it is added.
 
             Every subcommand opens the keychain with its password. The recovery key
             goes to stdout, once, and is kept nowhere: write it down and keep it
@@ -50,19 +61,37 @@ struct KeySlotCommand: ParsableCommand {
     @Flag(name: Options.keyslotRecovery.names, help: Options.keyslotRecovery.help)
     var recovery = false
 
+    @Flag(name: Options.keyslotTPM2.names, help: Options.keyslotTPM2.help)
+    var tpm2 = false
+
+    @Flag(name: Options.keyslotPIN.names, help: Options.keyslotPIN.help)
+    var pin = false
+
+    @Option(name: Options.keyslotPCRs.names, parsing: .unconditional, help: Options.keyslotPCRs.help, completion: Options.keyslotPCRs.completion)
+    var pcrs: String?
+
+    @Option(name: Options.pinFile.names, parsing: .unconditional, help: Options.pinFile.help, completion: Options.pinFile.completion)
+    var pinFile: String?
+
     @Flag(name: Options.keyslotJSON.names, help: Options.keyslotJSON.help)
     var json = false
 
     func validate() throws {
+        let tpmOptions = pin || pcrs != nil || pinFile != nil
+        if tpmOptions && !tpm2 { throw ValidationError("--pin, --pcrs and --pin-file go with kc keyslot add --tpm2") }
+        if let pcrs {
+            do { _ = try PCRList.mask(pcrs) } catch { throw ValidationError(error.message) }
+        }
+        if pinFile?.isEmpty == true { throw ValidationError("--pin-file is empty: give the PIN's file") }
         switch action {
         case "add":
-            guard recovery else { throw ValidationError("kc keyslot add needs the kind of slot: --recovery") }
-            guard slot == nil, !json else { throw ValidationError("kc keyslot add takes --recovery and nothing else") }
+            guard recovery != tpm2 else { throw ValidationError("kc keyslot add needs one kind of slot: --recovery or --tpm2") }
+            guard slot == nil, !json else { throw ValidationError("kc keyslot add takes the kind of slot and its options, no slot number") }
         case "list":
-            guard slot == nil, !recovery else { throw ValidationError("kc keyslot list takes no slot and no --recovery") }
+            guard slot == nil, !recovery, !tpm2 else { throw ValidationError("kc keyslot list takes no slot and no kind") }
         case "remove":
             guard slot != nil else { throw ValidationError("kc keyslot remove needs the slot's number (kc keyslot list)") }
-            guard !recovery, !json else { throw ValidationError("kc keyslot remove takes the slot's number only") }
+            guard !recovery, !tpm2, !json else { throw ValidationError("kc keyslot remove takes the slot's number only") }
         default:
             throw ValidationError("unknown action '\(action)': add, list or remove")
         }
@@ -82,6 +111,8 @@ struct KeySlotCommand: ParsableCommand {
         }
         let opened = try Session.openWithPassword(keychain.choice)
         switch action {
+        case "add" where tpm2:
+            try addTPM2(opened)
         case "add":
             let id = try opened.addRecoverySlot { key in
                 let text = try RecoveryKeyText.format(key)
@@ -105,6 +136,29 @@ struct KeySlotCommand: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// `add --tpm2`: the PIN (when asked for), then kc-tpm seals a fresh secret, kc-tpm
+    /// unseals it again (a slot that cannot open now is never written), and the slot is
+    /// written.
+    private func addTPM2(_ opened: Keychain) throws {
+        let thePIN = pin || pinFile != nil ? try TPMPINSource.forNewSlot(file: pinFile, path: opened.path) : nil
+        let id = try opened.addTPM2Slot { secret in
+            let blob = try TPMProgram.seal(secret, pin: thePIN, pcrs: pcrs)
+            let sealing = try TPM2Sealing(blob: blob)
+            guard sealing.hasPIN == (thePIN != nil), sealing.pcrMask == (try pcrs.map(PCRList.mask) ?? 0) else {
+                throw KeychainError(errSecInternalError, "kc-tpm sealed the key otherwise than asked: no slot was added")
+            }
+            let back = try TPMProgram.unseal(blob, pin: thePIN)
+            guard back.constantTimeEquals(secret) else {
+                throw KeychainError(errSecInternalError, "the TPM gave back another key than it sealed: no slot was added to \(opened.path)")
+            }
+            return sealing
+        }
+        let how = [thePIN != nil ? "with a PIN" : nil, pcrs.map { "bound to PCRs \($0)" }].compactMap { $0 }.joined(separator: ", ")
+        Report.note(
+            "added TPM2 slot \(id) to \(opened.path)\(how.isEmpty ? "" : " (" + how + ")"): `kc unlock` opens it on this machine without the password"
+        )
     }
 
     /// Whether stdout is a regular file (the key is then synced to disk before the slot is

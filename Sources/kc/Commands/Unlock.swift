@@ -30,6 +30,16 @@ struct Unlock: ParsableCommand {
             dashes, in either case. It goes to the agent as a password does. Exit
             51 on a wrong recovery key.
 
+            A keychain with a TPM2 slot (kc keyslot add --tpm2) opens from the
+            machine's TPM first, with no password (a PIN slot asks for its PIN, or
+            reads --pin-file); when the TPM cannot give the key (no TPM, another
+            TPM, changed PCRs, a wrong PIN), kc says why and asks for the password.
+            A password given by --password-stdin, --password-file or KC_PASSWORD
+            skips the TPM. --tpm2-only never prompts: the TPM2 slot or nothing
+            (exit 53 no TPM, 22 PCRs changed, 51 wrong PIN, 36 a PIN slot without
+            --pin-file), for a systemd user unit (docs/tpm.md):
+              kc unlock --tpm2-only --max 86400
+
             A team keychain (-k team:NAME) goes to the team agent, kc-team agent
             (started when none runs), with this device's team password. A CI
             runner gives its token instead: --team-token-file FILE, or the variable
@@ -54,6 +64,12 @@ struct Unlock: ParsableCommand {
     @Flag(name: Options.unlockRecovery.names, help: Options.unlockRecovery.help)
     var recovery = false
 
+    @Flag(name: Options.unlockTPM2Only.names, help: Options.unlockTPM2Only.help)
+    var tpm2Only = false
+
+    @Option(name: Options.pinFile.names, parsing: .unconditional, help: Options.pinFile.help, completion: Options.pinFile.completion)
+    var pinFile: String?
+
     func validate() throws {
         try validateTimeouts(("--timeout", timeout), ("--max", max))
         if teamTokenFile != nil && (keychain.passwordStdin || keychain.passwordFile != nil) {
@@ -61,11 +77,24 @@ struct Unlock: ParsableCommand {
         }
         if teamTokenFile?.isEmpty == true { throw ValidationError("--team-token-file is empty: give the token's file") }
         if recovery && teamTokenFile != nil { throw ValidationError("--recovery opens a keychain file: give no team token with it") }
+        if tpm2Only && (recovery || teamTokenFile != nil) {
+            throw ValidationError("--tpm2-only opens with the TPM2 slot: give no --recovery or team token with it")
+        }
+        if tpm2Only && (keychain.passwordStdin || keychain.passwordFile != nil) {
+            throw ValidationError("--tpm2-only takes no password: a PIN comes from --pin-file")
+        }
+        if pinFile != nil && (recovery || teamTokenFile != nil) {
+            throw ValidationError("--pin-file is a TPM2 slot's PIN: not with --recovery or a team token")
+        }
+        if pinFile?.isEmpty == true { throw ValidationError("--pin-file is empty: give the PIN's file") }
     }
 
     func run() throws {
         let address = try keychain.choice.address()
         if recovery { return try unlockWithRecoveryKey(address) }
+        if tpm2Only, case .team = address {
+            throw KeychainError(errSecParam, "\(address) is a team keychain: it has no TPM2 slot", hint: "unlock it with its team password")
+        }
         if let token = try runnerToken(address) {
             return try unlockTeam(token: token, chosen: address)
         }
@@ -82,6 +111,10 @@ struct Unlock: ParsableCommand {
             return
         }
         try Keychain.checkFile(at: path)   // "not a kc keychain" before any "locked"
+        let choice = keychain.choice
+        if tpm2Only || (!choice.passwordStdin && choice.passwordFile == nil && PasswordSource.environmentPassword == nil) {
+            if try TPM2Unlock(path: path, pinFile: pinFile, only: tpm2Only).run(idle: idle, maximum: maximum) { return }
+        }
         let password = try PasswordSource.current(keychain.choice, path: path)
         try AgentClient().unlock(path: path, password: password, idle: idle, maximum: maximum)
     }

@@ -133,6 +133,17 @@ extension Options {
         "The password is lost: open with the recovery key (a prompt, or --password-stdin / --password-file) and set a new password.")
     static let keyslotRecovery = OptionSpec(nil, "--recovery", .none, "With add: add a recovery key slot (the key is printed once, on stdout).")
     static let keyslotJSON = OptionSpec(nil, "--json", .none, "With list: print the slots as a JSON array of {\"id\", \"kind\", \"created\"}.")
+    static let keyslotTPM2 = OptionSpec(
+        nil, "--tpm2", .none, "With add: add a TPM2 slot, the keychain's key sealed to this machine's TPM (runs kc-tpm, installed beside kc).")
+    static let keyslotPIN = OptionSpec(
+        nil, "--pin", .none, "With --tpm2: unsealing needs a PIN (asked twice, or --pin-file); the TPM counts wrong PINs and locks out.")
+    static let keyslotPCRs = OptionSpec(
+        nil, "--pcrs", .text, "With --tpm2: bind to these PCRs of the SHA-256 bank (e.g. 7 or 0,7): it opens only while they hold today's values.",
+        valueName: "list")
+    static let pinFile = OptionSpec(
+        nil, "--pin-file", .text, "Read the TPM2 slot's PIN from this file (one final newline dropped) instead of the terminal.", valueName: "path")
+    static let unlockTPM2Only = OptionSpec(
+        nil, "--tpm2-only", .none, "Unlock with the keychain's TPM2 slot and never prompt (a PIN only from --pin-file); for a systemd unit at login or boot.")
     static let unlockRecovery = OptionSpec(
         nil, "--recovery", .none,
         "Unlock with a recovery key instead of the password (typed at a prompt, or from --password-stdin / --password-file).")

@@ -1,0 +1,230 @@
+import Foundation
+import KCTestSupport
+import AgentWire
+import KeychainCore
+import Testing
+
+/// The TPM2 key slot end to end (issue 35): the real kc adds it with `kc keyslot add --tpm2`
+/// (kc-tpm sealing to a swtpm of the test's own), and `kc unlock` opens the keychain from it
+/// with no password through the real agent: on the same TPM only, with the PIN only (the
+/// TPM counting the wrong ones), while the PCRs hold only; a slot spliced back from an older
+/// copy is refused; `kc passwd --keep-master-key` keeps it working; an impostor at the
+/// agent's socket gets nothing unsealed.
+@Suite struct TPMKeySlotTests {
+    /// A home with a keychain file holding one item, and a swtpm.
+    struct Fixture {
+        let h: KCHome
+        let path: String
+        let tpm: TestSWTPM
+
+        init() throws {
+            h = try KCHome()
+            tpm = try TestSWTPM()
+            h.environment["KC_TPM_TCTI"] = tpm.tcti
+            path = h.directory + "/tpm.keychain-db"
+            var out = try h.kc(["create", "--kdf", "interactive", "-k", path], password: KCHome.password, extra: noAgent)
+            try #require(out.status == 0, "\(out.stderr)")
+            out = try h.kc(["add", "-k", path, "-s", "deploy", "-a", "prod", "-w", "prod-token"], password: KCHome.password, extra: noAgent)
+            try #require(out.status == 0, "\(out.stderr)")
+        }
+
+        /// A kc that opens the file in its own process (no agent).
+        var noAgent: [String: String] { ["KC_AGENT_DIR": h.directory + "/no-agent"] }
+
+        /// A file in the home's own folder (mode 0600), for --pin-file.
+        func file(_ name: String, _ text: String) throws -> String {
+            let p = h.directory + "/" + name
+            try Data(text.utf8).write(to: URL(fileURLWithPath: p))
+            chmod(p, 0o600)
+            return p
+        }
+
+        /// `kc keyslot add --tpm2 ARGS`, with the password.
+        func addSlot(_ arguments: [String] = []) throws -> KCBinary.Output {
+            try h.kc(["keyslot", "add", "--tpm2", "-k", path] + arguments, password: KCHome.password, extra: noAgent)
+        }
+
+        /// Locks everything, runs `kc unlock ARGS` (no password given) and, when it unlocked,
+        /// reads the item through the agent.
+        func unlockAndFind(_ arguments: [String], environment: [String: String] = [:]) throws -> (KCBinary.Output, String?) {
+            _ = try h.kc(["lock", "--all"])
+            let out = try h.kc(["unlock", "-k", path] + arguments, extra: environment)
+            guard out.status == 0 else { return (out, nil) }
+            let find = try h.kc(["find", "-k", path, "-s", "deploy", "-a", "prod", "-w"])
+            #expect(find.status == 0, "\(find.stderr)")
+            return (out, find.stdout)
+        }
+
+        /// The sealed blob of TPM2 slot `id`, read from the file as an attacker would.
+        func blob(_ id: Int) throws -> [UInt8] {
+            let hex = try FileSplicer.sqlite(path, "SELECT hex(fields) FROM kc_keyslots WHERE id = \(id);").trimmingCharacters(in: .whitespacesAndNewlines)
+            let fields = AgentRelay.bytes(hex: hex)
+            // u16 bank, u32 mask, u8 pin, then lp(blob) with a u32 length.
+            let count = fields[7..<11].reduce(0) { $0 << 8 | Int($1) }
+            return Array(fields[11..<11 + count])
+        }
+    }
+
+    @Test func aTPMSlotUnlocksWithNoPasswordOnItsTPMAndNotOnAnother() throws {
+        let f = try Fixture()
+        let added = try f.addSlot()
+        try #require(added.status == 0, "\(added.stderr)")
+        #expect(added.stderr.contains("added TPM2 slot 2"), "\(added.stderr)")
+        let list = try f.h.kc(["keyslot", "list", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        #expect(list.stdout.contains("2\ttpm2\t") && list.stdout.contains("pin: no, pcrs: none"), "\(list.stdout)")
+
+        // No password anywhere: plain unlock and --tpm2-only both open it through the agent.
+        for arguments in [[], ["--tpm2-only"]] {
+            let (out, found) = try f.unlockAndFind(arguments)
+            #expect(out.status == 0, "\(arguments): \(out.stderr)")
+            #expect(found == "prod-token", "\(arguments)")
+        }
+
+        // Another TPM (a fresh swtpm state: new seeds) gets nothing from the same file.
+        let other = try TestSWTPM()
+        let (refused, none) = try f.unlockAndFind(["--tpm2-only"], environment: ["KC_TPM_TCTI": other.tcti])
+        #expect(refused.status == exitCode(for: errSecDecode) && refused.stderr.contains("another TPM"), "\(refused.status) \(refused.stderr)")
+        #expect(none == nil)
+        // Without --tpm2-only kc says why and turns to the password (no terminal here: 36).
+        let (fallback, _) = try f.unlockAndFind([], environment: ["KC_TPM_TCTI": other.tcti])
+        #expect(fallback.status == exitCode(for: errSecInteractionNotAllowed), "\(fallback.stderr)")
+        #expect(fallback.stderr.contains("TPM2 slot 2: ") && fallback.stderr.contains("with its password instead"), "\(fallback.stderr)")
+        // No TPM at all: 53 with --tpm2-only.
+        let port = try TestSWTPM.freePortPair()
+        let (absent, _) = try f.unlockAndFind(["--tpm2-only"], environment: ["KC_TPM_TCTI": "swtpm:host=127.0.0.1,port=\(port)"])
+        #expect(absent.status == exitCode(for: errSecNotAvailable), "\(absent.stderr)")
+        // A password given by the script skips the TPM (another TPM here: it would fail).
+        let given = try f.h.kc(["unlock", "-k", f.path, "--password-stdin"], stdin: Data(KCHome.password.utf8), extra: ["KC_TPM_TCTI": other.tcti])
+        #expect(given.status == 0 && !given.stderr.contains("TPM"), "\(given.stderr)")
+    }
+
+    @Test func aPINSlotRefusesAWrongPINAndTheTPMCountsIt() throws {
+        let f = try Fixture()
+        let pin = try f.file("pin", "2468\n")
+        let wrong = try f.file("wrong", "1357\n")
+        let added = try f.addSlot(["--pin", "--pin-file", pin])
+        try #require(added.status == 0, "\(added.stderr)")
+        let list = try f.h.kc(["keyslot", "list", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        #expect(list.stdout.contains("pin: yes"), "\(list.stdout)")
+
+        let before = try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER")
+        let (refused, none) = try f.unlockAndFind(["--tpm2-only", "--pin-file", wrong])
+        #expect(refused.status == exitCode(for: errSecAuthFailed) && refused.stderr.contains("wrong PIN"), "\(refused.stderr)")
+        #expect(none == nil)
+        #expect(try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER") == before + 1, "the TPM did not count the wrong PIN")
+        // --tpm2-only never prompts: no PIN given is 36, not a question.
+        let (unasked, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(unasked.status == exitCode(for: errSecInteractionNotAllowed) && unasked.stderr.contains("needs its PIN"), "\(unasked.stderr)")
+        #expect(try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER") == before + 1, "nothing was tried without a PIN")
+        let (opened, found) = try f.unlockAndFind(["--tpm2-only", "--pin-file", pin])
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(found == "prod-token")
+    }
+
+    @Test func aPCRBoundSlotOpensOnlyWhileThePCRsHold() throws {
+        let f = try Fixture()
+        let added = try f.addSlot(["--pcrs", "16"])
+        try #require(added.status == 0, "\(added.stderr)")
+        let (opened, found) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(opened.status == 0 && found == "prod-token", "\(opened.stderr)")
+        let extended = try f.tpm.tool("tpm2_pcrextend", ["16:sha256=" + String(repeating: "ab", count: 32)])
+        try #require(extended.status == 0, "\(extended.stderr)")
+        let (refused, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(refused.status == exitCode(for: errSecCSReqFailed) && refused.stderr.contains("PCRs"), "\(refused.status) \(refused.stderr)")
+    }
+
+    @Test func badSlotOptionsAreRefusedBeforeAnythingIsAsked() throws {
+        let f = try Fixture()
+        for arguments in [["--pcrs", "24"], ["--pcrs", "7,7"], ["--recovery"], ["--pin-file", ""]] {
+            let out = try f.addSlot(arguments)
+            #expect(out.status == 2 || out.status == 64, "\(arguments): \(out.status) \(out.stderr)")
+        }
+        let pinOnly = try f.h.kc(["keyslot", "add", "--pin", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        #expect(pinOnly.status != 0 && pinOnly.stderr.contains("--tpm2"), "\(pinOnly.stderr)")
+        let list = try f.h.kc(["keyslot", "list", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        #expect(!list.stdout.contains("tpm2"), "no slot was added: \(list.stdout)")
+        // Without a TPM, nothing is added either.
+        let port = try TestSWTPM.freePortPair()
+        let out = try f.h.kc(
+            ["keyslot", "add", "--tpm2", "-k", f.path], password: KCHome.password,
+            extra: f.noAgent.merging(["KC_TPM_TCTI": "swtpm:host=127.0.0.1,port=\(port)"]) { a, _ in a })
+        #expect(out.status == exitCode(for: errSecNotAvailable), "\(out.stderr)")
+        let after = try f.h.kc(["keyslot", "list", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        #expect(!after.stdout.contains("tpm2"), "no slot was added: \(after.stdout)")
+    }
+
+    /// A TPM2 slot removed stays removed: spliced back from a copy made while it existed, the
+    /// row opens nothing in the live file and fails its header MAC, though the old copy itself still opens
+    /// with it (docs/security.md: an old copy keeps the ways in it held).
+    @Test func aTPMSlotSplicedBackFromAnOlderCopyIsRefused() throws {
+        let f = try Fixture()
+        try #require(try f.addSlot().status == 0)
+        let old = f.h.directory + "/old.keychain-db"
+        _ = try FileSplicer.sqlite(f.path, "PRAGMA wal_checkpoint(TRUNCATE);")
+        try FileManager.default.copyItem(atPath: f.path, toPath: old)
+        let removed = try f.h.kc(["keyslot", "remove", "2", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        try #require(removed.status == 0, "\(removed.stderr)")
+        let (gone, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(gone.status == exitCode(for: errSecAuthFailed) && gone.stderr.contains("no TPM2 key slot"), "\(gone.stderr)")
+
+        let row = try FileSplicer.sqlite(old, "SELECT id, kind, created, quote(fields) FROM kc_keyslots;", quote: false)
+        let parts = row.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").map(String.init)
+        try #require(parts.count == 4, "\(row)")
+        _ = try FileSplicer.sqlite(f.path, "INSERT INTO kc_keyslots (id, kind, created, fields) VALUES (\(parts[0]), '\(parts[1])', \(parts[2]), \(parts[3]));")
+        let (spliced, _) = try f.unlockAndFind(["--tpm2-only"])
+        // Its wrap is of the master key and key generation the old copy had: it opens nothing
+        // in the live file (and the header MAC, checked once a key opens, does not cover it).
+        #expect(
+            spliced.status == exitCode(for: errSecAuthFailed) && spliced.stderr.contains("tampered"), "the spliced slot: \(spliced.status) \(spliced.stderr)")
+        let verify = try f.h.kc(["verify", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        #expect(verify.status != 0, "kc verify passed a spliced slot: \(verify.stdout) \(verify.stderr)")
+
+        _ = try f.h.kc(["lock", "--all"])
+        let stale = try f.h.kc(["unlock", "--tpm2-only", "-k", old])
+        #expect(stale.status == 0, "the old copy still opens with the slot it held: \(stale.stderr)")
+        let staleFind = try f.h.kc(["find", "-k", old, "-s", "deploy", "-a", "prod", "-w"])
+        #expect(staleFind.stdout == "prod-token", "\(staleFind.stderr)")
+    }
+
+    /// `kc passwd --keep-master-key` changes the password slot only: the TPM2 slot still
+    /// opens. Plain `kc passwd` replaces the master key and removes the slot, naming it.
+    @Test func passwdKeepsTheTPMSlotOnlyWhenItKeepsTheMasterKey() throws {
+        let f = try Fixture()
+        try #require(try f.addSlot().status == 0)
+        let newPassword = try f.file("new", "another password\n")
+        var out = try f.h.kc(
+            ["passwd", "--keep-master-key", "-k", f.path, "--new-password-file", newPassword], password: KCHome.password, extra: f.noAgent)
+        try #require(out.status == 0, "\(out.stderr)")
+        let (kept, found) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(kept.status == 0 && found == "prod-token", "\(kept.stderr)")
+        _ = try f.h.kc(["lock", "--all"])
+        out = try f.h.kc(["passwd", "-k", f.path, "--new-password-file", newPassword], password: "another password", extra: f.noAgent)
+        try #require(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("slot 2 (tpm2)"), "the removed slot is named: \(out.stderr)")
+        let (gone, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(gone.status == exitCode(for: errSecAuthFailed), "\(gone.stderr)")
+    }
+
+    /// The unsealed secret goes to the agent only as a password does: a same-uid impostor
+    /// at the socket gets neither it nor anything else from `kc unlock --tpm2-only` (22).
+    @Test func theUnsealedSecretIsNotSentToAnImpostor() throws {
+        let f = try Fixture()
+        try #require(try f.addSlot().status == 0)
+        let secret = try KCTPMUnseal.secret(f.blob(2), tcti: f.tpm.tcti)
+        let log = try AgentImpostor.start(f.h, kind: .dumpable, version: AgentProtocol.version)
+        let out = try f.h.kc(["unlock", "--tpm2-only", "-k", f.path])
+        #expect(out.status == exitCode(for: errSecCSReqFailed), "\(out.stderr)")
+        let hex = secret.map { String(format: "%02x", $0) }.joined()
+        #expect(!AgentImpostor.received(log).contains { $0.contains(hex) }, "the impostor received the TPM's secret")
+    }
+}
+
+/// The attacker's own unseal of a slot's blob (the TPM is this machine's): the secret the
+/// impostor must not see.
+enum KCTPMUnseal {
+    static func secret(_ blob: [UInt8], tcti: String) throws -> [UInt8] {
+        let out = try KCTPM.run(["unseal"], tcti: tcti, stdin: blob)
+        try #require(out.status == 0, "\(out.stderr)")
+        return out.stdoutBytes
+    }
+}
