@@ -121,6 +121,7 @@ install: release
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/org.freedesktop.secrets.service > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.freedesktop.secrets.service"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/secret-service/kc-secret-service.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-secret-service.service"
 	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/ssh-agent/kc-ssh-agent.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-ssh-agent.service"
+	sed 's|@BINDIR@|$(PREFIX)/bin|' integrations/tpm/kc-tpm-unlock.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-tpm-unlock.service"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/git-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/docker-credential-kc"
 	ln -sf kc "$(DESTDIR)$(PREFIX)/bin/kc-vault-token-helper"
@@ -142,7 +143,7 @@ uninstall:
 	  "$(DESTDIR)$(PREFIX)/share/man/man1/kc.1" "$(DESTDIR)$(PREFIX)/share/doc/kc/third-party.md" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kc" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_kc" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/kc.fish"
-	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc" "$(DESTDIR)$(PREFIX)/bin/kc-tpm"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/terraform-credentials-kc" "$(DESTDIR)$(PREFIX)/bin/kc-tpm" "$(DESTDIR)$(PREFIX)/lib/systemd/user/kc-tpm-unlock.service"
 
 ## bench: hyperfine timings of kc find through the agent, in-process finds, unlock, the Secret Service
 ## against gnome-keyring, the credential helpers beside kc find -w (bench/helpers.sh), team keychains on a

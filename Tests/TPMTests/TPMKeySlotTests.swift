@@ -205,6 +205,35 @@ import Testing
         #expect(gone.status == exitCode(for: errSecAuthFailed), "\(gone.stderr)")
     }
 
+    /// The systemd user unit (integrations/tpm/kc-tpm-unlock.service) does what it says:
+    /// its ExecStart, with @BINDIR@ the built kc's folder, unlocks the default keychain from
+    /// the TPM with no password and no terminal, and its ExecStop locks it.
+    @Test func theSystemdUnitsCommandsUnlockAndLock() throws {
+        let f = try Fixture()
+        try f.h.createKeychain()
+        let added = try f.h.kc(["keyslot", "add", "--tpm2"], password: KCHome.password)
+        try #require(added.status == 0, "\(added.stderr)")
+        _ = try f.h.kc(["add", "-s", "boot", "-a", "me", "-w", "at-login"], password: KCHome.password)
+        _ = try f.h.kc(["lock", "--all"])
+        let unit = try String(contentsOfFile: Self.repository + "/integrations/tpm/kc-tpm-unlock.service", encoding: .utf8)
+        func command(_ key: String) throws -> String {
+            let line = try #require(unit.split(separator: "\n").first { $0.hasPrefix(key + "=") }, "no \(key) in the unit")
+            return line.dropFirst(key.count + 1).replacingOccurrences(
+                of: "@BINDIR@", with: URL(fileURLWithPath: KCBinary.path).deletingLastPathComponent().path)
+        }
+        let start = try f.h.sh(try command("ExecStart"), password: nil)
+        #expect(start.status == 0, "\(start.stderr)")
+        let find = try f.h.kc(["find", "-s", "boot", "-w"])
+        #expect(find.status == 0 && find.stdout == "at-login", "\(find.stderr)")
+        let stop = try f.h.sh(try command("ExecStop"), password: nil)
+        #expect(stop.status == 0, "\(stop.stderr)")
+        let locked = try f.h.kc(["find", "-s", "boot", "-w"])
+        #expect(locked.status == exitCode(for: errSecInteractionNotAllowed), "locked again: \(locked.stderr)")
+    }
+
+    /// The repository's root, from this file's path.
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
     /// The unsealed secret goes to the agent only as a password does: a same-uid impostor
     /// at the socket gets neither it nor anything else from `kc unlock --tpm2-only` (22).
     @Test func theUnsealedSecretIsNotSentToAnImpostor() throws {
