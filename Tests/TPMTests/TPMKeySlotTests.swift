@@ -187,20 +187,52 @@ import Testing
     }
 
     /// `kc passwd --keep-master-key` changes the password slot only: the TPM2 slot still
-    /// opens. Plain `kc passwd` replaces the master key and removes the slot, naming it.
-    @Test func passwdKeepsTheTPMSlotOnlyWhenItKeepsTheMasterKey() throws {
+    /// opens. A re-key (plain `kc passwd`, `kc keyslot remove`) wraps the new master key
+    /// again for each TPM2 slot without a PIN that the TPM unseals again, and says so; a PIN
+    /// slot, a recovery slot, and a TPM2 slot the TPM does not give back are removed, each
+    /// named with its reason.
+    @Test func aRekeyKeepsTheTPMSlotsItCanUnsealAndNamesTheOthers() throws {
         let f = try Fixture()
         try #require(try f.addSlot().status == 0)
         let newPassword = try f.file("new", "another password\n")
         var out = try f.h.kc(
             ["passwd", "--keep-master-key", "-k", f.path, "--new-password-file", newPassword], password: KCHome.password, extra: f.noAgent)
         try #require(out.status == 0, "\(out.stderr)")
-        let (kept, found) = try f.unlockAndFind(["--tpm2-only"])
-        #expect(kept.status == 0 && found == "prod-token", "\(kept.stderr)")
+        var (opened, found) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(opened.status == 0 && found == "prod-token", "\(opened.stderr)")
         _ = try f.h.kc(["lock", "--all"])
+
         out = try f.h.kc(["passwd", "-k", f.path, "--new-password-file", newPassword], password: "another password", extra: f.noAgent)
         try #require(out.status == 0, "\(out.stderr)")
-        #expect(out.stderr.contains("slot 2 (tpm2)"), "the removed slot is named: \(out.stderr)")
+        #expect(out.stderr.contains("kept TPM2 slot 2"), "\(out.stderr)")
+        (opened, found) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(opened.status == 0 && found == "prod-token", "the slot opens under the new master key: \(opened.stderr)")
+        _ = try f.h.kc(["lock", "--all"])
+
+        // A PIN slot (3) and a recovery slot (4); removing the recovery slot keeps slot 2,
+        // and removes the PIN slot, saying why.
+        let pin = try f.file("pin", "2468")
+        try #require(try f.h.kc(["keyslot", "add", "--tpm2", "--pin-file", pin, "-k", f.path], password: "another password", extra: f.noAgent).status == 0)
+        try #require(try f.h.kc(["keyslot", "add", "--recovery", "-k", f.path], password: "another password", extra: f.noAgent).status == 0)
+        out = try f.h.kc(["keyslot", "remove", "4", "-k", f.path], password: "another password", extra: f.noAgent)
+        try #require(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("kept TPM2 slot 2"), "\(out.stderr)")
+        #expect(out.stderr.contains("removed key slot 3 (tpm2)") && out.stderr.contains("does not ask for its PIN"), "\(out.stderr)")
+        var list = try f.h.kc(["keyslot", "list", "-k", f.path], password: "another password", extra: f.noAgent)
+        #expect(list.stdout.split(separator: "\n").map { $0.split(separator: "\t").prefix(2).joined(separator: " ") } == ["1 password", "2 tpm2"], "\(list.stdout)")
+        (opened, found) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(opened.status == 0 && found == "prod-token", "\(opened.stderr)")
+        _ = try f.h.kc(["lock", "--all"])
+
+        // No TPM during the re-key: the slot is removed, and the reason given.
+        let port = try TestSWTPM.freePortPair()
+        out = try f.h.kc(
+            ["passwd", "-k", f.path, "--new-password-file", newPassword], password: "another password",
+            extra: f.noAgent.merging(["KC_TPM_TCTI": "swtpm:host=127.0.0.1,port=\(port)"]) { a, _ in a })
+        try #require(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("removed key slot 2 (tpm2)") && out.stderr.contains("no TPM is reachable"), "\(out.stderr)")
+        list = try f.h.kc(["keyslot", "list", "-k", f.path], password: "another password", extra: f.noAgent)
+        #expect(!list.stdout.contains("tpm2"), "\(list.stdout)")
         let (gone, _) = try f.unlockAndFind(["--tpm2-only"])
         #expect(gone.status == exitCode(for: errSecAuthFailed), "\(gone.stderr)")
     }

@@ -16,10 +16,21 @@ public struct KeySlotInfo: Equatable, Sendable {
     public var tpm2: TPM2Sealing? = nil
 }
 
-/// A recovery slot kept through a re-key: its id and the slot key its recovery key gives
-/// under a fresh salt (`Keychain.rekey(newPassword:profile:keepingRecoveryKey:)`).
-struct RecoveryRewrap {
-    let slotID: Int64
+extension KeySlotInfo {
+    /// What `kc keyslot list` shows of `row`.
+    init(_ row: KeySlotRow) throws {
+        self.init(id: row.id, kind: row.kind.rawValue, created: row.created, tpm2: row.kind == .tpm2 ? try TPM2Slot(fields: row.fields).sealing : nil)
+    }
+}
+
+/// Where a re-key finds the secret of a slot it may keep (`Keychain.rekey`): given the slot,
+/// the secret that opens it (a TPM2 slot's, unsealed again), or nil to remove it.
+public typealias SlotSecretSource = (KeySlotInfo) throws -> SecureBytes?
+
+/// A slot kept through a re-key: its row and the slot key its secret gives under a fresh
+/// salt; the new master key is wrapped under it at the new key generation.
+struct SlotRewrap {
+    let slot: KeySlotRow
     let salt: [UInt8]
     let key: SymmetricKey
 }
@@ -82,13 +93,13 @@ extension Keychain {
     /// Removes key slot `id` and revokes it: the master key is replaced (`rekey`, under
     /// `password`, the one this keychain was just opened with), so the removed slot's wrap
     /// in a copy of the file made before opens only that copy's old master key, which
-    /// opens nothing written since. No other slot can be wrapped for the new key without
-    /// its secret (a recovery key is kept nowhere, a TPM2 slot's is in the TPM): each is
-    /// removed too, and answered. The password slot (1) is never removed: it is the way
-    /// every command that asks for a password opens the keychain.
+    /// opens nothing written since. Every other slot is kept when `keeping` gives the secret
+    /// that opens it (a TPM2 slot the TPM unseals again), and removed otherwise (a recovery
+    /// key is kept nowhere), and answered. The password slot (1) is never removed: it is the
+    /// way every command that asks for a password opens the keychain.
     /// - Returns: every slot removed, `id` first.
     /// - Throws: errSecParam for the password slot; errSecItemNotFound for no such slot.
-    public func removeKeySlot(_ id: Int64, password: borrowing SecureBytes) throws -> [KeySlotInfo] {
+    public func removeKeySlot(_ id: Int64, password: borrowing SecureBytes, keeping: SlotSecretSource = { _ in nil }) throws -> [KeySlotInfo] {
         try requireFileKeychain("removing a key slot")
         guard id != KeySlotRow.passwordSlotID else {
             throw KeychainError(
@@ -98,18 +109,21 @@ extension Keychain {
         guard try authenticatedRecord().slots.contains(where: { $0.id == id }) else {
             throw KeychainError(errSecItemNotFound, "\(path) has no key slot \(id)", hint: "see `kc keyslot list`")
         }
-        let removed = try rekey(newPassword: password, profile: nil, rewrapping: nil)
+        let rewraps = try rewraps(of: try authenticatedRecord(), except: [id], keeping: keeping)
+        let removed = try rekey(newPassword: password, profile: nil, rewrapping: rewraps)
         return removed.filter { $0.id == id } + removed.filter { $0.id != id }
     }
 
-    /// `rekey(newPassword:profile:)` on a keychain opened with `recoveryKey`
+    /// `rekey(newPassword:profile:keeping:)` on a keychain opened with `recoveryKey`
     /// (`kc passwd --recovery`): the recovery slot it opened is wrapped again for the new
-    /// master key, so the key just typed keeps working; every other slot is removed.
+    /// master key, so the key just typed keeps working; every other slot is kept as
+    /// `keeping` allows.
     /// - Returns: the slots removed.
     /// - Throws: errSecAuthFailed when no recovery slot of the opened record opens with it.
-    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil, keepingRecoveryKey recoveryKey: borrowing SecureBytes) throws
-        -> [KeySlotInfo]
-    {
+    public func rekey(
+        newPassword: borrowing SecureBytes, profile: KDFProfile? = nil, keepingRecoveryKey recoveryKey: borrowing SecureBytes,
+        keeping: SlotSecretSource = { _ in nil }
+    ) throws -> [KeySlotInfo] {
         let before = try authenticatedRecord()
         var opened: KeySlotRow?
         for slot in before.slots where slot.kind == .recovery {
@@ -121,7 +135,23 @@ extension Keychain {
         guard let opened else { throw KeychainError(errSecAuthFailed, "wrong recovery key for \(path)") }
         let salt = Sodium.randomBytes(SlotWrap.saltBytes)
         let key = try SlotWrap.key(secret: recoveryKey, kind: .recovery, keychainID: before.keychainID, slotID: opened.id, salt: salt)
-        return try rekey(newPassword: newPassword, profile: profile, rewrapping: RecoveryRewrap(slotID: opened.id, salt: salt, key: key))
+        let others = try rewraps(of: before, except: [opened.id], keeping: keeping)
+        return try rekey(newPassword: newPassword, profile: profile, rewrapping: [SlotRewrap(slot: opened, salt: salt, key: key)] + others)
+    }
+
+    /// The slots of `record` (but those in `except`) that a re-key keeps: each whose secret
+    /// `keeping` gives and opens it, with the slot key that secret gives under a fresh salt.
+    /// A secret that does not open its slot keeps nothing (the slot is removed).
+    func rewraps(of record: KeychainRecord, except: Set<Int64>, keeping: SlotSecretSource) throws -> [SlotRewrap] {
+        var out: [SlotRewrap] = []
+        for slot in record.slots where !except.contains(slot.id) {
+            guard let secret = try keeping(try KeySlotInfo(slot)) else { continue }
+            guard try Self.openSlot(slot, of: record, secret: secret) != nil else { continue }
+            let salt = Sodium.randomBytes(SlotWrap.saltBytes)
+            let key = try SlotWrap.key(secret: secret, kind: slot.kind, keychainID: record.keychainID, slotID: slot.id, salt: salt)
+            out.append(SlotRewrap(slot: slot, salt: salt, key: key))
+        }
+        return out
     }
 
     /// The most slots beyond the password slot a keychain keeps.

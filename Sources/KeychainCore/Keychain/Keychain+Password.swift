@@ -52,18 +52,20 @@ extension Keychain {
     /// data key re-wrapped and all metadata and indexes re-sealed in one transaction,
     /// under a new password. Secrets' ciphertexts are kept. Old copies of the file still
     /// open with the old password, but say nothing about items added afterwards.
-    /// Every key slot but the password slot is removed: none can be re-wrapped without what
-    /// opens it (a recovery key is kept nowhere, a TPM2 slot's secret is in the TPM).
+    /// A key slot is kept when `keeping` gives the secret that opens it (a TPM2 slot's,
+    /// unsealed again), and removed otherwise: a recovery key is kept nowhere.
     /// - Returns: the slots removed.
     @discardableResult
-    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil) throws -> [KeySlotInfo] {
-        try rekey(newPassword: newPassword, profile: profile, rewrapping: nil)
+    public func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile? = nil, keeping: SlotSecretSource = { _ in nil }) throws
+        -> [KeySlotInfo]
+    {
+        try rekey(newPassword: newPassword, profile: profile, rewrapping: try rewraps(of: try authenticatedRecord(), except: [], keeping: keeping))
     }
 
-    /// `rekey(newPassword:profile:)`, keeping the recovery slot `rewrap` names: the new
-    /// master key is wrapped for it under its recovery key's slot key (a fresh salt), at
-    /// the new key generation; every other slot is removed.
-    func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile?, rewrapping rewrap: RecoveryRewrap?) throws -> [KeySlotInfo] {
+    /// `rekey(newPassword:profile:)`, keeping the slots `rewraps` name: the new master key is
+    /// wrapped for each under its slot key (a fresh salt), at the new key generation; every
+    /// other slot is removed.
+    func rekey(newPassword: borrowing SecureBytes, profile: KDFProfile?, rewrapping rewraps: [SlotRewrap]) throws -> [KeySlotInfo] {
         try requireFileKeychain("re-keying with a password")
         let oldKeys = try allKeys()
         let before = try authenticatedRecord()
@@ -79,17 +81,21 @@ extension Keychain {
         record.kdfMemlimit = kdf.memlimit
         record.kdfSalt = kdf.salt
         record.wrappedMasterKey = AEAD.seal(master.bytes, key: kek, ad: AssociatedData.masterKeyWrap(record))
-        let kept = rewrap.flatMap { r in before.slots.first { $0.id == r.slotID && $0.kind == .recovery } }
-        let removed = before.slots.filter { $0.id != kept?.id }.map { KeySlotInfo(id: $0.id, kind: $0.kind.rawValue, created: $0.created) }
+        let keptIDs = Set(rewraps.map(\.slot.id))
+        let removed = try before.slots.filter { !keptIDs.contains($0.id) }.map(KeySlotInfo.init)
         record.slots = []
-        if let rewrap, let kept {
+        for slot in before.slots {
+            guard let rewrap = rewraps.first(where: { $0.slot == slot }) else { continue }
             let ad = SlotWrap.associatedData(
-                kind: .recovery, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: kept.id, created: kept.created,
+                kind: slot.kind, keychainID: record.keychainID, keyGeneration: record.keyGeneration, slotID: slot.id, created: slot.created,
                 salt: rewrap.salt)
             let wrap = AEAD.seal(master.bytes, key: rewrap.key, ad: ad)
-            record.slots = [
-                KeySlotRow(id: kept.id, kind: .recovery, created: kept.created, fields: RecoverySlot(salt: rewrap.salt, wrappedMasterKey: wrap).fields)
-            ]
+            let fields =
+                switch slot.kind {
+                case .recovery: RecoverySlot(salt: rewrap.salt, wrappedMasterKey: wrap).fields
+                case .tpm2: TPM2Slot(sealing: try TPM2Slot(fields: slot.fields).sealing, salt: rewrap.salt, wrappedMasterKey: wrap).fields
+                }
+            record.slots.append(KeySlotRow(id: slot.id, kind: slot.kind, created: slot.created, fields: fields))
         }
         let newKeys = try KeyHierarchy(
             master: master, keychainID: record.keychainID, keyGeneration: record.keyGeneration,

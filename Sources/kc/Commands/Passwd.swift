@@ -23,16 +23,18 @@ struct Passwd: ParsableCommand {
             every item added later.
 
             Key slots (kc keyslot): --keep-master-key changes the password slot
-            only, and a recovery key still opens the keychain. A new master key
-            cannot be wrapped for a recovery key kc does not have: such slots are
-            removed, each named on stderr; add a new one with
-            `kc keyslot add --recovery`.
+            only, and every other slot still opens the keychain. A new master key
+            is wrapped again for each TPM2 slot without a PIN that the TPM unseals
+            again (kc says so); it cannot be for a recovery key kc does not have,
+            nor for a PIN slot (a re-key asks no PIN): those slots are removed,
+            each named on stderr with the reason; add a new one with
+            `kc keyslot add --recovery` or `--tpm2`.
 
             The password is lost: --recovery opens the keychain with its recovery
             key instead (a prompt, or --password-stdin / --password-file) and
             sets the new password. The master key is replaced and the recovery
             slot that opened it is wrapped for the new one, so the same recovery
-            key keeps working; every other slot is removed, as above.
+            key keeps working; the other slots are kept or removed as above.
             """
     )
 
@@ -69,8 +71,9 @@ struct Passwd: ParsableCommand {
                     // The recovery key just typed is kept: the slot it opened is wrapped for
                     // the new master key (a lost password must not also cost the recovery key).
                     let agent = Self.releaseAgent(opened.path)
-                    let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keepingRecoveryKey: key)
-                    Self.rekeyed(opened.path, agent: agent, removed: removed)
+                    let keeper = TPM2SlotKeeper()
+                    let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keepingRecoveryKey: key, keeping: keeper.secret)
+                    Self.rekeyed(opened.path, agent: agent, removed: removed, keeper: keeper)
                 }
                 report(opened.path)
             }
@@ -82,8 +85,9 @@ struct Passwd: ParsableCommand {
             try opened.changePassword(to: newPassword, profile: kdf)
         } else {
             let agent = Self.releaseAgent(opened.path)
-            let removed = try opened.rekey(newPassword: newPassword, profile: kdf)
-            Self.rekeyed(opened.path, agent: agent, removed: removed)
+            let keeper = TPM2SlotKeeper()
+            let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keeping: keeper.secret)
+            Self.rekeyed(opened.path, agent: agent, removed: removed, keeper: keeper)
         }
         report(opened.path)
     }
@@ -103,14 +107,15 @@ struct Passwd: ParsableCommand {
         return agent
     }
 
-    /// After a re-key: names each slot removed (`removed`, beyond the one the command
-    /// removed itself when `except` names it), and has the agent read the file once, which
-    /// makes it forget what it kept for after-first-unlock items.
-    static func rekeyed(_ path: String, agent: AgentClient, removed: [KeySlotInfo], except: Int64? = nil) {
+    /// After a re-key: names each TPM2 slot kept and each slot removed (`removed`, beyond
+    /// the one the command removed itself when `except` names it), saying why, and has the
+    /// agent read the file once, which makes it forget what it kept for after-first-unlock
+    /// items.
+    static func rekeyed(_ path: String, agent: AgentClient, removed: [KeySlotInfo], except: Int64? = nil, keeper: TPM2SlotKeeper) {
+        for id in keeper.kept { Report.note("kept TPM2 slot \(id) of \(path): the TPM unsealed its key again, and the new master key is wrapped for it") }
         for slot in removed where slot.id != except {
-            Report.note(
-                "removed key slot \(slot.id) (\(slot.kind)) of \(path): the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret"); add a new one with `kc keyslot add --\(slot.kind)`"
-            )
+            let why = keeper.reasons[slot.id] ?? "the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret")"
+            Report.note("removed key slot \(slot.id) (\(slot.kind)) of \(path): \(why); add a new one with `kc keyslot add --\(slot.kind)`")
         }
         _ = try? agent.perform(path: path, .count([kSecClass: kSecClassGenericPassword]))
     }
