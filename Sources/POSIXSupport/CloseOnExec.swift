@@ -29,6 +29,16 @@ public enum CloseOnExec {
         return fds
     }
 
+    /// `socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC)`: two connected ends, or nil when no
+    /// descriptor is left. Unlike a pipe, a socket cannot be opened again through
+    /// `/proc/PID/fd/N` (ENXIO): a process of the same user that looks at a child's
+    /// descriptors while the child is still dumpable gets no handle on it.
+    public static func socketPair() -> [Int32]? {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { return nil }
+        return fds
+    }
+
     /// Adds "close every descriptor from `lowest` up" to a spawn's file actions (glibc
     /// 2.34+), for descriptors this process did not make: a test runner's own pipes, say.
     /// - Returns: 0, or an errno value.

@@ -10,8 +10,8 @@ import Glibc
 // program of its own, installed beside kc, so that kc links no tpm2-tss.
 
 let usage = """
-    usage: kc-tpm seal [--pin] [--pin-fd N] [--pcrs LIST] [--timeout SECONDS]
-           kc-tpm unseal [--pin-fd N | --no-prompt] [--timeout SECONDS]
+    usage: kc-tpm seal [--pin] [--pin-fd N] [--pcrs LIST] [--timeout SECONDS] [--handshake]
+           kc-tpm unseal [--pin-fd N | --no-prompt] [--timeout SECONDS] [--handshake]
            kc-tpm describe
       seal     reads exactly 32 bytes on stdin, seals them to the TPM and writes the
                sealed key (a kc-tpm blob, docs/tpm.md) on stdout
@@ -26,6 +26,8 @@ let usage = """
       --pcrs LIST    bind to these PCRs of the SHA-256 bank, e.g. 0,7: unseal then works
                      only while they hold the values they hold now
       --timeout S    give up when the TPM has not answered in S seconds (default 30)
+      --handshake    (for kc) write one byte, 0x06, on stdout once kc-tpm is not dumpable
+                     and not traced, before reading anything; refuse (exit 22) if traced
     The TPM: KC_TPM_TCTI (a tpm2-tss TCTI, e.g. swtpm:host=127.0.0.1,port=2321), else the
     kernel's TPM device (/dev/tpmrm0, /dev/tpm0), never a simulator it was not named. A
     socket TCTI trusts whoever owns the port: nothing authenticates the TPM.
@@ -97,10 +99,12 @@ var prompt = true
 var pinFD: Int32?
 var pcrMask: UInt32 = 0
 var timeout = 30.0
+var handshake = false
 while let word = arguments.popFirst() {
     switch word {
     case "--pin" where command == "seal": askPIN = true
     case "--no-prompt" where command == "unseal": prompt = false
+    case "--handshake" where command != "describe": handshake = true
     case "--pin-fd" where command != "describe":
         guard let value = arguments.popFirst(), let fd = Int32(value), fd > 2 else { usageError("--pin-fd takes a descriptor number above 2") }
         pinFD = fd
@@ -120,6 +124,15 @@ if pinFD != nil && command == "seal" { askPIN = true }
 // terminal takes some bytes as commands.
 if command != "describe" && isatty(1) == 1 {
     usageError("kc-tpm \(command) writes raw bytes: send its output to a pipe or a file, not the terminal")
+}
+// kc sends the key and the PIN only after this byte: until kc-tpm is non-dumpable (its
+// first lines), a process of the same user could open its descriptors through /proc or
+// attach to it, and a tracer attached then would still be attached now.
+if handshake {
+    if ProcessHardening.isDumpable || ProcessHardening.isTraced {
+        fail(KeychainError(errSecCSReqFailed, "kc-tpm is being traced (or could not make itself non-dumpable): it reads no key and no PIN"))
+    }
+    guard writeOut([0x06]) else { fail(KeychainError(errSecIO, "stdout could not be written")) }
 }
 let tcti = getenv("KC_TPM_TCTI").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
 

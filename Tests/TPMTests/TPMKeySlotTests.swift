@@ -219,7 +219,8 @@ import Testing
         #expect(out.stderr.contains("kept TPM2 slot 2"), "\(out.stderr)")
         #expect(out.stderr.contains("removed key slot 3 (tpm2)") && out.stderr.contains("does not ask for its PIN"), "\(out.stderr)")
         var list = try f.h.kc(["keyslot", "list", "-k", f.path], password: "another password", extra: f.noAgent)
-        #expect(list.stdout.split(separator: "\n").map { $0.split(separator: "\t").prefix(2).joined(separator: " ") } == ["1 password", "2 tpm2"], "\(list.stdout)")
+        #expect(
+            list.stdout.split(separator: "\n").map { $0.split(separator: "\t").prefix(2).joined(separator: " ") } == ["1 password", "2 tpm2"], "\(list.stdout)")
         (opened, found) = try f.unlockAndFind(["--tpm2-only"])
         #expect(opened.status == 0 && found == "prod-token", "\(opened.stderr)")
         _ = try f.h.kc(["lock", "--all"])

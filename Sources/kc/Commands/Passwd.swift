@@ -114,7 +114,8 @@ struct Passwd: ParsableCommand {
     static func rekeyed(_ path: String, agent: AgentClient, removed: [KeySlotInfo], except: Int64? = nil, keeper: TPM2SlotKeeper) {
         for id in keeper.kept { Report.note("kept TPM2 slot \(id) of \(path): the TPM unsealed its key again, and the new master key is wrapped for it") }
         for slot in removed where slot.id != except {
-            let why = keeper.reasons[slot.id] ?? "the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret")"
+            let why =
+                keeper.reasons[slot.id] ?? "the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret")"
             Report.note("removed key slot \(slot.id) (\(slot.kind)) of \(path): \(why); add a new one with `kc keyslot add --\(slot.kind)`")
         }
         _ = try? agent.perform(path: path, .count([kSecClass: kSecClassGenericPassword]))

@@ -6,10 +6,12 @@ import Glibc
 #endif
 
 /// kc-tpm, installed beside kc, run for a TPM2 key slot (`docs/tpm.md`): kc links no
-/// tpm2-tss. The secret and the sealed blob travel on pipes, the PIN on descriptor 3
-/// (`--pin-fd 3`), never in argv or the environment; kc-tpm never prompts (kc asks for
-/// the PIN itself); its messages become kc's error; and it runs under a deadline after
-/// which its process group is killed.
+/// tpm2-tss. The secret and the sealed blob travel on sockets (stdin, stdout), the PIN on
+/// descriptor 3 (`--pin-fd 3`), never in argv or the environment, and only once kc-tpm has
+/// said (`--handshake`) that it is non-dumpable and not traced: until then a process of the
+/// same user could reach its descriptors through /proc, and a pipe can be opened again
+/// there, a socket cannot. kc-tpm never prompts (kc asks for the PIN itself); its messages
+/// become kc's error; and it runs under a deadline after which its process group is killed.
 ///
 ///     let blob = try TPMProgram.seal(secret, pin: pin, pcrs: "7")
 ///     let secret = try TPMProgram.unseal(blob, pin: nil)
@@ -29,7 +31,7 @@ enum TPMProgram {
     /// (kc-tpm's `--pcrs`) when given. - Returns: kc-tpm's blob.
     /// - Throws: what kc-tpm says, with its status (`docs/tpm.md`, "Status codes").
     static func seal(_ secret: borrowing SecureBytes, pin: borrowing SecureBytes?, pcrs: String?) throws -> [UInt8] {
-        var arguments = ["seal", "--timeout", String(tpmTimeout)]
+        var arguments = ["seal", "--handshake", "--timeout", String(tpmTimeout)]
         if pin != nil { arguments += ["--pin-fd", "3"] }
         if let pcrs { arguments += ["--pcrs", pcrs] }
         let out = try secret.withUnsafeBytes { input in
@@ -41,7 +43,7 @@ enum TPMProgram {
     /// The 32 bytes `blob` holds sealed, from the TPM that sealed it (`pin` for a blob that
     /// needs one). - Throws: what kc-tpm says, with its status.
     static func unseal(_ blob: [UInt8], pin: borrowing SecureBytes?) throws -> SecureBytes {
-        var arguments = ["unseal", "--no-prompt", "--timeout", String(tpmTimeout)]
+        var arguments = ["unseal", "--handshake", "--no-prompt", "--timeout", String(tpmTimeout)]
         if pin != nil { arguments += ["--pin-fd", "3"] }
         let sealed = try SecureBytes(copying: blob)
         let secret = try sealed.withUnsafeBytes { input in
@@ -69,20 +71,23 @@ enum TPMProgram {
                 errSecUnimplemented, "TPM2 key slots need kc-tpm, which is not installed beside kc: cannot run \(path): \(String(cString: strerror(code)))",
                 hint: "install it with `make install`, which puts kc-tpm beside kc")
         }
-        var pipes: [[Int32]] = []
-        defer { for p in pipes { for fd in p where fd >= 0 { close(fd) } } }
-        for _ in 0..<(pin == nil ? 3 : 4) {
-            guard let p = CloseOnExec.pipe() else { throw KeychainError(errSecIO, "cannot make a pipe for kc-tpm") }
-            pipes.append(p)
+        // [kc's end, kc-tpm's end] of stdin, stdout, stderr and descriptor 3: sockets for
+        // everything that carries a secret, a pipe for the messages.
+        var channels: [[Int32]] = []
+        defer { for c in channels { for fd in c where fd >= 0 { close(fd) } } }
+        for i in 0..<(pin == nil ? 3 : 4) {
+            guard let pair = i == 2 ? CloseOnExec.pipe().map({ [$0[0], $0[1]] }) : CloseOnExec.socketPair() else {
+                throw KeychainError(errSecIO, "cannot make a channel to kc-tpm")
+            }
+            channels.append(pair)
         }
         let environment = ChildEnvironment.inherited().map { "\($0.0)=\($0.1)" }
         let started = DetachedChild.spawn(
-            path, arguments: [path] + arguments, environment: environment, stdin: pipes[0][0], stdout: pipes[1][1], stderr: pipes[2][1],
-            descriptor3: pin == nil ? nil : pipes[3][0])
-        for i in pipes.indices {
-            let childEnd = i == 0 || i == 3 ? 0 : 1
-            close(pipes[i][childEnd])
-            pipes[i][childEnd] = -1
+            path, arguments: [path] + arguments, environment: environment, stdin: channels[0][1], stdout: channels[1][1], stderr: channels[2][1],
+            descriptor3: pin == nil ? nil : channels[3][1])
+        for i in channels.indices {
+            close(channels[i][1])
+            channels[i][1] = -1
         }
         guard case .success(let pid) = started else {
             let code = if case .failure(let failure) = started { failure.code } else { EIO }
@@ -90,17 +95,11 @@ enum TPMProgram {
         }
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
-        // At most 4 KiB each, well within a pipe's buffer: the writes never wait for kc-tpm.
-        for (i, bytes) in [(0, Optional(input)), (3, pin)] where i < pipes.count {
-            if let bytes, let base = bytes.baseAddress { _ = Report.writeAll(pipes[i][1], UnsafeRawBufferPointer(start: base, count: bytes.count)) }
-            close(pipes[i][1])
-            pipes[i][1] = -1
-        }
         let deadline = Deadline.after(seconds: Double(tpmTimeout) + grace)
         let output = try SecureBytes(count: limit, guarded: true)
-        var got = 0, overflowed = false
+        var got = 0, overflowed = false, ready = false
         var message: [UInt8] = []
-        var open = [pipes[1][0], pipes[2][0]]
+        var open = [channels[1][0], channels[2][0]]
         var scratch = [UInt8](repeating: 0, count: 512)
         defer { for i in scratch.indices { scratch[i] = 0 } }
         while open.contains(where: { $0 >= 0 }), deadline.remainingSeconds > 0 {
@@ -110,7 +109,24 @@ enum TPMProgram {
             if n <= 0 { continue }
             for i in 0..<2 where open[i] >= 0 && fds[i].revents != 0 {
                 let r: Int
-                if i == 0 && got < limit {
+                if i == 0 && !ready {
+                    // The handshake: one byte, then kc-tpm is non-dumpable and untraced, and
+                    // the key and the PIN may go (at most 4 KiB each: a socket's buffer
+                    // takes them without waiting for kc-tpm).
+                    r = read(open[0], &scratch, 1)
+                    if r == 1 {
+                        // Anything else than the byte: nothing is sent, and kc-tpm's inputs end.
+                        ready = scratch[0] == 0x06
+                        for (c, bytes) in [(0, Optional(input)), (3, pin)] where c < channels.count && channels[c][0] >= 0 {
+                            if ready, let bytes, let base = bytes.baseAddress {
+                                _ = Report.writeAll(channels[c][0], UnsafeRawBufferPointer(start: base, count: bytes.count))
+                            }
+                            close(channels[c][0])
+                            channels[c][0] = -1
+                        }
+                        continue
+                    }
+                } else if i == 0 && got < limit {
                     r = output.withUnsafeMutableBytes { room in room.baseAddress.map { read(open[0], $0 + got, limit - got) } ?? 0 }
                     if r > 0 { got += r }
                 } else {
@@ -121,7 +137,7 @@ enum TPMProgram {
                 if r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN) {
                     close(open[i])
                     open[i] = -1
-                    pipes[i + 1][0] = -1
+                    channels[i + 1][0] = -1
                 }
             }
         }
@@ -132,6 +148,7 @@ enum TPMProgram {
                 hint: "check that the TPM answers (KC_TPM_TCTI, /dev/tpmrm0)")
         }
         guard status == 0 else { throw failure(status: status, message: message) }
+        guard ready else { throw KeychainError(errSecInternalError, "kc-tpm ended without taking the key") }
         guard !overflowed else { throw KeychainError(errSecInternalError, "kc-tpm wrote more than \(limit) bytes") }
         return try output.copy(prefix: got)
     }
