@@ -45,6 +45,22 @@ static inline int kc_tpm_sealed_template(TPM2B_PUBLIC *out, int user_with_auth, 
     return 0;
 }
 
+/// Whether `pub` is the sealed object `kc_tpm_sealed_template` makes for a blob whose header
+/// says `has_pin` and whose policy is `policy`: a keyedhash object of this TPM and parent,
+/// counted by the dictionary-attack logic exactly when it has a PIN, authorized by its
+/// authValue exactly when it has no policy, with that policy. The TPM checks the public part
+/// against the private part when it loads them, so a header edited to say "no PIN" (which
+/// would have kc-tpm try an empty authValue, a wrong PIN the TPM counts) is told here.
+static inline int kc_tpm_sealed_matches(const TPM2B_PUBLIC *pub, int has_pin, const uint8_t *policy, size_t policy_size) {
+    const TPMT_PUBLIC *p = &pub->publicArea;
+    TPMA_OBJECT expected = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT
+        | (policy_size == 0 ? TPMA_OBJECT_USERWITHAUTH : 0) | (has_pin ? 0 : TPMA_OBJECT_NODA);
+    if (p->type != TPM2_ALG_KEYEDHASH || p->nameAlg != TPM2_ALG_SHA256) return 0;
+    if (p->objectAttributes != expected) return 0;
+    if (p->authPolicy.size != policy_size) return 0;
+    return policy_size == 0 || memcmp(p->authPolicy.buffer, policy, policy_size) == 0;
+}
+
 /// The sensitive part: the data to seal and the object's authValue (the PIN, or empty).
 static inline int kc_tpm_sensitive(TPM2B_SENSITIVE_CREATE *out, const uint8_t *data, size_t data_size, const uint8_t *auth, size_t auth_size) {
     memset(out, 0, sizeof *out);

@@ -82,7 +82,10 @@ public struct SealedBlob: Equatable, Sendable {
         guard at == bytes.count else { throw bad("bytes after its end") }
         guard fields[0].count == 34 else { throw bad("a storage key name of \(fields[0].count) bytes") }
         guard mask == 0 ? fields[1].isEmpty : fields[1].count == 32 else { throw bad("a policy that does not match its PCRs") }
-        guard Self.unmarshalsPublic(fields[2]) != nil else { throw bad("its public part does not parse") }
+        guard var sealedPublic = Self.unmarshalsPublic(fields[2]) else { throw bad("its public part does not parse") }
+        guard fields[1].withUnsafeBufferPointer({ kc_tpm_sealed_matches(&sealedPublic, bytes[6] & 1 == 1 ? 1 : 0, $0.baseAddress, $0.count) }) == 1 else {
+            throw bad("its header does not say what its sealed object is (PIN, PCRs)")
+        }
         guard Self.unmarshalsPrivate(fields[3]) != nil else { throw bad("its private part does not parse") }
         self.init(
             hasPIN: bytes[6] & 1 == 1, pcrMask: mask, primaryName: fields[0], policyDigest: fields[1], publicArea: fields[2],

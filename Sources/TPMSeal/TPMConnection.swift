@@ -1,5 +1,8 @@
 import CTSS2
 import KeychainStatus
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One conversation with the TPM through ESAPI: the TCTI (KC_TPM_TCTI's configuration,
 /// else the kernel's TPM device, /dev/tpmrm0 then /dev/tpm0, never tpm2-tss's default
@@ -57,6 +60,17 @@ final class TPMConnection {
             throw KeychainError(
                 errSecParam, "KC_TPM_TCTI names a TCTI kc-tpm does not load (\(name.prefix(40)))",
                 hint: "use device:/dev/tpmrm0, swtpm:host=H,port=P, mssim:host=H,port=P or tabrmd")
+        }
+        // The device TCTI opens its path read-write and writes TPM commands into it: a
+        // regular file named there (a typo in a unit's Environment=) would be overwritten.
+        if name == "device" {
+            let path = configuration.dropFirst("device".count).drop { $0 == ":" }
+            var st = stat()
+            if !path.isEmpty, stat(String(path), &st) == 0, st.st_mode & S_IFMT != S_IFCHR {
+                throw KeychainError(
+                    errSecParam, "KC_TPM_TCTI names \(String(path).prefix(200)), which is not a TPM device (a character device)",
+                    hint: "use device:/dev/tpmrm0")
+            }
         }
     }
 

@@ -43,23 +43,46 @@ import Testing
         let plain = try KCTPM.run(["seal"], tcti: tpm.tcti, stdin: KCTPM.secret())
         try #require(plain.status == 0, "\(plain.stderr)")
         var withPIN = plain.stdoutBytes
-        withPIN[6] |= 1   // now says it has a PIN
+        withPIN[6] |= 1   // now says it has a PIN: its sealed object says otherwise
         let guessed = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: withPIN, pin: "1234")
-        #expect(guessed.status == exitCode(for: errSecAuthFailed), "\(guessed.stderr)")
+        #expect(guessed.status == exitCode(for: errSecDecode), "\(guessed.stderr)")
         #expect(guessed.stdoutBytes.isEmpty)
 
         let pinned = try KCTPM.run(["seal", "--pcrs", "16"], tcti: tpm.tcti, stdin: KCTPM.secret(), pin: "2468")
         try #require(pinned.status == 0, "\(pinned.stderr)")
         var withoutPIN = pinned.stdoutBytes
-        withoutPIN[6] &= ~1   // now says it has none
+        withoutPIN[6] &= ~1   // now says it has none: refused before the TPM is tried, which
+        // would count the empty authValue as a wrong PIN (found by the attack review)
+        let before = try tpm.variable("TPM2_PT_LOCKOUT_COUNTER")
         let noPIN = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: withoutPIN)
-        #expect(noPIN.status != 0 && noPIN.stdoutBytes.isEmpty, "\(noPIN.stderr)")
+        #expect(noPIN.status == exitCode(for: errSecDecode) && noPIN.stdoutBytes.isEmpty, "\(noPIN.stderr)")
+        #expect(try tpm.variable("TPM2_PT_LOCKOUT_COUNTER") == before, "the TPM counted a try")
         var otherPCR = pinned.stdoutBytes
         #expect(otherPCR[9] == 0x01)   // the mask is bytes 8 to 11, big-endian: PCR 16 is byte 9's bit 0
         otherPCR[9] = 0x02   // PCR 17 instead
         let moved = try KCTPM.run(["unseal"], tcti: tpm.tcti, stdin: otherPCR, pin: "2468")
         #expect(moved.status == exitCode(for: errSecCSReqFailed), "\(moved.stderr)")
         #expect(moved.stdoutBytes.isEmpty)
+    }
+
+    /// The device TCTI writes TPM commands into the path it names: a regular file there is
+    /// refused (206) and left as it was (found by the attack review: a file named in
+    /// KC_TPM_TCTI was overwritten by a TPM command).
+    @Test func aDeviceThatIsNotACharacterDeviceIsRefusedAndLeftAlone() throws {
+        let folder = NSTemporaryDirectory() + "/kc-tpm-device-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let victim = folder + "/precious.txt"
+        try Data("precious data\n".utf8).write(to: URL(fileURLWithPath: victim))
+        let tpm = try TestSWTPM()
+        let sealed = try KCTPM.run(["seal"], tcti: tpm.tcti, stdin: KCTPM.secret())
+        try #require(sealed.status == 0, "\(sealed.stderr)")
+        for command in [["seal"], ["unseal"]] {
+            let input = command == ["seal"] ? KCTPM.secret() : sealed.stdoutBytes
+            let out = try KCTPM.run(command, tcti: "device:" + victim, stdin: input)
+            #expect(out.status == exitCode(for: errSecParam), "\(command): \(out.status) \(out.stderr)")
+            #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious data\n", "\(command) wrote into the file")
+        }
     }
 
     @Test func noTPMIsSaidAtOnce() throws {

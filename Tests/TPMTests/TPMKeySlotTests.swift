@@ -121,6 +121,56 @@ import Testing
         #expect(found == "prod-token")
     }
 
+    /// The slots are read before anything authenticates them, so someone who can write the
+    /// file chooses what kc takes to the TPM; that costs the TPM's lockout counter nothing
+    /// (found by the attack review, which locked the TPM out in three unlocks): a PIN slot
+    /// edited to say it has no PIN is refused by kc-tpm before the TPM is tried (its sealed
+    /// object says otherwise), and a wrong PIN is tried on one slot only, however many PIN
+    /// slots the file holds.
+    @Test func slotsEditedOrSplicedInCostTheLockoutCounterAtMostOneTry() throws {
+        let f = try Fixture()
+        let pin = try f.file("pin", "2468")
+        try #require(try f.addSlot(["--pin-file", pin]).status == 0)
+        try #require(try f.addSlot(["--pin-file", pin]).status == 0)
+        let before = try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER")
+        let wrong = try f.file("wrong", "1357")
+        let (refused, _) = try f.unlockAndFind(["--tpm2-only", "--pin-file", wrong])
+        #expect(refused.status == exitCode(for: errSecAuthFailed), "\(refused.stderr)")
+        #expect(try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER") == before + 1, "two PIN slots, one wrong PIN: one try")
+        let (fallback, _) = try f.unlockAndFind(["--pin-file", wrong])
+        #expect(fallback.status == exitCode(for: errSecInteractionNotAllowed), "then the password: \(fallback.stderr)")
+        #expect(try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER") == before + 2, "one try per unlock")
+
+        // Slot 2 edited to say "no PIN", in its column and in its blob's header alike.
+        _ = try FileSplicer.sqlite(f.path, "PRAGMA wal_checkpoint(TRUNCATE);")
+        var fields = AgentRelay.bytes(
+            hex: try FileSplicer.sqlite(f.path, "SELECT hex(fields) FROM kc_keyslots WHERE id = 2;").trimmingCharacters(in: .whitespacesAndNewlines))
+        try #require(fields.count > 20 && fields[6] == 1 && fields[17] == 1, "the PIN flags: \(fields.prefix(20))")
+        fields[6] = 0   // the slot's column
+        fields[17] = 0   // the blob's header: 11 bytes in (bank, mask, pin, the blob's length), its flags at 6
+        _ = try FileSplicer.sqlite(
+            f.path,
+            "UPDATE kc_keyslots SET fields = X'\(fields.map { String(format: "%02X", $0) }.joined())' WHERE id = 2; DELETE FROM kc_keyslots WHERE id = 3;")
+        let (edited, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(edited.status == exitCode(for: errSecDecode), "\(edited.stderr)")
+        #expect(try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER") == before + 2, "the edited slot cost no try")
+    }
+
+    /// A PIN file loses one final line ending (LF or CRLF) once, whether sealing or
+    /// unsealing; one that is empty without it is refused before the TPM is tried.
+    @Test func aPINFileLosesOneLineEndingOnce() throws {
+        let f = try Fixture()
+        try #require(try f.addSlot(["--pin-file", try f.file("pin", "2468\n")]).status == 0)
+        for (name, text) in [("plain", "2468"), ("crlf", "2468\r\n")] {
+            let (out, found) = try f.unlockAndFind(["--tpm2-only", "--pin-file", try f.file(name, text)])
+            #expect(out.status == 0 && found == "prod-token", "\(name): \(out.stderr)")
+        }
+        let before = try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER")
+        let (empty, _) = try f.unlockAndFind(["--tpm2-only", "--pin-file", try f.file("empty", "\r\n")])
+        #expect(empty.status == exitCode(for: errSecParam) && empty.stderr.contains("PIN is empty"), "\(empty.stderr)")
+        #expect(try f.tpm.variable("TPM2_PT_LOCKOUT_COUNTER") == before)
+    }
+
     @Test func aPCRBoundSlotOpensOnlyWhileThePCRsHold() throws {
         let f = try Fixture()
         let added = try f.addSlot(["--pcrs", "16"])

@@ -74,6 +74,11 @@ extension Keychain {
                 record.formatVersion > formatVersion ? errSecWrongSecVersion : errSecAuthFailed,
                 "\(path) has format version \(record.formatVersion), which has no TPM2 key slot")
         }
+        // Nothing here is authenticated yet: a file with more rows than kc ever writes is
+        // not one whose slots are worth taking to the TPM.
+        guard record.slots.count <= maxSlots else {
+            throw KeychainError(errSecDecode, "\(path) has \(record.slots.count) key slots, more than kc keeps: the file was tampered with")
+        }
         return try record.slots.filter { $0.kind == .tpm2 }.map { TPM2SlotInfo(id: $0.id, sealing: try TPM2Slot(fields: $0.fields).sealing) }
     }
 }

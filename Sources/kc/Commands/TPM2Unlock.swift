@@ -4,7 +4,8 @@ import KeychainCore
 /// `kc unlock` through the keychain's TPM2 slots (`kc keyslot add --tpm2`): each slot's
 /// blob goes to kc-tpm (`TPMProgram`), which gives back the 32-byte secret only on the TPM
 /// that sealed it, and the secret goes to the agent, established as the real one, as a
-/// recovery key does (`unlockWithSlot`). Slots without a PIN are tried first.
+/// recovery key does (`unlockWithSlot`). Slots without a PIN are tried first; once the TPM
+/// refuses a PIN, no other slot is tried.
 ///
 /// Without `only`, a keychain with no TPM2 slot, or whose TPM cannot give the secret (no
 /// TPM, another TPM, changed PCRs, a wrong or missing PIN), is reported on stderr and left to
@@ -53,6 +54,10 @@ struct TPM2Unlock {
             } catch let error as KeychainError {
                 if !only { Report.note("TPM2 slot \(slot.id): \(error.message)") }
                 failure = error
+                // The slots are not authenticated before the TPM opens one: a PIN refused
+                // (or a TPM in lockout) is tried on no other slot, so a file with slots
+                // spliced in costs the TPM's lockout counter at most one try per unlock.
+                if error.status == errSecAuthFailed { break }
                 continue
             }
             try AgentClient().unlock(path: path, slot: .tpm2, secret: secret, idle: idle, maximum: maximum)

@@ -1,7 +1,8 @@
 import KeychainCore
 
-/// Where a TPM2 slot's PIN comes from: `--pin-file FILE` (one final newline dropped), else
-/// kc's own prompt on the terminal, echo off. Never an argument or a variable, which other
+/// Where a TPM2 slot's PIN comes from: `--pin-file FILE` (its bytes, passed to kc-tpm as
+/// they are: kc-tpm drops one final line ending, LF or CRLF, once), else kc's own prompt on
+/// the terminal, echo off. Never an argument or a variable, which other
 /// processes of the user can read. kc-tpm gets it on a pipe (`TPMProgram`).
 enum TPMPINSource {
     /// The longest PIN read.
@@ -31,11 +32,18 @@ enum TPMPINSource {
     }
 
     private static func read(_ file: String) throws -> SecureBytes {
-        try Readers.droppingOneNewline(Readers.readFile(file, limit: maxPIN, what: "PIN file", warnIfShared: true))
+        try Readers.readFile(file, limit: maxPIN, what: "PIN file", warnIfShared: true)
     }
 
+    /// The PIN, refused when it is empty once kc-tpm has dropped its line ending.
     private static func nonEmpty(_ pin: consuming SecureBytes) throws -> SecureBytes {
-        guard pin.count > 0 else { throw KeychainError(errSecParam, "the TPM PIN is empty", hint: "a TPM2 slot's PIN has at least one character") }
+        let length = pin.withUnsafeBytes { bytes in
+            var n = bytes.count
+            if n > 0 && bytes[n - 1] == 0x0A { n -= 1 }
+            if n > 0 && bytes[n - 1] == 0x0D { n -= 1 }
+            return n
+        }
+        guard length > 0 else { throw KeychainError(errSecParam, "the TPM PIN is empty", hint: "a TPM2 slot's PIN has at least one character") }
         return pin
     }
 }
