@@ -332,4 +332,23 @@ import KCTestSupport
             #expect(self.mode(aws + "/" + name) == mode, "\(name)")
         }
     }
+
+    /// Root (sudo keeping HOME) making `~/.aws` for a user whose home has root's group gives
+    /// the folder and the new file the user's own primary group, as the user's own kc would,
+    /// not the home's: with group 0 the user's own next rewrite, which keeps a file's group,
+    /// could not, and failed (206).
+    @Test func rootMakesAUsersNewFilesInTheUsersOwnGroup() throws {
+        let h = try home()
+        #expect(chown(h.directory, OtherUser.uid, 0) == 0)
+        let json = #"{"Version": 1, "AccessKeyId": "AKIAKCTESTGROUP00001", "SecretAccessKey": "group-secret"}"#
+        let out = try h.kc(["aws-credentials", "--store", "prod"], stdin: Data(json.utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        let primary = try #require(getpwuid(OtherUser.uid)?.pointee.pw_gid)
+        #expect(primary != 0)
+        for name in ["/.aws", "/.aws/config"] {
+            var st = stat()
+            #expect(stat(h.directory + name, &st) == 0, "\(name)")
+            #expect(st.st_uid == OtherUser.uid && st.st_gid == primary, "\(name): \(st.st_uid):\(st.st_gid)")
+        }
+    }
 }

@@ -152,7 +152,10 @@ final class HeldFolder {
             close(dir)
             throw refusal
         }
-        owner = (st.st_uid, st.st_gid)
+        // The group is the owner's own primary group when the folder is yet to be made: the
+        // folder above may be another group's (a home of group 0), whose files the owner's
+        // own later rewrite, which keeps a file's group, could not make.
+        owner = (st.st_uid, folderFD >= 0 ? st.st_gid : Self.primaryGroup(of: st.st_uid) ?? st.st_gid)
         fd = folderFD
         if folderFD >= 0 {
             close(dir)
@@ -160,6 +163,15 @@ final class HeldFolder {
         } else {
             parent = dir
         }
+    }
+
+    /// The primary group of `uid` in the user database, nil when it has no entry.
+    static func primaryGroup(of uid: uid_t) -> gid_t? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.pw_gid
     }
 
     deinit {
