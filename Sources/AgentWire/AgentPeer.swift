@@ -104,25 +104,6 @@ package enum AgentPeer {
 
     /// The uids and TracerPid lines of `/proc/PID/status` (readable for any process).
     private static func readStatus(_ pid: Int32) -> (uids: [UInt32], tracer: Int32)? {
-        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes.append(contentsOf: buffer[0..<n])
-        }
-        var uids: [UInt32] = []
-        var tracer: Int32?
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " })
-            guard let key = fields.first else { continue }
-            if key == "Uid:" { uids = fields.dropFirst().compactMap { UInt32($0) } }
-            if key == "TracerPid:", fields.count == 2 { tracer = Int32(fields[1]) }
-        }
-        return (uids, tracer ?? -1)   // no TracerPid line: not accepted
+        ProcessStatus.read(pid).map { ($0.uids, $0.tracer) }
     }
 }

@@ -237,8 +237,9 @@ import Testing
     }
 
     /// `kc passwd --keep-master-key` changes the password slot only: the TPM2 slot still
-    /// opens. A re-key (plain `kc passwd`, `kc keyslot remove`) wraps the new master key
-    /// again for each TPM2 slot without a PIN that the TPM unseals again, and says so; a PIN
+    /// opens. A re-key (plain `kc passwd`, `kc keyslot remove`) keeps each TPM2 slot without a
+    /// PIN that the TPM unseals again, sealed anew (the old secret opens nothing written
+    /// after: found by the second attack review), and says so; a PIN
     /// slot, a recovery slot, and a TPM2 slot the TPM does not give back are removed, each
     /// named with its reason.
     @Test func aRekeyKeepsTheTPMSlotsItCanUnsealAndNamesTheOthers() throws {
@@ -252,9 +253,20 @@ import Testing
         #expect(opened.status == 0 && found == "prod-token", "\(opened.stderr)")
         _ = try f.h.kc(["lock", "--all"])
 
+        // Someone who unsealed the slot's secret before the re-key (as the user, on this
+        // machine) gets nothing written after it: the slot is sealed anew.
+        let oldBlob = try f.blob(2)
+        let oldSecret = try KCTPMUnseal.secret(oldBlob, tcti: f.tpm.tcti)
         out = try f.h.kc(["passwd", "-k", f.path, "--new-password-file", newPassword], password: "another password", extra: f.noAgent)
         try #require(out.status == 0, "\(out.stderr)")
-        #expect(out.stderr.contains("kept TPM2 slot 2"), "\(out.stderr)")
+        #expect(out.stderr.contains("kept TPM2 slot 2") && out.stderr.contains("sealed a new key"), "\(out.stderr)")
+        #expect(try f.blob(2) != oldBlob, "the slot was sealed anew")
+        do {
+            _ = try Keychain.open(at: f.path, slot: .tpm2, secret: try SecureBytes(copying: oldSecret))
+            Issue.record("the secret unsealed before the re-key opened the keychain after it")
+        } catch let error as KeychainError {
+            #expect(error.status == errSecAuthFailed, "\(error.message)")
+        }
         (opened, found) = try f.unlockAndFind(["--tpm2-only"])
         #expect(opened.status == 0 && found == "prod-token", "the slot opens under the new master key: \(opened.stderr)")
         _ = try f.h.kc(["lock", "--all"])

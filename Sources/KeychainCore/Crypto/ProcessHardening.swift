@@ -23,21 +23,7 @@ public enum ProcessHardening {
     /// `disableCoreDumps()` stays attached: a program that is about to receive a secret
     /// checks this after it (kc-tpm).
     public static var isTraced: Bool {
-        let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return true }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let got = read(fd, &buffer, buffer.count)
-            if got < 0 && errno == EINTR { continue }
-            if got <= 0 { break }
-            bytes += buffer[0..<got]
-        }
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("TracerPid:") {
-            return String(line.dropFirst("TracerPid:".count).filter { $0 != " " && $0 != "\t" }) != "0"
-        }
-        return true
+        ProcessStatus.read()?.tracer != 0
     }
 
     /// Whether this process is currently dumpable (for tests).

@@ -41,6 +41,14 @@ public struct SecureBytes: ~Copyable {
         self.count = count
     }
 
+    /// `count` bytes from the system's CSPRNG (`randombytes_buf`), made in place.
+    public static func random(count: Int, guarded: Bool = true) throws -> SecureBytes {
+        try Sodium.ensureReady()
+        let out = try SecureBytes(count: count, guarded: guarded)
+        out.withUnsafeMutableBytes { if let base = $0.baseAddress { randombytes_buf(base, $0.count) } }
+        return out
+    }
+
     /// Copies `bytes` into a new buffer. The caller should wipe its own copy.
     public init(copying bytes: [UInt8], guarded: Bool = false) throws {
         try self.init(count: bytes.count, guarded: guarded)

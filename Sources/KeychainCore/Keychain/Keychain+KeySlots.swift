@@ -23,16 +23,55 @@ extension KeySlotInfo {
     }
 }
 
-/// Where a re-key finds the secret of a slot it may keep (`Keychain.rekey`): given the slot,
-/// the secret that opens it (a TPM2 slot's, unsealed again), or nil to remove it.
-public typealias SlotSecretSource = (KeySlotInfo) throws -> SecureBytes?
+/// Where a re-key finds what keeps a slot (`Keychain.rekey`): given the slot, the secret
+/// that opens it now and, for a TPM2 slot, a new secret the TPM sealed in its place; nil
+/// removes the slot.
+public typealias SlotSecretSource = (KeySlotInfo) throws -> SlotKeeping?
 
-/// A slot kept through a re-key: its row and the slot key its secret gives under a fresh
-/// salt; the new master key is wrapped under it at the new key generation.
+/// What keeps a slot through a re-key. `current` must open the slot as it is (the record is
+/// authenticated, so this is the TPM, or the recovery key's holder, vouching for it). A TPM2
+/// slot is sealed anew (`resealed`, `sealing`): a re-key after a suspected leak must not
+/// leave a slot whose secret someone may have unsealed before it, opening everything
+/// written after it.
+public struct SlotKeeping: ~Copyable {
+    /// The secret that opens the slot now.
+    let current: SecureBytes
+    /// The new secret the slot is wrapped for, when the slot is sealed anew.
+    let resealed: SecureBytes?
+    /// The new secret's sealing (the blob `kc-tpm seal` wrote for it).
+    let sealing: TPM2Sealing?
+
+    /// A slot kept with the secret it has (`current` opens it).
+    public init(current: consuming SecureBytes) {
+        self.current = current
+        resealed = nil
+        sealing = nil
+    }
+
+    /// A TPM2 slot that `current` opens, sealed anew: `resealed` under `sealing`.
+    public init(current: consuming SecureBytes, resealed: consuming SecureBytes, sealing: TPM2Sealing) {
+        self.current = current
+        self.resealed = .some(resealed)
+        self.sealing = sealing
+    }
+
+    /// `body` with the secret the slot's new wrap is made for.
+    func withNewSecret<R>(_ body: (borrowing SecureBytes) throws -> R) rethrows -> R {
+        switch resealed {
+        case .some(let fresh): return try body(fresh)
+        case .none: return try body(current)
+        }
+    }
+}
+
+/// A slot kept through a re-key: its row, the slot key its (new) secret gives under a fresh
+/// salt, and for a TPM2 slot sealed anew its new sealing; the new master key is wrapped
+/// under that key at the new key generation.
 struct SlotRewrap {
     let slot: KeySlotRow
     let salt: [UInt8]
     let key: SymmetricKey
+    var sealing: TPM2Sealing? = nil
 }
 
 extension Keychain {
@@ -145,11 +184,12 @@ extension Keychain {
     func rewraps(of record: KeychainRecord, except: Set<Int64>, keeping: SlotSecretSource) throws -> [SlotRewrap] {
         var out: [SlotRewrap] = []
         for slot in record.slots where !except.contains(slot.id) {
-            guard let secret = try keeping(try KeySlotInfo(slot)) else { continue }
-            guard try Self.openSlot(slot, of: record, secret: secret) != nil else { continue }
+            guard let keep = try keeping(try KeySlotInfo(slot)) else { continue }
+            guard try Self.openSlot(slot, of: record, secret: keep.current) != nil else { continue }
+            guard slot.kind != .tpm2 || keep.sealing != nil else { continue }   // a TPM2 slot is always sealed anew
             let salt = Sodium.randomBytes(SlotWrap.saltBytes)
-            let key = try SlotWrap.key(secret: secret, kind: slot.kind, keychainID: record.keychainID, slotID: slot.id, salt: salt)
-            out.append(SlotRewrap(slot: slot, salt: salt, key: key))
+            let key = try keep.withNewSecret { try SlotWrap.key(secret: $0, kind: slot.kind, keychainID: record.keychainID, slotID: slot.id, salt: salt) }
+            out.append(SlotRewrap(slot: slot, salt: salt, key: key, sealing: keep.sealing))
         }
         return out
     }

@@ -93,7 +93,7 @@ extension Keychain {
             let fields =
                 switch slot.kind {
                 case .recovery: RecoverySlot(salt: rewrap.salt, wrappedMasterKey: wrap).fields
-                case .tpm2: TPM2Slot(sealing: try TPM2Slot(fields: slot.fields).sealing, salt: rewrap.salt, wrappedMasterKey: wrap).fields
+                case .tpm2: TPM2Slot(sealing: try rewrap.sealing ?? TPM2Slot(fields: slot.fields).sealing, salt: rewrap.salt, wrappedMasterKey: wrap).fields
                 }
             record.slots.append(KeySlotRow(id: slot.id, kind: slot.kind, created: slot.created, fields: fields))
         }

@@ -41,9 +41,9 @@ struct KeySlotCommand: ParsableCommand {
 
             remove replaces the master key, as `kc passwd` does (under the same
             password, asked anyway), so the removed slot opens nothing written
-            since, even with a copy of the file made before. The new key is wrapped
-            again for each TPM2 slot without a PIN the TPM unseals again; the other
-            slots cannot be without their secrets (a recovery key, a PIN): they are
+            since, even with a copy of the file made before. Each TPM2 slot without
+            a PIN that the TPM unseals again is kept, sealed anew; the other slots
+            cannot be without their secrets (a recovery key, a PIN): they are
             removed too, each named on stderr. Such a copy still opens with the
             slot, but gives only what it held (docs/security.md).
             `kc passwd` (which replaces the master key) keeps and removes slots the
@@ -103,7 +103,7 @@ struct KeySlotCommand: ParsableCommand {
             try Session.withPassword(keychain.choice) { opened, password in
                 let agent = Passwd.releaseAgent(opened.path)
                 let keeper = TPM2SlotKeeper()
-                let removed = try opened.removeKeySlot(slot, password: password, keeping: keeper.secret)
+                let removed = try opened.removeKeySlot(slot, password: password, keeping: keeper.keep)
                 Passwd.rekeyed(opened.path, agent: agent, removed: removed, except: slot, keeper: keeper)
                 Report.note(
                     "removed key slot \(slot) of \(opened.path) and replaced its master key: a copy of the file made before still opens with the slot, but gives only what that copy held"

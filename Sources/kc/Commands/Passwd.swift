@@ -23,12 +23,12 @@ struct Passwd: ParsableCommand {
             every item added later.
 
             Key slots (kc keyslot): --keep-master-key changes the password slot
-            only, and every other slot still opens the keychain. A new master key
-            is wrapped again for each TPM2 slot without a PIN that the TPM unseals
-            again (kc says so); it cannot be for a recovery key kc does not have,
-            nor for a PIN slot (a re-key asks no PIN): those slots are removed,
-            each named on stderr with the reason; add a new one with
-            `kc keyslot add --recovery` or `--tpm2`.
+            only, and every other slot still opens the keychain. A re-key keeps
+            each TPM2 slot without a PIN that the TPM unseals again, sealed anew
+            for the new master key (kc says so); it cannot keep a recovery key kc
+            does not have, nor a PIN slot (a re-key asks no PIN): those slots
+            are removed, each named on stderr with the reason; add a new one
+            with `kc keyslot add --recovery` or `--tpm2`.
 
             The password is lost: --recovery opens the keychain with its recovery
             key instead (a prompt, or --password-stdin / --password-file) and
@@ -72,7 +72,7 @@ struct Passwd: ParsableCommand {
                     // the new master key (a lost password must not also cost the recovery key).
                     let agent = Self.releaseAgent(opened.path)
                     let keeper = TPM2SlotKeeper()
-                    let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keepingRecoveryKey: key, keeping: keeper.secret)
+                    let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keepingRecoveryKey: key, keeping: keeper.keep)
                     Self.rekeyed(opened.path, agent: agent, removed: removed, keeper: keeper)
                 }
                 report(opened.path)
@@ -86,7 +86,7 @@ struct Passwd: ParsableCommand {
         } else {
             let agent = Self.releaseAgent(opened.path)
             let keeper = TPM2SlotKeeper()
-            let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keeping: keeper.secret)
+            let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keeping: keeper.keep)
             Self.rekeyed(opened.path, agent: agent, removed: removed, keeper: keeper)
         }
         report(opened.path)
@@ -112,10 +112,15 @@ struct Passwd: ParsableCommand {
     /// agent read the file once, which makes it forget what it kept for after-first-unlock
     /// items.
     static func rekeyed(_ path: String, agent: AgentClient, removed: [KeySlotInfo], except: Int64? = nil, keeper: TPM2SlotKeeper) {
-        for id in keeper.kept { Report.note("kept TPM2 slot \(id) of \(path): the TPM unsealed its key again, and the new master key is wrapped for it") }
+        let gone = Set(removed.map(\.id))
+        for id in keeper.resealed where !gone.contains(id) {
+            Report.note("kept TPM2 slot \(id) of \(path): the TPM sealed a new key for it, and the new master key is wrapped for that")
+        }
         for slot in removed where slot.id != except {
             let why =
-                keeper.reasons[slot.id] ?? "the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret")"
+                keeper.resealed.contains(slot.id)
+                ? "the TPM gave back a key that does not open it"
+                : keeper.reasons[slot.id] ?? "the new master key cannot be wrapped for it without its \(slot.kind == "recovery" ? "recovery key" : "secret")"
             Report.note("removed key slot \(slot.id) (\(slot.kind)) of \(path): \(why); add a new one with `kc keyslot add --\(slot.kind)`")
         }
         _ = try? agent.perform(path: path, .count([kSecClass: kSecClassGenericPassword]))
