@@ -47,6 +47,9 @@ public final class AgentServer {
     /// The highest generation seen per keychain id, kept after lock: a file that goes
     /// back is refused at the next unlock.
     private var generations: [[UInt8]: UInt64] = [:]
+    /// The same, kept on disk across agent restarts (the file agent only): a key slot does
+    /// not open a file older than one this account has seen (`SeenGenerations`).
+    private lazy var seen = SeenGenerations()
     private var emptySince = Deadline.now
     /// Wrong unlock passwords: each doubles the wait before the next is tried.
     private var backoff = PasswordBackoff()
@@ -297,7 +300,9 @@ public final class AgentServer {
         guard let entry = entries[path] else { return AgentReply.notHeld.frame() }
         if !entry.locked { entry.idleDeadline = .after(seconds: Double(entry.idleTimeout)) }
         defer {
-            generations[(try? entry.keychain.keychainID()) ?? []] = entry.keychain.generation
+            let id = (try? entry.keychain.keychainID()) ?? []
+            generations[id] = entry.keychain.generation
+            if servesFiles { seen.record(id, entry.keychain.generation) }
             if !entry.keychain.holdsKeys { remove(path) }   // re-keyed elsewhere: forget it
         }
         do {
@@ -430,6 +435,18 @@ public final class AgentServer {
             throw KeychainError(
                 errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",
                 hint: "stop the agent (kc agent --stop) to accept the restored file")
+        }
+        if servesFiles {
+            // A slot opens an older copy without a password: nothing would tell the user that
+            // the file was put back, and what they add would be sealed under the old key.
+            if slot != nil, let floor = seen.highest(id), keychain.generation < floor {
+                keychain.lock()
+                throw KeychainError(
+                    errSecDecode,
+                    "\(path) is older than the one this account last saw (generation \(keychain.generation), not \(floor)): an older copy was put in its place, and a key slot does not open it",
+                    hint: "if you restored it yourself, unlock it with its password (`kc unlock --password-file` or a prompt), which accepts it")
+            }
+            seen.record(id, keychain.generation, accepting: slot == nil)
         }
         generations[id] = keychain.generation
         let stored = try keychain.timeouts()

@@ -87,7 +87,9 @@ public struct AgentClient: Sendable {
     }
 
     /// The only variables the agent inherits: never a password.
-    public static let agentEnvironment = ["HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"]
+    public static let agentEnvironment = [
+        "HOME", "PATH", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_STATE_HOME", "KC_AGENT_DIR", "KC_AGENT_GRACE"
+    ]
 
     /// The variables the team agent inherits: the file agent's, and where it keeps its
     /// checkpoints (`$XDG_STATE_HOME/kc`), the readers' staleness limit, the round-trip
@@ -96,7 +98,7 @@ public struct AgentClient: Sendable {
     /// runner token.
     public static let teamAgentEnvironment =
         agentEnvironment + [
-            "XDG_STATE_HOME", "KC_TEAM_MAX_STALENESS", "KC_TEAM_ROUND_TRIP_TIMEOUT",
+            "KC_TEAM_MAX_STALENESS", "KC_TEAM_ROUND_TRIP_TIMEOUT",
             "PGPASSFILE", "PGSERVICEFILE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLMODE"
         ]
 

@@ -62,10 +62,7 @@ package struct Checkpoint: Sendable, Equatable {
     // MARK: Where
 
     /// `$XDG_STATE_HOME/kc` (an absolute one), else `$HOME/.local/state/kc`.
-    package static var stateDirectory: String {
-        if let xdg = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") { return xdg + "/kc" }
-        return (getenv("HOME").map { String(cString: $0) } ?? "/") + "/.local/state/kc"
-    }
+    package static var stateDirectory: String { PrivateFiles.stateDirectory }
 
     /// `stateDirectory/NAME-<first 8 hex digits of the keychain id>.checkpoint`.
     package static func path(stateDirectory: String, name: String, keychainID: [UInt8]) -> String {

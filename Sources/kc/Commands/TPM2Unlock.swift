@@ -60,8 +60,17 @@ struct TPM2Unlock {
                 if error.status == errSecAuthFailed { break }
                 continue
             }
-            try AgentClient().unlock(path: path, slot: .tpm2, secret: secret, idle: idle, maximum: maximum)
-            return true
+            do {
+                try AgentClient().unlock(path: path, slot: .tpm2, secret: secret, idle: idle, maximum: maximum)
+                return true
+            } catch let error as KeychainError where !only && error.status != errSecCSReqFailed {
+                // The agent refused what the TPM gave (an older copy put in place, a slot
+                // tampered with): the password decides, as it would without a slot. An agent
+                // that is not the real one (22) is never given the password either.
+                Report.note("TPM2 slot \(slot.id): \(error.message)")
+                Report.note("unlock \(path) with its password instead")
+                return false
+            }
         }
         if only, let failure { throw failure }
         Report.note("unlock \(path) with its password instead")

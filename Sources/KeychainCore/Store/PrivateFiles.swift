@@ -1,20 +1,27 @@
-import KeychainCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The small private files of team keychains (team files, checkpoints): created 0600 in
-/// 0700 folders, never through a symbolic link, flushed to disk; read only when they are
-/// regular files of this user that no one else can read or write.
-enum PrivateFiles {
+/// The small private files kc keeps beside keychains (team files, team checkpoints, the key
+/// generations the agent has seen): created 0600 in 0700 folders, never through a symbolic
+/// link, flushed to disk; read only when they are regular files of this user that no one
+/// else can read or write.
+package enum PrivateFiles {
+    /// `$XDG_STATE_HOME/kc` (an absolute one), else `$HOME/.local/state/kc`: where kc keeps
+    /// what it must remember of keychains between runs.
+    package static var stateDirectory: String {
+        if let xdg = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") { return xdg + "/kc" }
+        return (getenv("HOME").map { String(cString: $0) } ?? "/") + "/.local/state/kc"
+    }
+
     /// The largest team file or checkpoint read (both are well under 1 KiB).
-    static let maximumSize = 64 * 1024
+    package static let maximumSize = 64 * 1024
 
     /// Creates `path` exclusively (0600) with `bytes`, its folders (0700) when missing, and
     /// flushes file and folder.
     /// - Throws: `errSecDuplicateKeychain` when it exists; `errSecReadOnly`, `errSecDiskFull`
     ///   or `errSecIO` when it cannot be written.
-    static func create(_ path: String, bytes: [UInt8]) throws {
+    package static func create(_ path: String, bytes: [UInt8]) throws {
         let folder = FileSafety.parentDirectory(of: path)
         try FileSafety.makeDirectories(folder)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -40,11 +47,11 @@ enum PrivateFiles {
     /// Replaces `path` atomically with `bytes`: a new 0600 file beside it, written and
     /// flushed, renamed over it, then the folder flushed. Folders (0700) are made when missing.
     /// - Throws: `errSecReadOnly`, `errSecDiskFull` or `errSecIO`.
-    static func replace(_ path: String, bytes: [UInt8]) throws {
+    package static func replace(_ path: String, bytes: [UInt8]) throws {
         let folder = FileSafety.parentDirectory(of: path)
         try FileSafety.makeDirectories(folder)
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        let temporary = folder + "/." + name + ".tmp-" + MemberKeys.hex(Sodium.randomBytes(6))
+        let temporary = folder + "/." + name + ".tmp-" + Hex.encode(Sodium.randomBytes(6))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let e = errno
@@ -72,7 +79,7 @@ enum PrivateFiles {
     /// - Throws: `errSecParam` for a symbolic link, a file of another user or one others
     ///   can read or write; `errSecDecode` for something that is not a regular file or is
     ///   larger than `maximumSize`; `errSecIO` when it cannot be read.
-    static func read(_ path: String) throws -> [UInt8]? {
+    package static func read(_ path: String) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let e = errno
