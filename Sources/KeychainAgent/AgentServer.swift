@@ -47,9 +47,10 @@ public final class AgentServer {
     /// The highest generation seen per keychain id, kept after lock: a file that goes
     /// back is refused at the next unlock.
     private var generations: [[UInt8]: UInt64] = [:]
-    /// The same, kept on disk across agent restarts (the file agent only): a key slot does
-    /// not open a file older than one this account has seen (`SeenGenerations`).
-    private lazy var seen = SeenGenerations()
+    /// What this agent last wrote to the record of generations seen, per keychain id and
+    /// path (the file agent only): a request that moved a generation past it records it
+    /// (`SeenGenerations`), so that a key slot does not open an older copy later.
+    private var recorded: [String: UInt64] = [:]
     private var emptySince = Deadline.now
     /// Wrong unlock passwords: each doubles the wait before the next is tried.
     private var backoff = PasswordBackoff()
@@ -302,7 +303,7 @@ public final class AgentServer {
         defer {
             let id = (try? entry.keychain.keychainID()) ?? []
             generations[id] = entry.keychain.generation
-            if servesFiles { seen.record(id, entry.keychain.generation) }
+            if servesFiles { remember(id, at: path, entry.keychain.generation) }
             if !entry.keychain.holdsKeys { remove(path) }   // re-keyed elsewhere: forget it
         }
         do {
@@ -434,25 +435,39 @@ public final class AgentServer {
         if let seen = generations[id], keychain.generation < seen {
             throw KeychainError(
                 errSecDecode, "\(path) went back from generation \(seen) to \(keychain.generation): an older copy was restored",
-                hint: "stop the agent (kc agent --stop) to accept the restored file")
+                hint: "stop the agent (kc agent --stop) and unlock it with its password to accept the restored file")
         }
         if servesFiles {
             // A slot opens an older copy without a password: nothing would tell the user that
             // the file was put back, and what they add would be sealed under the old key.
-            if slot != nil, let floor = seen.highest(id), keychain.generation < floor {
-                keychain.lock()
-                throw KeychainError(
-                    errSecDecode,
-                    "\(path) is older than the one this account last saw (generation \(keychain.generation), not \(floor)): an older copy was put in its place, and a key slot does not open it",
-                    hint: "if you restored it yourself, unlock it with its password (`kc unlock --password-file` or a prompt), which accepts it")
+            if slot != nil {
+                do {
+                    try SeenGenerations.refuseOlder(id, at: path, keychain.generation)
+                } catch {
+                    keychain.lock()
+                    throw error
+                }
             }
-            seen.record(id, keychain.generation, accepting: slot == nil)
+            remember(id, at: path, keychain.generation, accepting: slot == nil)
         }
         generations[id] = keychain.generation
         let stored = try keychain.timeouts()
         let entry = Entry(keychain: keychain, idle: idle > 0 ? idle : stored.idle, maximum: maximum > 0 ? maximum : stored.maximum)
         previous?.lock()
         entries[path] = entry
+    }
+}
+
+extension AgentServer {
+    /// Records the generation of keychain `id` at `path` in the record of generations seen
+    /// when it moved past what this agent last recorded (or, `accepting`, whatever it is). A
+    /// record that cannot be written is left as it is: the agent serves on, and slot unlocks
+    /// are refused while it cannot be read.
+    fileprivate func remember(_ id: [UInt8], at path: String, _ generation: UInt64, accepting: Bool = false) {
+        let key = Hex.encode(id) + path
+        guard accepting || generation > (recorded[key] ?? 0) else { return }
+        recorded[key] = generation
+        try? SeenGenerations.record(id, at: path, generation, accepting: accepting)
     }
 }
 

@@ -107,7 +107,20 @@ enum Session {
         try checkExists(address)
         try Keychain.checkFile(at: address.agentPath)
         let key = try RecoveryKeySource.read(options, path: address.agentPath)
-        return try body(try Keychain.open(at: address.agentPath, slot: .recovery, secret: key), key)
+        let opened = try Keychain.open(at: address.agentPath, slot: .recovery, secret: key)
+        // As the agent refuses it: an older copy put in place must not be re-keyed into
+        // passing for the live file (found attacking the generations seen).
+        try SeenGenerations.refuseOlder(try opened.keychainID(), at: address.agentPath, opened.generation)
+        return try body(opened, key)
+    }
+
+    /// Records the generation `keychain` reached in this process (a re-key, a slot added or
+    /// removed) in the record of generations seen, as the agent records what it writes: a
+    /// copy from before does not then open through a key slot. A record that cannot be
+    /// written is left as it is.
+    static func rememberGeneration(_ keychain: Keychain) {
+        guard let id = try? keychain.keychainID() else { return }
+        try? SeenGenerations.record(id, at: keychain.path, keychain.generation)
     }
 
     /// A clear message for a missing keychain before any password is asked for. A team

@@ -351,6 +351,48 @@ import Testing
         #expect(gone.status == exitCode(for: errSecAuthFailed), "\(gone.stderr)")
     }
 
+    /// The guard holds where the third attack review found it did not: a copy taken just
+    /// before `kc passwd` (a re-key kc makes in its own process, after the agent let go) is
+    /// refused through the slot; `kc passwd --recovery` does not re-key an older copy into
+    /// passing for the live file; a record that cannot be used refuses the slot rather than
+    /// being ignored.
+    @Test func theGuardCoversReKeysTheRecoveryKeyAndAnUnusableRecord() throws {
+        let f = try Fixture()
+        try #require(try f.addSlot().status == 0)
+        let recovery = try f.h.kc(["keyslot", "add", "--recovery", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        try #require(recovery.status == 0, "\(recovery.stderr)")
+        let key = recovery.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let old = f.h.directory + "/old.keychain-db"
+        _ = try FileSplicer.sqlite(f.path, "PRAGMA wal_checkpoint(TRUNCATE);")
+        try FileManager.default.copyItem(atPath: f.path, toPath: old)
+        let newPassword = try f.file("new", "the new password")
+        var out = try f.h.kc(["passwd", "-k", f.path, "--new-password-file", newPassword], password: KCHome.password, extra: f.noAgent)
+        try #require(out.status == 0, "\(out.stderr)")
+        _ = try f.h.kc(["agent", "--stop"])
+        func putBack() throws {
+            _ = try FileSplicer.sqlite(f.path, "PRAGMA wal_checkpoint(TRUNCATE);")
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: f.path + suffix) }
+            try FileManager.default.copyItem(atPath: old, toPath: f.path)
+        }
+        let live = f.h.directory + "/live.keychain-db"
+        try FileManager.default.copyItem(atPath: f.path, toPath: live)
+        try putBack()
+        let (refused, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(refused.status == exitCode(for: errSecDecode) && refused.stderr.contains("older copy"), "after kc passwd: \(refused.stderr)")
+        out = try f.h.kc(["passwd", "--recovery", "-k", f.path, "--password-stdin", "--new-password-file", newPassword], stdin: Data(key.utf8))
+        #expect(out.status == exitCode(for: errSecDecode) && out.stderr.contains("older copy"), "kc passwd --recovery: \(out.stderr)")
+
+        // A record others can read is not used: the slot is refused, the record left as it is.
+        let record = f.h.directory + "/.local/state/kc/seen-generations"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: f.path + suffix) }
+        try FileManager.default.copyItem(atPath: live, toPath: f.path)
+        #expect(chmod(record, 0o644) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: record))
+        let (unusable, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(unusable.status == exitCode(for: errSecDecode) && unusable.stderr.contains("cannot be used"), "\(unusable.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: record)) == before)
+    }
+
     /// The systemd user unit (integrations/tpm/kc-tpm-unlock.service) does what it says:
     /// its ExecStart, with @BINDIR@ the built kc's folder, unlocks the default keychain from
     /// the TPM with no password and no terminal, and its ExecStop locks it.

@@ -104,7 +104,7 @@ package enum PrivateFiles {
                 hint: "run `chmod 600 \(path)` if you trust its contents")
         }
         guard st.st_size <= maximumSize else {
-            throw KeychainError(errSecDecode, "\(path) is \(st.st_size) bytes, too large for a team file")
+            throw KeychainError(errSecDecode, "\(path) is \(st.st_size) bytes, too large for one of kc's private files")
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0

@@ -105,6 +105,7 @@ struct KeySlotCommand: ParsableCommand {
                 let keeper = TPM2SlotKeeper()
                 let removed = try opened.removeKeySlot(slot, password: password, keeping: keeper.keep)
                 Passwd.rekeyed(opened.path, agent: agent, removed: removed, except: slot, keeper: keeper)
+                Session.rememberGeneration(opened)
                 Report.note(
                     "removed key slot \(slot) of \(opened.path) and replaced its master key: a copy of the file made before still opens with the slot, but gives only what that copy held"
                 )
@@ -115,6 +116,7 @@ struct KeySlotCommand: ParsableCommand {
         switch action {
         case "add" where tpm2:
             try addTPM2(opened)
+            Session.rememberGeneration(opened)
         case "add":
             let id = try opened.addRecoverySlot { key in
                 let text = try RecoveryKeyText.format(key)
@@ -126,6 +128,7 @@ struct KeySlotCommand: ParsableCommand {
                     throw KeychainError(errSecIO, "cannot write the recovery key to stdout: no slot was added to \(opened.path)")
                 }
             }
+            Session.rememberGeneration(opened)
             Report.note("the recovery key of \(opened.path) (slot \(id)) is shown once, above: write it down and keep it apart from the password")
         default:
             let slots = try opened.keySlots()

@@ -75,7 +75,7 @@ struct Passwd: ParsableCommand {
                     let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keepingRecoveryKey: key, keeping: keeper.keep)
                     Self.rekeyed(opened.path, agent: agent, removed: removed, keeper: keeper)
                 }
-                report(opened.path)
+                report(opened)
             }
             return
         }
@@ -89,7 +89,12 @@ struct Passwd: ParsableCommand {
             let removed = try opened.rekey(newPassword: newPassword, profile: kdf, keeping: keeper.keep)
             Self.rekeyed(opened.path, agent: agent, removed: removed, keeper: keeper)
         }
-        report(opened.path)
+        report(opened)
+    }
+
+    func report(_ keychain: Keychain) {
+        Session.rememberGeneration(keychain)
+        report(keychain.path)
     }
 
     func report(_ path: String) {

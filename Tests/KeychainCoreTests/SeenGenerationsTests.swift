@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+
+/// The record of generations seen (`SeenGenerations`), on a real file in a test folder: it
+/// only rises unless a password accepts a file, a backup accepted at its own path lowers
+/// only its own record, every change merges with what the file holds (two agents of one
+/// home), and a record that cannot be used is refused and left as it is (found attacking the
+/// rollback guard: a 0644 record was ignored, then replaced by a lower one).
+@Suite struct SeenGenerationsTests {
+    let folder: String
+    var file: String { folder + "/state/kc/seen-generations" }
+    let id = Array(repeating: UInt8(0xAB), count: 16)
+    let other = Array(repeating: UInt8(0x01), count: 16)
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "/kc-seen-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    }
+
+    @Test func itRisesUnlessAPasswordAcceptsAndEachPathKeepsItsOwn() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == nil)
+        try SeenGenerations.record(id, at: "/k/live", 17, file: file)
+        try SeenGenerations.record(id, at: "/k/live", 9, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 17, "never lowered without a password")
+        // Two agents of one home: the other's record is merged, not overwritten.
+        try SeenGenerations.record(other, at: "/k/other", 3, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 17)
+        // A backup (same id) accepted with its password lowers its own record only.
+        try SeenGenerations.record(id, at: "/k/backup", 15, accepting: true, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 17)
+        #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 15)
+        #expect(try SeenGenerations.floor(id, at: "/elsewhere/copy", file: file) == 17, "a new path: the id's highest")
+        // A restore the user chose, at the same path: accepted.
+        try SeenGenerations.record(id, at: "/k/live", 12, accepting: true, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 12)
+        #expect(throws: KeychainError.self) { try SeenGenerations.refuseOlder(id, at: "/k/live", 11, file: file) }
+        try SeenGenerations.refuseOlder(id, at: "/k/live", 12, file: file)
+        var st = stat()
+        #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func aRecordThatCannotBeUsedIsRefusedAndLeftAsItIs() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try SeenGenerations.record(id, at: "/k/live", 6, file: file)
+        #expect(chmod(file, 0o644) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        #expect(throws: KeychainError.self) { try SeenGenerations.refuseOlder(id, at: "/k/live", 5, file: file) }
+        #expect(throws: KeychainError.self) { try SeenGenerations.refuseOlder(id, at: "/k/live", 9, file: file) }
+        #expect(throws: KeychainError.self) { try SeenGenerations.record(id, at: "/k/live", 5, accepting: true, file: file) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before, "not replaced")
+        #expect(chmod(file, 0o600) == 0)
+        try Data("not a record\n".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(chmod(file, 0o600) == 0)
+        #expect(throws: KeychainError.self) { try SeenGenerations.refuseOlder(id, at: "/k/live", 9, file: file) }
+    }
+}
