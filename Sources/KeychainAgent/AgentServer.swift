@@ -466,8 +466,9 @@ extension AgentServer {
     fileprivate func remember(_ id: [UInt8], at path: String, _ generation: UInt64, accepting: Bool = false) {
         let key = Hex.encode(id) + path
         guard accepting || generation > (recorded[key] ?? 0) else { return }
-        recorded[key] = generation
-        try? SeenGenerations.record(id, at: path, generation, accepting: accepting)
+        // Only once written: a record that could not be (locked, unusable) is tried again at
+        // the next request.
+        if (try? SeenGenerations.record(id, at: path, generation, accepting: accepting)) != nil { recorded[key] = generation }
     }
 }
 

@@ -93,7 +93,10 @@ enum Session {
             try checkExists(address)
             try Keychain.checkFile(at: address.agentPath)   // "not a kc keychain" before any "locked"
             let password = try PasswordSource.current(options, path: path)
-            return try body(try Keychain.open(at: address.agentPath, password: password), password)
+            let opened = try Keychain.open(at: address.agentPath, password: password)
+            // The password the file has accepts it, as an agent's unlock does.
+            rememberGeneration(opened, accepting: true)
+            return try body(opened, password)
         }
     }
 
@@ -110,7 +113,11 @@ enum Session {
         let opened = try Keychain.open(at: address.agentPath, slot: .recovery, secret: key)
         // As the agent refuses it: an older copy put in place must not be re-keyed into
         // passing for the live file (found attacking the generations seen).
-        try SeenGenerations.refuseOlder(try opened.keychainID(), at: address.agentPath, opened.generation)
+        try SeenGenerations.refuseOlder(
+            try opened.keychainID(), at: address.agentPath, opened.generation,
+            hint:
+                "if you restored it yourself, open it once with its password, which accepts it; if that is lost too, remove the keychain's line from \(SeenGenerations.file)"
+        )
         return try body(opened, key)
     }
 
@@ -118,9 +125,13 @@ enum Session {
     /// removed) in the record of generations seen, as the agent records what it writes: a
     /// copy from before does not then open through a key slot. A record that cannot be
     /// written is left as it is.
-    static func rememberGeneration(_ keychain: Keychain) {
+    static func rememberGeneration(_ keychain: Keychain, accepting: Bool = false) {
         guard let id = try? keychain.keychainID() else { return }
-        try? SeenGenerations.record(id, at: keychain.path, keychain.generation)
+        do {
+            try SeenGenerations.record(id, at: keychain.path, keychain.generation, accepting: accepting)
+        } catch let error as KeychainError {
+            Report.note("warning: the generation of \(keychain.path) was not recorded (\(error.message)): a copy from before may still open through a key slot")
+        } catch {}
     }
 
     /// A clear message for a missing keychain before any password is asked for. A team

@@ -4,9 +4,11 @@ import Testing
 
 /// The record of generations seen (`SeenGenerations`), on a real file in a test folder: it
 /// only rises unless a password accepts a file, a backup accepted at its own path lowers
-/// only its own record, every change merges with what the file holds (two agents of one
-/// home), and a record that cannot be used is refused and left as it is (found attacking the
-/// rollback guard: a 0644 record was ignored, then replaced by a lower one).
+/// only its own floor, a keychain moved away and back keeps the highest, every change merges
+/// with what the file holds (two agents of one home), the file stays bounded, and a record
+/// that cannot be used is refused and left as it is (found attacking the rollback guard: a
+/// 0644 record was ignored, then replaced by a lower one; a path's stale record let an older
+/// copy in; a record that grew past its size limit refused every slot for good).
 @Suite struct SeenGenerationsTests {
     let folder: String
     var file: String { folder + "/state/kc/seen-generations" }
@@ -32,13 +34,44 @@ import Testing
         #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 17)
         #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 15)
         #expect(try SeenGenerations.floor(id, at: "/elsewhere/copy", file: file) == 17, "a new path: the id's highest")
+        // The live file written past the highest: the acceptance is spent.
+        try SeenGenerations.record(id, at: "/k/live", 18, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 18)
         // A restore the user chose, at the same path: accepted.
         try SeenGenerations.record(id, at: "/k/live", 12, accepting: true, file: file)
         #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 12)
+        #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 18)
         #expect(throws: KeychainError.self) { try SeenGenerations.refuseOlder(id, at: "/k/live", 11, file: file) }
         try SeenGenerations.refuseOlder(id, at: "/k/live", 12, file: file)
         var st = stat()
         #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+    }
+
+    /// A keychain moved away, written there, and moved back: its old path's stale record is
+    /// not its floor (the third attack review put an older copy at the old path and it
+    /// opened).
+    @Test func aKeychainMovedAwayAndBackKeepsItsHighest() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try SeenGenerations.record(id, at: "/k/k.kc", 24, file: file)
+        try SeenGenerations.record(id, at: "/k/m.kc", 27, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/k.kc", file: file) == 27)
+    }
+
+    /// The record keeps the keychains last changed, at most `maximumKeychains`, and stays
+    /// readable however many keychains an account opens (temporary ones in CI included).
+    @Test func theRecordStaysBoundedAndReadable() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "/" + String(repeating: "d", count: 200) + "/k.keychain-db"
+        for n in 0..<(SeenGenerations.maximumKeychains + 40) {
+            let other = (0..<16).map { UInt8(truncatingIfNeeded: n >> ($0 % 2 * 8)) ^ UInt8($0) }
+            try SeenGenerations.record(other, at: path, 5, file: file)
+            try SeenGenerations.record(other, at: path + ".bak", 3, accepting: true, file: file)
+        }
+        try SeenGenerations.record(id, at: path, 9, file: file)
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == SeenGenerations.maximumKeychains, "\(lines.count) lines")
+        #expect(try SeenGenerations.floor(id, at: path, file: file) == 9)
+        try SeenGenerations.refuseOlder(id, at: path, 9, file: file)
     }
 
     @Test func aRecordThatCannotBeUsedIsRefusedAndLeftAsItIs() throws {

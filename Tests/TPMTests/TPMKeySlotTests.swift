@@ -381,6 +381,13 @@ import Testing
         #expect(refused.status == exitCode(for: errSecDecode) && refused.stderr.contains("older copy"), "after kc passwd: \(refused.stderr)")
         out = try f.h.kc(["passwd", "--recovery", "-k", f.path, "--password-stdin", "--new-password-file", newPassword], stdin: Data(key.utf8))
         #expect(out.status == exitCode(for: errSecDecode) && out.stderr.contains("older copy"), "kc passwd --recovery: \(out.stderr)")
+        // The password the copy has, typed to a command that opens it in its own process,
+        // accepts it as the agent's unlock does: the slot opens it from then on.
+        out = try f.h.kc(["keyslot", "list", "-k", f.path], password: KCHome.password, extra: f.noAgent)
+        #expect(out.status == 0, "\(out.stderr)")
+        let (accepted, _) = try f.unlockAndFind(["--tpm2-only"])
+        #expect(accepted.status == 0, "accepted by its password: \(accepted.stderr)")
+        _ = try f.h.kc(["agent", "--stop"])
 
         // A record others can read is not used: the slot is refused, the record left as it is.
         let record = f.h.directory + "/.local/state/kc/seen-generations"

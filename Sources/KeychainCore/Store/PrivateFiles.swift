@@ -78,8 +78,8 @@ package enum PrivateFiles {
     /// The bytes of a private file, nil when there is none.
     /// - Throws: `errSecParam` for a symbolic link, a file of another user or one others
     ///   can read or write; `errSecDecode` for something that is not a regular file or is
-    ///   larger than `maximumSize`; `errSecIO` when it cannot be read.
-    package static func read(_ path: String) throws -> [UInt8]? {
+    ///   larger than `limit`; `errSecIO` when it cannot be read.
+    package static func read(_ path: String, limit: Int = maximumSize) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let e = errno
@@ -103,7 +103,7 @@ package enum PrivateFiles {
                 errSecParam, "\(path) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)))",
                 hint: "run `chmod 600 \(path)` if you trust its contents")
         }
-        guard st.st_size <= maximumSize else {
+        guard st.st_size <= limit else {
             throw KeychainError(errSecDecode, "\(path) is \(st.st_size) bytes, too large for one of kc's private files")
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))

@@ -2,42 +2,64 @@
 import Glibc
 #endif
 
-/// The highest generation this account has seen of each keychain file, kept across agent
+/// The highest generation this account has seen of each keychain, kept across agent
 /// restarts and reboots in `$XDG_STATE_HOME/kc/seen-generations` (`PrivateFiles`: 0600 in a
-/// 0700 folder; one line per keychain id and path: 32 hex digits of the id, the generation,
-/// the path in hex), so that a key slot cannot open an older copy put in place of the file
+/// 0700 folder), so that a key slot cannot open an older copy put in place of the file
 /// without anyone noticing (docs/security.md, "What an old password still opens").
 ///
 /// An older copy opens with the slots it held; with a password the user notices (the
 /// current password fails), with a TPM2 slot nobody types anything. So an unlock through a
 /// slot refuses a generation below `floor`, and an unlock with the password accepts the file
-/// (the password the file has: a restore the user chose) and records its generation at its
-/// path, even a lower one. The floor of a path is its own record, else the highest of the
-/// keychain id at any path: a backup opened with its password lowers its own record only.
+/// (the password the file has: a restore the user chose) at its path: the keychain's one
+/// acceptance, which lets that path open through a slot from that generation on, until the
+/// file there passes the highest generation again. Every other path's floor is the highest
+/// generation seen of the keychain anywhere: a keychain moved away and back, or a backup
+/// opened with its password, lowers nothing else.
 ///
-/// Every change is made under an exclusive lock of the folder, merged with what the file
-/// holds then (two agents of one home, kc's own re-key). A record that exists but cannot be
-/// used (a link, another owner, readable by others, damaged) is never replaced: `floor`
-/// throws, and slot unlocks are refused until the user repairs or removes it.
+/// One line per keychain id: 32 hex digits of the id, the highest generation, when it was
+/// last changed (seconds since 1970), and, when a password accepted an older file, its path
+/// in hex and its generation. At most `maximumKeychains` lines: the least recently changed
+/// goes first. Every change is made under an exclusive lock of the folder, merged with what
+/// the file holds then (two agents of one home, kc's own re-key). A record that exists but
+/// cannot be used (a link, another owner, readable by others, damaged) is never replaced:
+/// `floor` throws, and slot unlocks are refused until the user repairs or removes it.
 ///
-///     if let floor = try SeenGenerations.floor(id, at: path), generation < floor { refuse }
+///     try SeenGenerations.refuseOlder(id, at: path, generation)   // a slot unlock
 ///     try SeenGenerations.record(id, at: path, generation, accepting: unlockedWithPassword)
 package enum SeenGenerations {
     /// The record's file.
     package static var file: String { PrivateFiles.stateDirectory + "/seen-generations" }
+    /// The most keychains kept.
+    package static let maximumKeychains = 256
+    /// The longest path an acceptance keeps (longer ones are not accepted: their floor stays
+    /// the highest generation, and their password still opens them).
+    static let maximumPath = 1024
+    /// The largest record read.
+    static let maximumSize = 1 << 20
 
-    /// The floor for the keychain `id` at `path`: the generation recorded for that path,
-    /// else the highest recorded for `id` anywhere; nil when there is none.
+    /// What is kept of one keychain.
+    struct Entry: Equatable {
+        var highest: UInt64
+        var changed: UInt64
+        var accepted: (path: String, generation: UInt64)?
+
+        static func == (a: Entry, b: Entry) -> Bool {
+            a.highest == b.highest && a.accepted?.path == b.accepted?.path && a.accepted?.generation == b.accepted?.generation
+        }
+    }
+
+    /// The floor for the keychain `id` at `path`: the generation a password accepted there,
+    /// else the highest seen of it; nil when there is none.
     /// - Throws: errSecParam or errSecDecode when the record exists but cannot be used.
     package static func floor(_ id: [UInt8], at path: String, file: String = file) throws -> UInt64? {
-        let entries = try read(file)
-        if let own = entries[Key(id: id, path: path)] { return own }
-        return entries.filter { $0.key.id == id }.map(\.value).max()
+        guard let entry = try read(file)[id] else { return nil }
+        if let accepted = entry.accepted, accepted.path == path { return accepted.generation }
+        return entry.highest
     }
 
     /// Refuses (errSecDecode) to open the keychain `id` at `path` through a key slot when its
     /// `generation` is below the floor, or when the record cannot be used.
-    package static func refuseOlder(_ id: [UInt8], at path: String, _ generation: UInt64, file: String = file) throws {
+    package static func refuseOlder(_ id: [UInt8], at path: String, _ generation: UInt64, hint: String? = nil, file: String = file) throws {
         let known: UInt64?
         do {
             known = try floor(id, at: path, file: file)
@@ -50,12 +72,12 @@ package enum SeenGenerations {
             throw KeychainError(
                 errSecDecode,
                 "\(path) is older than the one this account last saw (generation \(generation), not \(known)): an older copy was put in its place, and a key slot does not open it",
-                hint: "if you restored it yourself, unlock it with its password, which accepts it")
+                hint: hint ?? "if you restored it yourself, unlock it with its password, which accepts it")
         }
     }
 
-    /// Records `generation` for `id` at `path`: raised when higher than what is recorded, set
-    /// whatever it is when `accepting` (an unlock with the password).
+    /// Records `generation` for `id` seen at `path`: the highest rises; `accepting` (an
+    /// unlock with the password) makes a lower one the floor at `path`.
     /// - Throws: what `floor` throws (nothing is written then); errSecNotAvailable when
     ///   another process held the lock for 2 s; errSecIO, errSecReadOnly, errSecDiskFull.
     package static func record(_ id: [UInt8], at path: String, _ generation: UInt64, accepting: Bool = false, file: String = file) throws {
@@ -74,37 +96,52 @@ package enum SeenGenerations {
             waited += 1
         }
         var entries = try read(file)
-        let key = Key(id: id, path: path)
-        if let known = entries[key], known == generation || (known > generation && !accepting) { return }
-        entries[key] = generation
-        let text = entries.sorted { ($0.key.hexID, $0.key.path) < ($1.key.hexID, $1.key.path) }.map { key, generation in
-            key.hexID + " " + String(generation) + " " + Hex.encode(Array(key.path.utf8)) + "\n"
+        let before = entries[id]
+        var entry = before ?? Entry(highest: generation, changed: 0, accepted: nil)
+        if generation >= entry.highest {
+            entry.highest = generation
+            entry.accepted = nil   // the floor is the highest everywhere again
+        } else if accepting {
+            entry.accepted = path.utf8.count <= maximumPath ? (path, generation) : entry.accepted
+        } else if let accepted = entry.accepted, accepted.path == path, generation > accepted.generation {
+            entry.accepted = (path, generation)
+        }
+        if let before, before == entry { return }
+        entry.changed = UInt64(max(0, time(nil)))
+        entries[id] = entry
+        if entries.count > maximumKeychains {
+            // The least recently changed go, never the one just recorded.
+            let others = entries.filter { $0.key != id }.sorted { ($0.value.changed, Hex.encode($0.key)) < ($1.value.changed, Hex.encode($1.key)) }
+            for (old, _) in others.prefix(entries.count - maximumKeychains) {
+                entries[old] = nil
+            }
+        }
+        let text = entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { id, entry in
+            var line = Hex.encode(id) + " " + String(entry.highest) + " " + String(entry.changed)
+            if let accepted = entry.accepted { line += " " + Hex.encode(Array(accepted.path.utf8)) + " " + String(accepted.generation) }
+            return line + "\n"
         }.joined()
         try PrivateFiles.replace(file, bytes: Array(text.utf8))
-    }
-
-    /// A keychain id at a path.
-    private struct Key: Hashable {
-        let id: [UInt8]
-        let path: String
-        var hexID: String { Hex.encode(id) }
     }
 
     /// The records in `file`; empty when there is none.
     /// - Throws: errSecParam for a file that is a link, another user's or open to others;
     ///   errSecDecode for one that is not a record.
-    private static func read(_ file: String) throws -> [Key: UInt64] {
-        guard let bytes = try PrivateFiles.read(file) else { return [:] }
-        var out: [Key: UInt64] = [:]
+    private static func read(_ file: String) throws -> [[UInt8]: Entry] {
+        guard let bytes = try PrivateFiles.read(file, limit: maximumSize) else { return [:] }
+        var out: [[UInt8]: Entry] = [:]
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count == 3, let id = Hex.decode(String(fields[0])), id.count == 16, let generation = UInt64(fields[1]),
-                let pathBytes = Hex.decode(String(fields[2])), let path = String(validating: pathBytes, as: UTF8.self)
-            else {
-                throw KeychainError(errSecDecode, "\(file) is not a record of generations seen (a damaged line)")
+            let f = line.split(separator: " ").map(String.init)
+            guard f.count == 3 || f.count == 5, let id = Hex.decode(f[0]), id.count == 16, let highest = UInt64(f[1]), let changed = UInt64(f[2])
+            else { throw KeychainError(errSecDecode, "\(file) is not a record of generations seen (a damaged line)") }
+            var entry = Entry(highest: highest, changed: changed, accepted: nil)
+            if f.count == 5 {
+                guard let pathBytes = Hex.decode(f[3]), let path = String(validating: pathBytes, as: UTF8.self), let generation = UInt64(f[4]),
+                    generation < highest
+                else { throw KeychainError(errSecDecode, "\(file) is not a record of generations seen (a damaged line)") }
+                entry.accepted = (path, generation)
             }
-            let key = Key(id: id, path: path)
-            out[key] = max(out[key] ?? 0, generation)
+            out[id] = entry
         }
         return out
     }
