@@ -448,7 +448,7 @@ public final class AgentServer {
                     throw error
                 }
             }
-            remember(id, at: path, keychain.generation, accepting: slot == nil)
+            remember(id, at: path, keychain.generation, accepting: slot == nil, unlocking: true)
         }
         generations[id] = keychain.generation
         let stored = try keychain.timeouts()
@@ -463,12 +463,12 @@ extension AgentServer {
     /// when it moved past what this agent last recorded (or, `accepting`, whatever it is). A
     /// record that cannot be written is left as it is: the agent serves on, and slot unlocks
     /// are refused while it cannot be read.
-    fileprivate func remember(_ id: [UInt8], at path: String, _ generation: UInt64, accepting: Bool = false) {
+    fileprivate func remember(_ id: [UInt8], at path: String, _ generation: UInt64, accepting: Bool = false, unlocking: Bool = false) {
         let key = Hex.encode(id) + path
-        guard accepting || generation > (recorded[key] ?? 0) else { return }
+        guard accepting || unlocking || generation > (recorded[key] ?? 0) else { return }
         // Only once written: a record that could not be (locked, unusable) is tried again at
         // the next request.
-        if (try? SeenGenerations.record(id, at: path, generation, accepting: accepting)) != nil { recorded[key] = generation }
+        if (try? SeenGenerations.record(id, at: path, generation, accepting: accepting, unlocking: unlocking)) != nil { recorded[key] = generation }
     }
 }
 

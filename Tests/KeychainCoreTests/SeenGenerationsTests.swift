@@ -34,15 +34,24 @@ import Testing
         #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 17)
         #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 15)
         #expect(try SeenGenerations.floor(id, at: "/elsewhere/copy", file: file) == 17, "a new path: the id's highest")
-        // The live file written past the highest: the acceptance is spent.
+        // The live file written past the highest: the backup's acceptance stays its own.
         try SeenGenerations.record(id, at: "/k/live", 18, file: file)
-        #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 18)
+        #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 15)
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 18)
         // A restore the user chose, at the same path: accepted.
         try SeenGenerations.record(id, at: "/k/live", 12, accepting: true, file: file)
         #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 12)
-        #expect(try SeenGenerations.floor(id, at: "/k/backup", file: file) == 18)
+        // Another backup opened with its password keeps the live file's acceptance (found
+        // checking the fix: one acceptance per keychain made the restored live file's slot
+        // refuse it).
+        try SeenGenerations.record(id, at: "/k/older", 4, accepting: true, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 12)
+        #expect(try SeenGenerations.floor(id, at: "/k/older", file: file) == 4)
         #expect(throws: KeychainError.self) { try SeenGenerations.refuseOlder(id, at: "/k/live", 11, file: file) }
         try SeenGenerations.refuseOlder(id, at: "/k/live", 12, file: file)
+        // Written there past the highest, the live file's floor is the highest again.
+        try SeenGenerations.record(id, at: "/k/live", 19, file: file)
+        #expect(try SeenGenerations.floor(id, at: "/k/live", file: file) == 19)
         var st = stat()
         #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
@@ -72,6 +81,20 @@ import Testing
         #expect(lines.count == SeenGenerations.maximumKeychains, "\(lines.count) lines")
         #expect(try SeenGenerations.floor(id, at: path, file: file) == 9)
         try SeenGenerations.refuseOlder(id, at: path, 9, file: file)
+    }
+
+    /// A keychain only unlocked, never written, is marked used at its unlock (at most once a
+    /// day), so the keychains changed since do not push it out first.
+    @Test func anUnlockMarksAKeychainUsed() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/state/kc", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data((Hex.encode(id) + " 7 0\n").utf8).write(to: URL(fileURLWithPath: file))
+        #expect(chmod(file, 0o600) == 0)
+        try SeenGenerations.record(id, at: "/k/live", 7, file: file)
+        #expect(try String(contentsOfFile: file, encoding: .utf8).hasSuffix(" 7 0\n"), "nothing changed: nothing written")
+        try SeenGenerations.record(id, at: "/k/live", 7, unlocking: true, file: file)
+        let used = try String(contentsOfFile: file, encoding: .utf8).split(separator: " ").last.flatMap { UInt64($0.dropLast()) } ?? 0
+        #expect(used > 1_700_000_000, "marked used: \(used)")
     }
 
     @Test func aRecordThatCannotBeUsedIsRefusedAndLeftAsItIs() throws {

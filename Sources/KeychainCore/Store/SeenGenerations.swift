@@ -10,16 +10,17 @@ import Glibc
 /// An older copy opens with the slots it held; with a password the user notices (the
 /// current password fails), with a TPM2 slot nobody types anything. So an unlock through a
 /// slot refuses a generation below `floor`, and an unlock with the password accepts the file
-/// (the password the file has: a restore the user chose) at its path: the keychain's one
-/// acceptance, which lets that path open through a slot from that generation on, until the
-/// file there passes the highest generation again. Every other path's floor is the highest
-/// generation seen of the keychain anywhere: a keychain moved away and back, or a backup
-/// opened with its password, lowers nothing else.
+/// (the password the file has: a restore the user chose) at its path: an acceptance, which
+/// lets that path open through a slot from that generation on, until the file there passes
+/// the highest generation again (at most `maximumAcceptances` per keychain, the oldest
+/// dropped first). Every other path's floor is the highest generation seen of the keychain
+/// anywhere: a keychain moved away and back, or a backup opened with its password, lowers
+/// nothing else.
 ///
 /// One line per keychain id: 32 hex digits of the id, the highest generation, when it was
-/// last changed (seconds since 1970), and, when a password accepted an older file, its path
-/// in hex and its generation. At most `maximumKeychains` lines: the least recently changed
-/// goes first. Every change is made under an exclusive lock of the folder, merged with what
+/// last used (seconds since 1970: changed, or unlocked, at most a day apart), then for each
+/// acceptance its path in hex and its generation. At most `maximumKeychains` lines: the
+/// least recently used goes first. Every change is made under an exclusive lock of the folder, merged with what
 /// the file holds then (two agents of one home, kc's own re-key). A record that exists but
 /// cannot be used (a link, another owner, readable by others, damaged) is never replaced:
 /// `floor` throws, and slot unlocks are refused until the user repairs or removes it.
@@ -31,6 +32,8 @@ package enum SeenGenerations {
     package static var file: String { PrivateFiles.stateDirectory + "/seen-generations" }
     /// The most keychains kept.
     package static let maximumKeychains = 256
+    /// The most paths accepted below the highest, per keychain.
+    static let maximumAcceptances = 4
     /// The longest path an acceptance keeps (longer ones are not accepted: their floor stays
     /// the highest generation, and their password still opens them).
     static let maximumPath = 1024
@@ -38,13 +41,16 @@ package enum SeenGenerations {
     static let maximumSize = 1 << 20
 
     /// What is kept of one keychain.
-    struct Entry: Equatable {
+    struct Entry {
         var highest: UInt64
-        var changed: UInt64
-        var accepted: (path: String, generation: UInt64)?
+        var used: UInt64
+        /// Paths a password accepted below the highest, oldest first.
+        var accepted: [(path: String, generation: UInt64)]
 
-        static func == (a: Entry, b: Entry) -> Bool {
-            a.highest == b.highest && a.accepted?.path == b.accepted?.path && a.accepted?.generation == b.accepted?.generation
+        /// Whether the generations it holds are those of `other` (the time aside).
+        func sameFloors(_ other: Entry) -> Bool {
+            highest == other.highest && accepted.map(\.path) == other.accepted.map(\.path)
+                && accepted.map(\.generation) == other.accepted.map(\.generation)
         }
     }
 
@@ -53,8 +59,7 @@ package enum SeenGenerations {
     /// - Throws: errSecParam or errSecDecode when the record exists but cannot be used.
     package static func floor(_ id: [UInt8], at path: String, file: String = file) throws -> UInt64? {
         guard let entry = try read(file)[id] else { return nil }
-        if let accepted = entry.accepted, accepted.path == path { return accepted.generation }
-        return entry.highest
+        return entry.accepted.last { $0.path == path }?.generation ?? entry.highest
     }
 
     /// Refuses (errSecDecode) to open the keychain `id` at `path` through a key slot when its
@@ -77,10 +82,13 @@ package enum SeenGenerations {
     }
 
     /// Records `generation` for `id` seen at `path`: the highest rises; `accepting` (an
-    /// unlock with the password) makes a lower one the floor at `path`.
+    /// unlock with the password) makes a lower one the floor at `path`; `unlocking` marks
+    /// the keychain used (at most once a day), so that one only read is not the first to go.
     /// - Throws: what `floor` throws (nothing is written then); errSecNotAvailable when
     ///   another process held the lock for 2 s; errSecIO, errSecReadOnly, errSecDiskFull.
-    package static func record(_ id: [UInt8], at path: String, _ generation: UInt64, accepting: Bool = false, file: String = file) throws {
+    package static func record(
+        _ id: [UInt8], at path: String, _ generation: UInt64, accepting: Bool = false, unlocking: Bool = false, file: String = file
+    ) throws {
         guard id.count == 16 else { return }
         let folder = FileSafety.parentDirectory(of: file)
         try FileSafety.makeDirectories(folder)
@@ -97,28 +105,30 @@ package enum SeenGenerations {
         }
         var entries = try read(file)
         let before = entries[id]
-        var entry = before ?? Entry(highest: generation, changed: 0, accepted: nil)
+        var entry = before ?? Entry(highest: generation, used: 0, accepted: [])
+        let own = entry.accepted.lastIndex { $0.path == path }
         if generation >= entry.highest {
             entry.highest = generation
-            entry.accepted = nil   // the floor is the highest everywhere again
-        } else if accepting {
-            entry.accepted = path.utf8.count <= maximumPath ? (path, generation) : entry.accepted
-        } else if let accepted = entry.accepted, accepted.path == path, generation > accepted.generation {
-            entry.accepted = (path, generation)
+            if let own { entry.accepted.remove(at: own) }   // the floor there is the highest again
+        } else if accepting || own.map({ generation > entry.accepted[$0].generation }) == true {
+            if let own { entry.accepted.remove(at: own) }
+            if path.utf8.count <= maximumPath { entry.accepted.append((path, generation)) }
+            entry.accepted = Array(entry.accepted.suffix(maximumAcceptances))
         }
-        if let before, before == entry { return }
-        entry.changed = UInt64(max(0, time(nil)))
+        let now = UInt64(max(0, time(nil)))
+        if let before, before.sameFloors(entry), !unlocking || now < before.used + 86_400 { return }
+        entry.used = now
         entries[id] = entry
         if entries.count > maximumKeychains {
             // The least recently changed go, never the one just recorded.
-            let others = entries.filter { $0.key != id }.sorted { ($0.value.changed, Hex.encode($0.key)) < ($1.value.changed, Hex.encode($1.key)) }
+            let others = entries.filter { $0.key != id }.sorted { ($0.value.used, Hex.encode($0.key)) < ($1.value.used, Hex.encode($1.key)) }
             for (old, _) in others.prefix(entries.count - maximumKeychains) {
                 entries[old] = nil
             }
         }
         let text = entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { id, entry in
-            var line = Hex.encode(id) + " " + String(entry.highest) + " " + String(entry.changed)
-            if let accepted = entry.accepted { line += " " + Hex.encode(Array(accepted.path.utf8)) + " " + String(accepted.generation) }
+            var line = Hex.encode(id) + " " + String(entry.highest) + " " + String(entry.used)
+            for accepted in entry.accepted { line += " " + Hex.encode(Array(accepted.path.utf8)) + " " + String(accepted.generation) }
             return line + "\n"
         }.joined()
         try PrivateFiles.replace(file, bytes: Array(text.utf8))
@@ -132,14 +142,16 @@ package enum SeenGenerations {
         var out: [[UInt8]: Entry] = [:]
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let f = line.split(separator: " ").map(String.init)
-            guard f.count == 3 || f.count == 5, let id = Hex.decode(f[0]), id.count == 16, let highest = UInt64(f[1]), let changed = UInt64(f[2])
-            else { throw KeychainError(errSecDecode, "\(file) is not a record of generations seen (a damaged line)") }
-            var entry = Entry(highest: highest, changed: changed, accepted: nil)
-            if f.count == 5 {
-                guard let pathBytes = Hex.decode(f[3]), let path = String(validating: pathBytes, as: UTF8.self), let generation = UInt64(f[4]),
+            let damaged = KeychainError(errSecDecode, "\(file) is not a record of generations seen (a damaged line)")
+            guard f.count >= 3, f.count % 2 == 1, f.count <= 3 + 2 * maximumAcceptances, let id = Hex.decode(f[0]), id.count == 16,
+                let highest = UInt64(f[1]), let used = UInt64(f[2])
+            else { throw damaged }
+            var entry = Entry(highest: highest, used: used, accepted: [])
+            for i in stride(from: 3, to: f.count, by: 2) {
+                guard let pathBytes = Hex.decode(f[i]), let path = String(validating: pathBytes, as: UTF8.self), let generation = UInt64(f[i + 1]),
                     generation < highest
-                else { throw KeychainError(errSecDecode, "\(file) is not a record of generations seen (a damaged line)") }
-                entry.accepted = (path, generation)
+                else { throw damaged }
+                entry.accepted.append((path, generation))
             }
             out[id] = entry
         }
