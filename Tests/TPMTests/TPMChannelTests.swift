@@ -97,4 +97,52 @@ import Testing
         #expect(reads.isEmpty, "another process of the user read from kc-tpm's descriptors: \(reads)")
         #expect(!lines.contains { $0.contains(Array("7531".utf8).map { String(format: "%02x", $0) }.joined()) }, "the PIN was read")
     }
+
+    /// kc-tpm gets descriptors 0 to 3 (3 only for a PIN) and nothing else of kc's: not the
+    /// keychain file, not a socket of the agent, not a pipe of a test running beside it
+    /// (docs/tpm.md). A stand-in kc-tpm beside a copy of kc lists what it holds.
+    @Test func kcTPMHoldsOnlyItsOwnDescriptors() throws {
+        let h = try KCHome()
+        let bin = h.directory + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: KCBinary.path, toPath: bin + "/kc")
+        let log = h.directory + "/fds"
+        let standIn = bin + "/kc-tpm"
+        try """
+        #!/usr/bin/python3
+        import os, sys
+        os.write(1, b"\\x06")
+        held = []
+        for n in os.listdir("/proc/self/fd"):
+            try:
+                held.append(n + " " + os.readlink("/proc/self/fd/" + n))
+            except OSError:
+                pass   # the listing's own descriptor, closed by now
+        with open(os.environ["KC_TEST_FD_LOG"], "w") as log:
+            log.write("\\n".join(held) + "\\n")
+        sys.stderr.write("kc: the stand-in kc-tpm listed its descriptors\\n")
+        sys.exit(53)
+        """.write(toFile: standIn, atomically: true, encoding: .utf8)
+        #expect(chmod(standIn, 0o755) == 0)
+        let pin = h.directory + "/pin"
+        try Data("2468".utf8).write(to: URL(fileURLWithPath: pin))
+        #expect(chmod(pin, 0o600) == 0)
+        var environment = h.environment
+        environment["KC_TEST_FD_LOG"] = log
+        environment["KC_PASSWORD"] = KCHome.password
+        let path = h.directory + "/k.keychain-db"
+        var out = try Spawn.run([bin + "/kc", "create", "--kdf", "interactive", "-k", path], environment: environment)
+        try #require(out.status == 0, "\(out.stderr)")
+        _ = try Spawn.run([bin + "/kc", "unlock", "-k", path], environment: environment)   // an agent, with its socket
+        for (round, arguments) in [["--pin-file", pin], []].enumerated() {
+            try? FileManager.default.removeItem(atPath: log)
+            out = try Spawn.run([bin + "/kc", "keyslot", "add", "--tpm2", "-k", path] + arguments, environment: environment)
+            #expect(out.status == exitCode(for: errSecNotAvailable) && out.stderr.contains("stand-in"), "\(out.stderr)")
+            let held = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            let numbers = Set(held.compactMap { Int($0.split(separator: " ").first ?? "") })
+            #expect(numbers == (round == 0 ? [0, 1, 2, 3] : [0, 1, 2]), "kc-tpm held: \(held)")
+            #expect(!held.contains { $0.contains("keychain") || $0.contains("agent") }, "\(held)")
+        }
+        _ = try Spawn.run([bin + "/kc", "agent", "--stop"], environment: environment)
+    }
 }

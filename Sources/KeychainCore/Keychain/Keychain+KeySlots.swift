@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CSodium
 
 /// One way into a keychain, as `kc keyslot list` shows it: never a secret.
 public struct KeySlotInfo: Equatable, Sendable {
@@ -80,11 +79,7 @@ extension Keychain {
     public func keySlots() throws -> [KeySlotInfo] {
         try requireFileKeychain("key slots")
         let record = try read { _, _ in try store.readKeychainRecord() }
-        let others = try record.slots.map { slot in
-            KeySlotInfo(
-                id: slot.id, kind: slot.kind.rawValue, created: slot.created, tpm2: slot.kind == .tpm2 ? try TPM2Slot(fields: slot.fields).sealing : nil)
-        }
-        return [KeySlotInfo(id: KeySlotRow.passwordSlotID, kind: "password", created: nil)] + others
+        return [KeySlotInfo(id: KeySlotRow.passwordSlotID, kind: "password", created: nil)] + (try record.slots.map(KeySlotInfo.init))
     }
 
     /// Adds a recovery slot: 32 random bytes (the recovery key, made in guarded memory
@@ -96,17 +91,29 @@ extension Keychain {
     /// - Returns: the slot's id.
     /// - Throws: what `publish` throws (nothing is written).
     public func addRecoverySlot(publish: (borrowing SecureBytes) throws -> Void) throws -> Int64 {
+        try addSlot(.recovery) { secret in
+            try publish(secret)
+            return { salt, wrap in RecoverySlot(salt: salt, wrappedMasterKey: wrap).fields }
+        }
+    }
+
+    /// Adds a slot of `kind`: 32 random bytes made in guarded memory (wiped when this
+    /// returns) are handed to `prepare`, which shows or seals them and returns how the slot's
+    /// fields are made from its salt and wrap; then the master key is wrapped under the key
+    /// `SlotWrap` derives from them for the slot's id, in one write transaction (the
+    /// generation moves and the header MAC covers the new record). Nothing is written when
+    /// `prepare` throws.
+    /// - Throws: what `prepare` throws; errSecParam for a keychain with the most slots kc keeps.
+    func addSlot(_ kind: KeySlotKind, prepare: (borrowing SecureBytes) throws -> (_ salt: [UInt8], _ wrap: [UInt8]) -> [UInt8]) throws -> Int64 {
         try requireFileKeychain("adding a key slot")
-        try Sodium.ensureReady()
-        let secret = try SecureBytes(count: 32, guarded: true)
-        secret.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, 32) }
-        let salt = Sodium.randomBytes(SlotWrap.saltBytes)
-        let created = UInt64(max(0, time(nil)))
+        let secret = try SecureBytes.random(count: 32)
         let slots = try read { _, _ in try store.readKeychainRecord() }.slots.count
         guard slots < Self.maxSlots else {
             throw KeychainError(errSecParam, "\(self.path) has \(slots + 1) key slots already, the most kc keeps")
         }
-        try publish(secret)
+        let fields = try prepare(secret)
+        let salt = Sodium.randomBytes(SlotWrap.saltBytes)
+        let created = UInt64(max(0, time(nil)))
         var written: KeychainRecord?
         try write(replacingRecord: { current in
             guard current.slots.count < Self.maxSlots else {
@@ -114,12 +121,12 @@ extension Keychain {
             }
             let keys = try self.allKeys()
             let id = (current.slots.map(\.id).max() ?? KeySlotRow.passwordSlotID) + 1
-            let key = try SlotWrap.key(secret: secret, kind: .recovery, keychainID: current.keychainID, slotID: id, salt: salt)
+            let key = try SlotWrap.key(secret: secret, kind: kind, keychainID: current.keychainID, slotID: id, salt: salt)
             let ad = SlotWrap.associatedData(
-                kind: .recovery, keychainID: current.keychainID, keyGeneration: current.keyGeneration, slotID: id, created: created, salt: salt)
+                kind: kind, keychainID: current.keychainID, keyGeneration: current.keyGeneration, slotID: id, created: created, salt: salt)
             let wrap = AEAD.seal(try keys.master().bytes, key: key, ad: ad)
             var record = current
-            record.slots.append(KeySlotRow(id: id, kind: .recovery, created: created, fields: RecoverySlot(salt: salt, wrappedMasterKey: wrap).fields))
+            record.slots.append(KeySlotRow(id: id, kind: kind, created: created, fields: fields(salt, wrap)))
             written = record
             return record
         }) { _, _ in }

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CSodium
 
 /// A TPM2 slot as `kc keyslot list` and `kc unlock --tpm2-only` read it: its id and how it
 /// is sealed, never a secret.
@@ -21,44 +20,10 @@ extension Keychain {
     /// - Returns: the slot's id.
     /// - Throws: what `seal` throws; errSecParam for a keychain with the most slots kc keeps.
     public func addTPM2Slot(seal: (borrowing SecureBytes) throws -> TPM2Sealing) throws -> Int64 {
-        try requireFileKeychain("adding a key slot")
-        try Sodium.ensureReady()
-        let secret = try SecureBytes(count: 32, guarded: true)
-        secret.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, 32) }
-        let slots = try read { _, _ in try store.readKeychainRecord() }.slots.count
-        guard slots < Self.maxSlots else {
-            throw KeychainError(errSecParam, "\(self.path) has \(slots + 1) key slots already, the most kc keeps")
+        try addSlot(.tpm2) { secret in
+            let sealing = try seal(secret)
+            return { salt, wrap in TPM2Slot(sealing: sealing, salt: salt, wrappedMasterKey: wrap).fields }
         }
-        let sealing = try seal(secret)
-        let salt = Sodium.randomBytes(SlotWrap.saltBytes)
-        let created = UInt64(max(0, time(nil)))
-        // The slot key is derived here, from the id the slot will have: the write checks the
-        // record has not moved since (the secret cannot be borrowed into its closure).
-        let before = try read { _, _ in try store.readKeychainRecord() }
-        let id = (before.slots.map(\.id).max() ?? KeySlotRow.passwordSlotID) + 1
-        let key = try SlotWrap.key(secret: secret, kind: .tpm2, keychainID: before.keychainID, slotID: id, salt: salt)
-        var written: KeychainRecord?
-        try write(replacingRecord: { current in
-            guard current.slots.count < Self.maxSlots else {
-                throw KeychainError(errSecParam, "\(self.path) has \(current.slots.count + 1) key slots already, the most kc keeps")
-            }
-            guard current.keychainID == before.keychainID, (current.slots.map(\.id).max() ?? KeySlotRow.passwordSlotID) + 1 == id else {
-                throw KeychainError(errSecParam, "\(self.path) changed its key slots while this one was added", hint: "add it again")
-            }
-            let keys = try self.allKeys()
-            let ad = SlotWrap.associatedData(
-                kind: .tpm2, keychainID: current.keychainID, keyGeneration: current.keyGeneration, slotID: id, created: created, salt: salt)
-            let wrap = AEAD.seal(try keys.master().bytes, key: key, ad: ad)
-            let fields = TPM2Slot(sealing: sealing, salt: salt, wrappedMasterKey: wrap).fields
-            var record = current
-            record.slots.append(KeySlotRow(id: id, kind: .tpm2, created: created, fields: fields))
-            written = record
-            return record
-        }) { _, _ in }
-        guard let written, let slot = written.slots.last else { throw KeychainError(errSecInternalError, "no slot was written") }
-        openedRecord = written
-        try store.compactLog()
-        return slot.id
     }
 
     /// The TPM2 slots of the keychain file at `path`, read without opening it (the TPM must
