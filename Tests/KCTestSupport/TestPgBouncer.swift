@@ -72,7 +72,7 @@ public final class TestPgBouncer: Sendable {
                 for f in ["/pgbouncer.ini", "/users.txt"] { _ = chown(folder + f, pw.pointee.pw_uid, pw.pointee.pw_gid) }
             }
             let out = try Spawn.run(runAs + [binary, "-d", folder + "/pgbouncer.ini"], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
-            if out.status == 0, waitForListener(port) {
+            if out.status == 0, LoopbackTCP.waitForListener(port, seconds: 10) {
                 let bouncer = TestPgBouncer(port: port, folder: folder)
                 let first = started.withLock { list in
                     list.append(bouncer)
@@ -85,25 +85,6 @@ public final class TestPgBouncer: Sendable {
             failures.append("pgbouncer on port \(port) did not start (\(out.status)): \(out.stdout)\(out.stderr)\(log)")
         }
         throw KeychainError(errSecIO, failures.joined(separator: "\n"))
-    }
-
-    /// Whether something accepts connections on 127.0.0.1:`port` within 10 s.
-    private static func waitForListener(_ port: Int) -> Bool {
-        for _ in 0..<200 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { return false }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let ok = withUnsafePointer(to: &address) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            close(fd)
-            if ok { return true }
-            usleep(50_000)
-        }
-        return false
     }
 
     /// Stops every PgBouncer (SIGTERM to the pid in its pid file) and removes its folder.

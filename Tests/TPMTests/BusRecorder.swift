@@ -22,8 +22,8 @@ final class BusRecorder {
 
     init(to target: TestSWTPM) throws {
         let p = try TestSWTPM.freePortPair()
-        let (data, _) = try TestSWTPM.listener(p)
-        guard let (control, _) = try? TestSWTPM.listener(p + 1) else {
+        let (data, _) = try LoopbackTCP.listener(p)
+        guard let (control, _) = try? LoopbackTCP.listener(p + 1) else {
             close(data)
             throw KeychainError(errSecIO, "port \(p + 1) was taken")
         }
@@ -57,7 +57,7 @@ private final class Relay: Sendable {
             guard poll(&pfd, 1, 50) > 0 else { continue }
             let client = CloseOnExec.accept(listener)
             guard client >= 0 else { continue }
-            let server = Self.connectTo(upstream)
+            let server = LoopbackTCP.connect(upstream)
             guard server >= 0 else {
                 close(client)
                 continue
@@ -87,21 +87,5 @@ private final class Relay: Sendable {
                 }
             }
         }
-    }
-
-    private static func connectTo(_ port: Int) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let ok = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        if !ok {
-            close(fd)
-            return -1
-        }
-        return fd
     }
 }

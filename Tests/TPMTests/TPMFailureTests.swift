@@ -139,9 +139,9 @@ import Testing
     @Test func aTPMThatNeverAnswersCostsTheTimeout() throws {
         // Both ports listen and never accept: the connection is made, nothing is answered.
         let port = try TestSWTPM.freePortPair()
-        let (data, _) = try TestSWTPM.listener(port)
+        let (data, _) = try LoopbackTCP.listener(port)
         defer { close(data) }
-        let (control, _) = try TestSWTPM.listener(port + 1)
+        let (control, _) = try LoopbackTCP.listener(port + 1)
         defer { close(control) }
         let started = Date()
         let out = try KCTPM.run(["seal", "--timeout", "2"], tcti: "swtpm:host=127.0.0.1,port=\(port)", stdin: KCTPM.secret(), timeout: 20)

@@ -33,7 +33,7 @@ final class TestSWTPM {
                 environment: ["PATH": "/usr/bin:/bin"], timeout: 600)
             // Something listens on P, and it is this swtpm: one that lost the race for the
             // port to another test's exits at once, and that test's swtpm is not ours.
-            let listening = Self.waitForListener(p, seconds: 10)
+            let listening = LoopbackTCP.waitForListener(p, seconds: 10)
             if listening { usleep(150_000) }
             if listening && Self.isRunning(started.pid) {
                 port = p
@@ -52,9 +52,9 @@ final class TestSWTPM {
 
     /// Whether 127.0.0.1:`port` and `port + 1` are both free now.
     static func portPairFree(_ port: Int) -> Bool {
-        guard let (a, _) = try? listener(port) else { return false }
+        guard let (a, _) = try? LoopbackTCP.listener(port) else { return false }
         close(a)
-        guard let (b, _) = try? listener(port + 1) else { return false }
+        guard let (b, _) = try? LoopbackTCP.listener(port + 1) else { return false }
         close(b)
         return true
     }
@@ -62,35 +62,13 @@ final class TestSWTPM {
     /// A port P of 127.0.0.1 such that P and P + 1 are both free now.
     static func freePortPair() throws -> Int {
         for _ in 0..<50 {
-            let (fd, p) = try listener(0)
+            let (fd, p) = try LoopbackTCP.listener(0)
             close(fd)
-            guard p < 65535, let (next, _) = try? listener(p + 1) else { continue }
+            guard p < 65535, let (next, _) = try? LoopbackTCP.listener(p + 1) else { continue }
             close(next)
             return p
         }
         throw KeychainError(errSecIO, "no two consecutive free ports")
-    }
-
-    /// A socket bound to 127.0.0.1:`port` (0: any) and listening, which never accepts:
-    /// connections to it complete and then hear nothing. Returns it and its port.
-    static func listener(_ port: Int) throws -> (Int32, Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw KeychainError(errSecIO, "socket failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard ok else {
-            close(fd)
-            throw KeychainError(errSecIO, "cannot listen on port \(port): errno \(errno)")
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// Whether `pid` is alive and not a zombie (/proc/PID/stat's state).
@@ -100,25 +78,6 @@ final class TestSWTPM {
         else { return false }
         let state = stat[stat.index(after: close)...].split(separator: " ").first
         return state != nil && state != "Z" && state != "X"
-    }
-
-    /// Whether something accepts connections on 127.0.0.1:`port` within `seconds`.
-    static func waitForListener(_ port: Int, seconds: Double) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            close(fd)
-            if connected { return true }
-            usleep(50_000)
-        }
-        return false
     }
 
     /// Runs a tpm2-tools program against this TPM (to inspect it, or extend a PCR).
